@@ -1,0 +1,77 @@
+"""Pieces every script shares for turning examples into TFRecords and back.
+
+The original repeated these in each script; here each lives once:
+tf.train.Feature builders, an all-or-nothing TFRecord writer, the record
+decoder that casts int64 to int32 (TPUs and XLA want int32), and the
+pair truncation used by the classifier and feature extractor.
+"""
+
+import collections
+import contextlib
+import os
+
+import tensorflow as tf
+
+
+def create_int_feature(values):
+    """Returns an int64 tf.train.Feature holding `values`."""
+    return tf.train.Feature(int64_list=tf.train.Int64List(value=list(values)))
+
+
+def create_float_feature(values):
+    """Returns a float tf.train.Feature holding `values`."""
+    return tf.train.Feature(float_list=tf.train.FloatList(value=list(values)))
+
+
+def make_example(named_features):
+    """Builds a tf.train.Example from (name, tf.train.Feature) pairs, in order."""
+    ordered = collections.OrderedDict(named_features)
+    return tf.train.Example(features=tf.train.Features(feature=ordered))
+
+
+@contextlib.contextmanager
+def atomic_record_writers(output_files):
+    """Yields one TFRecordWriter per path; the files appear only on success.
+
+    Records go to "<path>.tmp-<pid>" and are renamed into place when the
+    block exits normally, so an error or interrupt leaves no half-written
+    file under the real name.
+    """
+    temp_files = [f"{path}.tmp-{os.getpid()}" for path in output_files]
+    writers = [tf.io.TFRecordWriter(path) for path in temp_files]
+    try:
+        yield writers
+    except BaseException:
+        for writer, path in zip(writers, temp_files):
+            writer.close()
+            with contextlib.suppress(OSError):
+                tf.io.gfile.remove(path)
+        raise
+    for writer in writers:
+        writer.close()
+    for temp, final in zip(temp_files, output_files):
+        tf.io.gfile.rename(temp, final, overwrite=True)
+
+
+def decode_record(record, name_to_features):
+    """Parses one serialized tf.train.Example, casting int64 features to int32."""
+    example = tf.io.parse_single_example(record, name_to_features)
+    for name in list(example.keys()):
+        tensor = example[name]
+        if tensor.dtype == tf.int64:
+            example[name] = tf.cast(tensor, tf.int32)
+    return example
+
+
+def truncate_seq_pair(tokens_a, tokens_b, max_length):
+    """Pops tokens off the end of the longer list until both fit max_length.
+
+    Trimming one token at a time from the longer side (from `tokens_b` on a
+    tie) keeps more of the shorter text, which usually carries as much
+    meaning per token as the longer one. Lists are changed in place.
+    """
+    while len(tokens_a) + len(tokens_b) > max_length:
+        if len(tokens_a) > len(tokens_b):
+            tokens_a.pop()
+        else:
+            tokens_b.pop()

@@ -1,0 +1,77 @@
+"""The shared record helpers: feature building, atomic writes, decoding, truncation."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import features
+
+
+def test_make_example_keeps_values_and_order(tmp_path):
+    example = features.make_example(
+        [
+            ("input_ids", features.create_int_feature([3, 1, 2])),
+            ("weights", features.create_float_feature([1.0, 0.5])),
+        ]
+    )
+    assert list(example.features.feature.keys()) == ["input_ids", "weights"]
+    assert list(example.features.feature["input_ids"].int64_list.value) == [3, 1, 2]
+    assert list(example.features.feature["weights"].float_list.value) == [1.0, 0.5]
+
+
+def test_atomic_writers_rename_on_success_and_leave_nothing_on_error(tmp_path):
+    good = [str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord")]
+    with features.atomic_record_writers(good) as writers:
+        for i, writer in enumerate(writers):
+            writer.write(f"record-{i}".encode())
+    assert sorted(os.listdir(tmp_path)) == ["a.tfrecord", "b.tfrecord"]
+    assert [r.numpy() for r in tf.data.TFRecordDataset(good[1])] == [b"record-1"]
+
+    bad = str(tmp_path / "c.tfrecord")
+    with pytest.raises(RuntimeError):
+        with features.atomic_record_writers([bad]) as writers:
+            writers[0].write(b"partial")
+            raise RuntimeError("boom")
+    assert sorted(os.listdir(tmp_path)) == ["a.tfrecord", "b.tfrecord"]
+
+
+def test_decode_record_casts_int64_to_int32():
+    example = features.make_example(
+        [
+            ("ids", features.create_int_feature([7, 8])),
+            ("w", features.create_float_feature([0.25])),
+        ]
+    )
+    parsed = features.decode_record(
+        example.SerializeToString(),
+        {
+            "ids": tf.io.FixedLenFeature([2], tf.int64),
+            "w": tf.io.FixedLenFeature([1], tf.float32),
+        },
+    )
+    assert parsed["ids"].dtype == tf.int32
+    np.testing.assert_array_equal(parsed["ids"].numpy(), [7, 8])
+    np.testing.assert_allclose(parsed["w"].numpy(), [0.25])
+
+
+@pytest.mark.parametrize(
+    "len_a,len_b,max_length,expected",
+    [
+        (5, 5, 6, (3, 3)),  # tie trims b first, then alternates
+        (8, 2, 6, (4, 2)),  # only the longer side shrinks
+        (2, 9, 6, (2, 4)),
+        (3, 2, 10, (3, 2)),  # already fits: untouched
+        (4, 3, 6, (3, 3)),
+    ],
+)
+def test_truncate_seq_pair_trims_the_longer_side_from_the_end(
+    len_a, len_b, max_length, expected
+):
+    a = list(range(len_a))
+    b = list(range(100, 100 + len_b))
+    features.truncate_seq_pair(a, b, max_length)
+    assert (len(a), len(b)) == expected
+    assert a == list(range(expected[0]))
+    assert b == list(range(100, 100 + expected[1]))
