@@ -1,0 +1,1385 @@
+"""Fine-tunes BERT on sentence (pair) classification: the GLUE tasks and XNLI.
+
+Same flags, files and outputs as the original script: examples are read by a
+per-task processor, turned into output_dir/{train,eval,predict}.tf_record,
+trained with the runner, evaluated into eval_results.txt and predicted into
+test_results.tsv. Beyond it: every GLUE task (STS-B as regression), each
+task's official metric, a GLUE submission file and a SavedModel export.
+"""
+
+import csv
+import math
+import os
+import time
+
+import numpy as np
+import tensorflow as tf
+from absl import app, flags, logging
+
+import features
+import modeling
+import optimization
+import runner
+import tokenization
+
+FLAGS = flags.FLAGS
+
+# Required parameters.
+flags.DEFINE_string(
+    "data_dir", None, "The input data dir. Should contain the .tsv files for the task."
+)
+flags.DEFINE_string(
+    "bert_config_file",
+    None,
+    "The config json file of the pre-trained BERT model; it sets the architecture.",
+)
+flags.DEFINE_string("task_name", None, "The name of the task to train.")
+flags.DEFINE_string("vocab_file", None, "The vocabulary file the BERT model was trained on.")
+flags.DEFINE_string(
+    "output_dir", None, "The output directory for checkpoints, records and results."
+)
+
+# Other parameters.
+flags.DEFINE_string(
+    "init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model)."
+)
+flags.DEFINE_bool(
+    "do_lower_case",
+    True,
+    "Whether to lower case the input text. True for uncased models, False for cased ones.",
+)
+flags.DEFINE_integer(
+    "max_seq_length",
+    128,
+    "The maximum total input sequence length after WordPiece tokenization. Longer "
+    "sequences are truncated, shorter ones padded.",
+)
+flags.DEFINE_bool("do_train", False, "Whether to run training.")
+flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
+flags.DEFINE_bool("do_predict", False, "Whether to run the model on the test set.")
+flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
+flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
+flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
+flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
+flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
+flags.DEFINE_float(
+    "warmup_proportion",
+    0.1,
+    "Proportion of training to perform linear learning rate warmup for (0.1 = 10%).",
+)
+flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
+flags.DEFINE_integer(
+    "iterations_per_loop", 1000, "How many steps to make in each estimator call."
+)
+
+# Beyond the original.
+flags.DEFINE_string(
+    "glue_submission_file",
+    None,
+    "With --do_predict: also write the test predictions here in the GLUE submission "
+    "format (header 'index<TAB>prediction', the task's label names or STS-B scores).",
+)
+flags.DEFINE_string(
+    "export_dir",
+    None,
+    "If set, export the newest checkpoint in output_dir as a SavedModel here, with a "
+    "serving signature from input_ids/input_mask/segment_ids to probabilities (or "
+    "score for regression tasks). The directory must not exist yet.",
+)
+
+
+class InputExample:
+    """A single training/test example for simple sequence classification."""
+
+    def __init__(self, guid, text_a, text_b=None, label=None):
+        """Holds one example.
+
+        Args:
+          guid: unique id of the example (used in logs only).
+          text_a: the untokenized text of the first sequence.
+          text_b: optional untokenized text of the second sequence (pair tasks).
+          label: the label as a string (a number as text for regression); test
+            examples carry a placeholder.
+        """
+        self.guid = guid
+        self.text_a = text_a
+        self.text_b = text_b
+        self.label = label
+
+    def __repr__(self):
+        return (
+            f"InputExample(guid={self.guid!r}, text_a={self.text_a!r}, "
+            f"text_b={self.text_b!r}, label={self.label!r})"
+        )
+
+
+class PaddingInputExample:
+    """A fake example that pads the example count up to a multiple of the batch size.
+
+    TPUs need every batch full, so eval and predict sets are padded with these
+    instead of dropping the last partial batch. They turn into all-zero features
+    with is_real_example=False and get weight 0 in every metric. A class rather
+    than None, so that padding is never mistaken for a missing example.
+    """
+
+
+class InputFeatures:
+    """A single set of features of data."""
+
+    def __init__(self, input_ids, input_mask, segment_ids, label_id, is_real_example=True):
+        self.input_ids = input_ids
+        self.input_mask = input_mask
+        self.segment_ids = segment_ids
+        self.label_id = label_id
+        self.is_real_example = is_real_example
+
+
+class TsvRow(list):
+    """The fields of one TSV line, remembering the file and line number for errors."""
+
+    def __init__(self, fields, path, line_number):
+        super().__init__(fields)
+        self.path = path
+        self.line_number = line_number
+
+
+def _where(line, index):
+    """Names the place of a row in error messages: 'file, line N' when known."""
+    path = getattr(line, "path", None)
+    if path is not None:
+        return f"{path}, line {line.line_number}"
+    return f"row {index}"
+
+
+def _require_columns(line, index, count):
+    """Raises ValueError naming the file and line if `line` has < `count` fields."""
+    if len(line) < count:
+        raise ValueError(
+            f"{_where(line, index)}: expected at least {count} tab-separated "
+            f"columns, found {len(line)}"
+        )
+
+
+def _field(line, index, column):
+    """Returns column `column` of `line` as text; a short row is a ValueError."""
+    _require_columns(line, index, column + 1)
+    return tokenization.convert_to_unicode(line[column])
+
+
+def _label(line, index, column, label_list):
+    """Returns the label in `column`, checked against `label_list`.
+
+    A None label_list means a regression task: the label must parse as a float.
+    """
+    label = _field(line, index, column)
+    _check_label(line, index, label, label_list)
+    return label
+
+
+def _check_label(line, index, label, label_list):
+    if label_list is None:
+        try:
+            float(label)
+        except ValueError:
+            raise ValueError(
+                f"{_where(line, index)}: label {label!r} is not a number"
+            ) from None
+    elif label not in label_list:
+        raise ValueError(
+            f"{_where(line, index)}: label {label!r} is not one of {', '.join(label_list)}"
+        )
+
+
+class DataProcessor:
+    """Base class for data converters for sequence classification data sets.
+
+    `metric_names` lists the task's official metrics reported besides accuracy
+    and loss: any of "mcc", "f1", "pearson", "spearman".
+    """
+
+    metric_names = ()
+
+    def get_train_examples(self, data_dir):
+        """Gets a collection of `InputExample`s for the train set."""
+        raise NotImplementedError()
+
+    def get_dev_examples(self, data_dir):
+        """Gets a collection of `InputExample`s for the dev set."""
+        raise NotImplementedError()
+
+    def get_test_examples(self, data_dir):
+        """Gets a collection of `InputExample`s for prediction."""
+        raise NotImplementedError()
+
+    def get_labels(self):
+        """Gets the list of labels for this data set (None for regression)."""
+        raise NotImplementedError()
+
+    @classmethod
+    def _read_tsv(cls, input_file, quotechar=None):
+        """Reads a tab separated file into a list of rows (lists of fields).
+
+        No quoting by default, as GLUE files contain bare quote characters. Each
+        row is a TsvRow, a list that also knows its file and line number so that
+        a bad row can be reported precisely. A missing file is a ValueError.
+        """
+        if not tf.io.gfile.exists(input_file):
+            raise ValueError(f"{input_file}: no such file")
+        with tf.io.gfile.GFile(input_file, "r") as f:
+            reader = csv.reader(f, delimiter="\t", quotechar=quotechar)
+            return [TsvRow(fields, input_file, reader.line_num) for fields in reader]
+
+
+class XnliProcessor(DataProcessor):
+    """Processor for the XNLI data set (Chinese): MultiNLI train, XNLI dev/test."""
+
+    def __init__(self):
+        self.language = "zh"
+
+    def get_train_examples(self, data_dir):
+        """See base class."""
+        lines = self._read_tsv(
+            os.path.join(data_dir, "multinli", f"multinli.train.{self.language}.tsv")
+        )
+        examples = []
+        for i, line in enumerate(lines):
+            if i == 0:
+                continue
+            _require_columns(line, i, 3)
+            text_a = _field(line, i, 0)
+            text_b = _field(line, i, 1)
+            label = _field(line, i, 2)
+            if label == "contradictory":
+                label = "contradiction"
+            _check_label(line, i, label, self.get_labels())
+            examples.append(InputExample(f"train-{i}", text_a, text_b, label))
+        return examples
+
+    def get_dev_examples(self, data_dir):
+        """See base class."""
+        return self._xnli_examples(os.path.join(data_dir, "xnli.dev.tsv"), "dev")
+
+    def get_test_examples(self, data_dir):
+        """The XNLI test set (same layout as dev); labels become a placeholder."""
+        return self._xnli_examples(os.path.join(data_dir, "xnli.test.tsv"), "test")
+
+    def _xnli_examples(self, path, set_type):
+        examples = []
+        for i, line in enumerate(self._read_tsv(path)):
+            if i == 0:
+                continue
+            _require_columns(line, i, 8)
+            if _field(line, i, 0) != self.language:
+                continue
+            text_a = _field(line, i, 6)
+            text_b = _field(line, i, 7)
+            if set_type == "test":
+                label = self.get_labels()[0]
+            else:
+                label = _label(line, i, 1, self.get_labels())
+            examples.append(InputExample(f"{set_type}-{i}", text_a, text_b, label))
+        return examples
+
+    def get_labels(self):
+        """See base class."""
+        return ["contradiction", "entailment", "neutral"]
+
+
+class MnliProcessor(DataProcessor):
+    """Processor for the MultiNLI data set (GLUE version), matched dev/test."""
+
+    dev_file = "dev_matched.tsv"
+    dev_set_type = "dev_matched"
+    test_file = "test_matched.tsv"
+
+    def get_train_examples(self, data_dir):
+        """See base class."""
+        return self._create_examples(
+            self._read_tsv(os.path.join(data_dir, "train.tsv")), "train"
+        )
+
+    def get_dev_examples(self, data_dir):
+        """See base class."""
+        return self._create_examples(
+            self._read_tsv(os.path.join(data_dir, self.dev_file)), self.dev_set_type
+        )
+
+    def get_test_examples(self, data_dir):
+        """See base class."""
+        return self._create_examples(
+            self._read_tsv(os.path.join(data_dir, self.test_file)), "test"
+        )
+
+    def get_labels(self):
+        """See base class."""
+        return ["contradiction", "entailment", "neutral"]
+
+    def _create_examples(self, lines, set_type):
+        """Texts in columns 8 and 9, the gold label in the last column (> 9)."""
+        examples = []
+        for i, line in enumerate(lines):
+            if i == 0:
+                continue
+            _require_columns(line, i, 10 if set_type == "test" else 11)
+            guid = f"{set_type}-{_field(line, i, 0)}"
+            text_a = _field(line, i, 8)
+            text_b = _field(line, i, 9)
+            if set_type == "test":
+                label = "contradiction"
+            else:
+                label = _label(line, i, len(line) - 1, self.get_labels())
+            examples.append(InputExample(guid, text_a, text_b, label))
+        return examples
+
+
+class MnliMismatchedProcessor(MnliProcessor):
+    """MultiNLI with the mismatched dev/test sets (GLUE's MNLI-mm)."""
+
+    dev_file = "dev_mismatched.tsv"
+    dev_set_type = "dev_mismatched"
+    test_file = "test_mismatched.tsv"
+
+
+class _GlueProcessor(DataProcessor):
+    """A GLUE task stored as train.tsv / dev.tsv / test.tsv.
+
+    Subclasses give `_create_examples(lines, set_type)`; the file reading is
+    shared.
+    """
+
+    def get_train_examples(self, data_dir):
+        """See base class."""
+        return self._create_examples(
+            self._read_tsv(os.path.join(data_dir, "train.tsv")), "train"
+        )
+
+    def get_dev_examples(self, data_dir):
+        """See base class."""
+        return self._create_examples(self._read_tsv(os.path.join(data_dir, "dev.tsv")), "dev")
+
+    def get_test_examples(self, data_dir):
+        """See base class."""
+        return self._create_examples(
+            self._read_tsv(os.path.join(data_dir, "test.tsv")), "test"
+        )
+
+
+class MrpcProcessor(_GlueProcessor):
+    """Processor for the MRPC data set (GLUE version)."""
+
+    metric_names = ("f1",)
+
+    def get_labels(self):
+        """See base class."""
+        return ["0", "1"]
+
+    def _create_examples(self, lines, set_type):
+        """Header skipped; label in column 0, texts in columns 3 and 4."""
+        examples = []
+        for i, line in enumerate(lines):
+            if i == 0:
+                continue
+            _require_columns(line, i, 5)
+            text_a = _field(line, i, 3)
+            text_b = _field(line, i, 4)
+            if set_type == "test":
+                label = "0"
+            else:
+                label = _label(line, i, 0, self.get_labels())
+            examples.append(InputExample(f"{set_type}-{i}", text_a, text_b, label))
+        return examples
+
+
+class ColaProcessor(_GlueProcessor):
+    """Processor for the CoLA data set (GLUE version)."""
+
+    metric_names = ("mcc",)
+
+    def get_labels(self):
+        """See base class."""
+        return ["0", "1"]
+
+    def _create_examples(self, lines, set_type):
+        """Train/dev: no header, label column 1, text column 3. Test: header, text 1."""
+        examples = []
+        for i, line in enumerate(lines):
+            if set_type == "test" and i == 0:
+                continue
+            _require_columns(line, i, 2 if set_type == "test" else 4)
+            if set_type == "test":
+                text_a = _field(line, i, 1)
+                label = "0"
+            else:
+                text_a = _field(line, i, 3)
+                label = _label(line, i, 1, self.get_labels())
+            examples.append(InputExample(f"{set_type}-{i}", text_a, None, label))
+        return examples
+
+
+class Sst2Processor(_GlueProcessor):
+    """SST-2: train/dev 'sentence<TAB>label', test 'index<TAB>sentence', headers."""
+
+    def get_labels(self):
+        """See base class."""
+        return ["0", "1"]
+
+    def _create_examples(self, lines, set_type):
+        examples = []
+        for i, line in enumerate(lines):
+            if i == 0:
+                continue
+            _require_columns(line, i, 2)
+            if set_type == "test":
+                text_a = _field(line, i, 1)
+                label = "0"
+            else:
+                text_a = _field(line, i, 0)
+                label = _label(line, i, 1, self.get_labels())
+            examples.append(InputExample(f"{set_type}-{i}", text_a, None, label))
+        return examples
+
+
+class QqpProcessor(_GlueProcessor):
+    """QQP: 'id qid1 qid2 question1 question2 is_duplicate'; test 'id question1 question2'."""
+
+    metric_names = ("f1",)
+
+    def get_labels(self):
+        """See base class."""
+        return ["0", "1"]
+
+    def _create_examples(self, lines, set_type):
+        examples = []
+        for i, line in enumerate(lines):
+            if i == 0:
+                continue
+            _require_columns(line, i, 3 if set_type == "test" else 6)
+            guid = f"{set_type}-{_field(line, i, 0)}"
+            if set_type == "test":
+                text_a = _field(line, i, 1)
+                text_b = _field(line, i, 2)
+                label = "0"
+            else:
+                text_a = _field(line, i, 3)
+                text_b = _field(line, i, 4)
+                label = _label(line, i, 5, self.get_labels())
+            examples.append(InputExample(guid, text_a, text_b, label))
+        return examples
+
+
+class _IndexedPairProcessor(_GlueProcessor):
+    """'index text_a text_b label' with a header; test rows have no label."""
+
+    def _create_examples(self, lines, set_type):
+        examples = []
+        for i, line in enumerate(lines):
+            if i == 0:
+                continue
+            _require_columns(line, i, 3 if set_type == "test" else 4)
+            guid = f"{set_type}-{_field(line, i, 0)}"
+            text_a = _field(line, i, 1)
+            text_b = _field(line, i, 2)
+            if set_type == "test":
+                label = self.get_labels()[0]
+            else:
+                label = _label(line, i, 3, self.get_labels())
+            examples.append(InputExample(guid, text_a, text_b, label))
+        return examples
+
+
+class QnliProcessor(_IndexedPairProcessor):
+    """QNLI: 'index question sentence label'."""
+
+    def get_labels(self):
+        """See base class."""
+        return ["entailment", "not_entailment"]
+
+
+class RteProcessor(_IndexedPairProcessor):
+    """RTE: 'index sentence1 sentence2 label'."""
+
+    def get_labels(self):
+        """See base class."""
+        return ["entailment", "not_entailment"]
+
+
+class WnliProcessor(_IndexedPairProcessor):
+    """WNLI: 'index sentence1 sentence2 label' with labels 0/1."""
+
+    def get_labels(self):
+        """See base class."""
+        return ["0", "1"]
+
+
+class StsbProcessor(_GlueProcessor):
+    """STS-B, a regression task: texts in columns 7 and 8, the score in column 9."""
+
+    metric_names = ("pearson", "spearman")
+
+    def get_labels(self):
+        """None: STS-B is regression, with one output and float labels."""
+        return None
+
+    def _create_examples(self, lines, set_type):
+        examples = []
+        for i, line in enumerate(lines):
+            if i == 0:
+                continue
+            _require_columns(line, i, 9 if set_type == "test" else 10)
+            guid = f"{set_type}-{_field(line, i, 0)}"
+            text_a = _field(line, i, 7)
+            text_b = _field(line, i, 8)
+            if set_type == "test":
+                label = "0.0"
+            else:
+                label = _label(line, i, 9, None)
+            examples.append(InputExample(guid, text_a, text_b, label))
+        return examples
+
+
+PROCESSORS = {
+    "cola": ColaProcessor,
+    "mnli": MnliProcessor,
+    "mnli-mm": MnliMismatchedProcessor,
+    "mrpc": MrpcProcessor,
+    "qnli": QnliProcessor,
+    "qqp": QqpProcessor,
+    "rte": RteProcessor,
+    "sst-2": Sst2Processor,
+    "sts-b": StsbProcessor,
+    "wnli": WnliProcessor,
+    "xnli": XnliProcessor,
+}
+
+
+def get_processor(task_name):
+    """Returns a processor for `task_name` (case-insensitive); unknown is a ValueError."""
+    name = (task_name or "").lower()
+    if name not in PROCESSORS:
+        raise ValueError(
+            f"Task not found: {task_name} (known tasks: {', '.join(sorted(PROCESSORS))})"
+        )
+    return PROCESSORS[name]()
+
+
+def convert_single_example(ex_index, example, label_list, max_seq_length, tokenizer):
+    """Converts one `InputExample` into one `InputFeatures`.
+
+    Layout: [CLS] a [SEP] for singles, [CLS] a [SEP] b [SEP] for pairs (segment
+    ids 0 through the first [SEP], then 1), zero-padded to max_seq_length. Pairs
+    are cut to max_seq_length - 3 tokens by trimming the longer side, singles to
+    max_seq_length - 2. A None label_list means regression: label_id is the
+    float value of the label. A PaddingInputExample gives all-zero features with
+    is_real_example=False. An unknown label is a ValueError.
+    """
+    if isinstance(example, PaddingInputExample):
+        return InputFeatures(
+            input_ids=[0] * max_seq_length,
+            input_mask=[0] * max_seq_length,
+            segment_ids=[0] * max_seq_length,
+            label_id=0.0 if label_list is None else 0,
+            is_real_example=False,
+        )
+
+    tokens_a = tokenizer.tokenize(example.text_a)
+    tokens_b = None
+    if example.text_b:
+        tokens_b = tokenizer.tokenize(example.text_b)
+
+    if tokens_b:
+        features.truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
+    elif len(tokens_a) > max_seq_length - 2:
+        tokens_a = tokens_a[0 : max_seq_length - 2]
+
+    tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
+    segment_ids = [0] * len(tokens)
+    if tokens_b:
+        tokens += tokens_b + ["[SEP]"]
+        segment_ids += [1] * (len(tokens_b) + 1)
+
+    input_ids = tokenizer.convert_tokens_to_ids(tokens)
+    input_mask = [1] * len(input_ids)
+    padding = max_seq_length - len(input_ids)
+    input_ids += [0] * padding
+    input_mask += [0] * padding
+    segment_ids += [0] * padding
+
+    if label_list is None:
+        label_id = float(example.label)
+    else:
+        label_map = {label: i for i, label in enumerate(label_list)}
+        if example.label not in label_map:
+            raise ValueError(
+                f"Example {example.guid}: label {example.label!r} is not one of "
+                f"{', '.join(label_list)}"
+            )
+        label_id = label_map[example.label]
+
+    if ex_index < 5:
+        logging.info("*** Example ***")
+        logging.info("guid: %s", example.guid)
+        logging.info("tokens: %s", " ".join(tokenization.printable_text(x) for x in tokens))
+        logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
+        logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
+        logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
+        logging.info("label: %s (id = %s)", example.label, label_id)
+
+    return InputFeatures(
+        input_ids=input_ids,
+        input_mask=input_mask,
+        segment_ids=segment_ids,
+        label_id=label_id,
+        is_real_example=True,
+    )
+
+
+class _Progress:
+    """Logs 'done of total' with a rate and the time left, every `every` items."""
+
+    def __init__(self, what, total, every=10000):
+        self.what = what
+        self.total = total
+        self.every = every
+        self.start = time.time()
+
+    def update(self, done):
+        if done % self.every:
+            return
+        elapsed = max(time.time() - self.start, 1e-9)
+        rate = done / elapsed
+        left = (self.total - done) / rate if rate else float("nan")
+        logging.info(
+            "%s %d of %d (%.0f/s, %.0fs left)", self.what, done, self.total, rate, left
+        )
+
+
+def file_based_convert_examples_to_features(
+    examples, label_list, max_seq_length, tokenizer, output_file
+):
+    """Converts `InputExample`s into a TFRecord file of tf.train.Examples.
+
+    Features, in order: input_ids, input_mask, segment_ids, label_ids (int64, or
+    float for regression) and is_real_example. The file appears only complete.
+    """
+    progress = _Progress("Writing example", len(examples))
+    with features.atomic_record_writers([output_file]) as (writer,):
+        for ex_index, example in enumerate(examples):
+            progress.update(ex_index)
+            feature = convert_single_example(
+                ex_index, example, label_list, max_seq_length, tokenizer
+            )
+            if label_list is None:
+                label_feature = features.create_float_feature([feature.label_id])
+            else:
+                label_feature = features.create_int_feature([feature.label_id])
+            tf_example = features.make_example(
+                [
+                    ("input_ids", features.create_int_feature(feature.input_ids)),
+                    ("input_mask", features.create_int_feature(feature.input_mask)),
+                    ("segment_ids", features.create_int_feature(feature.segment_ids)),
+                    ("label_ids", label_feature),
+                    (
+                        "is_real_example",
+                        features.create_int_feature([int(feature.is_real_example)]),
+                    ),
+                ]
+            )
+            writer.write(tf_example.SerializeToString())
+
+
+def file_based_input_fn_builder(
+    input_file, seq_length, is_training, drop_remainder, is_regression=False
+):
+    """Returns an input_fn(params) reading `input_file` in batches of params["batch_size"].
+
+    Training repeats the records and shuffles them (buffer 100); eval and
+    predict read them once, in order. Integer features come out as int32;
+    label_ids is float32 when `is_regression`.
+    """
+    name_to_features = {
+        "input_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
+        "input_mask": tf.io.FixedLenFeature([seq_length], tf.int64),
+        "segment_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
+        "label_ids": tf.io.FixedLenFeature([], tf.float32 if is_regression else tf.int64),
+        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+    }
+
+    def input_fn(params):
+        batch_size = params["batch_size"]
+        d = tf.data.TFRecordDataset(input_file)
+        if is_training:
+            d = d.repeat()
+            d = d.shuffle(buffer_size=100)
+        d = d.map(
+            lambda record: features.decode_record(record, name_to_features),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+        return d.batch(batch_size, drop_remainder=drop_remainder)
+
+    return input_fn
+
+
+# Kept under the original's name for code that imports it from here.
+_truncate_seq_pair = features.truncate_seq_pair
+
+
+def create_model(
+    bert_config,
+    is_training,
+    input_ids,
+    input_mask,
+    segment_ids,
+    labels,
+    num_labels,
+    use_one_hot_embeddings,
+    is_regression=False,
+):
+    """Builds BERT plus a linear head on the pooled [CLS] output.
+
+    The head is `output_weights` [num_labels, hidden] and `output_bias`
+    [num_labels], at no variable scope, with 0.1 dropout on its input while
+    training. Classification: softmax cross entropy. Regression (num_labels
+    must be 1): the single logit is the score, loss is the squared error.
+
+    Returns:
+      (loss, per_example_loss, logits, probabilities): probabilities is
+      [batch, num_labels] softmax output, or the [batch] scores for regression.
+      loss and per_example_loss are None when `labels` is None.
+    """
+    model = modeling.BertModel(
+        config=bert_config,
+        is_training=is_training,
+        input_ids=input_ids,
+        input_mask=input_mask,
+        token_type_ids=segment_ids,
+        use_one_hot_embeddings=use_one_hot_embeddings,
+    )
+    output_layer = model.get_pooled_output()
+    hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])
+
+    output_weights = tf.compat.v1.get_variable(
+        "output_weights",
+        [num_labels, hidden_size],
+        initializer=tf.compat.v1.truncated_normal_initializer(stddev=0.02),
+    )
+    output_bias = tf.compat.v1.get_variable(
+        "output_bias", [num_labels], initializer=tf.compat.v1.zeros_initializer()
+    )
+
+    with tf.compat.v1.variable_scope("loss"):
+        if is_training:
+            output_layer = tf.nn.dropout(output_layer, rate=0.1)
+        logits = tf.matmul(output_layer, output_weights, transpose_b=True)
+        logits = tf.nn.bias_add(logits, output_bias)
+
+        if is_regression:
+            probabilities = tf.squeeze(logits, axis=-1)
+        else:
+            probabilities = tf.nn.softmax(logits, axis=-1)
+
+        if labels is None:
+            return None, None, logits, probabilities
+
+        if is_regression:
+            per_example_loss = tf.square(probabilities - tf.cast(labels, tf.float32))
+        else:
+            log_probs = tf.nn.log_softmax(logits, axis=-1)
+            one_hot_labels = tf.one_hot(labels, depth=num_labels, dtype=tf.float32)
+            per_example_loss = -tf.reduce_sum(one_hot_labels * log_probs, axis=-1)
+        loss = tf.reduce_mean(per_example_loss)
+        return loss, per_example_loss, logits, probabilities
+
+
+def model_fn_builder(
+    bert_config,
+    num_labels,
+    init_checkpoint,
+    learning_rate,
+    num_train_steps,
+    num_warmup_steps,
+    use_tpu,
+    use_one_hot_embeddings,
+    is_regression=False,
+):
+    """Returns the model_fn(features, labels, mode, params) for runner.Estimator.
+
+    Train: Adam with weight decay via optimization.create_optimizer. Eval:
+    eval_accuracy (classification) and eval_loss, padding examples weighted 0.
+    Predict: {"probabilities": [num_labels] floats}, or {"score": float} for
+    regression.
+    """
+
+    def model_fn(features, labels, mode, params):
+        del labels, params  # Labels travel inside `features`.
+        logging.info("*** Features ***")
+        for name in sorted(features.keys()):
+            logging.info("  name = %s, shape = %s", name, features[name].shape)
+
+        input_ids = features["input_ids"]
+        input_mask = features["input_mask"]
+        segment_ids = features["segment_ids"]
+        label_ids = features["label_ids"]
+        if "is_real_example" in features:
+            is_real_example = tf.cast(features["is_real_example"], dtype=tf.float32)
+        else:
+            is_real_example = tf.ones(tf.shape(label_ids), dtype=tf.float32)
+
+        is_training = mode == runner.ModeKeys.TRAIN
+        total_loss, per_example_loss, logits, probabilities = create_model(
+            bert_config,
+            is_training,
+            input_ids,
+            input_mask,
+            segment_ids,
+            label_ids,
+            num_labels,
+            use_one_hot_embeddings,
+            is_regression=is_regression,
+        )
+
+        tvars = tf.compat.v1.trainable_variables()
+        initialized_variable_names = {}
+        scaffold_fn = None
+        if init_checkpoint:
+            assignment_map, initialized_variable_names = (
+                modeling.get_assignment_map_from_checkpoint(tvars, init_checkpoint)
+            )
+            if use_tpu:
+
+                def tpu_scaffold():
+                    tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+                    return tf.compat.v1.train.Scaffold()
+
+                scaffold_fn = tpu_scaffold
+            else:
+                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+
+        logging.info("**** Trainable Variables ****")
+        for var in tvars:
+            init_string = ""
+            if var.name in initialized_variable_names:
+                init_string = ", *INIT_FROM_CKPT*"
+            logging.info("  name = %s, shape = %s%s", var.name, var.shape, init_string)
+
+        if mode == runner.ModeKeys.TRAIN:
+            train_op = optimization.create_optimizer(
+                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+            )
+            return runner.EstimatorSpec(
+                mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
+            )
+
+        if mode == runner.ModeKeys.EVAL:
+
+            def metric_fn(per_example_loss, label_ids, logits, is_real_example):
+                metrics = {
+                    "eval_loss": tf.compat.v1.metrics.mean(
+                        values=per_example_loss, weights=is_real_example
+                    )
+                }
+                if not is_regression:
+                    predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+                    metrics["eval_accuracy"] = tf.compat.v1.metrics.accuracy(
+                        labels=label_ids, predictions=predictions, weights=is_real_example
+                    )
+                return metrics
+
+            return runner.EstimatorSpec(
+                mode=mode,
+                loss=total_loss,
+                eval_metrics=(
+                    metric_fn,
+                    [per_example_loss, label_ids, logits, is_real_example],
+                ),
+                scaffold_fn=scaffold_fn,
+            )
+
+        output_name = "score" if is_regression else "probabilities"
+        return runner.EstimatorSpec(
+            mode=mode, predictions={output_name: probabilities}, scaffold_fn=scaffold_fn
+        )
+
+    return model_fn
+
+
+def input_fn_builder(features, seq_length, is_training, drop_remainder):
+    """Returns an input_fn over in-memory `InputFeatures` (small data sets only).
+
+    The whole set becomes graph constants, so this does not scale; the
+    script itself reads TFRecords through file_based_input_fn_builder.
+    """
+    label_dtype = tf.float32 if any(isinstance(f.label_id, float) for f in features) else tf.int32
+    num_examples = len(features)
+    columns = {
+        "input_ids": [f.input_ids for f in features],
+        "input_mask": [f.input_mask for f in features],
+        "segment_ids": [f.segment_ids for f in features],
+        "label_ids": [f.label_id for f in features],
+    }
+
+    def input_fn(params):
+        batch_size = params["batch_size"]
+        tensors = {
+            name: tf.constant(values, shape=[num_examples, seq_length], dtype=tf.int32)
+            for name, values in columns.items()
+            if name != "label_ids"
+        }
+        tensors["label_ids"] = tf.constant(
+            columns["label_ids"], shape=[num_examples], dtype=label_dtype
+        )
+        d = tf.data.Dataset.from_tensor_slices(tensors)
+        if is_training:
+            d = d.repeat()
+            d = d.shuffle(buffer_size=100)
+        return d.batch(batch_size=batch_size, drop_remainder=drop_remainder)
+
+    return input_fn
+
+
+def convert_examples_to_features(examples, label_list, max_seq_length, tokenizer):
+    """Converts `InputExample`s into a list of `InputFeatures`."""
+    progress = _Progress("Converting example", len(examples))
+    result = []
+    for ex_index, example in enumerate(examples):
+        progress.update(ex_index)
+        result.append(
+            convert_single_example(ex_index, example, label_list, max_seq_length, tokenizer)
+        )
+    return result
+
+
+# ---------------------------------------------------------------------------
+# Metrics: computed in numpy over every prediction of the dev set.
+
+
+def accuracy(labels, predictions):
+    """Fraction of positions where the integer predictions equal the labels."""
+    labels = np.asarray(labels)
+    predictions = np.asarray(predictions)
+    return float(np.mean(labels == predictions))
+
+
+def f1_score(labels, predictions, positive=1):
+    """F1 of the `positive` class: 2 TP / (2 TP + FP + FN); 0.0 when undefined."""
+    labels = np.asarray(labels) == positive
+    predictions = np.asarray(predictions) == positive
+    tp = np.sum(labels & predictions)
+    fp = np.sum(~labels & predictions)
+    fn = np.sum(labels & ~predictions)
+    denominator = 2 * tp + fp + fn
+    return float(2 * tp / denominator) if denominator else 0.0
+
+
+def matthews_corrcoef(labels, predictions):
+    """Matthews correlation coefficient (any number of classes); 0.0 when undefined.
+
+    From the confusion matrix C: (c*s - t.p) / sqrt((s^2 - p.p) (s^2 - t.t)),
+    with t the true-class counts, p the predicted-class counts, c the correct
+    count and s the total.
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    predictions = np.asarray(predictions, dtype=np.int64)
+    num_classes = int(max(labels.max(initial=0), predictions.max(initial=0))) + 1
+    confusion = np.zeros((num_classes, num_classes), dtype=np.float64)
+    np.add.at(confusion, (labels, predictions), 1.0)
+    t = confusion.sum(axis=1)
+    p = confusion.sum(axis=0)
+    c = np.trace(confusion)
+    s = confusion.sum()
+    denominator = math.sqrt((s * s - p @ p) * (s * s - t @ t))
+    if denominator == 0:
+        return 0.0
+    return float((c * s - t @ p) / denominator)
+
+
+def pearson_correlation(x, y):
+    """Pearson's r of two equal-length vectors; nan if either is constant."""
+    x = np.asarray(x, dtype=np.float64)
+    y = np.asarray(y, dtype=np.float64)
+    dx = x - x.mean()
+    dy = y - y.mean()
+    denominator = math.sqrt(float(dx @ dx) * float(dy @ dy))
+    if denominator == 0:
+        return float("nan")
+    return float(dx @ dy / denominator)
+
+
+def _average_ranks(values):
+    """1-based ranks of `values`, tied values sharing the mean of their ranks."""
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(values, kind="stable")
+    sorted_values = values[order]
+    # Start index of each run of equal values in sorted order.
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    ends = np.r_[starts[1:], len(values)]
+    run_ranks = (starts + 1 + ends) / 2.0  # mean of ranks starts+1 .. ends
+    ranks = np.empty(len(values), dtype=np.float64)
+    ranks[order] = np.repeat(run_ranks, ends - starts)
+    return ranks
+
+
+def spearman_correlation(x, y):
+    """Spearman's rho: Pearson's r of the ranks, ties given their average rank."""
+    return pearson_correlation(_average_ranks(x), _average_ranks(y))
+
+
+def compute_metrics(metric_names, labels, predictions):
+    """Returns {"eval_<name>": value} for each official metric name.
+
+    `predictions` are class ids for "mcc" and "f1", scores for "pearson" and
+    "spearman"; `labels` the matching gold values.
+    """
+    functions = {
+        "mcc": matthews_corrcoef,
+        "f1": f1_score,
+        "pearson": pearson_correlation,
+        "spearman": spearman_correlation,
+    }
+    return {f"eval_{name}": functions[name](labels, predictions) for name in metric_names}
+
+
+# ---------------------------------------------------------------------------
+# Outputs.
+
+
+def _format_value(value):
+    """Formats a result the way the original's float32 / int64 results printed."""
+    if isinstance(value, (bool, int, np.integer)):
+        return str(int(value))
+    return str(np.float32(value))
+
+
+def _write_text_atomically(path, text):
+    """Writes `text` to `path` through a temporary name, so it is never half there."""
+    temp = f"{path}.tmp-{os.getpid()}"
+    with tf.io.gfile.GFile(temp, "w") as f:
+        f.write(text)
+    tf.io.gfile.rename(temp, path, overwrite=True)
+
+
+def write_eval_results(path, result):
+    """Writes one 'key = value' line per result, sorted by key, and logs them."""
+    logging.info("***** Eval results *****")
+    lines = []
+    for key in sorted(result.keys()):
+        logging.info("  %s = %s", key, _format_value(result[key]))
+        lines.append(f"{key} = {_format_value(result[key])}\n")
+    _write_text_atomically(path, "".join(lines))
+
+
+def format_test_results(outputs):
+    """test_results.tsv text: per example, its probabilities (or score) tab-joined.
+
+    Each value prints as str() of a float32, as the original.
+    """
+    lines = []
+    for output in outputs:
+        values = np.atleast_1d(np.asarray(output, dtype=np.float32))
+        lines.append("\t".join(str(v) for v in values) + "\n")
+    return "".join(lines)
+
+
+def format_glue_submission(outputs, label_list):
+    """GLUE submission text: 'index<TAB>prediction', one row per test example.
+
+    The prediction is the label name of the most probable class, or the
+    score itself (3 decimals) for regression (label_list None). Indices count
+    the test examples from 0, as the GLUE test files do.
+    """
+    lines = ["index\tprediction\n"]
+    for index, output in enumerate(outputs):
+        if label_list is None:
+            prediction = f"{float(np.asarray(output).reshape(())):.3f}"
+        else:
+            prediction = label_list[int(np.argmax(output))]
+        lines.append(f"{index}\t{prediction}\n")
+    return "".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# SavedModel export.
+
+
+def export_saved_model(
+    export_dir,
+    checkpoint_path,
+    bert_config,
+    num_labels,
+    max_seq_length,
+    is_regression=False,
+):
+    """Exports the classifier in `checkpoint_path` as a SavedModel for serving.
+
+    The "serving_default" signature takes input_ids, input_mask and
+    segment_ids (int32 [batch, max_seq_length]) and returns "probabilities"
+    ([batch, num_labels]) or, for regression, "score" ([batch]). The graph is
+    built fresh in inference mode, the variables restored from the checkpoint,
+    and the model written under a temporary name that is renamed to
+    `export_dir` only when complete. `export_dir` must not exist.
+    """
+    if tf.io.gfile.exists(export_dir):
+        raise ValueError(f"--export_dir={export_dir} already exists; choose a new directory")
+    temp_dir = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs = {
+            name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
+            for name in ("input_ids", "input_mask", "segment_ids")
+        }
+        _, _, _, output = create_model(
+            bert_config,
+            False,
+            inputs["input_ids"],
+            inputs["input_mask"],
+            inputs["segment_ids"],
+            None,
+            num_labels,
+            False,
+            is_regression=is_regression,
+        )
+        output_name = "score" if is_regression else "probabilities"
+        output = tf.identity(output, name=output_name)
+        saver = tf.compat.v1.train.Saver(tf.compat.v1.global_variables())
+        with tf.compat.v1.Session(graph=graph) as sess:
+            saver.restore(sess, checkpoint_path)
+            builder = tf.compat.v1.saved_model.Builder(temp_dir)
+            signature = tf.compat.v1.saved_model.predict_signature_def(
+                inputs=inputs, outputs={output_name: output}
+            )
+            builder.add_meta_graph_and_variables(
+                sess,
+                [tf.compat.v1.saved_model.tag_constants.SERVING],
+                signature_def_map={"serving_default": signature},
+                strip_default_attrs=True,
+            )
+            builder.save()
+    tf.io.gfile.rename(temp_dir, export_dir)
+    logging.info("Exported %s as a SavedModel to %s", checkpoint_path, export_dir)
+
+
+# ---------------------------------------------------------------------------
+# main
+
+
+def _check_file_flag(name):
+    path = getattr(FLAGS, name)
+    if not path or not tf.io.gfile.exists(path):
+        raise ValueError(f"--{name}={path}: no such file")
+
+
+def _predict_outputs(estimator, input_fn, output_name, count):
+    """The first `count` predictions (padding examples come last and are dropped)."""
+    outputs = []
+    for i, prediction in enumerate(estimator.predict(input_fn=input_fn)):
+        if i >= count:
+            break
+        outputs.append(prediction[output_name])
+    if len(outputs) != count:
+        raise RuntimeError(f"Expected {count} predictions, got {len(outputs)}")
+    return outputs
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+
+    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+
+    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
+        raise ValueError(
+            "At least one of `do_train`, `do_eval` or `do_predict' must be True "
+            "(or --export_dir set)."
+        )
+    if FLAGS.glue_submission_file and not FLAGS.do_predict:
+        raise ValueError("--glue_submission_file needs --do_predict")
+
+    _check_file_flag("bert_config_file")
+    bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
+    if FLAGS.max_seq_length > bert_config.max_position_embeddings:
+        raise ValueError(
+            f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
+            f"was only trained up to sequence length {bert_config.max_position_embeddings}"
+        )
+
+    processor = get_processor(FLAGS.task_name)
+    label_list = processor.get_labels()
+    is_regression = label_list is None
+    num_labels = 1 if is_regression else len(label_list)
+    output_name = "score" if is_regression else "probabilities"
+
+    if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
+        raise ValueError(
+            f"--export_dir={FLAGS.export_dir} already exists; choose a new directory"
+        )
+    _check_file_flag("vocab_file")
+    tokenizer = tokenization.FullTokenizer(
+        vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
+    )
+
+    # Read every needed set before any work, so that a bad row stops the run
+    # before hours of training rather than after.
+    train_examples = eval_examples = predict_examples = None
+    if FLAGS.do_train:
+        train_examples = processor.get_train_examples(FLAGS.data_dir)
+    if FLAGS.do_eval:
+        eval_examples = processor.get_dev_examples(FLAGS.data_dir)
+    if FLAGS.do_predict:
+        predict_examples = processor.get_test_examples(FLAGS.data_dir)
+
+    tf.io.gfile.makedirs(FLAGS.output_dir)
+
+    num_train_steps = None
+    num_warmup_steps = None
+    if FLAGS.do_train:
+        num_train_steps = int(
+            len(train_examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs
+        )
+        num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
+
+    model_fn = model_fn_builder(
+        bert_config=bert_config,
+        num_labels=num_labels,
+        init_checkpoint=FLAGS.init_checkpoint,
+        learning_rate=FLAGS.learning_rate,
+        num_train_steps=num_train_steps,
+        num_warmup_steps=num_warmup_steps,
+        use_tpu=FLAGS.use_tpu,
+        use_one_hot_embeddings=FLAGS.use_tpu,
+        is_regression=is_regression,
+    )
+    run_config = runner.RunConfig(
+        model_dir=FLAGS.output_dir,
+        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+        iterations_per_loop=FLAGS.iterations_per_loop,
+    )
+    estimator = runner.Estimator(
+        model_fn=model_fn,
+        config=run_config,
+        train_batch_size=FLAGS.train_batch_size,
+        eval_batch_size=FLAGS.eval_batch_size,
+        predict_batch_size=FLAGS.predict_batch_size,
+    )
+
+    if FLAGS.do_train:
+        train_file = os.path.join(FLAGS.output_dir, "train.tf_record")
+        file_based_convert_examples_to_features(
+            train_examples, label_list, FLAGS.max_seq_length, tokenizer, train_file
+        )
+        logging.info("***** Running training *****")
+        logging.info("  Num examples = %d", len(train_examples))
+        logging.info("  Batch size = %d", FLAGS.train_batch_size)
+        logging.info("  Num steps = %d", num_train_steps)
+        train_input_fn = file_based_input_fn_builder(
+            input_file=train_file,
+            seq_length=FLAGS.max_seq_length,
+            is_training=True,
+            drop_remainder=True,
+            is_regression=is_regression,
+        )
+        estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
+
+    if FLAGS.do_eval:
+        num_actual_eval_examples = len(eval_examples)
+        if FLAGS.use_tpu:
+            # TPUs need full batches: pad with examples that weigh 0 in every metric.
+            while len(eval_examples) % FLAGS.eval_batch_size != 0:
+                eval_examples.append(PaddingInputExample())
+        eval_file = os.path.join(FLAGS.output_dir, "eval.tf_record")
+        file_based_convert_examples_to_features(
+            eval_examples, label_list, FLAGS.max_seq_length, tokenizer, eval_file
+        )
+        logging.info("***** Running evaluation *****")
+        logging.info(
+            "  Num examples = %d (%d actual, %d padding)",
+            len(eval_examples),
+            num_actual_eval_examples,
+            len(eval_examples) - num_actual_eval_examples,
+        )
+        logging.info("  Batch size = %d", FLAGS.eval_batch_size)
+        eval_steps = None
+        if FLAGS.use_tpu:
+            eval_steps = len(eval_examples) // FLAGS.eval_batch_size
+        eval_input_fn = file_based_input_fn_builder(
+            input_file=eval_file,
+            seq_length=FLAGS.max_seq_length,
+            is_training=False,
+            drop_remainder=bool(FLAGS.use_tpu),
+            is_regression=is_regression,
+        )
+        result = dict(estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps))
+
+        if processor.metric_names:
+            # The official metrics need every prediction at once (Spearman does
+            # not stream), so predict over the dev set and score it in numpy.
+            outputs = _predict_outputs(
+                estimator, eval_input_fn, output_name, num_actual_eval_examples
+            )
+            real = eval_examples[:num_actual_eval_examples]
+            if is_regression:
+                gold = [float(e.label) for e in real]
+                predicted = [float(o) for o in outputs]
+            else:
+                gold = [label_list.index(e.label) for e in real]
+                predicted = [int(np.argmax(o)) for o in outputs]
+            result.update(compute_metrics(processor.metric_names, gold, predicted))
+
+        write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
+
+    if FLAGS.do_predict:
+        num_actual_predict_examples = len(predict_examples)
+        if FLAGS.use_tpu:
+            while len(predict_examples) % FLAGS.predict_batch_size != 0:
+                predict_examples.append(PaddingInputExample())
+        predict_file = os.path.join(FLAGS.output_dir, "predict.tf_record")
+        file_based_convert_examples_to_features(
+            predict_examples, label_list, FLAGS.max_seq_length, tokenizer, predict_file
+        )
+        logging.info("***** Running prediction*****")
+        logging.info(
+            "  Num examples = %d (%d actual, %d padding)",
+            len(predict_examples),
+            num_actual_predict_examples,
+            len(predict_examples) - num_actual_predict_examples,
+        )
+        logging.info("  Batch size = %d", FLAGS.predict_batch_size)
+        predict_input_fn = file_based_input_fn_builder(
+            input_file=predict_file,
+            seq_length=FLAGS.max_seq_length,
+            is_training=False,
+            drop_remainder=bool(FLAGS.use_tpu),
+            is_regression=is_regression,
+        )
+        outputs = _predict_outputs(
+            estimator, predict_input_fn, output_name, num_actual_predict_examples
+        )
+        logging.info("***** Predict results *****")
+        _write_text_atomically(
+            os.path.join(FLAGS.output_dir, "test_results.tsv"), format_test_results(outputs)
+        )
+        if FLAGS.glue_submission_file:
+            _write_text_atomically(
+                FLAGS.glue_submission_file, format_glue_submission(outputs, label_list)
+            )
+
+    if FLAGS.export_dir:
+        checkpoint_path = tf.train.latest_checkpoint(FLAGS.output_dir)
+        if checkpoint_path is None:
+            raise ValueError(
+                f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} to export"
+            )
+        export_saved_model(
+            FLAGS.export_dir,
+            checkpoint_path,
+            bert_config,
+            num_labels,
+            FLAGS.max_seq_length,
+            is_regression=is_regression,
+        )
+
+
+if __name__ == "__main__":
+    flags.mark_flag_as_required("data_dir")
+    flags.mark_flag_as_required("task_name")
+    flags.mark_flag_as_required("vocab_file")
+    flags.mark_flag_as_required("bert_config_file")
+    flags.mark_flag_as_required("output_dir")
+    app.run(main)
