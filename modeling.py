@@ -1,0 +1,931 @@
+"""The BERT model: configuration, the Transformer encoder and its building blocks.
+
+Graph-mode TensorFlow through `tf.compat.v1` (variable scopes and
+`get_variable`), so that variable names match Google's released checkpoints
+exactly (see `bert/encoder/layer_0/attention/self/query/kernel` and friends).
+Works with ref variables (after `tf.compat.v1.disable_v2_behavior()`) and with
+resource variables (a `tf.Graph` built with TF2 behaviour on).
+
+Read top to bottom: `BertConfig`, `BertModel`, then the pieces it is made of
+in the order the data flows through them - activations, dense and layer
+norm, embeddings, attention, the layer stack - then shape helpers and
+checkpoint loading.
+
+Numeric choices, named where they are made:
+  * weights start as a truncated normal with stddev `initializer_range`,
+    biases and LayerNorm beta at 0, gamma at 1;
+  * GELU is the tanh approximation;
+  * LayerNorm uses epsilon 1e-12 over the last axis;
+  * masked attention positions get -10000 added to their scores.
+"""
+
+import collections
+import copy
+import json
+import math
+import re
+
+import numpy as np
+import six
+import tensorflow as tf
+
+LAYER_NORM_EPSILON = 1e-12
+# Added to the attention scores of padding positions: large enough that
+# softmax gives them ~0 weight, small enough to stay finite in float16.
+ATTENTION_MASK_ADDER = -10000.0
+# Constants of the tanh approximation of GELU.
+GELU_TANH_SCALE = np.sqrt(2.0 / np.pi)
+GELU_CUBIC_COEFF = 0.044715
+
+
+class BertConfig:
+    """Hyperparameters of a `BertModel` (the contents of `bert_config.json`)."""
+
+    def __init__(
+        self,
+        vocab_size,
+        hidden_size=768,
+        num_hidden_layers=12,
+        num_attention_heads=12,
+        intermediate_size=3072,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+        max_position_embeddings=512,
+        type_vocab_size=16,
+        initializer_range=0.02,
+    ):
+        """Stores the hyperparameters.
+
+        Args:
+          vocab_size: number of WordPiece ids `input_ids` may hold.
+          hidden_size: width of the embeddings, every encoder layer and the pooler.
+          num_hidden_layers: number of Transformer layers.
+          num_attention_heads: attention heads per layer; must divide hidden_size.
+          intermediate_size: width of the feed-forward layer inside each block.
+          hidden_act: activation of the feed-forward layer: a name known to
+            `get_activation` or a callable.
+          hidden_dropout_prob: dropout on embeddings and every dense output.
+          attention_probs_dropout_prob: dropout on the attention probabilities.
+          max_position_embeddings: rows of the position table, the longest
+            sequence the model can take.
+          type_vocab_size: number of token type (segment) ids.
+          initializer_range: stddev of the truncated normal weight initializer.
+        """
+        self.vocab_size = vocab_size
+        self.hidden_size = hidden_size
+        self.num_hidden_layers = num_hidden_layers
+        self.num_attention_heads = num_attention_heads
+        self.hidden_act = hidden_act
+        self.intermediate_size = intermediate_size
+        self.hidden_dropout_prob = hidden_dropout_prob
+        self.attention_probs_dropout_prob = attention_probs_dropout_prob
+        self.max_position_embeddings = max_position_embeddings
+        self.type_vocab_size = type_vocab_size
+        self.initializer_range = initializer_range
+
+    @classmethod
+    def from_dict(cls, json_object):
+        """Builds a config from a dict; every key becomes an attribute.
+
+        Keys the constructor does not know (Google's multilingual and Chinese
+        configs carry `directionality`, `pooler_fc_size`, ...) are kept as
+        attributes too, so `to_dict` gives them back.
+        """
+        config = cls(vocab_size=None)
+        for key, value in six.iteritems(json_object):
+            config.__dict__[key] = value
+        return config
+
+    @classmethod
+    def from_json_file(cls, json_file):
+        """Reads a config from a JSON file (any path `tf.io.gfile` can open).
+
+        Raises:
+          ValueError: the file is not valid JSON or does not hold an object; the
+            message names the file (and the line for a syntax error).
+        """
+        with tf.io.gfile.GFile(json_file, "r") as reader:
+            text = reader.read()
+        try:
+            json_object = json.loads(text)
+        except ValueError as e:
+            line = getattr(e, "lineno", None)
+            where = f"{json_file}:{line}" if line else json_file
+            raise ValueError(f"{where}: not a valid JSON BERT config ({e})") from None
+        if not isinstance(json_object, dict):
+            raise ValueError(
+                f"{json_file}: a BERT config must be a JSON object, "
+                f"got {type(json_object).__name__}"
+            )
+        return cls.from_dict(json_object)
+
+    def to_dict(self):
+        """Returns a deep copy of all attributes as a dict."""
+        return copy.deepcopy(self.__dict__)
+
+    def to_json_string(self):
+        """Returns the config as JSON, keys sorted, indent 2, trailing newline."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=True) + "\n"
+
+
+class BertModel:
+    """The BERT encoder: embeddings, a stack of Transformer layers and a pooler.
+
+    Example:
+
+        config = modeling.BertConfig(vocab_size=30522)
+        model = modeling.BertModel(config, is_training=True, input_ids=ids,
+                                   input_mask=mask, token_type_ids=segments)
+        logits = tf.matmul(model.get_pooled_output(), output_weights,
+                           transpose_b=True)
+
+    All variables live under the variable scope `scope` (default "bert").
+    """
+
+    def __init__(
+        self,
+        config,
+        is_training,
+        input_ids,
+        input_mask=None,
+        token_type_ids=None,
+        use_one_hot_embeddings=False,
+        scope=None,
+    ):
+        """Builds the model graph.
+
+        Args:
+          config: a `BertConfig`. Not modified.
+          is_training: if False, both dropout probabilities are set to 0.
+          input_ids: int32 Tensor [batch_size, seq_length] of WordPiece ids.
+          input_mask: optional int32 Tensor [batch_size, seq_length], 1 for real
+            tokens and 0 for padding; all ones if omitted.
+          token_type_ids: optional int32 Tensor [batch_size, seq_length] of
+            segment ids; all zeros if omitted.
+          use_one_hot_embeddings: look word ids up by a one-hot matmul instead
+            of a gather (faster on TPUs, identical result).
+          scope: optional variable scope name; "bert" by default.
+
+        Raises:
+          ValueError: the config is inconsistent (hidden_size not divisible by
+            num_attention_heads, a static seq_length above
+            max_position_embeddings) or input_ids is not rank 2.
+        """
+        config = copy.deepcopy(config)
+        if not is_training:
+            config.hidden_dropout_prob = 0.0
+            config.attention_probs_dropout_prob = 0.0
+
+        input_shape = get_shape_list(input_ids, expected_rank=2)
+        batch_size, seq_length = input_shape
+
+        if input_mask is None:
+            input_mask = tf.ones(shape=[batch_size, seq_length], dtype=tf.int32)
+        if token_type_ids is None:
+            token_type_ids = tf.zeros(shape=[batch_size, seq_length], dtype=tf.int32)
+
+        with tf.compat.v1.variable_scope(scope, default_name="bert"):
+            with tf.compat.v1.variable_scope("embeddings"):
+                self.embedding_output, self.embedding_table = embedding_lookup(
+                    input_ids=input_ids,
+                    vocab_size=config.vocab_size,
+                    embedding_size=config.hidden_size,
+                    initializer_range=config.initializer_range,
+                    word_embedding_name="word_embeddings",
+                    use_one_hot_embeddings=use_one_hot_embeddings,
+                )
+                self.embedding_output = embedding_postprocessor(
+                    input_tensor=self.embedding_output,
+                    use_token_type=True,
+                    token_type_ids=token_type_ids,
+                    token_type_vocab_size=config.type_vocab_size,
+                    token_type_embedding_name="token_type_embeddings",
+                    use_position_embeddings=True,
+                    position_embedding_name="position_embeddings",
+                    initializer_range=config.initializer_range,
+                    max_position_embeddings=config.max_position_embeddings,
+                    dropout_prob=config.hidden_dropout_prob,
+                )
+
+            with tf.compat.v1.variable_scope("encoder"):
+                attention_mask = create_attention_mask_from_input_mask(input_ids, input_mask)
+                self.all_encoder_layers = transformer_model(
+                    input_tensor=self.embedding_output,
+                    attention_mask=attention_mask,
+                    hidden_size=config.hidden_size,
+                    num_hidden_layers=config.num_hidden_layers,
+                    num_attention_heads=config.num_attention_heads,
+                    intermediate_size=config.intermediate_size,
+                    intermediate_act_fn=get_activation(config.hidden_act),
+                    hidden_dropout_prob=config.hidden_dropout_prob,
+                    attention_probs_dropout_prob=config.attention_probs_dropout_prob,
+                    initializer_range=config.initializer_range,
+                    do_return_all_layers=True,
+                )
+            self.sequence_output = self.all_encoder_layers[-1]
+
+            # The pooler summarizes the sequence for sentence-level tasks: a
+            # tanh dense layer over the hidden state of the first ([CLS]) token.
+            with tf.compat.v1.variable_scope("pooler"):
+                first_token_tensor = self.sequence_output[:, 0, :]
+                self.pooled_output = dense(
+                    first_token_tensor,
+                    config.hidden_size,
+                    activation=tf.tanh,
+                    kernel_initializer=create_initializer(config.initializer_range),
+                )
+
+    def get_pooled_output(self):
+        """float Tensor [batch_size, hidden_size]: the pooler output."""
+        return self.pooled_output
+
+    def get_sequence_output(self):
+        """float Tensor [batch_size, seq_length, hidden_size]: the last layer."""
+        return self.sequence_output
+
+    def get_all_encoder_layers(self):
+        """List of num_hidden_layers float Tensors [batch_size, seq_length, hidden_size]."""
+        return self.all_encoder_layers
+
+    def get_embedding_output(self):
+        """float Tensor [batch_size, seq_length, hidden_size]: the encoder input.
+
+        Word + token type + position embeddings, layer-normalized, after
+        dropout.
+        """
+        return self.embedding_output
+
+    def get_embedding_table(self):
+        """The word embedding variable [vocab_size, hidden_size]."""
+        return self.embedding_table
+
+
+# ---------------------------------------------------------------------------
+# Activations
+
+
+def gelu(x):
+    """GELU, tanh approximation: 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))).
+
+    Written as plain elementwise ops in the shape grappler's oneDNN remapper
+    and XLA recognise, so a preceding MatMul+BiasAdd can fuse with it.
+    """
+    cdf = 0.5 * (1.0 + tf.tanh(GELU_TANH_SCALE * (x + GELU_CUBIC_COEFF * tf.pow(x, 3))))
+    return x * cdf
+
+
+def get_activation(activation_string):
+    """Maps an activation name to a function.
+
+    Returns:
+      None for None, "" and "linear"; `tf.nn.relu`, `gelu` or `tf.tanh` for
+      "relu", "gelu", "tanh" (any case). Anything that is not a string (for
+      example a callable) is returned unchanged.
+
+    Raises:
+      ValueError: an unknown name.
+    """
+    if not isinstance(activation_string, six.string_types):
+        return activation_string
+    if not activation_string:
+        return None
+
+    act = activation_string.lower()
+    if act == "linear":
+        return None
+    if act == "relu":
+        return tf.nn.relu
+    if act == "gelu":
+        return gelu
+    if act == "tanh":
+        return tf.tanh
+    raise ValueError(f"Unsupported activation: {act}")
+
+
+# ---------------------------------------------------------------------------
+# Layers built from get_variable, so variable names are ours to choose
+
+
+def create_initializer(initializer_range=0.02):
+    """Truncated normal initializer with stddev `initializer_range`."""
+    return tf.compat.v1.truncated_normal_initializer(stddev=initializer_range)
+
+
+def dense(input_tensor, units, activation=None, kernel_initializer=None, name=None):
+    """Fully connected layer: activation(input @ kernel + bias).
+
+    Creates `<scope>/kernel` [in, units] and `<scope>/bias` [units] (zeros),
+    where the scope is `name`, or "dense" (uniquified) when name is None - the
+    names tf.compat.v1.layers.dense would give.
+
+    Args:
+      input_tensor: float Tensor of rank >= 2 with a static last dimension.
+      units: output width.
+      activation: optional callable applied last.
+      kernel_initializer: defaults to `create_initializer()`.
+      name: optional variable scope name.
+
+    Returns:
+      Tensor of the input's shape with the last dimension replaced by units, in
+      the input's dtype (the float32 variables are cast to it).
+    """
+    if kernel_initializer is None:
+        kernel_initializer = create_initializer()
+    input_width = input_tensor.shape[-1]
+    if input_width is None:
+        raise ValueError(
+            f"dense needs a static last dimension, got shape {input_tensor.shape} "
+            f"for {input_tensor.name}"
+        )
+    with tf.compat.v1.variable_scope(name, default_name="dense"):
+        kernel = tf.compat.v1.get_variable(
+            "kernel", shape=[input_width, units], initializer=kernel_initializer
+        )
+        bias = tf.compat.v1.get_variable(
+            "bias", shape=[units], initializer=tf.compat.v1.zeros_initializer()
+        )
+        input_2d = reshape_to_matrix(input_tensor)
+        output = tf.matmul(input_2d, tf.cast(kernel, input_2d.dtype))
+        output = tf.nn.bias_add(output, tf.cast(bias, output.dtype))
+        if activation is not None:
+            output = activation(output)
+        if input_tensor.shape.ndims > 2:
+            output = reshape_from_matrix(output, get_shape_list(input_tensor))
+    return output
+
+
+def layer_norm(input_tensor, name=None):
+    """Layer normalization over the last axis, epsilon 1e-12.
+
+    Creates `<scope>/beta` (zeros) and `<scope>/gamma` (ones) of the last
+    dimension's size; the scope is `name`, or "LayerNorm" (uniquified).
+    Statistics are taken in float32 and the result has the input's dtype.
+    The arithmetic is that of tf.nn.moments + tf.nn.batch_normalization, so
+    results agree with the original to the last bit.
+    """
+    width = input_tensor.shape[-1]
+    if width is None:
+        raise ValueError(
+            f"layer_norm needs a static last dimension, got shape {input_tensor.shape} "
+            f"for {input_tensor.name}"
+        )
+    with tf.compat.v1.variable_scope(name, default_name="LayerNorm"):
+        beta = tf.compat.v1.get_variable(
+            "beta", shape=[width], initializer=tf.compat.v1.zeros_initializer()
+        )
+        gamma = tf.compat.v1.get_variable(
+            "gamma", shape=[width], initializer=tf.compat.v1.ones_initializer()
+        )
+        x = tf.cast(input_tensor, tf.float32)
+        mean = tf.reduce_mean(x, axis=-1, keepdims=True)
+        variance = tf.reduce_mean(
+            tf.math.squared_difference(x, tf.stop_gradient(mean)), axis=-1, keepdims=True
+        )
+        # (x - mean) / sqrt(variance + eps) * gamma + beta, factored so that
+        # only one multiply and one add touch the full-size tensor.
+        scale = tf.math.rsqrt(variance + LAYER_NORM_EPSILON) * gamma
+        output = x * scale + (beta - mean * scale)
+    return tf.cast(output, input_tensor.dtype)
+
+
+def dropout(input_tensor, dropout_prob):
+    """Drops each value with probability `dropout_prob` (not a keep probability).
+
+    Returns the input unchanged when dropout_prob is None or 0.
+    """
+    if dropout_prob is None or dropout_prob == 0.0:
+        return input_tensor
+    return tf.nn.dropout(input_tensor, rate=dropout_prob)
+
+
+def layer_norm_and_dropout(input_tensor, dropout_prob, name=None):
+    """`layer_norm` followed by `dropout`."""
+    output_tensor = layer_norm(input_tensor, name)
+    return dropout(output_tensor, dropout_prob)
+
+
+# ---------------------------------------------------------------------------
+# Embeddings
+
+
+def embedding_lookup(
+    input_ids,
+    vocab_size,
+    embedding_size=128,
+    initializer_range=0.02,
+    word_embedding_name="word_embeddings",
+    use_one_hot_embeddings=False,
+):
+    """Looks word ids up in a new embedding table.
+
+    Args:
+      input_ids: int32 Tensor [batch_size, seq_length] (or [batch_size,
+        seq_length, num_inputs], whose embeddings are concatenated).
+      vocab_size: rows of the table.
+      embedding_size: width of the table.
+      initializer_range: stddev of the table's initializer.
+      word_embedding_name: variable name of the table.
+      use_one_hot_embeddings: one-hot matmul instead of gather.
+
+    Returns:
+      (float Tensor [batch_size, seq_length, num_inputs * embedding_size], the
+      table variable [vocab_size, embedding_size]).
+    """
+    if input_ids.shape.ndims == 2:
+        input_ids = tf.expand_dims(input_ids, axis=-1)
+
+    embedding_table = tf.compat.v1.get_variable(
+        name=word_embedding_name,
+        shape=[vocab_size, embedding_size],
+        initializer=create_initializer(initializer_range),
+    )
+
+    flat_input_ids = tf.reshape(input_ids, [-1])
+    if use_one_hot_embeddings:
+        one_hot_input_ids = tf.one_hot(flat_input_ids, depth=vocab_size)
+        output = tf.matmul(one_hot_input_ids, embedding_table)
+    else:
+        output = tf.gather(embedding_table, flat_input_ids)
+
+    input_shape = get_shape_list(input_ids)
+    output = tf.reshape(output, input_shape[0:-1] + [input_shape[-1] * embedding_size])
+    return output, embedding_table
+
+
+def embedding_postprocessor(
+    input_tensor,
+    use_token_type=False,
+    token_type_ids=None,
+    token_type_vocab_size=16,
+    token_type_embedding_name="token_type_embeddings",
+    use_position_embeddings=True,
+    position_embedding_name="position_embeddings",
+    initializer_range=0.02,
+    max_position_embeddings=512,
+    dropout_prob=0.1,
+):
+    """Adds token type and position embeddings, then layer norm and dropout.
+
+    Token type ids are embedded by a one-hot matmul (the table is tiny).
+    Position i gets row i of a [max_position_embeddings, width] table.
+
+    Args:
+      input_tensor: float Tensor [batch_size, seq_length, width].
+      use_token_type: add embeddings of `token_type_ids`.
+      token_type_ids: int32 Tensor [batch_size, seq_length]; required if
+        use_token_type.
+      token_type_vocab_size: rows of the token type table.
+      token_type_embedding_name: variable name of the token type table.
+      use_position_embeddings: add position embeddings.
+      position_embedding_name: variable name of the position table.
+      initializer_range: stddev of the tables' initializer.
+      max_position_embeddings: rows of the position table; at least seq_length.
+      dropout_prob: dropout applied to the result.
+
+    Returns:
+      float Tensor of the input's shape.
+
+    Raises:
+      ValueError: input not rank 3, use_token_type without token_type_ids, or a
+        static seq_length above max_position_embeddings (a dynamic one fails
+        an assertion when run).
+    """
+    input_shape = get_shape_list(input_tensor, expected_rank=3)
+    batch_size, seq_length, width = input_shape
+
+    output = input_tensor
+
+    if use_token_type:
+        if token_type_ids is None:
+            raise ValueError("`token_type_ids` must be specified if `use_token_type` is True.")
+        token_type_table = tf.compat.v1.get_variable(
+            name=token_type_embedding_name,
+            shape=[token_type_vocab_size, width],
+            initializer=create_initializer(initializer_range),
+        )
+        flat_token_type_ids = tf.reshape(token_type_ids, [-1])
+        one_hot_ids = tf.one_hot(flat_token_type_ids, depth=token_type_vocab_size)
+        token_type_embeddings = tf.matmul(one_hot_ids, token_type_table)
+        token_type_embeddings = tf.reshape(token_type_embeddings, [batch_size, seq_length, width])
+        output += token_type_embeddings
+
+    if use_position_embeddings:
+        if isinstance(seq_length, int) and seq_length > max_position_embeddings:
+            raise ValueError(
+                f"The sequence length ({seq_length}) is longer than "
+                f"max_position_embeddings ({max_position_embeddings})"
+            )
+        full_position_embeddings = tf.compat.v1.get_variable(
+            name=position_embedding_name,
+            shape=[max_position_embeddings, width],
+            initializer=create_initializer(initializer_range),
+        )
+        dependencies = []
+        if not isinstance(seq_length, int):
+            dependencies.append(
+                tf.debugging.assert_less_equal(
+                    seq_length,
+                    max_position_embeddings,
+                    message="sequence length exceeds max_position_embeddings",
+                )
+            )
+        with tf.control_dependencies(dependencies):
+            # The table covers the longest sequence the model may ever see;
+            # this batch uses its first seq_length rows, broadcast over batch.
+            position_embeddings = tf.slice(full_position_embeddings, [0, 0], [seq_length, -1])
+        output += tf.expand_dims(position_embeddings, axis=0)
+
+    return layer_norm_and_dropout(output, dropout_prob)
+
+
+# ---------------------------------------------------------------------------
+# Attention and the Transformer
+
+
+def create_attention_mask_from_input_mask(from_tensor, to_mask):
+    """Expands a 2D padding mask into a 3D attention mask.
+
+    Args:
+      from_tensor: Tensor [batch_size, from_seq_length, ...] (rank 2 or 3);
+        only its shape is used.
+      to_mask: int32 Tensor [batch_size, to_seq_length], 1 = attend.
+
+    Returns:
+      float32 Tensor [batch_size, from_seq_length, to_seq_length] with
+      mask[b, i, j] = to_mask[b, j].
+    """
+    from_shape = get_shape_list(from_tensor, expected_rank=[2, 3])
+    batch_size, from_seq_length = from_shape[0], from_shape[1]
+    to_seq_length = get_shape_list(to_mask, expected_rank=2)[1]
+
+    to_mask = tf.cast(tf.reshape(to_mask, [batch_size, 1, to_seq_length]), tf.float32)
+    # Padding only matters on the attended-to side, so every "from" row
+    # gets the same mask.
+    broadcast_ones = tf.ones(shape=[batch_size, from_seq_length, 1], dtype=tf.float32)
+    return broadcast_ones * to_mask
+
+
+def attention_layer(
+    from_tensor,
+    to_tensor,
+    attention_mask=None,
+    num_attention_heads=1,
+    size_per_head=512,
+    query_act=None,
+    key_act=None,
+    value_act=None,
+    attention_probs_dropout_prob=0.0,
+    initializer_range=0.02,
+    do_return_2d_tensor=False,
+    batch_size=None,
+    from_seq_length=None,
+    to_seq_length=None,
+):
+    """Multi-headed scaled dot-product attention from `from_tensor` to `to_tensor`.
+
+    Projects from_tensor to queries and to_tensor to keys and values (dense
+    layers "query", "key", "value" in the current scope), splits them into
+    heads, and for each head computes softmax(Q K^T / sqrt(size_per_head) +
+    (1 - mask) * -10000) V. Heads are batched into one matmul each way.
+
+    Shapes: B = batch size, F = from length, T = to length, N = heads,
+    H = size_per_head.
+
+    Args:
+      from_tensor: float Tensor [B, F, from_width], or [B*F, from_width] with
+        batch_size and from_seq_length given.
+      to_tensor: float Tensor [B, T, to_width], or [B*T, to_width] with
+        batch_size and to_seq_length given.
+      attention_mask: optional Tensor [B, F, T], 1 = may attend, 0 = may not.
+      num_attention_heads: N.
+      size_per_head: H.
+      query_act, key_act, value_act: optional activations of the projections.
+      attention_probs_dropout_prob: dropout on the attention probabilities.
+      initializer_range: stddev of the projection kernels' initializer.
+      do_return_2d_tensor: return [B*F, N*H] instead of [B, F, N*H].
+      batch_size, from_seq_length, to_seq_length: needed for rank-2 inputs.
+
+    Returns:
+      float Tensor [B, F, N*H], or [B*F, N*H] if do_return_2d_tensor.
+
+    Raises:
+      ValueError: from_tensor and to_tensor differ in rank, or rank-2 inputs
+        come without the three sizes.
+    """
+    from_shape = get_shape_list(from_tensor, expected_rank=[2, 3])
+    to_shape = get_shape_list(to_tensor, expected_rank=[2, 3])
+    if len(from_shape) != len(to_shape):
+        raise ValueError("The rank of `from_tensor` must match the rank of `to_tensor`.")
+
+    if len(from_shape) == 3:
+        batch_size = from_shape[0]
+        from_seq_length = from_shape[1]
+        to_seq_length = to_shape[1]
+    elif batch_size is None or from_seq_length is None or to_seq_length is None:
+        raise ValueError(
+            "When passing in rank 2 tensors to attention_layer, the values "
+            "for `batch_size`, `from_seq_length`, and `to_seq_length` "
+            "must all be specified."
+        )
+
+    def split_heads(tensor_2d, seq_length):
+        """[B*S, N*H] -> [B, N, S, H]."""
+        tensor_4d = tf.reshape(
+            tensor_2d, [batch_size, seq_length, num_attention_heads, size_per_head]
+        )
+        return tf.transpose(tensor_4d, [0, 2, 1, 3])
+
+    from_tensor_2d = reshape_to_matrix(from_tensor)
+    to_tensor_2d = reshape_to_matrix(to_tensor)
+    width = num_attention_heads * size_per_head
+    initializer = create_initializer(initializer_range)
+
+    query_layer = dense(
+        from_tensor_2d, width, activation=query_act, kernel_initializer=initializer, name="query"
+    )
+    key_layer = dense(
+        to_tensor_2d, width, activation=key_act, kernel_initializer=initializer, name="key"
+    )
+    value_layer = dense(
+        to_tensor_2d, width, activation=value_act, kernel_initializer=initializer, name="value"
+    )
+
+    query_layer = split_heads(query_layer, from_seq_length)  # [B, N, F, H]
+    key_layer = split_heads(key_layer, to_seq_length)  # [B, N, T, H]
+    value_layer = split_heads(value_layer, to_seq_length)  # [B, N, T, H]
+
+    # Scores [B, N, F, T]; scaled so their variance does not grow with H.
+    attention_scores = tf.matmul(query_layer, key_layer, transpose_b=True)
+    attention_scores = tf.multiply(attention_scores, 1.0 / math.sqrt(float(size_per_head)))
+
+    if attention_mask is not None:
+        # [B, 1, F, T], broadcast over heads: 0 where attending is allowed,
+        # -10000 where not, so those positions vanish in the softmax.
+        attention_mask = tf.expand_dims(attention_mask, axis=1)
+        adder = (1.0 - tf.cast(attention_mask, attention_scores.dtype)) * ATTENTION_MASK_ADDER
+        attention_scores += adder
+
+    attention_probs = tf.nn.softmax(attention_scores)
+    # Dropping whole attended-to positions, as in the Transformer paper.
+    attention_probs = dropout(attention_probs, attention_probs_dropout_prob)
+
+    context_layer = tf.matmul(attention_probs, value_layer)  # [B, N, F, H]
+    context_layer = tf.transpose(context_layer, [0, 2, 1, 3])  # [B, F, N, H]
+
+    if do_return_2d_tensor:
+        return tf.reshape(context_layer, [batch_size * from_seq_length, width])
+    return tf.reshape(context_layer, [batch_size, from_seq_length, width])
+
+
+def transformer_model(
+    input_tensor,
+    attention_mask=None,
+    hidden_size=768,
+    num_hidden_layers=12,
+    num_attention_heads=12,
+    intermediate_size=3072,
+    intermediate_act_fn=gelu,
+    hidden_dropout_prob=0.1,
+    attention_probs_dropout_prob=0.1,
+    initializer_range=0.02,
+    do_return_all_layers=False,
+):
+    """The Transformer encoder stack ("Attention is All You Need", post-norm).
+
+    Each layer `layer_L`:
+      attention = LayerNorm(dropout(dense(self_attention(x))) + x)
+      output = LayerNorm(dropout(dense(act(dense(attention)))) + attention)
+
+    Args:
+      input_tensor: float Tensor [batch_size, seq_length, hidden_size].
+      attention_mask: optional Tensor [batch_size, seq_length, seq_length],
+        1 = may attend.
+      hidden_size: width of every layer; must equal the input width.
+      num_hidden_layers: number of layers.
+      num_attention_heads: heads per layer; must divide hidden_size.
+      intermediate_size: width of the feed-forward layer.
+      intermediate_act_fn: activation of the feed-forward layer.
+      hidden_dropout_prob: dropout after each dense output.
+      attention_probs_dropout_prob: dropout on attention probabilities.
+      initializer_range: stddev of the weight initializer.
+      do_return_all_layers: return every layer's output instead of the last.
+
+    Returns:
+      float Tensor [batch_size, seq_length, hidden_size] (the last layer), or
+      a list of num_hidden_layers of them.
+
+    Raises:
+      ValueError: hidden_size not a multiple of num_attention_heads, or the
+        input width differs from hidden_size.
+    """
+    if hidden_size % num_attention_heads != 0:
+        raise ValueError(
+            f"The hidden size ({hidden_size}) is not a multiple of the number of "
+            f"attention heads ({num_attention_heads})"
+        )
+    attention_head_size = hidden_size // num_attention_heads
+
+    input_shape = get_shape_list(input_tensor, expected_rank=3)
+    batch_size, seq_length, input_width = input_shape
+    # Residual connections need the input to be hidden_size wide already.
+    if input_width != hidden_size:
+        raise ValueError(
+            f"The width of the input tensor ({input_width}) != hidden size ({hidden_size})"
+        )
+
+    initializer = create_initializer(initializer_range)
+    # Layers work on [batch_size * seq_length, hidden_size] matrices, so
+    # there is no reshaping back and forth between them.
+    prev_output = reshape_to_matrix(input_tensor)
+
+    all_layer_outputs = []
+    for layer_idx in range(num_hidden_layers):
+        with tf.compat.v1.variable_scope(f"layer_{layer_idx}"):
+            layer_input = prev_output
+
+            with tf.compat.v1.variable_scope("attention"):
+                with tf.compat.v1.variable_scope("self"):
+                    attention_output = attention_layer(
+                        from_tensor=layer_input,
+                        to_tensor=layer_input,
+                        attention_mask=attention_mask,
+                        num_attention_heads=num_attention_heads,
+                        size_per_head=attention_head_size,
+                        attention_probs_dropout_prob=attention_probs_dropout_prob,
+                        initializer_range=initializer_range,
+                        do_return_2d_tensor=True,
+                        batch_size=batch_size,
+                        from_seq_length=seq_length,
+                        to_seq_length=seq_length,
+                    )
+                with tf.compat.v1.variable_scope("output"):
+                    attention_output = dense(
+                        attention_output, hidden_size, kernel_initializer=initializer
+                    )
+                    attention_output = dropout(attention_output, hidden_dropout_prob)
+                    attention_output = layer_norm(attention_output + layer_input)
+
+            with tf.compat.v1.variable_scope("intermediate"):
+                intermediate_output = dense(
+                    attention_output,
+                    intermediate_size,
+                    activation=intermediate_act_fn,
+                    kernel_initializer=initializer,
+                )
+
+            with tf.compat.v1.variable_scope("output"):
+                layer_output = dense(
+                    intermediate_output, hidden_size, kernel_initializer=initializer
+                )
+                layer_output = dropout(layer_output, hidden_dropout_prob)
+                layer_output = layer_norm(layer_output + attention_output)
+
+            prev_output = layer_output
+            all_layer_outputs.append(layer_output)
+
+    if do_return_all_layers:
+        return [reshape_from_matrix(output, input_shape) for output in all_layer_outputs]
+    return reshape_from_matrix(prev_output, input_shape)
+
+
+# ---------------------------------------------------------------------------
+# Shape helpers
+
+
+def get_shape_list(tensor, expected_rank=None, name=None):
+    """Returns the shape of `tensor` as a list, static dimensions preferred.
+
+    Args:
+      tensor: a graph Tensor.
+      expected_rank: optional int or list of ints; checked with `assert_rank`.
+      name: name for error messages; the tensor's name by default.
+
+    Returns:
+      A list with a Python int for each static dimension and a scalar int32
+      Tensor for each dynamic one.
+
+    Raises:
+      ValueError: the rank is not an expected one.
+    """
+    if name is None:
+        name = tensor.name
+    if expected_rank is not None:
+        assert_rank(tensor, expected_rank, name)
+
+    shape = tensor.shape.as_list()
+    dynamic_indexes = [index for index, dim in enumerate(shape) if dim is None]
+    if not dynamic_indexes:
+        return shape
+
+    dynamic_shape = tf.shape(tensor)
+    for index in dynamic_indexes:
+        shape[index] = dynamic_shape[index]
+    return shape
+
+
+def reshape_to_matrix(input_tensor):
+    """Folds all but the last dimension: [..., width] -> [-1, width].
+
+    Raises:
+      ValueError: the input has rank below 2.
+    """
+    ndims = input_tensor.shape.ndims
+    if ndims < 2:
+        raise ValueError(f"Input tensor must have at least rank 2. Shape = {input_tensor.shape}")
+    if ndims == 2:
+        return input_tensor
+    width = input_tensor.shape[-1]
+    return tf.reshape(input_tensor, [-1, width])
+
+
+def reshape_from_matrix(output_tensor, orig_shape_list):
+    """Inverse of `reshape_to_matrix`: [N, width] -> orig_shape_list[:-1] + [width].
+
+    `orig_shape_list` is a `get_shape_list` result; a rank-2 one means no
+    reshape at all.
+    """
+    if len(orig_shape_list) == 2:
+        return output_tensor
+    width = get_shape_list(output_tensor)[-1]
+    return tf.reshape(output_tensor, list(orig_shape_list[0:-1]) + [width])
+
+
+def assert_rank(tensor, expected_rank, name=None):
+    """Checks the static rank of `tensor`.
+
+    Args:
+      tensor: a Tensor.
+      expected_rank: int, or a list/tuple of accepted ints.
+      name: name for the error message; the tensor's name by default.
+
+    Raises:
+      ValueError: the rank is not accepted (message names the tensor, the
+        variable scope, the actual and the expected rank).
+    """
+    if name is None:
+        name = tensor.name
+
+    if isinstance(expected_rank, six.integer_types):
+        accepted = {expected_rank}
+    else:
+        accepted = set(expected_rank)
+
+    actual_rank = tensor.shape.ndims
+    if actual_rank not in accepted:
+        scope_name = tf.compat.v1.get_variable_scope().name
+        raise ValueError(
+            f"For the tensor `{name}` in scope `{scope_name}`, the actual rank "
+            f"`{actual_rank}` (shape = {tensor.shape}) is not equal to the expected "
+            f"rank `{expected_rank}`"
+        )
+
+
+# ---------------------------------------------------------------------------
+# Checkpoints
+
+
+def _strip_output_index(tensor_name):
+    """Drops the output index of a tensor name: "a/kernel:0" -> "a/kernel"."""
+    m = re.match(r"^(.*):\d+$", tensor_name)
+    return m.group(1) if m is not None else tensor_name
+
+
+def get_assignment_map_from_checkpoint(tvars, init_checkpoint):
+    """Pairs graph variables with the checkpoint variables of the same name.
+
+    Args:
+      tvars: the graph variables to initialize (usually the trainable ones).
+      init_checkpoint: checkpoint path prefix (or a directory with a
+        `checkpoint` file).
+
+    Returns:
+      (assignment_map, initialized_variable_names): an OrderedDict mapping each
+      checkpoint name that is also a variable in tvars to itself, in checkpoint
+      order, ready for `tf.compat.v1.train.init_from_checkpoint`; and a dict
+      with both "name" and "name:0" keys (value 1) for every such variable.
+
+    Raises:
+      ValueError: a variable's shape in the graph differs from its shape in
+        the checkpoint; the message names the variable and both shapes.
+    """
+    name_to_variable = collections.OrderedDict()
+    for var in tvars:
+        name_to_variable[_strip_output_index(var.name)] = var
+
+    assignment_map = collections.OrderedDict()
+    initialized_variable_names = {}
+    for name, ckpt_shape in tf.train.list_variables(init_checkpoint):
+        if name not in name_to_variable:
+            continue
+        graph_shape = name_to_variable[name].shape
+        if not graph_shape.is_compatible_with(ckpt_shape):
+            raise ValueError(
+                f"Variable {name} has shape {graph_shape.as_list()} in the graph but "
+                f"{list(ckpt_shape)} in checkpoint {init_checkpoint}"
+            )
+        assignment_map[name] = name
+        initialized_variable_names[name] = 1
+        initialized_variable_names[name + ":0"] = 1
+
+    return assignment_map, initialized_variable_names
