@@ -1,0 +1,311 @@
+"""How BERT trains: the learning-rate schedule and Adam with decoupled weight decay.
+
+`create_optimizer` builds the whole train op the way BERT was pre-trained:
+linear warmup then linear decay of the learning rate, gradients clipped to a
+global norm of 1.0, `AdamWeightDecayOptimizer` (Adam without bias
+correction, plus weight decay that bypasses the moment estimates), and a
+global_step increment of one per run of the train op.
+
+The pieces are public so a runner can insert steps between them (gradient
+accumulation, loss scaling) without changing the arithmetic:
+
+    learning_rate = create_learning_rate(init_lr, num_train_steps, num_warmup_steps)
+    optimizer = create_bert_optimizer(learning_rate)
+    train_op = apply_clipped_gradients(optimizer, grads, tvars, global_step)
+
+Under a `tf.distribute` strategy (graph mode), `apply_gradients` may be called
+in a replica context (inside `call_for_each_replica`): gradients are then
+averaged across replicas and every copy of each variable and its slots gets
+the same update.
+"""
+
+import re
+
+import tensorflow as tf
+
+# The settings BERT was trained with; create_optimizer uses exactly these.
+WEIGHT_DECAY_RATE = 0.01
+BETA_1 = 0.9
+BETA_2 = 0.999
+EPSILON = 1e-6
+EXCLUDE_FROM_WEIGHT_DECAY = ["LayerNorm", "layer_norm", "bias"]
+CLIP_NORM = 1.0
+
+
+def create_optimizer(loss, init_lr, num_train_steps, num_warmup_steps, use_tpu):
+    """Builds the op that runs one training step on `loss`.
+
+    Gradients of all trainable variables are clipped to global norm 1.0 and
+    applied by `create_bert_optimizer`; then the global step (created if
+    missing) goes up by one.
+
+    Args:
+      loss: scalar float Tensor.
+      init_lr: peak learning rate.
+      num_train_steps: step at which the learning rate reaches 0.
+      num_warmup_steps: steps of linear warmup from 0 (0 for none).
+      use_tpu: accepted for compatibility. The original wrapped the optimizer
+        for TPU cross-shard gradient averaging; here any tf.distribute strategy
+        is handled by `AdamWeightDecayOptimizer.apply_gradients` itself.
+
+    Returns:
+      The train op.
+
+    Raises:
+      ValueError: num_train_steps is not positive or num_warmup_steps is
+        negative.
+    """
+    del use_tpu  # See the docstring: distribution needs no optimizer wrapper.
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    learning_rate = create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step)
+    optimizer = create_bert_optimizer(learning_rate)
+    tvars = tf.compat.v1.trainable_variables()
+    grads = tf.gradients(loss, tvars)
+    return apply_clipped_gradients(optimizer, grads, tvars, global_step)
+
+
+def create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step=None):
+    """The learning rate at `global_step`, as a scalar float32 Tensor.
+
+    Linear decay from init_lr at step 0 to 0 at num_train_steps (polynomial
+    decay of power 1, no cycling; it stays 0 after). During the first
+    num_warmup_steps steps, if any, it is init_lr * step / num_warmup_steps
+    instead.
+
+    Raises:
+      ValueError: num_train_steps is not positive or num_warmup_steps is
+        negative.
+    """
+    if num_train_steps is None or num_train_steps <= 0:
+        raise ValueError(f"num_train_steps must be positive, got {num_train_steps}")
+    if num_warmup_steps is not None and num_warmup_steps < 0:
+        raise ValueError(f"num_warmup_steps must not be negative, got {num_warmup_steps}")
+    if global_step is None:
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+
+    with tf.name_scope("learning_rate"):
+        init_lr_tensor = tf.constant(init_lr, shape=[], dtype=tf.float32)
+
+        # Linear decay: init_lr * (1 - min(step, total) / total).
+        step = tf.cast(global_step, tf.float32)
+        total_steps = tf.cast(num_train_steps, tf.float32)
+        decay_progress = tf.minimum(step, total_steps) / total_steps
+        learning_rate = init_lr_tensor * (1.0 - decay_progress)
+
+        if num_warmup_steps:
+            # Blended by a 0/1 float rather than selected, as the original
+            # computed it (same values, same graph shape for XLA).
+            step_int = tf.cast(global_step, tf.int32)
+            warmup_steps_int = tf.constant(num_warmup_steps, dtype=tf.int32)
+            warmup_progress = tf.cast(step_int, tf.float32) / tf.cast(warmup_steps_int, tf.float32)
+            warmup_learning_rate = init_lr * warmup_progress
+            is_warmup = tf.cast(step_int < warmup_steps_int, tf.float32)
+            learning_rate = (1.0 - is_warmup) * learning_rate + is_warmup * warmup_learning_rate
+    return learning_rate
+
+
+def create_bert_optimizer(learning_rate):
+    """`AdamWeightDecayOptimizer` with BERT's settings: weight decay 0.01 except
+    for LayerNorm and bias variables, betas 0.9 / 0.999, epsilon 1e-6."""
+    return AdamWeightDecayOptimizer(
+        learning_rate=learning_rate,
+        weight_decay_rate=WEIGHT_DECAY_RATE,
+        beta_1=BETA_1,
+        beta_2=BETA_2,
+        epsilon=EPSILON,
+        exclude_from_weight_decay=list(EXCLUDE_FROM_WEIGHT_DECAY),
+    )
+
+
+def apply_clipped_gradients(optimizer, grads, tvars, global_step, clip_norm=CLIP_NORM):
+    """Clips `grads` by global norm, applies them, then increments global_step.
+
+    Args:
+      optimizer: an optimizer whose apply_gradients leaves global_step alone
+        (as AdamWeightDecayOptimizer does).
+      grads: list of gradients (Tensors, IndexedSlices or None), one per tvar.
+      tvars: the variables the gradients belong to.
+      global_step: the int64 global step variable.
+      clip_norm: the global norm the gradients are scaled down to, if above.
+
+    Returns:
+      An op that updates the variables and then adds one to global_step. The
+      increment waits for the update, so the learning rate an update uses is
+      always that of the step before the increment.
+    """
+    grads, _ = tf.clip_by_global_norm(grads, clip_norm=clip_norm)
+    apply_op = optimizer.apply_gradients(zip(grads, tvars), global_step=global_step)
+    with tf.control_dependencies([apply_op]):
+        step_update = global_step.assign_add(1, read_value=False)
+    return tf.group(apply_op, step_update, name="train_op")
+
+
+class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
+    """Adam without bias correction, with decoupled ("correct") L2 weight decay.
+
+    Per variable, with gradient g:
+      m = beta_1 * m + (1 - beta_1) * g
+      v = beta_2 * v + (1 - beta_2) * g^2
+      update = m / (sqrt(v) + epsilon) [+ weight_decay_rate * param]
+      param = param - learning_rate * update
+    Weight decay is added to the update, not to the loss, so it does not pass
+    through m and v; it is skipped for variables whose name matches any
+    pattern in exclude_from_weight_decay (re.search).
+
+    The slots are float32, non-trainable, zero-initialized variables named
+    "<variable name>/adam_m" and "<variable name>/adam_v" (the names BERT
+    checkpoints carry). apply_gradients does not touch global_step.
+    """
+
+    def __init__(
+        self,
+        learning_rate,
+        weight_decay_rate=0.0,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        exclude_from_weight_decay=None,
+        name="AdamWeightDecayOptimizer",
+    ):
+        """Stores the hyperparameters; learning_rate may be a float or a scalar Tensor."""
+        super().__init__(False, name)
+        self.learning_rate = learning_rate
+        self.weight_decay_rate = weight_decay_rate
+        self.beta_1 = beta_1
+        self.beta_2 = beta_2
+        self.epsilon = epsilon
+        self.exclude_from_weight_decay = exclude_from_weight_decay
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        """Returns an op applying one update to every variable that has a gradient.
+
+        Pairs whose gradient or variable is None are skipped. IndexedSlices
+        gradients are made dense first (m and v decay on every row, as in the
+        original). `global_step` is accepted for the Optimizer interface and
+        left unchanged.
+
+        Under a tf.distribute strategy, called in a replica context the
+        gradients of all replicas are averaged (ReduceOp.MEAN, like the
+        original's TPU cross-shard optimizer) and the averaged update is
+        applied to each copy of the variables and slots; called in the
+        cross-replica context, per-replica gradients are averaged the same way.
+        """
+        del global_step  # Incremented by the caller; see create_optimizer.
+        grads_and_vars = [
+            (_dense_gradient(grad), param)
+            for grad, param in grads_and_vars
+            if grad is not None and param is not None
+        ]
+
+        if not tf.distribute.has_strategy():
+            return self._apply_all(grads_and_vars, self.learning_rate, name)
+
+        learning_rate = tf.convert_to_tensor(self.learning_rate, dtype=tf.float32)
+        if tf.distribute.in_cross_replica_context():
+            return self._distributed_apply(
+                tf.distribute.get_strategy(), grads_and_vars, learning_rate, name
+            )
+        return tf.distribute.get_replica_context().merge_call(
+            self._distributed_apply, args=(grads_and_vars, learning_rate, name)
+        )
+
+    def _apply_all(self, grads_and_vars, learning_rate, name):
+        """Single-copy path: one update per (gradient, variable) pair."""
+        updates = []
+        for grad, param in grads_and_vars:
+            m, v = self._get_or_create_slots(param)
+            updates.append(
+                self._apply_one(
+                    param, grad, m, v, learning_rate, self._do_use_weight_decay(param.name)
+                )
+            )
+        return tf.group(*updates, name=name)
+
+    def _distributed_apply(self, strategy, grads_and_vars, learning_rate, name):
+        """Cross-replica path: average gradients, then update every variable copy.
+
+        `strategy.extended.update` runs `_apply_one` once per copy, on that
+        copy's device, with that replica's share of the averaged gradient and
+        learning rate; the mirrored slots resolve to their local copy there.
+        """
+        reduced_grads = strategy.extended.batch_reduce_to(
+            tf.distribute.ReduceOp.MEAN, grads_and_vars
+        )
+        updates = []
+        for grad, (_, param) in zip(reduced_grads, grads_and_vars):
+            m, v = self._get_or_create_slots(param)
+            use_weight_decay = self._do_use_weight_decay(param.name)
+            updates.append(
+                strategy.extended.update(
+                    param,
+                    self._apply_one,
+                    args=(grad, m, v, learning_rate, use_weight_decay),
+                    group=True,
+                )
+            )
+        return tf.group(*updates, name=name)
+
+    def _apply_one(self, param, grad, m, v, learning_rate, use_weight_decay):
+        """The update of one variable and its two slots; returns the grouped assigns."""
+        next_m = tf.multiply(self.beta_1, m) + tf.multiply(1.0 - self.beta_1, grad)
+        next_v = tf.multiply(self.beta_2, v) + tf.multiply(1.0 - self.beta_2, tf.square(grad))
+        # No bias correction of m and v: BERT was trained this way.
+        update = next_m / (tf.sqrt(next_v) + self.epsilon)
+        if use_weight_decay:
+            update += self.weight_decay_rate * param
+        next_param = param - learning_rate * update
+        return tf.group(
+            param.assign(next_param, read_value=False),
+            m.assign(next_m, read_value=False),
+            v.assign(next_v, read_value=False),
+        )
+
+    def _get_or_create_slots(self, param):
+        """Returns (adam_m, adam_v) of `param`, creating them on first use.
+
+        They are named after the variable whatever the caller's variable
+        scope, and created outside any control-flow or control-dependency
+        context (so apply_gradients may be called inside a tf.cond).
+        """
+        param_name = _variable_name(param.name)
+        root_scope = tf.compat.v1.VariableScope(reuse=tf.compat.v1.AUTO_REUSE, name="")
+        slots = []
+        with tf.init_scope(), tf.compat.v1.variable_scope(root_scope, auxiliary_name_scope=False):
+            for suffix in ("adam_m", "adam_v"):
+                slots.append(
+                    tf.compat.v1.get_variable(
+                        name=f"{param_name}/{suffix}",
+                        shape=param.shape.as_list(),
+                        dtype=tf.float32,
+                        trainable=False,
+                        initializer=tf.compat.v1.zeros_initializer(),
+                    )
+                )
+        return tuple(slots)
+
+    def _do_use_weight_decay(self, param_name):
+        """Whether weight decay applies to the variable named `param_name`."""
+        if not self.weight_decay_rate:
+            return False
+        param_name = _variable_name(param_name)
+        for pattern in self.exclude_from_weight_decay or []:
+            if re.search(pattern, param_name) is not None:
+                return False
+        return True
+
+    def _get_variable_name(self, param_name):
+        """Strips the output index: "bert/pooler/dense/bias:0" -> "bert/pooler/dense/bias"."""
+        return _variable_name(param_name)
+
+
+def _variable_name(tensor_name):
+    """A variable's name without its ":0" output index."""
+    m = re.match(r"^(.*):\d+$", tensor_name)
+    return m.group(1) if m is not None else tensor_name
+
+
+def _dense_gradient(grad):
+    """IndexedSlices -> dense Tensor (duplicate indices summed); others unchanged."""
+    if isinstance(grad, tf.IndexedSlices):
+        return tf.convert_to_tensor(grad)
+    return grad
