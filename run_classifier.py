@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import tensorflow as tf
-from absl import app, flags, logging
+from absl import flags, logging
 
 import features
 import modeling
@@ -1361,7 +1361,7 @@ def main(_):
             )
 
     if FLAGS.export_dir:
-        checkpoint_path = tf.train.latest_checkpoint(FLAGS.output_dir)
+        checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir)
         if checkpoint_path is None:
             raise ValueError(
                 f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} to export"
@@ -1382,4 +1382,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("vocab_file")
     flags.mark_flag_as_required("bert_config_file")
     flags.mark_flag_as_required("output_dir")
-    app.run(main)
+    runner.run_main(main)
