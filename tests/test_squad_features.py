@@ -60,9 +60,7 @@ def test_context_splits_on_squad_whitespace_including_u202f(rs, tmp_path):
 def test_training_answer_maps_to_words_and_is_refined_to_pieces(rs, tmp_path, tokenizer):
     context = "Café\u202f(1895-1943). steve smith's"
     # "1895" starts at character 6: C a f é U+202F ( 1
-    examples = _read(
-        rs, tmp_path, [(context, [qa("q1", "when ?", [("1895", 6)])])], train=True
-    )
+    examples = _read(rs, tmp_path, [(context, [qa("q1", "when ?", [("1895", 6)])])], train=True)
     example = examples[0]
     assert (example.start_position, example.end_position) == (1, 1)
     assert example.orig_answer_text == "1895"
@@ -135,6 +133,25 @@ def test_check_is_max_context_prefers_the_more_central_window(rs):
     tie = [rs._DocSpan(start=0, length=5), rs._DocSpan(start=2, length=5)]
     assert rs._check_is_max_context(tie, 0, 3)
     assert not rs._check_is_max_context(tie, 1, 3)
+
+
+def test_window_length_breaks_equal_context(rs):
+    # Piece 3 has min(left, right) = 1 in both [2, 6) and [0, 5); the longer
+    # window scores 0.01 per token more, so it wins even though it is listed last.
+    spans = [rs._DocSpan(start=2, length=4), rs._DocSpan(start=0, length=5)]
+    assert not rs._check_is_max_context(spans, 0, 3)
+    assert rs._check_is_max_context(spans, 1, 3)
+
+
+def test_stride_longer_than_the_window_moves_by_the_window(rs, tmp_path, tokenizer):
+    examples = _read(rs, tmp_path, [(WINDOW_CONTEXT, [qa("q1", "who is")])], train=False)
+    # Five pieces a window; a stride of 8 would skip pieces, so windows abut.
+    features = _features(rs, examples, tokenizer, 10, 8, 64, train=False)
+    assert [f.tokens[4:-1] for f in features] == [
+        ["a", "b", "play", "##ing", "c"],
+        ["d", "play", "##ed", "e", "f"],
+    ]
+    assert all(all(f.token_is_max_context.values()) for f in features)
 
 
 def test_improve_answer_span_tightens_or_keeps_the_word_span(rs, tokenizer):
