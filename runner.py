@@ -255,9 +255,7 @@ class RunConfig:
             and self.num_gpus > 1
             and self.distribution_strategy == "one_device"
         ):
-            raise UsageError(
-                f"--num_gpus={self.num_gpus} needs --distribution_strategy=mirrored"
-            )
+            raise UsageError(f"--num_gpus={self.num_gpus} needs --distribution_strategy=mirrored")
 
     @classmethod
     def from_flags(cls, model_dir, **kwargs):
@@ -360,9 +358,7 @@ class _Distribution:
             project=config.gcp_project,
         )
         self.target = resolver.master()
-        self.strategy = tf.compat.v1.distribute.experimental.TPUStrategy(
-            resolver, steps_per_run=1
-        )
+        self.strategy = tf.compat.v1.distribute.experimental.TPUStrategy(resolver, steps_per_run=1)
         self.is_tpu = True
 
     @property
@@ -634,9 +630,7 @@ class Estimator:
             train_graph = self._build_train_graph(dist, input_fn, start_step)
             for hook in hooks:
                 hook.begin()
-        session = tf.compat.v1.Session(
-            target=dist.target, graph=graph, config=dist.session_config
-        )
+        session = tf.compat.v1.Session(target=dist.target, graph=graph, config=dist.session_config)
         try:
             with graph.as_default():
                 self._initialize(session, dist, train_graph, start_checkpoint)
@@ -814,8 +808,7 @@ class Estimator:
                     if max_steps is not None and rate > 0:
                         eta = f", {_format_seconds((max_steps - step) / rate)} left"
                     logging.info(
-                        "step %d/%s, loss = %.6g, %.3g steps/sec, %.4g examples/sec, "
-                        "%s elapsed%s",
+                        "step %d/%s, loss = %.6g, %.3g steps/sec, %.4g examples/sec, %s elapsed%s",
                         step,
                         total,
                         loss,
