@@ -177,13 +177,11 @@ class BertModel:
             config.hidden_dropout_prob = 0.0
             config.attention_probs_dropout_prob = 0.0
 
-        input_shape = get_shape_list(input_ids, expected_rank=2)
-        batch_size, seq_length = input_shape
-
+        assert_rank(input_ids, 2)
         if input_mask is None:
-            input_mask = tf.ones(shape=[batch_size, seq_length], dtype=tf.int32)
+            input_mask = tf.ones_like(input_ids, dtype=tf.int32)
         if token_type_ids is None:
-            token_type_ids = tf.zeros(shape=[batch_size, seq_length], dtype=tf.int32)
+            token_type_ids = tf.zeros_like(input_ids, dtype=tf.int32)
 
         with tf.compat.v1.variable_scope(scope, default_name="bert"):
             with tf.compat.v1.variable_scope("embeddings"):
@@ -332,7 +330,7 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
     """
     if kernel_initializer is None:
         kernel_initializer = create_initializer()
-    input_width = input_tensor.shape[-1]
+    input_width = input_tensor.shape.as_list()[-1]
     if input_width is None:
         raise ValueError(
             f"dense needs a static last dimension, got shape {input_tensor.shape} "
@@ -364,7 +362,7 @@ def layer_norm(input_tensor, name=None):
     The arithmetic is that of tf.nn.moments + tf.nn.batch_normalization, so
     results agree with the original to the last bit.
     """
-    width = input_tensor.shape[-1]
+    width = input_tensor.shape.as_list()[-1]
     if width is None:
         raise ValueError(
             f"layer_norm needs a static last dimension, got shape {input_tensor.shape} "
@@ -491,8 +489,9 @@ def embedding_postprocessor(
         static seq_length above max_position_embeddings (a dynamic one fails
         an assertion when run).
     """
-    input_shape = get_shape_list(input_tensor, expected_rank=3)
-    batch_size, seq_length, width = input_shape
+    assert_rank(input_tensor, 3)
+    seq_length = _dimension(input_tensor, 1)
+    width = _dimension(input_tensor, 2)
 
     output = input_tensor
 
@@ -507,8 +506,7 @@ def embedding_postprocessor(
         flat_token_type_ids = tf.reshape(token_type_ids, [-1])
         one_hot_ids = tf.one_hot(flat_token_type_ids, depth=token_type_vocab_size)
         token_type_embeddings = tf.matmul(one_hot_ids, token_type_table)
-        token_type_embeddings = tf.reshape(token_type_embeddings, [batch_size, seq_length, width])
-        output += token_type_embeddings
+        output += tf.reshape(token_type_embeddings, [-1, seq_length, width])
 
     if use_position_embeddings:
         if isinstance(seq_length, int) and seq_length > max_position_embeddings:
@@ -524,10 +522,13 @@ def embedding_postprocessor(
         dependencies = []
         if not isinstance(seq_length, int):
             dependencies.append(
-                tf.debugging.assert_less_equal(
-                    seq_length,
-                    max_position_embeddings,
-                    message="sequence length exceeds max_position_embeddings",
+                tf.debugging.Assert(
+                    seq_length <= max_position_embeddings,
+                    [
+                        tf.constant("The sequence length is longer than max_position_embeddings:"),
+                        seq_length,
+                        tf.constant(max_position_embeddings),
+                    ],
                 )
             )
         with tf.control_dependencies(dependencies):
@@ -555,9 +556,11 @@ def create_attention_mask_from_input_mask(from_tensor, to_mask):
       float32 Tensor [batch_size, from_seq_length, to_seq_length] with
       mask[b, i, j] = to_mask[b, j].
     """
-    from_shape = get_shape_list(from_tensor, expected_rank=[2, 3])
-    batch_size, from_seq_length = from_shape[0], from_shape[1]
-    to_seq_length = get_shape_list(to_mask, expected_rank=2)[1]
+    assert_rank(from_tensor, [2, 3])
+    assert_rank(to_mask, 2)
+    batch_size = _dimension(from_tensor, 0)
+    from_seq_length = _dimension(from_tensor, 1)
+    to_seq_length = _dimension(to_mask, 1)
 
     to_mask = tf.cast(tf.reshape(to_mask, [batch_size, 1, to_seq_length]), tf.float32)
     # Padding only matters on the attended-to side, so every "from" row
@@ -613,15 +616,15 @@ def attention_layer(
       ValueError: from_tensor and to_tensor differ in rank, or rank-2 inputs
         come without the three sizes.
     """
-    from_shape = get_shape_list(from_tensor, expected_rank=[2, 3])
-    to_shape = get_shape_list(to_tensor, expected_rank=[2, 3])
-    if len(from_shape) != len(to_shape):
+    assert_rank(from_tensor, [2, 3])
+    assert_rank(to_tensor, [2, 3])
+    if from_tensor.shape.ndims != to_tensor.shape.ndims:
         raise ValueError("The rank of `from_tensor` must match the rank of `to_tensor`.")
 
-    if len(from_shape) == 3:
-        batch_size = from_shape[0]
-        from_seq_length = from_shape[1]
-        to_seq_length = to_shape[1]
+    if from_tensor.shape.ndims == 3:
+        batch_size = _dimension(from_tensor, 0)
+        from_seq_length = _dimension(from_tensor, 1)
+        to_seq_length = _dimension(to_tensor, 1)
     elif batch_size is None or from_seq_length is None or to_seq_length is None:
         raise ValueError(
             "When passing in rank 2 tensors to attention_layer, the values "
@@ -824,6 +827,14 @@ def get_shape_list(tensor, expected_rank=None, name=None):
     return shape
 
 
+def _dimension(tensor, index):
+    """One entry of `get_shape_list`, without building ops for the others."""
+    size = tensor.shape.as_list()[index]
+    if size is not None:
+        return size
+    return tf.shape(tensor)[index]
+
+
 def reshape_to_matrix(input_tensor):
     """Folds all but the last dimension: [..., width] -> [-1, width].
 
@@ -835,7 +846,7 @@ def reshape_to_matrix(input_tensor):
         raise ValueError(f"Input tensor must have at least rank 2. Shape = {input_tensor.shape}")
     if ndims == 2:
         return input_tensor
-    width = input_tensor.shape[-1]
+    width = input_tensor.shape.as_list()[-1]
     return tf.reshape(input_tensor, [-1, width])
 
 
@@ -847,7 +858,7 @@ def reshape_from_matrix(output_tensor, orig_shape_list):
     """
     if len(orig_shape_list) == 2:
         return output_tensor
-    width = get_shape_list(output_tensor)[-1]
+    width = _dimension(output_tensor, -1)
     return tf.reshape(output_tensor, list(orig_shape_list[0:-1]) + [width])
 
 
