@@ -1,0 +1,516 @@
+"""Pre-trains BERT with the masked LM and next-sentence objectives.
+
+Same flags, TFRecord features, heads, losses, metrics and eval_results.txt
+as the original script; training, checkpoints and distribution go through
+runner.py (flags --distribution_strategy, --num_gpus, --use_tpu and
+friends, --tf_random_seed live there). Input is what
+create_pretraining_data.py writes.
+"""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+from absl import flags, logging
+
+import features as features_lib
+import modeling
+import optimization
+import runner
+
+FLAGS = flags.FLAGS
+
+# Required parameters.
+flags.DEFINE_string(
+    "bert_config_file",
+    None,
+    "The config json file of the BERT model; it sets the architecture.",
+)
+flags.DEFINE_string(
+    "input_file", None, "Input TF example files (can be a glob or comma separated)."
+)
+flags.DEFINE_string(
+    "output_dir", None, "The output directory where the model checkpoints will be written."
+)
+
+# Other parameters.
+flags.DEFINE_string(
+    "init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model)."
+)
+flags.DEFINE_integer(
+    "max_seq_length",
+    128,
+    "The maximum total input sequence length after WordPiece tokenization. "
+    "Must match data generation.",
+)
+flags.DEFINE_integer(
+    "max_predictions_per_seq",
+    20,
+    "Maximum number of masked LM predictions per sequence. Must match data generation.",
+)
+flags.DEFINE_bool("do_train", False, "Whether to run training.")
+flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
+flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
+flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
+flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
+flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
+flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
+flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
+flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each estimator call.")
+flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
+
+
+def model_fn_builder(
+    bert_config,
+    init_checkpoint,
+    learning_rate,
+    num_train_steps,
+    num_warmup_steps,
+    use_tpu,
+    use_one_hot_embeddings,
+):
+    """Returns the model_fn(features, labels, mode, params) for runner.Estimator.
+
+    TRAIN: loss = masked LM loss + next-sentence loss, optimized with
+    optimization.create_optimizer. EVAL: the loss plus masked_lm_accuracy,
+    masked_lm_loss, next_sentence_accuracy and next_sentence_loss. PREDICT
+    is not supported (ValueError), as in the original.
+    """
+
+    def model_fn(features, labels, mode, params):
+        """Builds the pre-training graph for one mode."""
+        del labels, params
+        logging.info("*** Features ***")
+        for name in sorted(features.keys()):
+            logging.info("  name = %s, shape = %s", name, features[name].shape)
+
+        input_ids = features["input_ids"]
+        input_mask = features["input_mask"]
+        segment_ids = features["segment_ids"]
+        masked_lm_positions = features["masked_lm_positions"]
+        masked_lm_ids = features["masked_lm_ids"]
+        masked_lm_weights = features["masked_lm_weights"]
+        next_sentence_labels = features["next_sentence_labels"]
+
+        is_training = mode == runner.ModeKeys.TRAIN
+
+        model = modeling.BertModel(
+            config=bert_config,
+            is_training=is_training,
+            input_ids=input_ids,
+            input_mask=input_mask,
+            token_type_ids=segment_ids,
+            use_one_hot_embeddings=use_one_hot_embeddings,
+        )
+
+        (masked_lm_loss, masked_lm_example_loss, masked_lm_log_probs) = get_masked_lm_output(
+            bert_config,
+            model.get_sequence_output(),
+            model.get_embedding_table(),
+            masked_lm_positions,
+            masked_lm_ids,
+            masked_lm_weights,
+        )
+        (next_sentence_loss, next_sentence_example_loss, next_sentence_log_probs) = (
+            get_next_sentence_output(bert_config, model.get_pooled_output(), next_sentence_labels)
+        )
+        total_loss = masked_lm_loss + next_sentence_loss
+
+        tvars = tf.compat.v1.trainable_variables()
+        initialized_variable_names = {}
+        scaffold_fn = None
+        if init_checkpoint:
+            (assignment_map, initialized_variable_names) = (
+                modeling.get_assignment_map_from_checkpoint(tvars, init_checkpoint)
+            )
+            if use_tpu:
+
+                def tpu_scaffold():
+                    tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+                    return tf.compat.v1.train.Scaffold()
+
+                scaffold_fn = tpu_scaffold
+            else:
+                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+
+        logging.info("**** Trainable Variables ****")
+        for var in tvars:
+            init_string = ""
+            if var.name in initialized_variable_names:
+                init_string = ", *INIT_FROM_CKPT*"
+            logging.info("  name = %s, shape = %s%s", var.name, var.shape, init_string)
+
+        if mode == runner.ModeKeys.TRAIN:
+            train_op = optimization.create_optimizer(
+                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+            )
+            return runner.EstimatorSpec(
+                mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
+            )
+        if mode == runner.ModeKeys.EVAL:
+            eval_metrics = (
+                metric_fn,
+                [
+                    masked_lm_example_loss,
+                    masked_lm_log_probs,
+                    masked_lm_ids,
+                    masked_lm_weights,
+                    next_sentence_example_loss,
+                    next_sentence_log_probs,
+                    next_sentence_labels,
+                ],
+            )
+            return runner.EstimatorSpec(
+                mode=mode, loss=total_loss, eval_metrics=eval_metrics, scaffold_fn=scaffold_fn
+            )
+        raise ValueError(f"Only TRAIN and EVAL modes are supported: {mode}")
+
+    return model_fn
+
+
+def metric_fn(
+    masked_lm_example_loss,
+    masked_lm_log_probs,
+    masked_lm_ids,
+    masked_lm_weights,
+    next_sentence_example_loss,
+    next_sentence_log_probs,
+    next_sentence_labels,
+):
+    """The eval metrics: weighted masked LM accuracy / mean loss, next-sentence ones.
+
+    Padding predictions (weight 0) count for nothing in the masked LM metrics.
+    Returns {name: (value, update_op)} from tf.compat.v1.metrics.
+    """
+    masked_lm_log_probs = tf.reshape(masked_lm_log_probs, [-1, masked_lm_log_probs.shape[-1]])
+    masked_lm_predictions = tf.argmax(masked_lm_log_probs, axis=-1, output_type=tf.int32)
+    masked_lm_example_loss = tf.reshape(masked_lm_example_loss, [-1])
+    masked_lm_ids = tf.reshape(masked_lm_ids, [-1])
+    masked_lm_weights = tf.reshape(masked_lm_weights, [-1])
+    masked_lm_accuracy = tf.compat.v1.metrics.accuracy(
+        labels=masked_lm_ids, predictions=masked_lm_predictions, weights=masked_lm_weights
+    )
+    masked_lm_mean_loss = tf.compat.v1.metrics.mean(
+        values=masked_lm_example_loss, weights=masked_lm_weights
+    )
+
+    next_sentence_log_probs = tf.reshape(
+        next_sentence_log_probs, [-1, next_sentence_log_probs.shape[-1]]
+    )
+    next_sentence_predictions = tf.argmax(next_sentence_log_probs, axis=-1, output_type=tf.int32)
+    next_sentence_labels = tf.reshape(next_sentence_labels, [-1])
+    next_sentence_accuracy = tf.compat.v1.metrics.accuracy(
+        labels=next_sentence_labels, predictions=next_sentence_predictions
+    )
+    next_sentence_mean_loss = tf.compat.v1.metrics.mean(values=next_sentence_example_loss)
+
+    return {
+        "masked_lm_accuracy": masked_lm_accuracy,
+        "masked_lm_loss": masked_lm_mean_loss,
+        "next_sentence_accuracy": next_sentence_accuracy,
+        "next_sentence_loss": next_sentence_mean_loss,
+    }
+
+
+def get_masked_lm_output(
+    bert_config, input_tensor, output_weights, positions, label_ids, label_weights
+):
+    """The masked LM head and its loss.
+
+    The hidden states at `positions` go through a dense layer with the
+    config's activation and a LayerNorm (cls/predictions/transform), then are
+    scored against every word embedding (the tied `output_weights`) plus a
+    per-token cls/predictions/output_bias.
+
+    Args:
+      bert_config: the BertConfig.
+      input_tensor: [batch, seq_length, hidden] sequence output.
+      output_weights: [vocab_size, hidden] word embedding table.
+      positions, label_ids: [batch, max_predictions] int32.
+      label_weights: [batch, max_predictions] float32, 1.0 for real
+        predictions and 0.0 for padding.
+
+    Returns:
+      (loss, per_example_loss, log_probs): loss = sum(weights * nll) /
+      (sum(weights) + 1e-5); per_example_loss [batch * max_predictions] is the
+      negative log likelihood of each label; log_probs [batch *
+      max_predictions, vocab_size].
+    """
+    input_tensor = gather_indexes(input_tensor, positions)
+
+    with tf.compat.v1.variable_scope("cls/predictions"):
+        # One more non-linear transform before the output layer; it is only
+        # used in pre-training.
+        with tf.compat.v1.variable_scope("transform"):
+            input_tensor = modeling.dense(
+                input_tensor,
+                units=bert_config.hidden_size,
+                activation=modeling.get_activation(bert_config.hidden_act),
+                kernel_initializer=modeling.create_initializer(bert_config.initializer_range),
+                name="dense",
+            )
+            input_tensor = modeling.layer_norm(input_tensor)
+
+        # The output weights are the input embeddings; only the bias is new.
+        output_bias = tf.compat.v1.get_variable(
+            "output_bias",
+            shape=[bert_config.vocab_size],
+            initializer=tf.compat.v1.zeros_initializer(),
+        )
+        logits = tf.matmul(input_tensor, output_weights, transpose_b=True)
+        logits = tf.nn.bias_add(logits, output_bias)
+        log_probs = tf.nn.log_softmax(logits, axis=-1)
+
+        label_ids = tf.reshape(label_ids, [-1])
+        label_weights = tf.reshape(label_weights, [-1])
+        one_hot_labels = tf.one_hot(label_ids, depth=bert_config.vocab_size, dtype=tf.float32)
+
+        # Sequences with fewer than max_predictions_per_seq masks are padded
+        # with position 0 and weight 0.0; the weights keep those out.
+        per_example_loss = -tf.reduce_sum(log_probs * one_hot_labels, axis=[-1])
+        numerator = tf.reduce_sum(label_weights * per_example_loss)
+        denominator = tf.reduce_sum(label_weights) + 1e-5
+        loss = numerator / denominator
+
+    return (loss, per_example_loss, log_probs)
+
+
+def get_next_sentence_output(bert_config, input_tensor, labels):
+    """The next-sentence head: 2-way softmax over the pooled output.
+
+    Label 0 means the second segment really follows the first, 1 that it is
+    random. Returns (mean loss, per_example_loss [batch], log_probs
+    [batch, 2]).
+    """
+    with tf.compat.v1.variable_scope("cls/seq_relationship"):
+        output_weights = tf.compat.v1.get_variable(
+            "output_weights",
+            shape=[2, bert_config.hidden_size],
+            initializer=modeling.create_initializer(bert_config.initializer_range),
+        )
+        output_bias = tf.compat.v1.get_variable(
+            "output_bias", shape=[2], initializer=tf.compat.v1.zeros_initializer()
+        )
+        logits = tf.matmul(input_tensor, output_weights, transpose_b=True)
+        logits = tf.nn.bias_add(logits, output_bias)
+        log_probs = tf.nn.log_softmax(logits, axis=-1)
+        labels = tf.reshape(labels, [-1])
+        one_hot_labels = tf.one_hot(labels, depth=2, dtype=tf.float32)
+        per_example_loss = -tf.reduce_sum(one_hot_labels * log_probs, axis=-1)
+        loss = tf.reduce_mean(per_example_loss)
+        return (loss, per_example_loss, log_probs)
+
+
+def gather_indexes(sequence_tensor, positions):
+    """Picks the vectors at `positions` out of each sequence of the batch.
+
+    sequence_tensor [batch, seq_length, width], positions [batch, n] ->
+    [batch * n, width], row b * n + i being sequence_tensor[b, positions[b, i]].
+    """
+    sequence_shape = modeling.get_shape_list(sequence_tensor, expected_rank=3)
+    batch_size = sequence_shape[0]
+    seq_length = sequence_shape[1]
+    width = sequence_shape[2]
+
+    flat_offsets = tf.reshape(tf.range(0, batch_size, dtype=tf.int32) * seq_length, [-1, 1])
+    flat_positions = tf.reshape(positions + flat_offsets, [-1])
+    flat_sequence_tensor = tf.reshape(sequence_tensor, [batch_size * seq_length, width])
+    return tf.gather(flat_sequence_tensor, flat_positions)
+
+
+def input_fn_builder(
+    input_files, max_seq_length, max_predictions_per_seq, is_training, num_cpu_threads=4
+):
+    """Returns the input_fn(params) reading pre-training TFRecords.
+
+    Training: the file list shuffled and repeated, files read in parallel
+    (interleaved, order not guaranteed unless the runner asks for a
+    deterministic pipeline), records shuffled with a buffer of 100.
+    Eval: files in the given order, repeated. Both batch
+    params["batch_size"] examples and drop the remainder.
+    """
+
+    def input_fn(params):
+        batch_size = params["batch_size"]
+        name_to_features = {
+            "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+            "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+            "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+            "masked_lm_positions": tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64),
+            "masked_lm_ids": tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64),
+            "masked_lm_weights": tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32),
+            "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+        }
+
+        if is_training:
+            d = tf.data.Dataset.from_tensor_slices(tf.constant(input_files))
+            d = d.repeat()
+            d = d.shuffle(buffer_size=len(input_files))
+            cycle_length = min(num_cpu_threads, len(input_files))
+            d = d.interleave(
+                tf.data.TFRecordDataset,
+                cycle_length=cycle_length,
+                num_parallel_calls=cycle_length,
+            )
+            # Sloppy reading, as the original: files interleave in whatever
+            # order they deliver (the runner turns this off for seeded runs).
+            options = tf.data.Options()
+            options.deterministic = False
+            d = d.with_options(options)
+            d = d.shuffle(buffer_size=100)
+        else:
+            d = tf.data.TFRecordDataset(input_files)
+            # Eval runs a fixed number of steps, so never run out of data.
+            d = d.repeat()
+
+        d = d.map(
+            lambda record: features_lib.decode_record(record, name_to_features),
+            num_parallel_calls=num_cpu_threads,
+        )
+        d = d.batch(batch_size, drop_remainder=True)
+        return d.prefetch(tf.data.AUTOTUNE)
+
+    return input_fn
+
+
+def format_eval_results(result):
+    """eval_results.txt text: "key = value" lines sorted by key.
+
+    Floats print as float32 (as the original's numpy results did), so the
+    file reads the same as one the original wrote.
+    """
+    lines = []
+    for key in sorted(result.keys()):
+        value = result[key]
+        if isinstance(value, float):
+            value = np.float32(value)
+        lines.append(f"{key} = {str(value)}\n")
+    return "".join(lines)
+
+
+def _input_files(pattern_list):
+    input_files = []
+    for input_pattern in pattern_list.split(","):
+        input_pattern = input_pattern.strip()
+        if not input_pattern:
+            continue
+        matches = tf.io.gfile.glob(input_pattern)
+        if not matches:
+            raise runner.UsageError(f"--input_file: {input_pattern} matches no files")
+        input_files.extend(matches)
+    if not input_files:
+        raise runner.UsageError("--input_file is empty")
+    return input_files
+
+
+def _validate_flags():
+    """Checks everything that can be checked before any work; returns the BertConfig."""
+    if not FLAGS.do_train and not FLAGS.do_eval:
+        raise ValueError("At least one of `do_train` or `do_eval` must be True.")
+    for name in ("bert_config_file", "input_file", "output_dir"):
+        if not getattr(FLAGS, name):
+            raise runner.UsageError(f"--{name} must be set")
+    if not tf.io.gfile.exists(FLAGS.bert_config_file):
+        raise runner.UsageError(f"--bert_config_file: {FLAGS.bert_config_file} does not exist")
+    try:
+        bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
+    except ValueError as e:
+        raise runner.UsageError(
+            f"--bert_config_file: {FLAGS.bert_config_file} is not a valid BERT config ({e})"
+        ) from None
+    if FLAGS.max_seq_length > bert_config.max_position_embeddings:
+        raise runner.UsageError(
+            f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
+            f"was only trained up to sequence length {bert_config.max_position_embeddings}"
+        )
+    positive = ["max_seq_length", "max_predictions_per_seq"]
+    if FLAGS.do_train:
+        positive += ["train_batch_size", "num_train_steps", "save_checkpoints_steps"]
+    if FLAGS.do_eval:
+        positive += ["eval_batch_size", "max_eval_steps"]
+    for name in positive:
+        if getattr(FLAGS, name) <= 0:
+            raise runner.UsageError(f"--{name} must be positive, got {getattr(FLAGS, name)}")
+    if FLAGS.do_train and FLAGS.num_warmup_steps < 0:
+        raise runner.UsageError(f"--num_warmup_steps must be >= 0, got {FLAGS.num_warmup_steps}")
+    if FLAGS.init_checkpoint and not (
+        tf.io.gfile.exists(FLAGS.init_checkpoint + ".index")
+        or tf.train.latest_checkpoint(FLAGS.init_checkpoint)
+    ):
+        raise runner.UsageError(f"--init_checkpoint: no checkpoint at {FLAGS.init_checkpoint}")
+    if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
+        raise runner.UsageError(f"--output_dir: {FLAGS.output_dir} is a file, not a directory")
+    return bert_config
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+
+    bert_config = _validate_flags()
+    input_files = _input_files(FLAGS.input_file)
+    run_config = runner.RunConfig(
+        model_dir=FLAGS.output_dir,
+        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+        keep_checkpoint_max=5,
+        iterations_per_loop=FLAGS.iterations_per_loop,
+    )
+    tf.io.gfile.makedirs(FLAGS.output_dir)
+
+    logging.info("*** Input Files ***")
+    for input_file in input_files:
+        logging.info("  %s", input_file)
+
+    model_fn = model_fn_builder(
+        bert_config=bert_config,
+        init_checkpoint=FLAGS.init_checkpoint,
+        learning_rate=FLAGS.learning_rate,
+        num_train_steps=FLAGS.num_train_steps,
+        num_warmup_steps=FLAGS.num_warmup_steps,
+        use_tpu=run_config.use_tpu,
+        use_one_hot_embeddings=run_config.use_tpu,
+    )
+    estimator = runner.Estimator(
+        model_fn=model_fn,
+        config=run_config,
+        train_batch_size=FLAGS.train_batch_size,
+        eval_batch_size=FLAGS.eval_batch_size,
+    )
+
+    if FLAGS.do_train:
+        logging.info("***** Running training *****")
+        logging.info("  Batch size = %d", FLAGS.train_batch_size)
+        train_input_fn = input_fn_builder(
+            input_files=input_files,
+            max_seq_length=FLAGS.max_seq_length,
+            max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+            is_training=True,
+        )
+        estimator.train(input_fn=train_input_fn, max_steps=FLAGS.num_train_steps)
+
+    if FLAGS.do_eval:
+        logging.info("***** Running evaluation *****")
+        logging.info("  Batch size = %d", FLAGS.eval_batch_size)
+        eval_input_fn = input_fn_builder(
+            input_files=input_files,
+            max_seq_length=FLAGS.max_seq_length,
+            max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+            is_training=False,
+        )
+        result = estimator.evaluate(input_fn=eval_input_fn, steps=FLAGS.max_eval_steps)
+
+        output_eval_file = os.path.join(FLAGS.output_dir, "eval_results.txt")
+        text = format_eval_results(result)
+        logging.info("***** Eval results *****")
+        for line in text.splitlines():
+            logging.info("  %s", line)
+        temp_file = f"{output_eval_file}.tmp-{os.getpid()}"
+        with tf.io.gfile.GFile(temp_file, "w") as writer:
+            writer.write(text)
+        tf.io.gfile.rename(temp_file, output_eval_file, overwrite=True)
+
+
+if __name__ == "__main__":
+    flags.mark_flag_as_required("input_file")
+    flags.mark_flag_as_required("bert_config_file")
+    flags.mark_flag_as_required("output_dir")
+    runner.run_main(main)
