@@ -2,11 +2,16 @@
 
 import json
 import os
+import random
+import re
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import load_script
+from conftest import REPO, load_script
 
 import tokenization
 
@@ -200,3 +205,284 @@ def test_head_variables_and_math(rc, tmp_path, is_regression):
             per_example_v, -np.log(probs[[0, 1], [2, 0]]), rtol=1e-5, atol=1e-6
         )
     assert loss_v == pytest.approx(float(np.mean(per_example_v)), rel=1e-6)
+
+
+# ---------------------------------------------------------------------------
+# Whole runs of the script on a synthetic task: label 1 iff the text holds "good".
+
+FILLER = ["the", "dog", "is", "hairy", "cat", "run", "movie", "a", "very", "not", "bad", "."]
+TRAIN_ROWS, DEV_ROWS, TEST_ROWS = 96, 40, 24
+
+
+def _synthetic_rows(rng, count):
+    rows = []
+    for _ in range(count):
+        label = rng.randint(0, 1)
+        words = [rng.choice(FILLER) for _ in range(rng.randint(3, 7))]
+        if label:
+            words.insert(rng.randint(0, len(words)), "good")
+        rows.append((" ".join(words), label))
+    return rows
+
+
+def _model_files(directory):
+    vocab = directory / "vocab.txt"
+    vocab.write_text("".join(token + "\n" for token in VOCAB), encoding="utf-8")
+    return str(vocab), _tiny_config(directory)
+
+
+def _run_script(*args):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, "run_classifier.py"), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        cwd=REPO,
+    )
+
+
+def _read_eval_results(path):
+    result = {}
+    with open(path) as f:
+        for line in f:
+            match = re.fullmatch(r"(\w+) = (\S+)\n", line)
+            assert match, line
+            result[match.group(1)] = match.group(2)
+    assert list(result) == sorted(result)
+    return result
+
+
+def _serve(export_dir, tokenizer, rc, examples, output_name, max_seq_length=16):
+    converted = [
+        rc.convert_single_example(5, e, None, max_seq_length, tokenizer)
+        if output_name == "score"
+        else rc.convert_single_example(5, e, ["0", "1"], max_seq_length, tokenizer)
+        for e in examples
+    ]
+    serve = tf.saved_model.load(export_dir).signatures["serving_default"]
+    outputs = serve(
+        input_ids=tf.constant([f.input_ids for f in converted], tf.int32),
+        input_mask=tf.constant([f.input_mask for f in converted], tf.int32),
+        segment_ids=tf.constant([f.segment_ids for f in converted], tf.int32),
+    )
+    assert list(outputs) == [output_name]
+    return outputs[output_name].numpy()
+
+
+@pytest.fixture(scope="module")
+def sst2_run(tmp_path_factory):
+    """One train + eval + predict + export run on SST-2 shaped synthetic data."""
+    root = tmp_path_factory.mktemp("sst2")
+    rng = random.Random(7)
+    data = root / "data"
+    data.mkdir()
+    train, dev, test = (_synthetic_rows(rng, n) for n in (TRAIN_ROWS, DEV_ROWS, TEST_ROWS))
+    (data / "train.tsv").write_text(
+        "sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in train)
+    )
+    (data / "dev.tsv").write_text("sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in dev))
+    (data / "test.tsv").write_text(
+        "index\tsentence\n" + "".join(f"{i}\t{s}\n" for i, (s, _) in enumerate(test))
+    )
+    vocab, config = _model_files(root)
+    out = root / "out"
+    proc = _run_script(
+        "--task_name=SST-2", "--do_train=true", "--do_eval=true", "--do_predict=true",
+        f"--data_dir={data}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+        "--max_seq_length=16", "--train_batch_size=16", "--learning_rate=2e-3",
+        "--num_train_epochs=10", f"--output_dir={out}", f"--export_dir={root / 'export'}",
+        f"--glue_submission_file={root / 'SST-2.tsv'}", "--tf_random_seed=1",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return {"root": root, "out": out, "vocab": vocab, "config": config, "dev": dev,
+            "test": test}  # fmt: skip
+
+
+def test_tiny_run_learns_the_task_and_writes_eval_results(sst2_run):
+    result = _read_eval_results(sst2_run["out"] / "eval_results.txt")
+    assert sorted(result) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
+    assert int(result["global_step"]) == int(TRAIN_ROWS / 16 * 10)
+    assert float(result["eval_accuracy"]) >= 0.9  # chance is about 0.5
+    for name in ("train", "eval", "predict"):
+        assert (sst2_run["out"] / f"{name}.tf_record").exists()
+
+
+def test_test_results_hold_one_probability_row_per_test_example(sst2_run):
+    lines = (sst2_run["out"] / "test_results.tsv").read_text().splitlines()
+    assert len(lines) == TEST_ROWS
+    probabilities = []
+    for line in lines:
+        fields = line.split("\t")
+        assert len(fields) == 2
+        for field in fields:
+            assert str(np.float32(field)) == field  # str() of a float32, as the original
+        probabilities.append([float(f) for f in fields])
+    probabilities = np.array(probabilities)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, rtol=1e-5)
+    gold = np.array([label for _, label in sst2_run["test"]])
+    assert np.mean(probabilities.argmax(axis=1) == gold) >= 0.9
+
+    submission = (sst2_run["root"] / "SST-2.tsv").read_text().splitlines()
+    assert submission[0] == "index\tprediction"
+    assert submission[1:] == [f"{i}\t{p.argmax()}" for i, p in enumerate(probabilities)]
+
+
+def test_saved_model_gives_the_predict_probabilities(rc, sst2_run):
+    tokenizer = tokenization.FullTokenizer(sst2_run["vocab"], do_lower_case=True)
+    examples = [rc.InputExample(f"t-{i}", s, None, "0") for i, (s, _) in
+                enumerate(sst2_run["test"])]  # fmt: skip
+    served = _serve(str(sst2_run["root"] / "export"), tokenizer, rc, examples, "probabilities")
+    predicted = np.loadtxt(str(sst2_run["out"] / "test_results.tsv"), delimiter="\t")
+    np.testing.assert_allclose(served, predicted, rtol=1e-5, atol=1e-6)
+
+
+def test_cola_eval_reports_matthews_of_all_dev_predictions(rc, sst2_run, tmp_path):
+    # The same model evaluated as CoLA (no-header layout); its MCC must equal
+    # the MCC of the SavedModel's predictions on the same dev rows.
+    data = tmp_path / "cola"
+    data.mkdir()
+    dev = sst2_run["dev"]
+    (data / "dev.tsv").write_text("".join(f"src\t{y}\t\t{s}\n" for s, y in dev))
+    out = tmp_path / "out"
+    shutil.copytree(sst2_run["out"], out)
+    proc = _run_script(
+        "--task_name=cola", "--do_eval=true", f"--data_dir={data}",
+        f"--vocab_file={sst2_run['vocab']}", f"--bert_config_file={sst2_run['config']}",
+        "--max_seq_length=16", "--eval_batch_size=7", f"--output_dir={out}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = _read_eval_results(out / "eval_results.txt")
+    assert sorted(result) == ["eval_accuracy", "eval_loss", "eval_mcc", "global_step", "loss"]
+
+    tokenizer = tokenization.FullTokenizer(sst2_run["vocab"], do_lower_case=True)
+    examples = [rc.InputExample(f"d-{i}", s, None, "0") for i, (s, _) in enumerate(dev)]
+    served = _serve(str(sst2_run["root"] / "export"), tokenizer, rc, examples, "probabilities")
+    predicted = served.argmax(axis=1)
+    gold = np.array([label for _, label in dev])
+    tp = np.sum((gold == 1) & (predicted == 1))
+    tn = np.sum((gold == 0) & (predicted == 0))
+    fp = np.sum((gold == 0) & (predicted == 1))
+    fn = np.sum((gold == 1) & (predicted == 0))
+    denominator = np.sqrt(float((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)))
+    mcc = (tp * tn - fp * fn) / denominator if denominator else 0.0
+    assert float(result["eval_mcc"]) == pytest.approx(mcc, abs=1e-6)
+    assert float(result["eval_accuracy"]) == pytest.approx(np.mean(predicted == gold), abs=1e-6)
+
+
+def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
+    rng = random.Random(3)
+    data = tmp_path / "data"
+    data.mkdir()
+    header = "index\tgenre\tfilename\tyear\told_index\tsource1\tsource2\tsentence1\tsentence2"
+
+    def rows(count, with_score):
+        lines, gold = [], []
+        for i in range(count):
+            (a, _), (b, y) = _synthetic_rows(rng, 2)
+            score = 4.0 * y + rng.random()
+            gold.append(score)
+            line = f"{i}\tmain\tMSRvid\t2012\t{i:04d}\tnone\tnone\t{a}\t{b}"
+            lines.append(line + (f"\t{score:.3f}" if with_score else ""))
+        return lines, gold
+
+    train, _ = rows(32, True)
+    dev, dev_gold = rows(12, True)
+    test, _ = rows(8, False)
+    (data / "train.tsv").write_text("\n".join([header + "\tscore"] + train) + "\n")
+    (data / "dev.tsv").write_text("\n".join([header + "\tscore"] + dev) + "\n")
+    (data / "test.tsv").write_text("\n".join([header] + test) + "\n")
+    vocab, config = _model_files(tmp_path)
+    out = tmp_path / "out"
+    proc = _run_script(
+        "--task_name=STS-B", "--do_train=true", "--do_eval=true", "--do_predict=true",
+        f"--data_dir={data}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+        "--max_seq_length=16", "--train_batch_size=8", "--learning_rate=1e-3",
+        "--num_train_epochs=2", f"--output_dir={out}", f"--export_dir={tmp_path / 'export'}",
+        f"--glue_submission_file={tmp_path / 'STS-B.tsv'}",
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = _read_eval_results(out / "eval_results.txt")
+    assert sorted(result) == ["eval_loss", "eval_pearson", "eval_spearman", "global_step", "loss"]
+
+    tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
+    processor = rc.get_processor("sts-b")
+    dev_examples = processor.get_dev_examples(str(data))
+    served_dev = _serve(str(tmp_path / "export"), tokenizer, rc, dev_examples, "score")
+    gold = np.array([float(e.label) for e in dev_examples])
+    assert float(result["eval_pearson"]) == pytest.approx(
+        np.corrcoef(served_dev, gold)[0, 1], abs=1e-5
+    )
+    assert float(result["eval_loss"]) == pytest.approx(
+        np.mean((served_dev - gold) ** 2), rel=1e-4
+    )
+
+    scores = [float(line) for line in (out / "test_results.tsv").read_text().splitlines()]
+    assert len(scores) == len(test)
+    served_test = _serve(
+        str(tmp_path / "export"), tokenizer, rc, processor.get_test_examples(str(data)), "score"
+    )
+    np.testing.assert_allclose(served_test, scores, rtol=1e-5, atol=1e-6)
+    submission = (tmp_path / "STS-B.tsv").read_text().splitlines()
+    assert submission == ["index\tprediction"] + [f"{i}\t{s:.3f}" for i, s in enumerate(scores)]
+
+
+def test_bad_training_row_is_one_line_error_before_any_work(tmp_path):
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = ["sentence\tlabel", "good movie\t1", "bad dog\t0", "a cat\t1", "the dog\t2"]
+    (data / "train.tsv").write_text("\n".join(rows) + "\n")
+    vocab, config = _model_files(tmp_path)
+    out = tmp_path / "out"
+    proc = _run_script(
+        "--task_name=sst-2", "--do_train=true", f"--data_dir={data}", f"--vocab_file={vocab}",
+        f"--bert_config_file={config}", "--max_seq_length=16", f"--output_dir={out}",
+    )  # fmt: skip
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1] == (
+        f"ERROR: {data / 'train.tsv'}, line 5: label '2' is not one of 0, 1"
+    )
+    assert not out.exists()
+
+
+@pytest.fixture
+def parsed_flags(rc, tmp_path):
+    """Parses run_classifier flags in-process; undone after the test."""
+    from absl import flags
+
+    vocab, config = _model_files(tmp_path)
+
+    def parse(*args):
+        flags.FLAGS.unparse_flags()
+        flags.FLAGS([
+            "run_classifier.py", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+            f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}", "--max_seq_length=16",
+            *args,
+        ])  # fmt: skip
+
+    yield parse
+    flags.FLAGS.unparse_flags()
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--task_name=sst-2"], "At least one of `do_train`, `do_eval` or `do_predict'"),
+        (["--task_name=nope", "--do_train"], "Task not found: nope (known tasks: cola, "),
+        (["--task_name=rte", "--do_eval", "--max_seq_length=65"],
+         "Cannot use sequence length 65 because the BERT model was only trained up to "
+         "sequence length 64"),
+        (["--task_name=rte", "--do_train", "--init_checkpoint=/m/cased_L-12_H-768_A-12/"
+          "bert_model.ckpt"], "cased"),
+        (["--task_name=rte", "--do_eval", "--glue_submission_file=/tmp/x.tsv"],
+         "--glue_submission_file needs --do_predict"),
+    ],
+)
+def test_flag_errors_come_before_any_work(rc, parsed_flags, tmp_path, args, message):
+    parsed_flags(*args)
+    with pytest.raises(ValueError) as info:
+        rc.main([])
+    assert message in str(info.value)
+    assert not (tmp_path / "out").exists()
