@@ -101,6 +101,8 @@ def create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step
             warmup_learning_rate = init_lr * warmup_progress
             is_warmup = tf.cast(step_int < warmup_steps_int, tf.float32)
             learning_rate = (1.0 - is_warmup) * learning_rate + is_warmup * warmup_learning_rate
+    # The runner logs and summarizes the tensors in this collection.
+    tf.compat.v1.add_to_collection("learning_rate", learning_rate)
     return learning_rate
 
 

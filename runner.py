@@ -110,6 +110,11 @@ flags.DEFINE_integer(
 
 _CHECKPOINT_BASENAME = "model.ckpt"
 
+# A model_fn (optimization.create_learning_rate does) may add its scalar
+# learning-rate tensor to this graph collection; training then logs it and
+# writes it to TensorBoard as "learning_rate".
+LEARNING_RATE_COLLECTION = "learning_rate"
+
 
 class ModeKeys:
     """The three modes a model_fn is called in (the values tf.estimator used)."""
@@ -526,6 +531,41 @@ def _scalar_summary(values):
     )
 
 
+class _Progress:
+    """Console progress of a training run: step/total, loss, rates, time left."""
+
+    def __init__(self, start_step, max_steps, global_batch_size):
+        self.total = "?" if max_steps is None else str(max_steps)
+        self.max_steps = max_steps
+        self.global_batch_size = global_batch_size
+        self.t_start = time.time()
+        self._t_last = None
+        self._step_last = start_step
+
+    def log(self, step, scalars):
+        """Logs one line; returns {"global_step/sec", "examples/sec"} (empty at first)."""
+        now = time.time()
+        parts = [f"step {step}/{self.total}"]
+        parts += [f"{key} = {value:.6g}" for key, value in scalars.items()]
+        rates = {}
+        if self._t_last is not None and step > self._step_last:
+            steps_per_sec = (step - self._step_last) / max(now - self._t_last, 1e-9)
+            rates = {
+                "global_step/sec": steps_per_sec,
+                "examples/sec": steps_per_sec * self.global_batch_size,
+            }
+            parts.append(f"{steps_per_sec:.3g} steps/sec")
+            parts.append(f"{rates['examples/sec']:.4g} examples/sec")
+            parts.append(f"{_format_seconds(now - self.t_start)} elapsed")
+            if self.max_steps is not None:
+                parts.append(f"{_format_seconds((self.max_steps - step) / steps_per_sec)} left")
+        logging.info(", ".join(parts))
+        # Rates are measured from the first logged step on, leaving out graph
+        # building and the first step's one-off costs.
+        self._t_last, self._step_last = now, step
+        return rates
+
+
 class Estimator:
     """Trains, evaluates and predicts with a model_fn, like TPUEstimator did.
 
@@ -663,6 +703,7 @@ class Estimator:
             global_step = tf.compat.v1.train.get_or_create_global_step()
             iterator = dist.make_iterator(dataset_fn)
             summaries_before = set(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES))
+            rates_before = set(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
             scaffolds = []
 
             def replica_step(element):
@@ -682,8 +723,13 @@ class Estimator:
                 for s in tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
                 if s not in summaries_before and not s.name.startswith("replica_")
             ]
+            learning_rates = [
+                t
+                for t in tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION)
+                if t not in rates_before and not t.name.startswith("replica_")
+            ]
             if dist.is_tpu:
-                summaries = []
+                summaries, learning_rates = [], []
             trainable = [
                 v for v in tf.compat.v1.trainable_variables() if v.dtype.base_dtype.is_floating
             ]
@@ -707,6 +753,7 @@ class Estimator:
             loss=loss,
             step_after=step_after,
             summary_op=tf.compat.v1.summary.merge(summaries) if summaries else None,
+            learning_rate=learning_rates[0] if learning_rates else None,
             weights_finite=weights_finite,
             saver=saver,
             init_ops=init_ops,
@@ -751,29 +798,36 @@ class Estimator:
         writer = None
         if dist.is_chief:
             writer = tf.compat.v1.summary.FileWriter(config.model_dir, session.graph)
-        total = "?" if max_steps is None else str(max_steps)
+        progress = _Progress(step, max_steps, train_graph.global_batch_size)
         logging.info(
             "Training from step %d to %s, global batch %d over %d replica(s).",
             step,
-            total,
+            progress.total,
             train_graph.global_batch_size,
             dist.num_replicas,
         )
-        t_start = time.time()
-        t_last, step_last = t_start, step
+        loss = None
         try:
             while max_steps is None or step < max_steps:
-                fetches = {"loss": train_graph.loss, "step": train_graph.step_after}
-                summary_due = (
+                next_step = step + 1
+                log_due = (
+                    next_step % config.log_step_count_steps == 0
+                    or next_step == max_steps
+                    or next_step == start_step + 1
+                )
+                summary_due = bool(
                     writer is not None
                     and config.save_summary_steps
-                    and (step + 1) % config.save_summary_steps == 0
+                    and next_step % config.save_summary_steps == 0
                 )
+                fetches = {"loss": train_graph.loss, "step": train_graph.step_after}
+                if (log_due or summary_due) and train_graph.learning_rate is not None:
+                    fetches["learning_rate"] = train_graph.learning_rate
                 if summary_due and train_graph.summary_op is not None:
                     fetches["summary"] = train_graph.summary_op
                 run_context = tf.compat.v1.train.SessionRunContext(fetches, session)
-                hook_fetches = [hook.before_run(run_context) for hook in hooks]
-                for i, args in enumerate(hook_fetches):
+                for i, hook in enumerate(hooks):
+                    args = hook.before_run(run_context)
                     if args is not None and args.fetches is not None:
                         fetches[("hook", i)] = args.fetches
                 try:
@@ -781,7 +835,7 @@ class Estimator:
                 except tf.errors.OutOfRangeError:
                     logging.info("Input exhausted at step %d.", step)
                     break
-                loss = results["loss"]
+                loss = float(results["loss"])
                 new_step = int(results["step"])
                 if not np.isfinite(loss):
                     raise NanLossError(
@@ -792,37 +846,21 @@ class Estimator:
                     raise RuntimeError("the model_fn's train_op does not increment global_step")
                 step = new_step
                 for i, hook in enumerate(hooks):
-                    value = results.get(("hook", i))
-                    hook.after_run(
-                        run_context, tf.compat.v1.train.SessionRunValues(value, None, None)
+                    values = tf.compat.v1.train.SessionRunValues(
+                        results.get(("hook", i)), None, None
                     )
+                    hook.after_run(run_context, values)
+                scalars = {"loss": loss}
+                if "learning_rate" in results:
+                    scalars["learning_rate"] = float(results["learning_rate"])
+                if log_due:
+                    rates = progress.log(step, scalars)
+                    if writer is not None and rates:
+                        writer.add_summary(_scalar_summary(rates), step)
                 if summary_due:
-                    writer.add_summary(_scalar_summary({"loss": loss}), step)
+                    writer.add_summary(_scalar_summary(scalars), step)
                     if "summary" in results:
                         writer.add_summary(results["summary"], step)
-                if step % config.log_step_count_steps == 0 or step == max_steps:
-                    now = time.time()
-                    rate = (step - step_last) / max(now - t_last, 1e-9)
-                    examples = rate * train_graph.global_batch_size
-                    eta = ""
-                    if max_steps is not None and rate > 0:
-                        eta = f", {_format_seconds((max_steps - step) / rate)} left"
-                    logging.info(
-                        "step %d/%s, loss = %.6g, %.3g steps/sec, %.4g examples/sec, %s elapsed%s",
-                        step,
-                        total,
-                        loss,
-                        rate,
-                        examples,
-                        _format_seconds(now - t_start),
-                        eta,
-                    )
-                    if writer is not None:
-                        writer.add_summary(
-                            _scalar_summary({"global_step/sec": rate, "examples/sec": examples}),
-                            step,
-                        )
-                    t_last, step_last = now, step
                 if (
                     dist.is_chief
                     and config.save_checkpoints_steps
@@ -838,8 +876,8 @@ class Estimator:
                 "Training done at step %d (%d steps in %s); loss = %s",
                 step,
                 step - start_step,
-                _format_seconds(time.time() - t_start),
-                "n/a" if step == start_step else f"{loss:.6g}",
+                _format_seconds(time.time() - progress.t_start),
+                "n/a" if loss is None else f"{loss:.6g}",
             )
         finally:
             if writer is not None:
@@ -1037,6 +1075,7 @@ _TrainGraph = collections.namedtuple(
         "loss",
         "step_after",
         "summary_op",
+        "learning_rate",
         "weights_finite",
         "saver",
         "init_ops",
