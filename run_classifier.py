@@ -1356,6 +1356,9 @@ def main(_):
             os.path.join(FLAGS.output_dir, "test_results.tsv"), format_test_results(outputs)
         )
         if FLAGS.glue_submission_file:
+            submission_dir = os.path.dirname(FLAGS.glue_submission_file)
+            if submission_dir:
+                tf.io.gfile.makedirs(submission_dir)
             _write_text_atomically(
                 FLAGS.glue_submission_file, format_glue_submission(outputs, label_list)
             )

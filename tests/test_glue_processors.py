@@ -1,5 +1,6 @@
 """Each task's processor reads rows in the real GLUE / XNLI layout into InputExamples."""
 
+import inspect
 import os
 
 import pytest
@@ -289,11 +290,37 @@ def test_labels_and_metrics_of_each_task(rc):
     assert metrics["mnli"] == metrics["rte"] == ()
 
 
-def test_original_processor_classes_stay_importable(rc):
+def test_original_public_names_keep_their_signatures(rc):
     for name in ("ColaProcessor", "MnliProcessor", "MrpcProcessor", "XnliProcessor"):
         assert issubclass(getattr(rc, name), rc.DataProcessor)
-    # User code calls the original's classmethod directly and gets lists of fields.
-    assert rc.DataProcessor._read_tsv.__func__ is not None
+    expected = {
+        "InputExample": ["guid", "text_a", "text_b", "label"],
+        "InputFeatures": ["input_ids", "input_mask", "segment_ids", "label_id",
+                          "is_real_example"],
+        "convert_single_example": ["ex_index", "example", "label_list", "max_seq_length",
+                                   "tokenizer"],
+        "file_based_convert_examples_to_features": ["examples", "label_list",
+                                                    "max_seq_length", "tokenizer",
+                                                    "output_file"],
+        "file_based_input_fn_builder": ["input_file", "seq_length", "is_training",
+                                        "drop_remainder"],
+        "create_model": ["bert_config", "is_training", "input_ids", "input_mask",
+                         "segment_ids", "labels", "num_labels", "use_one_hot_embeddings"],
+        "model_fn_builder": ["bert_config", "num_labels", "init_checkpoint", "learning_rate",
+                             "num_train_steps", "num_warmup_steps", "use_tpu",
+                             "use_one_hot_embeddings"],
+        "input_fn_builder": ["features", "seq_length", "is_training", "drop_remainder"],
+        "convert_examples_to_features": ["examples", "label_list", "max_seq_length",
+                                         "tokenizer"],
+    }  # fmt: skip
+    for name, params in expected.items():
+        signature = inspect.signature(getattr(rc, name))
+        got = [p for p in signature.parameters if p != "self"]
+        # Additions beyond the original come last and are optional.
+        assert got[: len(params)] == params, name
+        for extra in got[len(params):]:
+            assert signature.parameters[extra].default is not inspect.Parameter.empty, name
+    assert inspect.signature(rc.DataProcessor._read_tsv).parameters["quotechar"].default is None
 
 
 def test_read_tsv_does_no_quote_processing(rc, tmp_path):
