@@ -17,12 +17,12 @@ import re
 import string
 import time
 
+import tensorflow as tf
+from absl import flags, logging
+
 import modeling
 import optimization
 import runner
-import tensorflow as tf
-from absl import app, flags, logging
-
 import tokenization
 from features import atomic_record_writers, create_int_feature, decode_record, make_example
 
@@ -1431,4 +1431,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("vocab_file")
     flags.mark_flag_as_required("bert_config_file")
     flags.mark_flag_as_required("output_dir")
-    app.run(main)
+    runner.run_main(main)

@@ -1,0 +1,238 @@
+"""run_squad.py end to end: it learns a toy SQuAD task, and bad input fails in one line."""
+
+import json
+import os
+import random
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO
+from squad_helpers import qa, squad_json
+
+FILLERS = [f"w{i}" for i in range(20)]
+TOY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "follows", "marker", "?"]
+TOY_VOCAB += FILLERS
+QUESTION = "what follows marker ?"
+CONFIG = {
+    "vocab_size": len(TOY_VOCAB),
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "intermediate_size": 128,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.0,
+    "attention_probs_dropout_prob": 0.0,
+    "max_position_embeddings": 32,
+    "type_vocab_size": 2,
+    "initializer_range": 0.02,
+}
+
+
+def _toy_squad(num_questions, seed, impossible_fraction=0.0):
+    """Contexts of filler words; the answer is the word after "marker".
+
+    With impossible_fraction, some contexts have no marker and no answer
+    (SQuAD 2.0 style). Returns (squad json, {id: gold text or ""}).
+    """
+    rng = random.Random(seed)
+    paragraphs = []
+    golds = {}
+    for i in range(num_questions):
+        words = [rng.choice(FILLERS) for _ in range(rng.randint(6, 10))]
+        qid = f"q{i}"
+        if rng.random() < impossible_fraction:
+            paragraphs.append((" ".join(words), [qa(qid, QUESTION, is_impossible=True)]))
+            golds[qid] = ""
+            continue
+        pos = rng.randint(0, len(words) - 1)
+        words.insert(pos, "marker")
+        answer = words[pos + 1]
+        start = len(" ".join(words[: pos + 1])) + 1
+        item = qa(qid, QUESTION, [(answer, start)], is_impossible=False)
+        paragraphs.append((" ".join(words), [item]))
+        golds[qid] = answer
+    return squad_json(paragraphs), golds
+
+
+def _setup(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(TOY_VOCAB) + "\n", encoding="utf-8")
+    config = tmp_path / "bert_config.json"
+    config.write_text(json.dumps(CONFIG), encoding="utf-8")
+    return [f"--vocab_file={vocab}", f"--bert_config_file={config}"]
+
+
+def _run(args, timeout=300):
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, "run_squad.py"), *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _dump(path, obj):
+    path.write_text(json.dumps(obj), encoding="utf-8")
+    return str(path)
+
+
+def _read_results(path):
+    results = {}
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    keys = [line.split(" = ")[0] for line in lines]
+    assert keys == sorted(keys)
+    for line in lines:
+        key, value = line.split(" = ")
+        results[key] = float(value)
+    return results
+
+
+TRAIN_FLAGS = [
+    "--do_train",
+    "--do_predict",
+    "--max_seq_length=24",
+    "--doc_stride=8",
+    "--max_query_length=8",
+    "--train_batch_size=16",
+    "--predict_batch_size=8",
+    "--learning_rate=1e-3",
+    "--num_train_epochs=15",
+    "--tf_random_seed=7",
+]
+
+
+def test_train_and_predict_learns_the_toy_task(tmp_path):
+    train, _ = _toy_squad(640, seed=1)
+    dev, golds = _toy_squad(40, seed=2)
+    out = tmp_path / "out"
+    proc = _run(
+        _setup(tmp_path)
+        + TRAIN_FLAGS
+        + [
+            f"--train_file={_dump(tmp_path / 'train.json', train)}",
+            f"--predict_file={_dump(tmp_path / 'dev.json', dev)}",
+            f"--output_dir={out}",
+        ]
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    with open(out / "predictions.json", encoding="utf-8") as f:
+        predictions = json.load(f)
+    assert list(predictions) == list(golds)
+    correct = sum(predictions[qid] == gold for qid, gold in golds.items())
+    # Chance is about one word in nine.
+    assert correct >= 32, predictions
+
+    results = _read_results(out / "eval_results.txt")
+    assert sorted(results) == ["exact_match", "f1"]
+    assert results["exact_match"] == pytest.approx(100.0 * correct / len(golds))
+    assert results["f1"] >= results["exact_match"]
+
+    with open(out / "nbest_predictions.json", encoding="utf-8") as f:
+        nbest = json.load(f)
+    assert [e["text"] for e in nbest["q0"]][0] == predictions["q0"]
+    assert sum(e["probability"] for e in nbest["q0"]) == pytest.approx(1.0)
+    assert not (out / "null_odds.json").exists()
+    names = os.listdir(out)
+    assert "train.tf_record" in names and "eval.tf_record" in names
+    assert "model.ckpt-600.index" in names  # int(640 / 16 * 15) steps
+    assert not [n for n in names if ".tmp-" in n]
+
+
+def test_v2_training_learns_when_there_is_no_answer(tmp_path):
+    train, _ = _toy_squad(640, seed=3, impossible_fraction=0.3)
+    dev, golds = _toy_squad(40, seed=4, impossible_fraction=0.3)
+    out = tmp_path / "out"
+    proc = _run(
+        _setup(tmp_path)
+        + TRAIN_FLAGS
+        + [
+            "--version_2_with_negative",
+            f"--train_file={_dump(tmp_path / 'train.json', train)}",
+            f"--predict_file={_dump(tmp_path / 'dev.json', dev)}",
+            f"--output_dir={out}",
+        ]
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+    with open(out / "predictions.json", encoding="utf-8") as f:
+        predictions = json.load(f)
+    with open(out / "null_odds.json", encoding="utf-8") as f:
+        null_odds = json.load(f)
+    assert list(null_odds) == list(golds)
+    # The default threshold 0.0: "" exactly when the null odds are positive.
+    assert all((predictions[q] == "") == (null_odds[q] > 0.0) for q in golds)
+    correct = sum(predictions[qid] == gold for qid, gold in golds.items())
+    assert correct >= 28, predictions
+
+    results = _read_results(out / "eval_results.txt")
+    assert sorted(results) == sorted(
+        [
+            "exact", "f1", "total",
+            "HasAns_exact", "HasAns_f1", "HasAns_total",
+            "NoAns_exact", "NoAns_f1", "NoAns_total",
+            "best_exact", "best_exact_thresh", "best_f1", "best_f1_thresh",
+        ]
+    )  # fmt: skip
+    num_no_ans = sum(1 for g in golds.values() if not g)
+    assert results["total"] == 40
+    assert results["NoAns_total"] == num_no_ans
+    assert results["exact"] == pytest.approx(100.0 * correct / 40)
+    assert results["best_exact"] >= results["exact"]
+
+
+def _error_line(proc):
+    assert proc.returncode != 0
+    assert "Traceback" not in proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("ERROR: ")]
+    assert len(lines) == 1, proc.stderr[-3000:]
+    return lines[0]
+
+
+@pytest.mark.parametrize("case", ["not_json", "missing_qas", "two_answers", "bad_flags"])
+def test_bad_input_is_a_one_line_error(tmp_path, case):
+    out = tmp_path / "out"
+    args = _setup(tmp_path) + [f"--output_dir={out}"]
+    good = _dump(tmp_path / "good.json", _toy_squad(4, seed=5)[0])
+    if case == "not_json":
+        bad = tmp_path / "dev.json"
+        bad.write_text('{"data": [', encoding="utf-8")
+        args += [
+            "--do_predict",
+            f"--predict_file={bad}",
+            "--max_seq_length=24",
+            "--max_query_length=8",
+        ]
+        expected = [str(bad), "not a valid SQuAD JSON file"]
+    elif case == "missing_qas":
+        bad = _dump(tmp_path / "train.json", {"data": [{"paragraphs": [{"context": "a"}]}]})
+        args += [
+            "--do_train",
+            f"--train_file={bad}",
+            "--max_seq_length=24",
+            "--max_query_length=8",
+        ]
+        expected = [bad, "missing key 'qas'", "data[0].paragraphs[0]"]
+    elif case == "two_answers":
+        two = squad_json([("w1 w2", [qa("id-77", QUESTION, [("w1", 0), ("w2", 3)])])])
+        bad = _dump(tmp_path / "train.json", two)
+        args += [
+            "--do_train",
+            "--do_predict",
+            f"--train_file={bad}",
+            f"--predict_file={good}",
+            "--max_seq_length=24",
+            "--max_query_length=8",
+        ]
+        expected = [bad, "question id id-77 has 2 answers"]
+    else:
+        args += ["--do_predict", f"--predict_file={good}", "--max_seq_length=10"]
+        expected = ["max_seq_length (10)", "max_query_length (64) + 3"]
+    line = _error_line(_run(args, timeout=120))
+    for text in expected:
+        assert text in line
+    assert not (out / "train.tf_record").exists()
+    assert not (out / "predictions.json").exists()
