@@ -1100,6 +1100,28 @@ def format_glue_submission(outputs, label_list):
 # SavedModel export.
 
 
+def _check_checkpoint_holds(checkpoint_path, variables):
+    """Raises ValueError unless the checkpoint has every variable, in its shape.
+
+    Restoring resource variables would otherwise silently take the
+    checkpoint's shape (say a 3-class head into a 2-class model).
+    """
+    try:
+        saved = dict(tf.train.list_variables(checkpoint_path))
+    except (tf.errors.NotFoundError, ValueError):
+        raise ValueError(f"checkpoint {checkpoint_path} not found") from None
+    for variable in variables:
+        name = variable.op.name
+        shape = variable.shape.as_list()
+        if name not in saved:
+            raise ValueError(f"checkpoint {checkpoint_path} has no variable {name}")
+        if list(saved[name]) != shape:
+            raise ValueError(
+                f"variable {name} has shape {list(saved[name])} in checkpoint "
+                f"{checkpoint_path} but {shape} in the model"
+            )
+
+
 def export_saved_model(
     export_dir,
     checkpoint_path,
@@ -1115,7 +1137,8 @@ def export_saved_model(
     ([batch, num_labels]) or, for regression, "score" ([batch]). The graph is
     built fresh in inference mode, the variables restored from the checkpoint,
     and the model written under a temporary name that is renamed to
-    `export_dir` only when complete. `export_dir` must not exist.
+    `export_dir` only when complete. `export_dir` must not exist; a checkpoint
+    without the classifier's variables is a ValueError.
     """
     if tf.io.gfile.exists(export_dir):
         raise ValueError(f"--export_dir={export_dir} already exists; choose a new directory")
@@ -1139,7 +1162,9 @@ def export_saved_model(
         )
         output_name = "score" if is_regression else "probabilities"
         output = tf.identity(output, name=output_name)
-        saver = tf.compat.v1.train.Saver(tf.compat.v1.global_variables())
+        variables = tf.compat.v1.global_variables()
+        _check_checkpoint_holds(checkpoint_path, variables)
+        saver = tf.compat.v1.train.Saver(variables)
         with tf.compat.v1.Session(graph=graph) as sess:
             saver.restore(sess, checkpoint_path)
             builder = tf.compat.v1.saved_model.Builder(temp_dir)
@@ -1165,6 +1190,26 @@ def _check_file_flag(name):
     path = getattr(FLAGS, name)
     if not path or not tf.io.gfile.exists(path):
         raise ValueError(f"--{name}={path}: no such file")
+
+
+def _check_head_of_existing_checkpoint(output_dir, num_labels, hidden_size):
+    """A checkpoint in output_dir must have this task's head, or nothing fits.
+
+    Training resumes from it and eval / predict / export read it; a head
+    with another number of labels (say an MNLI model under --task_name=mrpc)
+    would otherwise be restored as it is, giving outputs of the wrong width.
+    """
+    checkpoint_path = runner.newest_checkpoint(output_dir)
+    if checkpoint_path is None:
+        return
+    saved = dict(tf.train.list_variables(checkpoint_path))
+    expected = {"output_weights": [num_labels, hidden_size], "output_bias": [num_labels]}
+    for name, shape in expected.items():
+        if name in saved and list(saved[name]) != shape:
+            raise ValueError(
+                f"{checkpoint_path} holds {name} of shape {list(saved[name])}, but this task "
+                f"needs {shape}: use another --output_dir"
+            )
 
 
 def _predict_outputs(estimator, input_fn, output_name, count):
@@ -1210,6 +1255,7 @@ def main(_):
         raise ValueError(
             f"--export_dir={FLAGS.export_dir} already exists; choose a new directory"
         )
+    _check_head_of_existing_checkpoint(FLAGS.output_dir, num_labels, bert_config.hidden_size)
     _check_file_flag("vocab_file")
     tokenizer = tokenization.FullTokenizer(
         vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
@@ -1364,10 +1410,13 @@ def main(_):
             )
 
     if FLAGS.export_dir:
-        checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir)
-        if checkpoint_path is None:
+        # As for predict: the newest checkpoint in output_dir, else init_checkpoint
+        # (e.g. a classifier fine-tuned elsewhere).
+        checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
+        if not checkpoint_path:
             raise ValueError(
-                f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} to export"
+                f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
+                "--init_checkpoint to export"
             )
         export_saved_model(
             FLAGS.export_dir,
