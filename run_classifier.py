@@ -185,9 +185,8 @@ def _check_label(line, index, label, label_list):
                 f"{_where(line, index)}: label {label!r} is not a number"
             ) from None
     elif label not in label_list:
-        raise ValueError(
-            f"{_where(line, index)}: label {label!r} is not one of {', '.join(label_list)}"
-        )
+        known = ", ".join(map(str, label_list))
+        raise ValueError(f"{_where(line, index)}: label {label!r} is not one of {known}")
 
 
 class DataProcessor:
@@ -611,7 +610,7 @@ def convert_single_example(ex_index, example, label_list, max_seq_length, tokeni
         if example.label not in label_map:
             raise ValueError(
                 f"Example {example.guid}: label {example.label!r} is not one of "
-                f"{', '.join(label_list)}"
+                f"{', '.join(map(str, label_list))}"
             )
         label_id = label_map[example.label]
 
