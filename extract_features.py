@@ -1,0 +1,355 @@
+"""Extracts BERT's per-token hidden states (contextual embeddings) as JSON lines.
+
+One input line is one example: a sentence, or a pair "text_a ||| text_b".
+Each output line holds, for every word piece of the example (with [CLS] and
+[SEP]), the values of the encoder layers named by --layers, rounded to six
+decimals, in the original script's format:
+
+    {"linex_index": 0, "features": [{"token": "[CLS]", "layers":
+        [{"index": -1, "values": [...]}, ...]}, ...]}
+"""
+
+import collections
+import json
+import os
+import re
+import shutil
+import tempfile
+import time
+
+import tensorflow as tf
+from absl import flags, logging
+
+import modeling
+import runner
+import tokenization
+from features import truncate_seq_pair
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string("input_file", None, "Text file with one example a line.")
+flags.DEFINE_string("output_file", None, "Where the JSON lines are written.")
+flags.DEFINE_string(
+    "layers", "-1,-2,-3,-4", "Comma-separated encoder layers to output; -1 is the last."
+)
+flags.DEFINE_string(
+    "bert_config_file",
+    None,
+    "The config json file of the pre-trained BERT model; it fixes the architecture.",
+)
+flags.DEFINE_integer(
+    "max_seq_length",
+    128,
+    "Maximum total input length in WordPiece tokens; longer inputs are truncated, "
+    "shorter ones padded.",
+)
+flags.DEFINE_string(
+    "init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model)."
+)
+flags.DEFINE_string("vocab_file", None, "The WordPiece vocabulary the model was trained on.")
+flags.DEFINE_bool(
+    "do_lower_case",
+    True,
+    "Whether to lower-case the input; True for uncased models, False for cased ones.",
+)
+flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+flags.DEFINE_bool(
+    "use_one_hot_embeddings",
+    False,
+    "Look embeddings up with a one-hot matmul instead of a gather (faster on TPUs).",
+)
+
+# Examples below this index are logged in full while converting.
+_NUM_LOGGED_EXAMPLES = 5
+
+
+class InputExample:
+    """One input line: text_a, and text_b for a pair (else None)."""
+
+    def __init__(self, unique_id, text_a, text_b):
+        self.unique_id = unique_id
+        self.text_a = text_a
+        self.text_b = text_b
+
+
+class InputFeatures:
+    """One example as model input; `tokens` are the unpadded word pieces."""
+
+    def __init__(self, unique_id, tokens, input_ids, input_mask, input_type_ids):
+        self.unique_id = unique_id
+        self.tokens = tokens
+        self.input_ids = input_ids
+        self.input_mask = input_mask
+        self.input_type_ids = input_type_ids
+
+
+def input_fn_builder(features, seq_length):
+    """Returns an input_fn serving `features` from in-memory constants, in order.
+
+    Fine for the modest inputs this script is meant for; the batches keep
+    their remainder so every example is predicted.
+    """
+    unique_ids = [f.unique_id for f in features]
+    input_ids = [f.input_ids for f in features]
+    input_mask = [f.input_mask for f in features]
+    input_type_ids = [f.input_type_ids for f in features]
+
+    def input_fn(params):
+        """Builds the tf.data pipeline."""
+        num_examples = len(features)
+        dataset = tf.data.Dataset.from_tensor_slices(
+            {
+                "unique_ids": tf.constant(unique_ids, shape=[num_examples], dtype=tf.int32),
+                "input_ids": tf.constant(
+                    input_ids, shape=[num_examples, seq_length], dtype=tf.int32
+                ),
+                "input_mask": tf.constant(
+                    input_mask, shape=[num_examples, seq_length], dtype=tf.int32
+                ),
+                "input_type_ids": tf.constant(
+                    input_type_ids, shape=[num_examples, seq_length], dtype=tf.int32
+                ),
+            }
+        )
+        return dataset.batch(params["batch_size"], drop_remainder=False)
+
+    return input_fn
+
+
+def model_fn_builder(bert_config, init_checkpoint, layer_indexes, use_tpu, use_one_hot_embeddings):
+    """Returns a PREDICT-only model_fn giving "unique_id" and "layer_output_<i>"."""
+
+    def model_fn(features, labels, mode, params):
+        """Runs BERT and exposes the requested encoder layers."""
+        del labels, params
+        if mode != runner.ModeKeys.PREDICT:
+            raise ValueError(f"Only PREDICT modes are supported: {mode}")
+
+        model = modeling.BertModel(
+            config=bert_config,
+            is_training=False,
+            input_ids=features["input_ids"],
+            input_mask=features["input_mask"],
+            token_type_ids=features["input_type_ids"],
+            use_one_hot_embeddings=use_one_hot_embeddings,
+        )
+
+        tvars = tf.compat.v1.trainable_variables()
+        scaffold_fn = None
+        assignment_map, initialized_variable_names = modeling.get_assignment_map_from_checkpoint(
+            tvars, init_checkpoint
+        )
+        if use_tpu:
+
+            def tpu_scaffold():
+                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+                return tf.compat.v1.train.Scaffold()
+
+            scaffold_fn = tpu_scaffold
+        else:
+            tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+
+        logging.info("**** Trainable Variables ****")
+        for var in tvars:
+            init_string = ", *INIT_FROM_CKPT*" if var.name in initialized_variable_names else ""
+            logging.info("  name = %s, shape = %s%s", var.name, var.shape, init_string)
+
+        all_layers = model.get_all_encoder_layers()
+        predictions = {"unique_id": features["unique_ids"]}
+        for i, layer_index in enumerate(layer_indexes):
+            predictions[f"layer_output_{i}"] = all_layers[layer_index]
+        return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
+
+    return model_fn
+
+
+def convert_examples_to_features(examples, seq_length, tokenizer):
+    """Turns examples into InputFeatures of "[CLS] a [SEP] (b [SEP])", padded.
+
+    Pairs are cut to seq_length - 3 pieces by trimming the longer text;
+    single texts to seq_length - 2. Type ids are 0 through the first [SEP],
+    1 after it.
+    """
+    features = []
+    for ex_index, example in enumerate(examples):
+        tokens_a = tokenizer.tokenize(example.text_a)
+        tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
+
+        if tokens_b:
+            truncate_seq_pair(tokens_a, tokens_b, seq_length - 3)
+        elif len(tokens_a) > seq_length - 2:
+            tokens_a = tokens_a[0 : seq_length - 2]
+
+        tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
+        input_type_ids = [0] * len(tokens)
+        if tokens_b:
+            tokens += tokens_b + ["[SEP]"]
+            input_type_ids += [1] * (len(tokens_b) + 1)
+
+        input_ids = tokenizer.convert_tokens_to_ids(tokens)
+        # 1 marks real tokens, which are the only ones attended to.
+        input_mask = [1] * len(input_ids)
+        padding = seq_length - len(input_ids)
+        input_ids += [0] * padding
+        input_mask += [0] * padding
+        input_type_ids += [0] * padding
+
+        if ex_index < _NUM_LOGGED_EXAMPLES:
+            logging.info("*** Example ***")
+            logging.info("unique_id: %s", example.unique_id)
+            logging.info("tokens: %s", " ".join(tokenization.printable_text(x) for x in tokens))
+            logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
+            logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
+            logging.info("input_type_ids: %s", " ".join(str(x) for x in input_type_ids))
+
+        features.append(
+            InputFeatures(
+                unique_id=example.unique_id,
+                tokens=tokens,
+                input_ids=input_ids,
+                input_mask=input_mask,
+                input_type_ids=input_type_ids,
+            )
+        )
+    return features
+
+
+# Kept under the original's name for code that imports it from here.
+_truncate_seq_pair = truncate_seq_pair
+
+_PAIR_PATTERN = re.compile(r"^(.*) \|\|\| (.*)$")
+
+
+def read_examples(input_file):
+    """Reads one InputExample per line (stripped); "a ||| b" makes a pair.
+
+    unique_id is the 0-based line number. A blank line is an example with
+    empty text, as before.
+    """
+    examples = []
+    with tf.io.gfile.GFile(input_file, "r") as reader:
+        for unique_id, line in enumerate(reader):
+            line = tokenization.convert_to_unicode(line).strip()
+            match = _PAIR_PATTERN.match(line)
+            if match is None:
+                text_a, text_b = line, None
+            else:
+                text_a, text_b = match.group(1), match.group(2)
+            examples.append(InputExample(unique_id=unique_id, text_a=text_a, text_b=text_b))
+    return examples
+
+
+def parse_layers(layers, num_hidden_layers):
+    """Parses --layers ("-1,-2") into ints, each a valid index into the encoder layers."""
+    indexes = []
+    for part in layers.split(","):
+        try:
+            index = int(part)
+        except ValueError:
+            raise ValueError(
+                f"--layers={layers}: {part.strip()!r} is not an integer layer index"
+            ) from None
+        if not -num_hidden_layers <= index < num_hidden_layers:
+            raise ValueError(
+                f"--layers={layers}: layer {index} does not exist in a model with "
+                f"{num_hidden_layers} layers (use -{num_hidden_layers}..{num_hidden_layers - 1})"
+            )
+        indexes.append(index)
+    return indexes
+
+
+def feature_json(unique_id, feature, result, layer_indexes):
+    """The output record of one example: its tokens and their layer values (6 decimals)."""
+    all_features = []
+    for i, token in enumerate(feature.tokens):
+        all_layers = []
+        for j, layer_index in enumerate(layer_indexes):
+            layer_output = result[f"layer_output_{j}"]
+            layers = collections.OrderedDict()
+            layers["index"] = layer_index
+            layers["values"] = [round(float(x), 6) for x in layer_output[i : i + 1].flat]
+            all_layers.append(layers)
+        token_features = collections.OrderedDict()
+        token_features["token"] = token
+        token_features["layers"] = all_layers
+        all_features.append(token_features)
+    output_json = collections.OrderedDict()
+    output_json["linex_index"] = unique_id
+    output_json["features"] = all_features
+    return output_json
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+
+    bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
+    layer_indexes = parse_layers(FLAGS.layers, bert_config.num_hidden_layers)
+    if FLAGS.max_seq_length > bert_config.max_position_embeddings:
+        raise ValueError(
+            f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
+            f"was only trained up to sequence length {bert_config.max_position_embeddings}"
+        )
+    if FLAGS.max_seq_length < 3:
+        raise ValueError(f"--max_seq_length must be at least 3, got {FLAGS.max_seq_length}")
+    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    tokenizer = tokenization.FullTokenizer(
+        vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
+    )
+
+    examples = read_examples(FLAGS.input_file)
+    features = convert_examples_to_features(
+        examples=examples, seq_length=FLAGS.max_seq_length, tokenizer=tokenizer
+    )
+    unique_id_to_feature = {feature.unique_id: feature for feature in features}
+
+    model_fn = model_fn_builder(
+        bert_config=bert_config,
+        init_checkpoint=FLAGS.init_checkpoint,
+        layer_indexes=layer_indexes,
+        use_tpu=FLAGS.use_tpu,
+        use_one_hot_embeddings=FLAGS.use_one_hot_embeddings,
+    )
+    # Nothing is trained or saved; the runner only needs a scratch directory.
+    scratch_dir = tempfile.mkdtemp(prefix="extract_features-")
+    output_dir = os.path.dirname(os.path.abspath(FLAGS.output_file))
+    temp_output = f"{FLAGS.output_file}.tmp-{os.getpid()}"
+    try:
+        estimator = runner.Estimator(
+            model_fn=model_fn,
+            config=runner.RunConfig(model_dir=scratch_dir),
+            predict_batch_size=FLAGS.batch_size,
+        )
+        input_fn = input_fn_builder(features=features, seq_length=FLAGS.max_seq_length)
+        tf.io.gfile.makedirs(output_dir)
+        start_time = time.time()
+        with tf.io.gfile.GFile(temp_output, "w") as writer:
+            for count, result in enumerate(estimator.predict(input_fn), start=1):
+                unique_id = int(result["unique_id"])
+                record = feature_json(
+                    unique_id, unique_id_to_feature[unique_id], result, layer_indexes
+                )
+                writer.write(json.dumps(record) + "\n")
+                if count % 1000 == 0 or count == len(features):
+                    elapsed = time.time() - start_time
+                    rate = count / max(elapsed, 1e-9)
+                    logging.info(
+                        "Wrote %d/%d examples, %.1f examples/sec, %.0fs left",
+                        count,
+                        len(features),
+                        rate,
+                        (len(features) - count) / rate,
+                    )
+        tf.io.gfile.rename(temp_output, FLAGS.output_file, overwrite=True)
+    finally:
+        if tf.io.gfile.exists(temp_output):
+            tf.io.gfile.remove(temp_output)
+        shutil.rmtree(scratch_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    flags.mark_flag_as_required("input_file")
+    flags.mark_flag_as_required("vocab_file")
+    flags.mark_flag_as_required("bert_config_file")
+    flags.mark_flag_as_required("init_checkpoint")
+    flags.mark_flag_as_required("output_file")
+    runner.run_main(main)
