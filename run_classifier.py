@@ -1211,6 +1211,15 @@ def _check_head_of_existing_checkpoint(output_dir, num_labels, hidden_size):
             )
 
 
+def _nonempty(examples, split):
+    if not examples:
+        raise ValueError(
+            f"--data_dir={FLAGS.data_dir}: the {split} set of task {FLAGS.task_name} "
+            "has no examples"
+        )
+    return examples
+
+
 def _predict_outputs(estimator, input_fn, output_name, count):
     """The first `count` predictions (padding examples come last and are dropped)."""
     outputs = []
@@ -1260,15 +1269,21 @@ def main(_):
         vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
     )
 
+    run_config = runner.RunConfig(
+        model_dir=FLAGS.output_dir,
+        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
+        iterations_per_loop=FLAGS.iterations_per_loop,
+    )
+
     # Read every needed set before any work, so that a bad row stops the run
     # before hours of training rather than after.
     train_examples = eval_examples = predict_examples = None
     if FLAGS.do_train:
-        train_examples = processor.get_train_examples(FLAGS.data_dir)
+        train_examples = _nonempty(processor.get_train_examples(FLAGS.data_dir), "train")
     if FLAGS.do_eval:
-        eval_examples = processor.get_dev_examples(FLAGS.data_dir)
+        eval_examples = _nonempty(processor.get_dev_examples(FLAGS.data_dir), "dev")
     if FLAGS.do_predict:
-        predict_examples = processor.get_test_examples(FLAGS.data_dir)
+        predict_examples = _nonempty(processor.get_test_examples(FLAGS.data_dir), "test")
 
     tf.io.gfile.makedirs(FLAGS.output_dir)
 
@@ -1290,11 +1305,6 @@ def main(_):
         use_tpu=FLAGS.use_tpu,
         use_one_hot_embeddings=FLAGS.use_tpu,
         is_regression=is_regression,
-    )
-    run_config = runner.RunConfig(
-        model_dir=FLAGS.output_dir,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop,
     )
     estimator = runner.Estimator(
         model_fn=model_fn,

@@ -511,3 +511,11 @@ def test_export_checks_every_variable_shape(rc, sst2_run, tmp_path):
     rc.export_saved_model(str(target), checkpoint, config, 2, 16)
     with pytest.raises(ValueError, match="already exists"):
         rc.export_saved_model(str(target), checkpoint, config, 2, 16)
+
+
+def test_empty_split_is_an_error(rc, parsed_flags, tmp_path):
+    (tmp_path / "dev.tsv").write_text("index\tsentence1\tsentence2\tlabel\n")
+    parsed_flags("--task_name=RTE", "--do_eval")
+    with pytest.raises(ValueError, match="the dev set of task RTE has no examples"):
+        rc.main([])
+    assert not (tmp_path / "out").exists()
