@@ -1178,8 +1178,19 @@ def squad_v1_scores(golds, predictions):
     """Official SQuAD v1.1 metrics: {"exact_match", "f1"} in percent.
 
     golds maps question id to its gold texts; a question without a
-    prediction scores 0 but still counts.
+    prediction scores 0 but still counts. Questions without any gold answer
+    (SQuAD 2.0 data scored without --version_2_with_negative) are left out,
+    with a warning, since the v1.1 rules cannot score them.
     """
+    unanswerable = [qid for qid, gold_texts in golds.items() if not gold_texts]
+    if unanswerable:
+        logging.warning(
+            "%d questions have no gold answer and are not scored (SQuAD 2.0 data needs "
+            "--version_2_with_negative), e.g. %s",
+            len(unanswerable),
+            unanswerable[0],
+        )
+        golds = {qid: texts for qid, texts in golds.items() if texts}
     exact_match = 0.0
     f1 = 0.0
     for qid, gold_texts in golds.items():
@@ -1357,6 +1368,8 @@ def _predict(estimator, tokenizer):
 def _score(predictions, null_odds):
     """Scores the predictions against the predict file's answers, if it has them."""
     golds = _gold_answers(_load_squad_json(FLAGS.predict_file))
+    if golds is not None and not FLAGS.version_2_with_negative and not any(golds.values()):
+        golds = None
     if golds is None:
         logging.info("No gold answers in %s: skipping EM/F1.", FLAGS.predict_file)
         return None

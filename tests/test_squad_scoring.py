@@ -39,6 +39,11 @@ def test_v1_scores_take_the_best_gold_and_count_missing_questions(rs):
     assert rs.compute_f1("steve smith", "smith") == pytest.approx(2 / 3)
 
 
+def test_v1_scores_leave_out_questions_without_gold_answers(rs):
+    scores = rs.squad_v1_scores({"a": ["x"], "b": [], "c": ["y"]}, {"a": "x", "b": "", "c": "z"})
+    assert scores == {"exact_match": 50.0, "f1": 50.0}
+
+
 def test_v1_and_v2_rules_differ_on_answers_that_normalise_to_nothing(rs):
     # v1.1: equal normal forms give EM 1 but no common token gives F1 0.
     assert rs.squad_v1_scores({"q": ["the"]}, {"q": "a"}) == {"exact_match": 100.0, "f1": 0.0}
