@@ -373,6 +373,35 @@ def _doc_spans(num_doc_tokens, max_tokens_for_doc, doc_stride):
     return doc_spans
 
 
+class _Progress:
+    """Logs "done/total, rate, time left" every `every` items."""
+
+    def __init__(self, verb, total, what="windows", every=1000):
+        self._verb = verb
+        self._total = total
+        self._what = what
+        self._every = every
+        self._start = time.time()
+
+    def update(self, done):
+        if done == 0 or done % self._every:
+            return
+        elapsed = time.time() - self._start
+        rate = done / max(elapsed, 1e-9)
+        if self._total is None:
+            logging.info("%s %d %s, %.1f/sec", self._verb, done, self._what, rate)
+            return
+        logging.info(
+            "%s %d/%d %s, %.1f/sec, %.0fs left",
+            self._verb,
+            done,
+            self._total,
+            self._what,
+            rate,
+            max(self._total - done, 0) / rate,
+        )
+
+
 def convert_examples_to_features(
     examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training, output_fn
 ):
@@ -384,8 +413,10 @@ def convert_examples_to_features(
     feature in order; unique ids count up from 1000000000.
     """
     unique_id = 1000000000
-
+    num_examples = len(examples) if hasattr(examples, "__len__") else None
+    progress = _Progress("Converted", num_examples, what="examples")
     for example_index, example in enumerate(examples):
+        progress.update(example_index)
         query_tokens = tokenizer.tokenize(example.question_text)
         if len(query_tokens) > max_query_length:
             query_tokens = query_tokens[0:max_query_length]
@@ -1330,16 +1361,9 @@ def _predict(estimator, tokenizer):
         drop_remainder=False,
     )
     all_results = []
-    start_time = time.time()
+    progress = _Progress("Predicted", len(eval_features))
     for result in estimator.predict(input_fn=predict_input_fn):
-        if len(all_results) % 1000 == 0:
-            elapsed = time.time() - start_time
-            logging.info(
-                "Processing example: %d of %d (%.1fs elapsed)",
-                len(all_results),
-                len(eval_features),
-                elapsed,
-            )
+        progress.update(len(all_results))
         all_results.append(
             RawResult(
                 unique_id=int(result["unique_ids"]),
