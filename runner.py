@@ -491,13 +491,39 @@ def _check_model_dir(model_dir, create):
         tf.io.gfile.makedirs(model_dir)
 
 
+def _make_saver(max_to_keep=5):
+    """A name-based Saver over every global variable, remembering what it saves."""
+    var_list = tf.compat.v1.global_variables()
+    saver = tf.compat.v1.train.Saver(
+        var_list=var_list, max_to_keep=max_to_keep, save_relative_paths=True
+    )
+    saver.runner_var_list = var_list
+    return saver
+
+
 def _restore(saver, session, checkpoint_path):
-    try:
-        saver.restore(session, checkpoint_path)
-    except (tf.errors.NotFoundError, tf.errors.InvalidArgumentError) as e:
+    """Restores all of the saver's variables, naming any the checkpoint lacks."""
+    in_checkpoint = dict(tf.train.list_variables(checkpoint_path))
+    missing, mismatched = [], []
+    for variable in saver.runner_var_list:
+        name = variable.op.name
+        if name not in in_checkpoint:
+            missing.append(name)
+        elif not variable.shape.is_compatible_with(in_checkpoint[name]):
+            mismatched.append(
+                f"{name} is {variable.shape.as_list()} in the model but "
+                f"{list(in_checkpoint[name])} in the checkpoint"
+            )
+    if missing or mismatched:
+        problems = []
+        if missing:
+            more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
+            problems.append("it lacks " + ", ".join(sorted(missing)[:5]) + more)
+        problems += mismatched[:3]
         raise UsageError(
-            f"checkpoint {checkpoint_path} does not match the model: {_first_line(e)}"
-        ) from None
+            f"checkpoint {checkpoint_path} does not match the model: " + "; ".join(problems)
+        )
+    saver.restore(session, checkpoint_path)
 
 
 # --------------------------------------------------------------------------
@@ -736,10 +762,7 @@ class Estimator:
             weights_finite = tf.reduce_all(
                 [tf.reduce_all(tf.math.is_finite(v.read_value())) for v in trainable] or [True]
             )
-            saver = tf.compat.v1.train.Saver(
-                max_to_keep=self._config.keep_checkpoint_max,
-                save_relative_paths=True,
-            )
+            saver = _make_saver(self._config.keep_checkpoint_max)
             init_ops = dict(
                 global_init=tf.compat.v1.global_variables_initializer(),
                 local_init=tf.group(
@@ -936,7 +959,7 @@ class Estimator:
         return global_step, iterator, spec, scaffolds
 
     def _finish_graph(self, iterator):
-        saver = tf.compat.v1.train.Saver()
+        saver = _make_saver()
         init_ops = dict(
             global_init=tf.compat.v1.global_variables_initializer(),
             local_init=tf.group(

@@ -1,0 +1,510 @@
+"""The runner on a linear model whose every step numpy can redo.
+
+Each test builds a least-squares model with get_variable and plain gradient
+descent, so checkpoints, resumption, evaluation and prediction can be checked
+against weights computed step by step in numpy. Multi-device and
+multi-worker runs need process-wide device set-up and live in
+tests/runner_worker.py, started as subprocesses.
+"""
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import conftest
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import optimization
+import runner
+
+NUM_FEATURES = 3
+LEARNING_RATE = 0.1
+TRUE_W = np.array([[1.5], [-2.0], [0.5]], dtype=np.float32)
+
+
+def _data(num_examples=48, nan_at=None):
+    """Deterministic features and labels; every batch differs from the others."""
+    x = np.linspace(-1.0, 1.0, num_examples * NUM_FEATURES, dtype=np.float32)
+    x = np.sin(7.0 * x).reshape(num_examples, NUM_FEATURES).astype(np.float32)
+    y = (x @ TRUE_W + 0.25).astype(np.float32)
+    if nan_at is not None:
+        x[nan_at] = np.nan
+    return x, y
+
+
+def _input_fn_builder(x, y, repeat=True):
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
+        if repeat:
+            dataset = dataset.repeat()
+        return dataset.batch(params["batch_size"], drop_remainder=True)
+
+    return input_fn
+
+
+def _model_fn(features, labels, mode, params):
+    del params
+    w = tf.compat.v1.get_variable(
+        "w", [NUM_FEATURES, 1], initializer=tf.compat.v1.constant_initializer(0.1)
+    )
+    b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
+    prediction = tf.matmul(features["x"], w) + b
+    if mode == runner.ModeKeys.PREDICT:
+        return runner.EstimatorSpec(mode, predictions={"y": prediction[:, 0], "x": features["x"]})
+    per_example = tf.square(prediction - labels)[:, 0]
+    loss = tf.reduce_mean(per_example)
+    if mode == runner.ModeKeys.EVAL:
+
+        def metric_fn(per_example, labels):
+            return {
+                "mse": tf.compat.v1.metrics.mean(per_example),
+                "label_mean": tf.compat.v1.metrics.mean(labels),
+            }
+
+        return runner.EstimatorSpec(
+            mode, loss=loss, eval_metrics=(metric_fn, [per_example, labels])
+        )
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    learning_rate = tf.constant(LEARNING_RATE)
+    tf.compat.v1.add_to_collection(runner.LEARNING_RATE_COLLECTION, learning_rate)
+    optimizer = tf.compat.v1.train.GradientDescentOptimizer(learning_rate)
+    train_op = optimizer.minimize(loss, global_step=global_step)
+    return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def _numpy_sgd(x, y, batch_size, steps, start=0):
+    """Weights after `steps` of full-batch-mean gradient descent from the initializers."""
+    w = np.full((NUM_FEATURES, 1), 0.1, np.float64)
+    b = np.zeros([1], np.float64)
+    batches_per_epoch = len(x) // batch_size
+    for step in range(start, start + steps):
+        i = (step % batches_per_epoch) * batch_size
+        xb, yb = x[i : i + batch_size].astype(np.float64), y[i : i + batch_size]
+        error = xb @ w + b - yb
+        w -= LEARNING_RATE * 2.0 * xb.T @ error / batch_size
+        b -= LEARNING_RATE * 2.0 * error.mean(axis=0)
+    return w, b
+
+
+def _estimator(model_dir, model_fn=_model_fn, batch_size=8, **config):
+    config.setdefault("save_checkpoints_steps", 4)
+    config.setdefault("log_step_count_steps", 5)
+    config.setdefault("distribution_strategy", "one_device")
+    run_config = runner.RunConfig(model_dir=str(model_dir), **config)
+    return runner.Estimator(
+        model_fn,
+        run_config,
+        train_batch_size=batch_size,
+        eval_batch_size=batch_size,
+        predict_batch_size=batch_size,
+    )
+
+
+def _checkpoint_steps(model_dir):
+    state = tf.train.get_checkpoint_state(str(model_dir))
+    return [runner.checkpoint_step(path) for path in state.all_model_checkpoint_paths]
+
+
+def test_training_matches_numpy_and_keeps_the_five_newest_checkpoints(tmp_path):
+    x, y = _data()
+    estimator = _estimator(tmp_path, save_checkpoints_steps=2)
+    estimator.train(_input_fn_builder(x, y), max_steps=13)
+
+    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    assert os.path.basename(checkpoint) == "model.ckpt-13"
+    # Every 2 steps plus the final one; only the 5 newest stay on disk.
+    assert _checkpoint_steps(tmp_path) == [6, 8, 10, 12, 13]
+    index_files = sorted(f for f in os.listdir(tmp_path) if f.endswith(".index"))
+    assert index_files == [f"model.ckpt-{s}.index" for s in (10, 12, 13, 6, 8)]
+    assert sorted(name for name, _ in tf.train.list_variables(checkpoint)) == [
+        "b",
+        "global_step",
+        "w",
+    ]
+    w, b = _numpy_sgd(x, y, batch_size=8, steps=13)
+    np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
+    np.testing.assert_allclose(tf.train.load_variable(checkpoint, "b"), b, rtol=1e-5)
+
+
+def test_resumed_training_continues_from_the_newest_checkpoint(tmp_path):
+    x, y = _data()
+    input_fn = _input_fn_builder(x, y)
+    estimator = _estimator(tmp_path, save_checkpoints_steps=3, tf_random_seed=7)
+    estimator.train(input_fn, max_steps=7)
+    # The same call again has nothing left to do.
+    estimator.train(input_fn, max_steps=7)
+    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path))) == 7
+    estimator.train(input_fn, steps=8)
+    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    assert runner.checkpoint_step(checkpoint) == 15
+    # Retention survives restarts: older checkpoints of earlier runs are pruned too.
+    assert _checkpoint_steps(tmp_path) == [6, 7, 9, 12, 15]
+    assert not os.path.exists(tmp_path / "model.ckpt-3.index")
+    # Seeded runs skip the batches trained on before, so the trajectory is
+    # that of one uninterrupted run.
+    w, _ = _numpy_sgd(x, y, batch_size=8, steps=15)
+    np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
+
+
+def test_evaluate_and_predict_use_the_newest_checkpoint(tmp_path):
+    x, y = _data()
+    estimator = _estimator(tmp_path)
+    estimator.train(_input_fn_builder(x, y), max_steps=6)
+    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    w = tf.train.load_variable(checkpoint, "w").astype(np.float64)
+    b = tf.train.load_variable(checkpoint, "b").astype(np.float64)
+    expected = x.astype(np.float64) @ w + b
+
+    result = estimator.evaluate(_input_fn_builder(x, y, repeat=False))
+    assert result["global_step"] == 6
+    assert set(result) == {"mse", "label_mean", "loss", "global_step"}
+    np.testing.assert_allclose(result["mse"], np.mean((expected - y) ** 2), rtol=1e-5)
+    np.testing.assert_allclose(result["label_mean"], y.mean(), rtol=1e-5)
+    # All batches have the same size, so the mean batch loss is the mse.
+    np.testing.assert_allclose(result["loss"], result["mse"], rtol=1e-5)
+    assert estimator.evaluate(_input_fn_builder(x, y, repeat=False)) == result
+
+    partial = estimator.evaluate(_input_fn_builder(x, y), steps=2)
+    np.testing.assert_allclose(partial["mse"], np.mean((expected[:16] - y[:16]) ** 2), rtol=1e-5)
+    assert os.listdir(tmp_path / "eval")
+
+    predictions = list(estimator.predict(_input_fn_builder(x[:20], y[:20], repeat=False)))
+    assert len(predictions) == 16  # two full batches of 8; drop_remainder drops 4
+    np.testing.assert_allclose([p["y"] for p in predictions], expected[:16, 0], rtol=1e-5)
+    np.testing.assert_array_equal(predictions[3]["x"], x[3])
+    batches = list(
+        estimator.predict(_input_fn_builder(x, y, repeat=False), yield_single_examples=False)
+    )
+    assert [batch["y"].shape for batch in batches] == [(8,)] * 6
+
+
+def test_evaluate_without_checkpoint_uses_initializers_or_given_checkpoint(tmp_path):
+    x, y = _data()
+    fresh = _estimator(tmp_path / "fresh")
+    result = fresh.evaluate(_input_fn_builder(x, y, repeat=False))
+    expected = x @ np.full((NUM_FEATURES, 1), 0.1, np.float32)
+    np.testing.assert_allclose(result["mse"], np.mean((expected - y) ** 2), rtol=1e-5)
+    assert result["global_step"] == 0
+
+    trained = _estimator(tmp_path / "trained")
+    trained.train(_input_fn_builder(x, y), max_steps=4)
+    by_path = fresh.evaluate(
+        _input_fn_builder(x, y, repeat=False), checkpoint_path=str(tmp_path / "trained")
+    )
+    assert by_path == trained.evaluate(_input_fn_builder(x, y, repeat=False))
+    assert by_path["global_step"] == 4
+    with pytest.raises(runner.UsageError, match="not found"):
+        fresh.evaluate(_input_fn_builder(x, y), checkpoint_path=str(tmp_path / "nothing"))
+
+
+def test_tensorboard_events_hold_loss_learning_rate_and_rates(tmp_path):
+    x, y = _data()
+    estimator = _estimator(tmp_path, save_summary_steps=2, log_step_count_steps=3)
+    estimator.train(_input_fn_builder(x, y), max_steps=10)
+    scalars = {}
+    event_files = [f for f in os.listdir(tmp_path) if f.startswith("events.out.tfevents")]
+    assert len(event_files) == 1
+    for event in tf.compat.v1.train.summary_iterator(str(tmp_path / event_files[0])):
+        for value in event.summary.value:
+            scalars.setdefault(value.tag, {})[event.step] = value.simple_value
+    assert sorted(scalars["loss"]) == [2, 4, 6, 8, 10]
+    assert scalars["learning_rate"] == {s: pytest.approx(LEARNING_RATE) for s in (2, 4, 6, 8, 10)}
+    assert sorted(scalars["global_step/sec"]) == [3, 6, 9, 10]
+    assert all(v > 0 for v in scalars["examples/sec"].values())
+    # The loss logged at step 2 is that of the batch step 2 trained on.
+    w, b = _numpy_sgd(x, y, batch_size=8, steps=1)
+    error = x[8:16] @ w + b - y[8:16]
+    assert scalars["loss"][2] == pytest.approx(float(np.mean(error**2)), rel=1e-5)
+
+
+def test_output_dir_that_is_a_file_is_a_one_line_error(tmp_path):
+    path = tmp_path / "not_a_dir"
+    path.write_text("x")
+    x, y = _data()
+    with pytest.raises(runner.UsageError, match="is an existing file") as error:
+        _estimator(path).train(_input_fn_builder(x, y), max_steps=2)
+    assert "\n" not in str(error.value)
+    assert path.read_text() == "x"
+
+
+def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path):
+    # Example 60 is in the batch of step 8 (batches of 8, 6 per pass).
+    x, y = _data(num_examples=72, nan_at=60)
+    estimator = _estimator(tmp_path, save_checkpoints_steps=3)
+    with pytest.raises(runner.NanLossError, match="at step 8") as error:
+        estimator.train(_input_fn_builder(x, y), max_steps=20)
+    assert "model.ckpt-6" in str(error.value)
+    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    assert runner.checkpoint_step(checkpoint) == 6
+    assert np.all(np.isfinite(tf.train.load_variable(checkpoint, "w")))
+    assert _checkpoint_steps(tmp_path) == [3, 6]
+
+
+def _bert_style_model_fn(features, labels, mode, params):
+    """The original's variable names: output_weights/output_bias, Adam slots, global_step."""
+    del params
+    weights = tf.compat.v1.get_variable("output_weights", [1, NUM_FEATURES])
+    bias = tf.compat.v1.get_variable("output_bias", [1])
+    prediction = tf.matmul(features["x"], weights, transpose_b=True) + bias
+    loss = tf.reduce_mean(tf.square(prediction - labels))
+    train_op = optimization.create_optimizer(loss, 0.01, 100, 0, False)
+    return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
+
+
+def test_checkpoint_of_a_plain_saver_with_original_names_resumes(tmp_path):
+    rng = np.random.RandomState(3)
+    saved = {
+        "output_weights": rng.randn(1, NUM_FEATURES).astype(np.float32),
+        "output_bias": rng.randn(1).astype(np.float32),
+    }
+    for name in list(saved):
+        saved[f"{name}/adam_m"] = rng.randn(*saved[name].shape).astype(np.float32)
+        saved[f"{name}/adam_v"] = rng.uniform(1.0, 2.0, saved[name].shape).astype(np.float32)
+    with tf.Graph().as_default():
+        variables = [tf.compat.v1.Variable(v, name=k) for k, v in saved.items()]
+        variables.append(tf.compat.v1.Variable(np.int64(40), name="global_step", dtype=tf.int64))
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            saver.save(session, str(tmp_path / "model.ckpt"), global_step=40)
+
+    x, y = _data()
+    estimator = _estimator(tmp_path, model_fn=_bert_style_model_fn)
+    estimator.train(_input_fn_builder(x, y), max_steps=41)
+    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    assert runner.checkpoint_step(checkpoint) == 41
+
+    # One AdamWeightDecay step (step 40 of 100, no warmup) from the saved
+    # slots, on the first batch, worked out in numpy.
+    w, b = saved["output_weights"].astype(np.float64), saved["output_bias"].astype(np.float64)
+    xb, yb = x[:8].astype(np.float64), y[:8, 0].astype(np.float64)
+    error = xb @ w[0] + b[0] - yb
+    grads = {"output_weights": (2 * error @ xb / 8)[None, :], "output_bias": [2 * error.mean()]}
+    norm = np.sqrt(sum(np.sum(np.square(g)) for g in grads.values()))
+    learning_rate = 0.01 * (1 - 40 / 100)
+    for name, grad in grads.items():
+        grad = np.asarray(grad) * (1.0 / max(norm, 1.0))
+        m = 0.9 * saved[f"{name}/adam_m"] + 0.1 * grad
+        v = 0.999 * saved[f"{name}/adam_v"] + 0.001 * grad**2
+        update = m / (np.sqrt(v) + 1e-6)
+        if name == "output_weights":
+            update = update + 0.01 * saved[name]
+        expected = saved[name] - learning_rate * update
+        np.testing.assert_allclose(tf.train.load_variable(checkpoint, name), expected, rtol=1e-5)
+        np.testing.assert_allclose(
+            tf.train.load_variable(checkpoint, f"{name}/adam_m"), m, rtol=1e-5
+        )
+
+
+def test_run_config_flag_errors_are_usage_errors():
+    with pytest.raises(runner.UsageError, match="--use_tpu needs --tpu_name"):
+        runner.RunConfig("out", use_tpu=True, distribution_strategy="one_device")
+    with pytest.raises(runner.UsageError, match="cannot be combined"):
+        runner.RunConfig("out", use_tpu=True, tpu_name="t", distribution_strategy="mirrored")
+    with pytest.raises(runner.UsageError, match="needs --distribution_strategy=mirrored"):
+        runner.RunConfig("out", num_gpus=2, distribution_strategy="one_device")
+    with pytest.raises(runner.UsageError, match="one_device, mirrored or multi_worker"):
+        runner.RunConfig("out", distribution_strategy="horovod")
+    with pytest.raises(runner.UsageError, match="model_dir"):
+        runner.RunConfig("")
+
+
+def test_mirrored_with_more_gpus_than_visible_is_a_usage_error(tmp_path):
+    x, y = _data()
+    estimator = _estimator(tmp_path, distribution_strategy="mirrored", num_gpus=2)
+    with pytest.raises(runner.UsageError, match="--num_gpus=2 but only 0 GPU"):
+        estimator.train(_input_fn_builder(x, y), max_steps=1)
+
+
+@pytest.mark.parametrize(
+    "tf_config, message",
+    [
+        (None, "needs the TF_CONFIG environment variable"),
+        ("{not json", "TF_CONFIG is not valid cluster JSON"),
+        ('{"cluster": {"worker": ["a:1"]}, "task": {"type": "worker", "index": 3}}', "outside"),
+    ],
+)
+def test_multi_worker_without_a_valid_tf_config_is_a_usage_error(
+    tmp_path, monkeypatch, tf_config, message
+):
+    if tf_config is None:
+        monkeypatch.delenv("TF_CONFIG", raising=False)
+    else:
+        monkeypatch.setenv("TF_CONFIG", tf_config)
+    x, y = _data()
+    estimator = _estimator(tmp_path, distribution_strategy="multi_worker")
+    with pytest.raises(runner.UsageError, match=message):
+        estimator.train(_input_fn_builder(x, y), max_steps=1)
+
+
+def test_use_tpu_builds_a_tpu_strategy_from_the_tpu_flags(tmp_path, monkeypatch):
+    calls = {}
+
+    class FakeResolver:
+        def __init__(self, tpu=None, zone=None, project=None):
+            calls["resolver"] = (tpu, zone, project)
+
+        def master(self):
+            return "grpc://10.0.0.2:8470"
+
+    class FakeStrategy:
+        def __init__(self, resolver, steps_per_run):
+            calls["strategy"] = (type(resolver), steps_per_run)
+            raise RuntimeError("stop after construction")
+
+    monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", FakeResolver)
+    monkeypatch.setattr(tf.compat.v1.distribute.experimental, "TPUStrategy", FakeStrategy)
+    x, y = _data()
+    estimator = _estimator(
+        tmp_path, use_tpu=True, tpu_name="my-tpu", tpu_zone="us-central1-b", gcp_project="proj"
+    )
+    with pytest.raises(RuntimeError, match="stop after construction"):
+        estimator.train(_input_fn_builder(x, y), max_steps=1)
+    assert calls == {
+        "resolver": ("my-tpu", "us-central1-b", "proj"),
+        "strategy": (FakeResolver, 1),
+    }
+
+
+def test_batch_size_must_split_evenly_over_replicas(tmp_path):
+    x, y = _data()
+    estimator = _estimator(tmp_path, batch_size=0)
+    with pytest.raises(runner.UsageError, match="train_batch_size=0"):
+        estimator.train(_input_fn_builder(x, y), max_steps=1)
+
+
+def _run_main_in_subprocess(body, tmp_path):
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import sys\n"
+        f"sys.path.insert(0, {conftest.REPO!r})\n"
+        "import runner\n"
+        f"{body}\n"
+        "runner.run_main(main)\n"
+    )
+    return subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_run_main_turns_user_errors_into_one_line_and_exit_1(tmp_path):
+    done = _run_main_in_subprocess(
+        "def main(argv):\n"
+        "    raise runner.UsageError('--input_file: x.tfrecord matches no files')",
+        tmp_path,
+    )
+    assert done.returncode == 1
+    assert "ERROR: --input_file: x.tfrecord matches no files" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    done = _run_main_in_subprocess(
+        "def main(argv):\n    raise KeyError('a bug keeps its traceback')", tmp_path
+    )
+    assert done.returncode != 0
+    assert "Traceback" in done.stderr
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(args, env=None):
+    return subprocess.Popen(
+        [sys.executable, os.path.join(conftest.REPO, "tests", "runner_worker.py"), *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+
+def _finish(process, timeout=240):
+    output, _ = process.communicate(timeout=timeout)
+    assert process.returncode == 0, output[-3000:]
+    return output
+
+
+@pytest.fixture(scope="module")
+def worker_runs(tmp_path_factory):
+    """Runs all distributed workers at once: one device, two logical CPUs, two workers.
+
+    Started together, they finish in about the time of the slowest.
+    """
+    root = tmp_path_factory.mktemp("workers")
+    ports = [_free_port(), _free_port()]
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
+    processes = {
+        "one": _worker(["one_device", str(root / "one")]),
+        "two": _worker(["mirrored", str(root / "two")]),
+    }
+    for index in range(2):
+        env = dict(os.environ)
+        env["TF_CONFIG"] = json.dumps(
+            {"cluster": cluster, "task": {"type": "worker", "index": index}}
+        )
+        processes[f"worker{index}"] = _worker(
+            ["multi_worker", str(root / f"worker{index}")], env=env
+        )
+    try:
+        outputs = {name: _finish(process) for name, process in processes.items()}
+    finally:
+        for process in processes.values():
+            if process.poll() is None:
+                process.kill()
+    return root, outputs
+
+
+def test_two_logical_cpus_mirrored_give_the_one_device_loss_curve(worker_runs):
+    """Same global batch over 1 and 2 replicas: same losses (and weights).
+
+    The linear model (Adam from tf.compat.v1.train) agrees to float
+    round-off. The tiny BERT runs run_pretraining's model_fn with
+    create_optimizer and no dropout; its masked LM loss is normalized and
+    its gradients clipped per replica before averaging, so the curves agree
+    to a tolerance (about 1e-3 seen) rather than exactly.
+    """
+    root, outputs = worker_runs
+    assert "over 2 replica(s)" in outputs["two"]
+    for model in ("linear", "bert"):
+        single = np.load(root / "one" / f"{model}.npz")
+        mirrored = np.load(root / "two" / f"{model}.npz")
+        assert int(mirrored["replicas"]) == 2 and int(single["replicas"]) == 1
+        assert sorted(mirrored.files) == sorted(single.files)
+        assert len(single["losses"]) == (6 if model == "linear" else 5)
+        if model == "bert":
+            np.testing.assert_allclose(mirrored["losses"], single["losses"], rtol=5e-3)
+            continue
+        np.testing.assert_allclose(mirrored["losses"], single["losses"], rtol=1e-5)
+        for name in single.files:
+            if name.startswith("var:"):
+                np.testing.assert_allclose(mirrored[name], single[name], rtol=1e-5, atol=1e-7)
+    bert = np.load(root / "two" / "bert.npz")
+    assert bert["losses"][-1] < bert["losses"][0]
+    # Checkpoints keep the plain names, slots included.
+    names = {name for name, _ in tf.train.list_variables(str(root / "two" / "bert"))}
+    assert "bert/encoder/layer_1/output/LayerNorm/gamma/adam_v" in names
+    assert not [name for name in names if "replica" in name]
+
+
+def test_two_workers_on_localhost_end_with_identical_weights(worker_runs):
+    root, outputs = worker_runs
+    assert "over 2 replica(s)" in outputs["worker0"]
+    first = np.load(root / "worker0" / "bert.npz")
+    second = np.load(root / "worker1" / "bert.npz")
+    assert int(first["step"]) == int(second["step"]) == 4
+    variables = [name for name in first.files if name.startswith("var:")]
+    assert len(variables) > 20
+    for name in variables:
+        np.testing.assert_array_equal(first[name], second[name])
+    initial = np.load(root / "worker0" / "bert_initial.npz")
+    kernel = "var:bert/pooler/dense/kernel"
+    assert not np.array_equal(initial[kernel], first[kernel])
+    # Only the chief writes checkpoints.
+    assert runner.newest_checkpoint(str(root / "worker0" / "bert"))
+    assert runner.newest_checkpoint(str(root / "worker1" / "bert")) is None
