@@ -33,10 +33,12 @@ cost:
 import array
 import collections
 import contextlib
+import itertools
 import math
 import multiprocessing
 import os
 import random
+import re
 import struct
 import sys
 import time
@@ -89,8 +91,9 @@ flags.DEFINE_integer(
 _CLS, _SEP, _MASK, _UNK = "[CLS]", "[SEP]", "[MASK]", "[UNK]"
 # Seconds between progress lines of long phases.
 _LOG_EVERY = 10.0
-# Lines handed to a tokenizer worker at a time.
+# Lines handed to a tokenizer worker at a time, and bytes read at a time.
 _LINES_PER_CHUNK = 2000
+_BYTES_PER_READ = 1 << 22
 # Features in the order the original inserts (and logs) them.
 _FEATURE_NAMES = (
     "input_ids",
@@ -110,9 +113,7 @@ class InputError(ValueError):
 class TrainingInstance:
     """A single training instance (sentence pair), as token strings."""
 
-    def __init__(
-        self, tokens, segment_ids, masked_lm_positions, masked_lm_labels, is_random_next
-    ):
+    def __init__(self, tokens, segment_ids, masked_lm_positions, masked_lm_labels, is_random_next):
         self.tokens = tokens
         self.segment_ids = segment_ids
         self.is_random_next = is_random_next
@@ -153,12 +154,17 @@ def _randbelow(getrandbits, n):
 
 
 def _fast_shuffle(x, getrandbits):
-    for i in range(len(x) - 1, 0, -1):
-        k = (i + 1).bit_length()
-        j = getrandbits(k)
-        while j > i:
+    top = len(x) - 1
+    while top > 0:
+        # Every i in [lowest, top] draws the same number of bits, k.
+        k = (top + 1).bit_length()
+        lowest = (1 << (k - 1)) - 1
+        for i in range(top, lowest - 1, -1):
             j = getrandbits(k)
-        x[i], x[j] = x[j], x[i]
+            while j > i:
+                j = getrandbits(k)
+            x[i], x[j] = x[j], x[i]
+        top = lowest - 1
 
 
 def _fast_draws_match_library():
@@ -323,7 +329,7 @@ class _InstanceFactory:
             indexes = list(range(1, num_a + 1))
             indexes += range(num_a + 2, num_a + num_b + 2)
         if not self.do_whole_word_mask:
-            return indexes, False
+            return indexes
         is_piece = self.is_piece
         groups = []
         for i in indexes:
@@ -331,19 +337,18 @@ class _InstanceFactory:
                 groups[-1].append(i)
             else:
                 groups.append([i])
-        return groups, True
+        return groups
 
     def _mask(self, tokens, num_a, num_b):
         """Masks `tokens` in place; returns the sorted positions and their labels."""
-        candidates, grouped = self._candidates(tokens, num_a, num_b)
+        candidates = self._candidates(tokens, num_a, num_b)
         draws = self.draws
         draws.shuffle(candidates)
-        rand = draws.random
         num_to_predict = min(
             self.max_predictions_per_seq,
             max(1, int(round(len(tokens) * self.masked_lm_prob))),
         )
-        if grouped:
+        if self.do_whole_word_mask:
             chosen = []
             for group in candidates:
                 if len(chosen) >= num_to_predict:
@@ -354,20 +359,15 @@ class _InstanceFactory:
                 chosen += group
         else:
             chosen = candidates[:num_to_predict]
-        vocab_items = self.vocab_items
-        last_item = len(vocab_items) - 1
-        mask = self.mask
-        randint = draws.randint
-        originals = [tokens[i] for i in chosen]
+        positions = sorted(chosen)
+        labels = [tokens[i] for i in positions]
+        rand = draws.random
         for i in chosen:
             if rand() < 0.8:
-                tokens[i] = mask
+                tokens[i] = self.mask
             elif rand() >= 0.5:
-                tokens[i] = vocab_items[randint(0, last_item)]
-        if len(chosen) > 1:
-            order = sorted(range(len(chosen)), key=chosen.__getitem__)
-            return [chosen[k] for k in order], [originals[k] for k in order]
-        return chosen, originals
+                tokens[i] = self.vocab_items[draws.randint(0, len(self.vocab_items) - 1)]
+        return positions, labels
 
 
 def _is_piece_table():
@@ -482,10 +482,6 @@ def _varint(value):
     return bytes(out)
 
 
-def _length_delimited(tag, payload):
-    return tag + _varint(len(payload)) + payload
-
-
 class _ExampleEncoder:
     """Serializes pre-training instances given as token ids.
 
@@ -493,56 +489,91 @@ class _ExampleEncoder:
     True)`: Example.features (field 1) holds one map entry (field 1) per
     feature in name order, each entry a key (field 1) and a Feature (field 2)
     whose int64_list (field 3) or float_list (field 2) packs its values
-    into field 1.
+    into field 1. Everything but the token ids, labels and positions repeats
+    from one instance to the next, so those parts are built once and cached.
     """
 
     def __init__(self, vocab_size, max_seq_length, max_predictions_per_seq):
         self.max_seq_length = max_seq_length
         self.max_predictions = max_predictions_per_seq
-        self.varints = [_varint(i) for i in range(max(vocab_size, max_seq_length))]
+        # Varints of every id, position and field length that can occur.
+        longest_record = 8 * max_seq_length + 12 * max_predictions_per_seq + 256
+        self.varints = [_varint(i) for i in range(max(vocab_size, longest_record))]
+        self.zeros = [bytes(k) for k in range(max(max_seq_length, max_predictions_per_seq) + 1)]
+        self.prefixes = {name: {} for name in _FEATURE_NAMES}
+        self.mask_entries = {}
+        self.segment_entries = {}
         one, zero = struct.pack("<f", 1.0), struct.pack("<f", 0.0)
-        self.weights = [one * k for k in range(max_predictions_per_seq + 1)]
-        self.zero_weights = [zero * k for k in range(max_predictions_per_seq + 1)]
-        self.heads = {
-            name: b"\x0a" + _varint(len(name)) + name.encode() + b"\x12"
-            for name in _FEATURE_NAMES
-        }
-        self.next_sentence_labels = [
-            self._entry("next_sentence_labels", b"\x1a", b"\x0a\x01" + bytes([label]))
-            for label in (0, 1)
+        self.weight_entries = [
+            self._entry(
+                "masked_lm_weights",
+                b"\x12",
+                one * k + zero * (max_predictions_per_seq - k),
+            )
+            for k in range(max_predictions_per_seq + 1)
+        ]
+        self.label_entries = [
+            self._entry("next_sentence_labels", b"\x1a", bytes([label])) for label in (0, 1)
         ]
 
-    def _entry(self, name, kind_tag, packed_list):
-        feature = _length_delimited(kind_tag, packed_list)
-        return _length_delimited(b"\x0a", self.heads[name] + _varint(len(feature)) + feature)
+    def _prefix(self, name, kind_tag, packed_length):
+        """The bytes of a feature map entry that come before its packed values."""
+        cache = self.prefixes[name]
+        prefix = cache.get(packed_length)
+        if prefix is None:
+            v = _varint
+            value_list = 1 + len(v(packed_length)) + packed_length
+            feature = 1 + len(v(value_list)) + value_list
+            key = b"\x0a" + v(len(name)) + name.encode()
+            entry = len(key) + 1 + len(v(feature)) + feature
+            prefix = cache[packed_length] = b"".join(
+                (
+                    b"\x0a" + v(entry),
+                    key,
+                    b"\x12" + v(feature),
+                    kind_tag + v(value_list),
+                    b"\x0a" + v(packed_length),
+                )
+            )
+        return prefix
+
+    def _entry(self, name, kind_tag, packed):
+        return self._prefix(name, kind_tag, len(packed)) + packed
 
     def _ints(self, name, values, pad):
         varints = self.varints
-        packed = b"".join([varints[v] for v in values]) + bytes(pad)
-        return self._entry(name, b"\x1a", _length_delimited(b"\x0a", packed))
+        packed = b"".join([varints[v] for v in values]) + self.zeros[pad]
+        return self._prefix(name, b"\x1a", len(packed)) + packed
 
     def encode(self, input_ids, num_a, num_b, positions, label_ids, is_random_next):
         """The serialized Example of [CLS] a [SEP] b [SEP] (ids, after masking)."""
         length = len(input_ids)
         pad = self.max_seq_length - length
-        if pad < 0 or len(positions) > self.max_predictions:
-            raise ValueError(f"instance of {length} tokens, {len(positions)} predictions")
         pad_p = self.max_predictions - len(positions)
-        mask = b"\x01" * length + bytes(pad)
-        segments = bytes(num_a + 2) + b"\x01" * (num_b + 1) + bytes(pad)
-        weights = self.weights[len(positions)] + self.zero_weights[pad_p]
+        if pad < 0 or pad_p < 0:
+            raise ValueError(f"instance of {length} tokens, {len(positions)} predictions")
+        mask = self.mask_entries.get(length)
+        if mask is None:
+            mask = self.mask_entries[length] = self._entry(
+                "input_mask", b"\x1a", b"\x01" * length + bytes(pad)
+            )
+        segments = self.segment_entries.get((num_a, length))
+        if segments is None:
+            segments = self.segment_entries[(num_a, length)] = self._entry(
+                "segment_ids", b"\x1a", bytes(num_a + 2) + b"\x01" * (num_b + 1) + bytes(pad)
+            )
         body = b"".join(
             (
                 self._ints("input_ids", input_ids, pad),
-                self._entry("input_mask", b"\x1a", _length_delimited(b"\x0a", mask)),
+                mask,
                 self._ints("masked_lm_ids", label_ids, pad_p),
                 self._ints("masked_lm_positions", positions, pad_p),
-                self._entry("masked_lm_weights", b"\x12", _length_delimited(b"\x0a", weights)),
-                self.next_sentence_labels[1 if is_random_next else 0],
-                self._entry("segment_ids", b"\x1a", _length_delimited(b"\x0a", segments)),
+                self.weight_entries[len(positions)],
+                self.label_entries[1 if is_random_next else 0],
+                segments,
             )
         )
-        return _length_delimited(b"\x0a", body)
+        return b"\x0a" + self.varints[len(body)] + body
 
 
 def _log_example(record, inv_vocab):
@@ -632,45 +663,110 @@ def _write_records(records, inv_vocab, output_files):
 # ---------------------------------------------------------------------------
 # Reading and tokenizing.
 
-# The tokenizer of the current run, inherited by forked worker processes.
-_worker_tokenizer = None
+# ASCII characters that tokenization deletes (\t, \n, \r become spaces).
+_ASCII_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# Bound on the word -> ids memo of one process; a full memo is emptied.
+_WORD_MEMO_LIMIT = 1 << 18
 
 
-def _tokenize_chunk(lines):
-    """Tokenizes raw lines: per line None (blank: document break) or id bytes.
+class _LineTokenizer:
+    """Turns raw lines into token ids, remembering the ids of each word.
 
-    Returns (results, index of the first line that is not UTF-8, or -1).
+    Tokenization treats every whitespace-separated word on its own once a
+    line has been cleaned, and cleaning changes nothing in an ASCII line
+    without control characters. Such lines are split here and each distinct
+    word is tokenized once; any other line goes through the tokenizer whole.
     """
-    tokenizer = _worker_tokenizer
-    vocab = tokenizer.vocab
-    typecode = "H" if len(vocab) <= 1 << 16 else "I"
-    results = []
-    for index, raw in enumerate(lines):
-        try:
-            line = raw.decode("utf-8").strip()
-        except UnicodeDecodeError:
-            return results, index
-        if not line:
-            results.append(None)
-            continue
-        pieces = tokenizer.tokenize(line)
-        results.append(array.array(typecode, [vocab[p] for p in pieces]).tobytes())
-    return results, -1
+
+    def __init__(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.vocab = tokenizer.vocab
+        self.memo = {}
+        self.typecode = "H" if max(self.vocab.values(), default=0) < 1 << 16 else "I"
+        self.canonical = [None] * (max(self.vocab.values(), default=-1) + 1)
+        for index in self.vocab.values():
+            self.canonical[index] = index
+
+    def ids(self, line):
+        """The token ids of one stripped, non-empty line, as a tuple."""
+        vocab = self.vocab
+        if not line.isascii() or _ASCII_CONTROL_RE.search(line) is not None:
+            return tuple([vocab[piece] for piece in self.tokenizer.tokenize(line)])
+        words = line.split()
+        found = list(map(self.memo.get, words))
+        if None in found:
+            for k, word in enumerate(words):
+                if found[k] is None:
+                    found[k] = self._word_ids(word)
+        return tuple(itertools.chain.from_iterable(found))
+
+    def _word_ids(self, word):
+        memo = self.memo
+        if len(memo) >= _WORD_MEMO_LIMIT:
+            memo.clear()
+        vocab = self.vocab
+        ids = memo[word] = tuple([vocab[piece] for piece in self.tokenizer.tokenize(word)])
+        return ids
+
+    def unpack(self, ids):
+        """A sentence as a tuple of the vocabulary's own int objects (shared, compact)."""
+        if isinstance(ids, bytes):
+            return tuple(map(self.canonical.__getitem__, array.array(self.typecode, ids)))
+        return ids
+
+    def lines(self, raw_lines, pack=False):
+        """Per raw line: None for a blank line (a document break), else its ids.
+
+        With `pack` the ids come as array bytes (cheap to send between
+        processes). Returns (results, index of the first line that is not
+        UTF-8, or -1).
+        """
+        results = []
+        for index, raw in enumerate(raw_lines):
+            try:
+                line = raw.decode("utf-8").strip()
+            except UnicodeDecodeError:
+                return results, index
+            if not line:
+                results.append(None)
+            elif pack:
+                results.append(array.array(self.typecode, self.ids(line)).tobytes())
+
+            else:
+                results.append(self.ids(line))
+        return results, -1
 
 
-def _line_chunks(input_files, on_file_start):
-    """Yields lists of raw lines (split on b"\\n" only, like tf.io.gfile)."""
+# The line tokenizer of the current run, inherited by forked worker processes.
+_worker_line_tokenizer = None
+
+
+def _tokenize_in_worker(raw_lines):
+    return _worker_line_tokenizer.lines(raw_lines, pack=True)
+
+
+def _line_chunks(input_files):
+    """Yields (path, number of its first line, raw lines) in order.
+
+    Lines end at b"\\n" only, as tf.io.gfile reads them (a lone \\r is no
+    line break).
+    """
     for path in input_files:
-        on_file_start(path)
         with tf.io.gfile.GFile(path, "rb") as reader:
-            chunk = []
-            for raw in reader:
-                chunk.append(raw)
-                if len(chunk) >= _LINES_PER_CHUNK:
-                    yield path, chunk
-                    chunk = []
-            if chunk:
-                yield path, chunk
+            line_number = 1
+            rest = b""
+            while True:
+                block = reader.read(_BYTES_PER_READ)
+                if not block:
+                    break
+                lines = (rest + block).split(b"\n")
+                rest = lines.pop()
+                for start in range(0, len(lines), _LINES_PER_CHUNK):
+                    chunk = lines[start : start + _LINES_PER_CHUNK]
+                    yield path, line_number, chunk
+                    line_number += len(chunk)
+            if rest:
+                yield path, line_number, [rest]
 
 
 def _read_documents(input_files, tokenizer, num_workers):
@@ -679,40 +775,33 @@ def _read_documents(input_files, tokenizer, num_workers):
     A blank line starts a new document; documents run on across file ends,
     as in the original.
     """
-    global _worker_tokenizer
-    vocab_size = max(tokenizer.vocab.values()) + 1 if tokenizer.vocab else 0
-    typecode = "H" if len(tokenizer.vocab) <= 1 << 16 else "I"
-    # One int object per id, shared by every sentence that holds it.
-    canonical = list(range(vocab_size))
+    global _worker_line_tokenizer
+    line_tokenizer = _LineTokenizer(tokenizer)
     total_bytes = sum(tf.io.gfile.stat(p).length for p in input_files)
     progress = _Progress("Reading input", total_bytes / 1e6, "MB")
-    state = {"path": None, "line": 0, "bytes": 0}
-
-    def on_file_start(path):
-        state["path"], state["line"] = path, 0
-
-    chunks = _line_chunks(input_files, on_file_start)
     documents = [[]]
     num_lines = 0
-    _worker_tokenizer = tokenizer
-    with _chunk_results(chunks, num_workers) as results:
-        for (path, lines), (tokenized, bad_line) in results:
-            if bad_line >= 0:
-                raise InputError(
-                    f"--input_file: {path}: line {state['line'] + bad_line + 1} is not UTF-8 text"
-                )
-            state["line"] += len(lines)
-            num_lines += len(lines)
-            state["bytes"] += sum(len(raw) for raw in lines)
-            current = documents[-1]
-            for ids in tokenized:
-                if ids is None:
-                    current = []
-                    documents.append(current)
-                elif ids:
-                    current.append(tuple(map(canonical.__getitem__, array.array(typecode, ids))))
-            progress.update(state["bytes"] / 1e6, extra=f", {len(documents):,} documents")
-    _worker_tokenizer = None
+    done_bytes = 0
+    _worker_line_tokenizer = line_tokenizer
+    try:
+        with _chunk_results(_line_chunks(input_files), line_tokenizer, num_workers) as results:
+            for (path, first_line, lines), (tokenized, bad_line) in results:
+                if bad_line >= 0:
+                    raise InputError(
+                        f"--input_file: {path}: line {first_line + bad_line} is not UTF-8 text"
+                    )
+                num_lines += len(lines)
+                done_bytes += sum(map(len, lines)) + len(lines)
+                current = documents[-1]
+                for ids in tokenized:
+                    if ids is None:
+                        current = []
+                        documents.append(current)
+                    elif ids:
+                        current.append(line_tokenizer.unpack(ids))
+                progress.update(done_bytes / 1e6, extra=f", {len(documents):,} documents")
+    finally:
+        _worker_line_tokenizer = None
     documents = [doc for doc in documents if doc]
     logging.info(
         "Read %d lines into %d documents, %d sentences, %d tokens",
@@ -725,10 +814,10 @@ def _read_documents(input_files, tokenizer, num_workers):
 
 
 @contextlib.contextmanager
-def _chunk_results(chunks, num_workers):
+def _chunk_results(chunks, line_tokenizer, num_workers):
     """Yields an iterator of (chunk, tokenized chunk) pairs, in input order."""
     if num_workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield ((chunk, _tokenize_chunk(chunk[1])) for chunk in chunks)
+        yield ((chunk, line_tokenizer.lines(chunk[2])) for chunk in chunks)
         return
     with warnings.catch_warnings():
         # Workers only run pure-Python tokenization, never TensorFlow, so
@@ -736,19 +825,18 @@ def _chunk_results(chunks, num_workers):
         warnings.simplefilter("ignore", DeprecationWarning)
         pool = multiprocessing.get_context("fork").Pool(num_workers)
     try:
-        pending = collections.deque()
-        chunks = iter(chunks)
 
         def results():
             # A bounded window of chunks in flight keeps memory flat.
+            pending = collections.deque()
             for chunk in chunks:
-                pending.append((chunk, pool.apply_async(_tokenize_chunk, (chunk[1],))))
+                pending.append((chunk, pool.apply_async(_tokenize_in_worker, (chunk[2],))))
                 if len(pending) >= 4 * num_workers:
-                    chunk_, result = pending.popleft()
-                    yield chunk_, result.get()
+                    done, result = pending.popleft()
+                    yield done, result.get()
             while pending:
-                chunk_, result = pending.popleft()
-                yield chunk_, result.get()
+                done, result = pending.popleft()
+                yield done, result.get()
 
         yield results()
     finally:

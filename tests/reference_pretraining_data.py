@@ -282,5 +282,6 @@ def main(argv=None):
         writer.close()
     print(f"wrote {count} instances", file=sys.stderr)
 
+
 if __name__ == "__main__":
     main()
