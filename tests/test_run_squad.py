@@ -6,9 +6,13 @@ import random
 import subprocess
 import sys
 
+import numpy as np
 import pytest
+import tensorflow as tf
 from conftest import REPO
-from squad_helpers import qa, squad_json
+from squad_helpers import load_run_squad, qa, squad_json
+
+import modeling
 
 FILLERS = [f"w{i}" for i in range(20)]
 TOY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "follows", "marker", "?"]
@@ -140,6 +144,10 @@ def test_train_and_predict_learns_the_toy_task(tmp_path):
     assert "train.tf_record" in names and "eval.tf_record" in names
     assert "model.ckpt-600.index" in names  # int(640 / 16 * 15) steps
     assert not [n for n in names if ".tmp-" in n]
+    variables = dict(tf.train.list_variables(str(out / "model.ckpt-600")))
+    assert variables["cls/squad/output_weights"] == [2, 64]
+    assert variables["cls/squad/output_bias"] == [2]
+    assert variables["bert/encoder/layer_1/output/LayerNorm/gamma"] == [64]
 
 
 def test_v2_training_learns_when_there_is_no_answer(tmp_path):
@@ -182,6 +190,36 @@ def test_v2_training_learns_when_there_is_no_answer(tmp_path):
     assert results["NoAns_total"] == num_no_ans
     assert results["exact"] == pytest.approx(100.0 * correct / 40)
     assert results["best_exact"] >= results["exact"]
+
+
+def test_create_model_head_is_a_two_row_projection_of_the_sequence_output():
+    rs = load_run_squad()
+    config = modeling.BertConfig.from_dict(dict(CONFIG, initializer_range=0.5))
+    rng = np.random.RandomState(0)
+    ids = rng.randint(0, len(TOY_VOCAB), size=[3, 7]).astype(np.int32)
+    mask = np.ones_like(ids)
+    mask[1, 5:] = 0
+    segments = np.zeros_like(ids)
+    segments[:, 4:] = 1
+    with tf.Graph().as_default():
+        ids, mask, segments = (tf.constant(x) for x in (ids, mask, segments))
+        start, end = rs.create_model(config, False, ids, mask, segments, False)
+        names = sorted(v.name for v in tf.compat.v1.trainable_variables() if "cls" in v.name)
+        assert names == ["cls/squad/output_bias:0", "cls/squad/output_weights:0"]
+        # The same encoder again, sharing the weights, for its sequence output.
+        with tf.compat.v1.variable_scope(tf.compat.v1.get_variable_scope(), reuse=True):
+            twin = modeling.BertModel(config, False, ids, mask, segments, scope="bert")
+            weights = tf.compat.v1.get_variable("cls/squad/output_weights")
+            bias = tf.compat.v1.get_variable("cls/squad/output_bias")
+        with tf.compat.v1.Session() as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(bias.assign([0.5, -0.25]))
+            start, end, hidden, w, b = sess.run(
+                [start, end, twin.get_sequence_output(), weights, bias]
+            )
+    assert start.shape == end.shape == (3, 7)
+    np.testing.assert_allclose(start, hidden @ w[0] + b[0], rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(end, hidden @ w[1] + b[1], rtol=1e-5, atol=1e-5)
 
 
 def _error_line(proc):
