@@ -25,7 +25,6 @@ import json
 import math
 import re
 
-import numpy as np
 import six
 import tensorflow as tf
 
@@ -34,7 +33,7 @@ LAYER_NORM_EPSILON = 1e-12
 # softmax gives them ~0 weight, small enough to stay finite in float16.
 ATTENTION_MASK_ADDER = -10000.0
 # Constants of the tanh approximation of GELU.
-GELU_TANH_SCALE = np.sqrt(2.0 / np.pi)
+GELU_TANH_SCALE = math.sqrt(2.0 / math.pi)
 GELU_CUBIC_COEFF = 0.044715
 
 

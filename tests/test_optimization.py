@@ -216,6 +216,36 @@ def check_slots(nested_scope="outer"):
             assert unused is by_name["unused/kernel"]
 
 
+def check_apply_inside_cond():
+    """Slots are created outside the cond, so a runner may apply conditionally
+    (gradient accumulation, skipping non-finite steps)."""
+    graph = tf.Graph()
+    with graph.as_default():
+        w = tf.compat.v1.get_variable("w", initializer=tf.constant([1.0, -2.0]))
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        grads = tf.gradients(tf.reduce_sum(w * w), [w])
+        optimizer = optimization.create_bert_optimizer(0.1)
+        apply_now = tf.compat.v1.placeholder(tf.bool, [])
+
+        def apply():
+            with tf.control_dependencies(
+                [optimization.apply_clipped_gradients(optimizer, grads, [w], global_step)]
+            ):
+                return tf.constant(True)
+
+        step = tf.compat.v1.cond(apply_now, apply, lambda: tf.constant(False))
+        reference = NumpyAdamWeightDecay({"w": np.array([1.0, -2.0])}, 0.01, EXCLUDE)
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            sess.run(step, {apply_now: False})
+            np.testing.assert_array_equal(sess.run(w), [1.0, -2.0])
+            sess.run(step, {apply_now: True})
+            grad = np_clip_by_global_norm([2.0 * reference.params["w"]])[0]
+            reference.step({"w": grad}, 0.1)
+            assert_close(sess.run(w), reference.params["w"], "w")
+            assert sess.run(global_step) == 1
+
+
 def check_mirrored_strategy(steps=4):
     """Two replicas with different data: one averaged update, copies identical.
 
@@ -298,6 +328,10 @@ def test_create_optimizer_matches_numpy_with_warmup_decay_and_clipping(use_tpu):
 
 def test_slots_are_named_after_their_variables_whatever_the_scope():
     check_slots()
+
+
+def test_apply_gradients_works_inside_a_cond():
+    check_apply_inside_cond()
 
 
 def test_weight_decay_skips_excluded_names_only():
@@ -469,6 +503,7 @@ def test_ref_variables_under_disable_v2_behavior():
         t.check_apply_gradients_matches_numpy(learning_rate_as_tensor=True)
         t.check_create_optimizer_matches_numpy()
         t.check_slots()
+        t.check_apply_inside_cond()
         print("REF-VARIABLE CHECKS PASSED")
         """
     )
