@@ -1414,6 +1414,8 @@ def main(_):
 
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     validate_flags_or_throw(bert_config)
+    if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
+        raise ValueError(f"--output_dir={FLAGS.output_dir} is an existing file, not a directory")
     tf.io.gfile.makedirs(FLAGS.output_dir)
     tokenizer = tokenization.FullTokenizer(
         vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
@@ -1435,6 +1437,12 @@ def main(_):
             len(train_examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs
         )
         num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
+        if num_train_steps < 1:
+            raise ValueError(
+                f"{FLAGS.train_file}: {len(train_examples)} usable training questions make "
+                f"{num_train_steps} steps at --train_batch_size={FLAGS.train_batch_size} and "
+                f"--num_train_epochs={FLAGS.num_train_epochs}; at least one step is needed"
+            )
         # Shuffling here spares the input pipeline a document-sized buffer.
         random.Random(12345).shuffle(train_examples)
     if FLAGS.do_predict:

@@ -230,7 +230,9 @@ def _error_line(proc):
     return lines[0]
 
 
-@pytest.mark.parametrize("case", ["not_json", "missing_qas", "two_answers", "bad_flags"])
+@pytest.mark.parametrize(
+    "case", ["not_json", "missing_qas", "two_answers", "no_steps", "bad_flags"]
+)
 def test_bad_input_is_a_one_line_error(tmp_path, case):
     out = tmp_path / "out"
     args = _setup(tmp_path) + [f"--output_dir={out}"]
@@ -266,6 +268,14 @@ def test_bad_input_is_a_one_line_error(tmp_path, case):
             "--max_query_length=8",
         ]
         expected = [bad, "question id id-77 has 2 answers"]
+    elif case == "no_steps":
+        args += [
+            "--do_train",
+            f"--train_file={good}",
+            "--max_seq_length=24",
+            "--max_query_length=8",
+        ]
+        expected = [good, "4 usable training questions make 0 steps", "--train_batch_size=32"]
     else:
         args += ["--do_predict", f"--predict_file={good}", "--max_seq_length=10"]
         expected = ["max_seq_length (10)", "max_query_length (64) + 3"]
