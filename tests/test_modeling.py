@@ -627,6 +627,29 @@ def test_layer_norm_matches_numpy_and_names_its_variables():
     np.testing.assert_allclose(first, np_layer_norm(x, 0.0, 1.0), atol=1e-5)
 
 
+def test_layer_norm_is_bit_identical_to_moments_and_batch_normalization():
+    """The original's LayerNorm was tf.nn.moments + tf.nn.batch_normalization."""
+    x = np.random.RandomState(5).randn(6, 32).astype(np.float32) * 3 - 1
+    beta = np.random.RandomState(6).randn(32).astype(np.float32)
+    gamma = np.random.RandomState(7).randn(32).astype(np.float32)
+
+    def build():
+        ours = modeling.layer_norm(tf.constant(x))
+        mean, variance = tf.nn.moments(tf.constant(x), axes=[1], keepdims=True)
+        theirs = tf.nn.batch_normalization(tf.constant(x), mean, variance, beta, gamma, 1e-12)
+        return ours, theirs
+
+    graph = tf.Graph()
+    with graph.as_default():
+        ours, theirs = build()
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for v, value in zip(tf.compat.v1.global_variables(), (beta, gamma)):
+                sess.run(v.assign(value))
+            ours, theirs = sess.run([ours, theirs])
+    np.testing.assert_array_equal(ours, theirs)
+
+
 def test_dense_matches_numpy_for_rank_2_and_3():
     x = np.random.RandomState(4).randn(2, 3, 5).astype(np.float32)
     graph = tf.Graph()
