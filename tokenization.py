@@ -17,6 +17,7 @@ paths work), which keeps `import tokenization` cheap in worker processes.
 """
 
 import collections
+import itertools
 import re
 import unicodedata
 
@@ -37,24 +38,26 @@ _CASED_MODELS = (
 _MODEL_DIR_RE = re.compile(r"^.*?([A-Za-z0-9_-]+)/bert_model.ckpt")
 
 # Unicode blocks of CJK ideographs; each such character becomes its own word.
-_CJK_RE = re.compile(
-    "(["
-    "\u4e00-\u9fff"
-    "\u3400-\u4dbf"
-    "\U00020000-\U0002a6df"
-    "\U0002a700-\U0002b73f"
-    "\U0002b740-\U0002b81f"
-    "\U0002b820-\U0002ceaf"
-    "\uf900-\ufaff"
-    "\U0002f800-\U0002fa1f"
-    "])"
+_CJK_BLOCKS = (
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x20000, 0x2A6DF),
+    (0x2A700, 0x2B73F),
+    (0x2B740, 0x2B81F),
+    (0x2B820, 0x2CEAF),
+    (0xF900, 0xFAFF),
+    (0x2F800, 0x2FA1F),
 )
+_CJK_RE = re.compile("([" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_BLOCKS) + "])")
 
 # ASCII characters that are neither letters, digits nor space count as
 # punctuation, even those Unicode files under symbols ($, +, <, ^, `, |, ~).
 _ASCII_PUNCT = "!-/:-@\\[-`{-~"
 _ASCII_PUNCT_SPLIT_RE = re.compile(f"[{_ASCII_PUNCT}]|[^{_ASCII_PUNCT}]+")
 _ASCII_PUNCT_RE = re.compile(f"[{_ASCII_PUNCT}]")
+# The basic tokens of cleaned ASCII text: punctuation characters one by one,
+# and the runs of other non-whitespace characters between them.
+_ASCII_TOKEN_RE = re.compile(f"[{_ASCII_PUNCT}]|[^{_ASCII_PUNCT}\\s]+")
 # ASCII control characters that cleaning deletes (\t, \n, \r become spaces).
 _ASCII_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
@@ -151,39 +154,51 @@ class FullTokenizer:
         self.inv_vocab = {v: k for k, v in self.vocab.items()}
         self.basic_tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
         self.wordpiece_tokenizer = WordpieceTokenizer(vocab=self.vocab)
-        self._cache = {}
-        self._cache_key = None
+        self._memo = None
+        self._memo_key = None
 
     def tokenize(self, text):
         """Returns the word pieces of `text` (str, or bytes decoded as UTF-8)."""
         basic = self.basic_tokenizer
         wordpiece = self.wordpiece_tokenizer
+        vocab = wordpiece.vocab
+        key = (
+            basic,
+            wordpiece,
+            basic.do_lower_case,
+            vocab,
+            len(vocab),
+            wordpiece.unk_token,
+            wordpiece.max_input_chars_per_word,
+        )
+        memo = self._memo
+        if memo is None or memo.owner is not self or key != self._memo_key:
+            memo = self._memo = self._new_memo(basic, wordpiece)
+            self._memo_key = key
+        if memo.compute is None:
+            # A stage was replaced by one with its own tokenize: compose them as given.
+            return [piece for token in basic.tokenize(text) for piece in wordpiece.tokenize(token)]
+        if type(text) is not str:
+            text = convert_to_unicode(text)
+        return list(_concat(map(memo.__getitem__, basic._split_words(text))))
+
+    def _new_memo(self, basic, wordpiece):
+        """A memo of cleaned word -> its word pieces, for the stages as they are now."""
         if (
             type(basic).tokenize is not BasicTokenizer.tokenize
             or type(wordpiece).tokenize is not WordpieceTokenizer.tokenize
         ):
-            # Someone swapped in their own stage: compose the stages as given.
-            return [piece for token in basic.tokenize(text) for piece in wordpiece.tokenize(token)]
+            return _WordMemo(self, None)
+        tokens_of = basic._current_memo().compute
+        pieces_of = wordpiece._current_memo().__getitem__
 
-        key = (basic.do_lower_case, *wordpiece._settings())
-        cache = self._cache
-        if key != self._cache_key:
-            cache.clear()
-            self._cache_key = key
-        output = []
-        for word in basic._split_words(text):
-            pieces = cache.get(word)
-            if pieces is None:
-                pieces = tuple(
-                    piece
-                    for token in basic._word_tokens(word)
-                    for piece in wordpiece._word_pieces(token)
-                )
-                if len(cache) >= _WORD_CACHE_LIMIT:
-                    cache.clear()
-                cache[word] = pieces
-            output += pieces
-        return output
+        def pieces_of_word(word):
+            tokens = tokens_of(word)
+            if len(tokens) == 1:
+                return pieces_of(tokens[0])
+            return tuple(_concat(map(pieces_of, tokens)))
+
+        return _WordMemo(self, pieces_of_word)
 
     def convert_tokens_to_ids(self, tokens):
         """Maps tokens to ids with this tokenizer's vocabulary."""
@@ -195,45 +210,72 @@ class FullTokenizer:
 
 
 class BasicTokenizer:
-    """Cleans text, spaces out CJK ideographs, lower-cases, splits off punctuation."""
+    """Cleans text, spaces out CJK ideographs, lower-cases, splits off punctuation.
+
+    A subclass that overrides one of the per-step methods (_clean_text,
+    _tokenize_chinese_chars, _run_strip_accents, _run_split_on_punc) has them
+    called as the steps run; words are still memoised.
+    """
+
+    _STEPS = ("_clean_text", "_tokenize_chinese_chars", "_run_strip_accents", "_run_split_on_punc")
 
     def __init__(self, do_lower_case=True):
         """`do_lower_case`: lower-case and strip accents (for uncased models)."""
         self.do_lower_case = do_lower_case
-        self._cache = {}
-        self._cache_lower = do_lower_case
+        self._memo = None
+        self._memo_key = None
+        self._plain = True
 
     def tokenize(self, text):
         """Returns the basic tokens of `text` (str, or bytes decoded as UTF-8)."""
-        cache = self._cache
-        if self._cache_lower != self.do_lower_case:
-            cache.clear()
-            self._cache_lower = self.do_lower_case
-        output = []
-        for word in self._split_words(text):
-            tokens = cache.get(word)
-            if tokens is None:
-                tokens = self._word_tokens(word)
-                if len(cache) >= _WORD_CACHE_LIMIT:
-                    cache.clear()
-                cache[word] = tokens
-            output += tokens
-        return output
+        memo = self._current_memo()
+        if type(text) is not str:
+            text = convert_to_unicode(text)
+        if self._plain and text.isascii():
+            return _ascii_basic_tokens(text, self.do_lower_case)
+        return list(_concat(map(memo.__getitem__, self._split_words(text))))
+
+    def _current_memo(self):
+        """The word -> tokens memo, renewed if lower-casing was switched since."""
+        memo = self._memo
+        if memo is None or memo.owner is not self or self.do_lower_case != self._memo_key:
+            cls = type(self)
+            self._plain = all(getattr(cls, s) is getattr(BasicTokenizer, s) for s in self._STEPS)
+            memo = self._memo = _WordMemo(self, self._word_tokens_function())
+            self._memo_key = self.do_lower_case
+        return memo
 
     def _split_words(self, text):
-        """Cleans `text`, spaces out CJK characters and splits it on whitespace."""
-        text = convert_to_unicode(text)
+        """Cleans str `text`, spaces out CJK characters and splits it on whitespace."""
+        if not self._plain:
+            return self._tokenize_chinese_chars(self._clean_text(text)).split()
         if text.isascii():
-            # No CJK, no Unicode spaces; if there are no control characters
-            # either, cleaning changes nothing that split() would not undo.
-            if _ASCII_CONTROL_RE.search(text) is not None:
-                text = text.translate(_CLEAN_TABLE)
-            return text.split()
-        text = _CJK_RE.sub(r" \1 ", text.translate(_CLEAN_TABLE))
-        return text.split()
+            # Lower-casing ASCII commutes with the split and is idempotent,
+            # so doing it here already means fewer distinct words to memoise.
+            text = _ascii_clean(text)
+            return (text.lower() if self.do_lower_case else text).split()
+        return _CJK_RE.sub(r" \1 ", text.translate(_CLEAN_TABLE)).split()
+
+    def _word_tokens_function(self):
+        """word -> tuple of its tokens, for the current settings (see _word_tokens)."""
+        if not self._plain:
+            return self._word_tokens
+        lower = self.do_lower_case
+        word_tokens = self._word_tokens
+
+        def plain_word_tokens(word):
+            if not word.isascii():
+                return word_tokens(word)
+            if lower:
+                word = word.lower()
+            if _ASCII_PUNCT_RE.search(word) is None:
+                return (word,)
+            return tuple(_ASCII_PUNCT_SPLIT_RE.findall(word))
+
+        return plain_word_tokens
 
     def _word_tokens(self, word):
-        """The tokens of one whitespace-free word, as a tuple."""
+        """The tokens of one cleaned, whitespace-free word, as a tuple."""
         was_ascii = word.isascii()
         if self.do_lower_case:
             word = word.lower()
@@ -277,7 +319,7 @@ class BasicTokenizer:
 
     def _is_chinese_char(self, cp):
         """Whether code point `cp` lies in one of the CJK ideograph blocks."""
-        return _CJK_RE.match(chr(cp)) is not None
+        return any(lo <= cp <= hi for lo, hi in _CJK_BLOCKS)
 
     def _clean_text(self, text):
         """Drops NUL, U+FFFD and control characters; turns whitespace into spaces."""
@@ -291,9 +333,10 @@ class WordpieceTokenizer:
         self.vocab = vocab
         self.unk_token = unk_token
         self.max_input_chars_per_word = max_input_chars_per_word
-        self._cache = {}
-        self._cache_key = None
+        self._memo = None
+        self._memo_key = None
         self._longest = None
+        self._stems = None
 
     def tokenize(self, text):
         """Returns the word pieces of the whitespace-separated words in `text`.
@@ -304,29 +347,19 @@ class WordpieceTokenizer:
         `max_input_chars_per_word`, becomes a single `unk_token`. For example
         "unaffable" -> ["un", "##aff", "##able"].
         """
-        output = []
-        for token in convert_to_unicode(text).split():
-            output += self._word_pieces(token)
-        return output
+        memo = self._current_memo()
+        return list(_concat(map(memo.__getitem__, convert_to_unicode(text).split())))
 
-    def _settings(self):
-        """What the pieces of a word depend on; the memo is reset when it changes."""
-        return (self.vocab, len(self.vocab), self.unk_token, self.max_input_chars_per_word)
-
-    def _word_pieces(self, word):
-        """The word pieces of one whitespace-free word, as a tuple (memoised)."""
-        key = self._settings()
-        if key != self._cache_key:
-            self._cache.clear()
-            self._cache_key = key
-            self._longest = _longest_key(self.vocab)
-        pieces = self._cache.get(word)
-        if pieces is None:
-            pieces = self._match(word)
-            if len(self._cache) >= _WORD_CACHE_LIMIT:
-                self._cache.clear()
-            self._cache[word] = pieces
-        return pieces
+    def _current_memo(self):
+        """The word -> pieces memo, renewed if the settings changed since it was made."""
+        vocab = self.vocab
+        key = (vocab, len(vocab), self.unk_token, self.max_input_chars_per_word)
+        memo = self._memo
+        if memo is None or memo.owner is not self or key != self._memo_key:
+            self._longest, self._stems = _vocab_shape(vocab)
+            memo = self._memo = _WordMemo(self, self._match)
+            self._memo_key = key
+        return memo
 
     def _match(self, word):
         """Greedy longest-match-first split of `word`; (unk_token,) on failure."""
@@ -336,31 +369,61 @@ class WordpieceTokenizer:
         vocab = self.vocab
         if word in vocab:
             return (word,)
-        # No vocabulary entry is longer than `longest`, so longer candidates
-        # can be skipped without changing which one matches first.
-        longest = self._longest or length
-        pieces = []
-        start = 0
+        # Candidates longer than any vocabulary entry cannot match, so the
+        # search starts at the longest one that could.
+        longest, stems = self._longest, self._stems
+        end = min(length, longest) if longest else length
+        while end > 0 and word[:end] not in vocab:
+            end -= 1
+        if end == 0:
+            return (self.unk_token,)
+        pieces = [word[:end]]
+        start = end
         while start < length:
-            end = min(length, start + longest)
-            while end > start:
-                piece = word[start:end] if start == 0 else "##" + word[start:end]
-                if piece in vocab:
-                    break
-                end -= 1
+            if stems is None:
+                end = length
+                while end > start and "##" + word[start:end] not in vocab:
+                    end -= 1
             else:
+                # `stems` holds the continuation entries without their "##".
+                end = min(length, start + stems[0])
+                stem_set = stems[1]
+                while end > start and word[start:end] not in stem_set:
+                    end -= 1
+            if end == start:
                 return (self.unk_token,)
-            pieces.append(piece)
+            pieces.append("##" + word[start:end])
             start = end
         return tuple(pieces)
 
 
-def _longest_key(vocab):
-    """Length of the longest str key of `vocab`, or None if it cannot be known."""
+def _ascii_clean(text):
+    """`_clean_text` for ASCII text: drops control characters, \\t \\n \\r -> space."""
+    if text.isprintable() or _ASCII_CONTROL_RE.search(text) is None:
+        return text  # split() treats \t \n \r as spaces anyway
+    return text.translate(_CLEAN_TABLE)
+
+
+def _ascii_basic_tokens(text, do_lower_case):
+    """All basic tokens of ASCII `text`, without splitting it into words first."""
+    text = _ascii_clean(text)
+    if do_lower_case:
+        text = text.lower()
+    return _ASCII_TOKEN_RE.findall(text)
+
+
+def _vocab_shape(vocab):
+    """(longest entry length, (longest stem length, set of stems)) of a str vocabulary.
+
+    A stem is a "##" entry without its "##". Either part is None when the
+    vocabulary is not a collection of str, and matching then does without.
+    """
     try:
-        return max((len(key) for key in vocab), default=0) or None
-    except TypeError:
-        return None
+        longest = max(map(len, vocab), default=0)
+        stems = {token[2:] for token in vocab if token.startswith("##")}
+    except (TypeError, AttributeError):
+        return None, None
+    return longest, (max(map(len, stems), default=0), stems)
 
 
 def _is_whitespace(char):
@@ -383,6 +446,35 @@ def _is_punctuation(char):
     if 33 <= cp <= 47 or 58 <= cp <= 64 or 91 <= cp <= 96 or 123 <= cp <= 126:
         return True
     return unicodedata.category(char).startswith("P")
+
+
+_concat = itertools.chain.from_iterable
+
+
+class _WordMemo(dict):
+    """word -> tuple of tokens, computed by `compute(word)` on first sight.
+
+    Bounded: a full memo is emptied and refills with the words in use. A memo
+    belongs to one tokenizer (`owner`); copies and unpickled tokenizers build
+    their own instead of sharing it.
+    """
+
+    __slots__ = ("owner", "compute")
+
+    def __init__(self, owner, compute):
+        super().__init__()
+        self.owner = owner
+        self.compute = compute
+
+    def __missing__(self, word):
+        tokens = self.compute(word)
+        if len(self) >= _WORD_CACHE_LIMIT:
+            self.clear()
+        self[word] = tokens
+        return tokens
+
+    def __reduce__(self):
+        return (_WordMemo, (None, None))
 
 
 class _MemoTable(dict):
