@@ -1096,7 +1096,7 @@ def main(_):
     try:
         run()
     except InputError as e:
-        sys.stderr.write(f"{os.path.basename(sys.argv[0])}: error: {e}\n")
+        sys.stderr.write(f"{os.path.basename(__file__)}: error: {e}\n")
         sys.exit(2)
 
 
