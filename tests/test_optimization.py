@@ -312,6 +312,34 @@ def check_mirrored_strategy(steps=4):
                         assert_close(sess.run(copy), reference.m[name], f"{name}/adam_m")
 
 
+def check_mirrored_cross_replica_apply(steps=2):
+    """Per-replica gradients handed to apply_gradients outside the replica fn."""
+    graph = tf.Graph()
+    with graph.as_default():
+        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        with strategy.scope():
+            w = tf.compat.v1.get_variable("w", initializer=tf.constant([0.1, -0.2, -0.1]))
+
+            def replica_grads():
+                replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+                target = tf.cast(replica, tf.float32)
+                return tf.gradients(tf.reduce_sum(tf.square(w - target)), [w])
+
+            grads = strategy.extended.call_for_each_replica(replica_grads)
+            optimizer = optimization.create_bert_optimizer(0.1)
+            train_op = optimizer.apply_gradients(zip(grads, [w]))
+        reference = NumpyAdamWeightDecay({"w": np.array([0.1, -0.2, -0.1])}, 0.01, EXCLUDE)
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            for step in range(steps):
+                params = reference.params["w"]
+                mean_grad = (2.0 * (params - 0.0) + 2.0 * (params - 1.0)) / 2.0
+                reference.step({"w": mean_grad}, 0.1)
+                sess.run(train_op)
+                for copy in strategy.experimental_local_results(w):
+                    assert_close(sess.run(copy), reference.params["w"], f"w step {step}")
+
+
 # ---------------------------------------------------------------------------
 # pytest: resource variables
 
@@ -524,6 +552,7 @@ def test_mirrored_strategy_averages_replicas_and_keeps_copies_in_sync():
         import test_optimization as t
 
         t.check_mirrored_strategy()
+        t.check_mirrored_cross_replica_apply()
         print("MIRRORED CHECKS PASSED")
         """
     )
