@@ -276,14 +276,11 @@ class BasicTokenizer:
 
     def _word_tokens(self, word):
         """The tokens of one cleaned, whitespace-free word, as a tuple."""
-        was_ascii = word.isascii()
         if self.do_lower_case:
             word = word.lower()
             word = self._run_strip_accents(word)
-        if was_ascii:
-            return tuple(self._run_split_on_punc(word))
-        # Beyond ASCII, lower-casing or decomposing might in principle yield
-        # whitespace, which the final whitespace split removes.
+        # The final whitespace split drops empty pieces and any whitespace
+        # that lower-casing or decomposition might in principle introduce.
         return tuple(piece for token in self._run_split_on_punc(word) for piece in token.split())
 
     def _run_strip_accents(self, text):

@@ -9,17 +9,6 @@ Only the standard library is used.
 
 import unicodedata
 
-_CJK_BLOCKS = (
-    (0x4E00, 0x9FFF),
-    (0x3400, 0x4DBF),
-    (0x20000, 0x2A6DF),
-    (0x2A700, 0x2B73F),
-    (0x2B740, 0x2B81F),
-    (0x2B820, 0x2CEAF),
-    (0xF900, 0xFAFF),
-    (0x2F800, 0x2FA1F),
-)
-
 
 def load_vocab(path):
     """Token -> line number, each line stripped; lines end at "\\n" only."""
@@ -57,7 +46,16 @@ def is_punctuation(char):
 
 def is_cjk(char):
     cp = ord(char)
-    return any(lo <= cp <= hi for lo, hi in _CJK_BLOCKS)
+    return (
+        0x4E00 <= cp <= 0x9FFF
+        or 0x3400 <= cp <= 0x4DBF
+        or 0x20000 <= cp <= 0x2A6DF
+        or 0x2A700 <= cp <= 0x2B73F
+        or 0x2B740 <= cp <= 0x2B81F
+        or 0x2B820 <= cp <= 0x2CEAF
+        or 0xF900 <= cp <= 0xFAFF
+        or 0x2F800 <= cp <= 0x2FA1F
+    )
 
 
 def basic_tokenize(text, do_lower_case=True):

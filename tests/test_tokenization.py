@@ -5,8 +5,10 @@ implementation of the same rules; random text from many Unicode categories
 must tokenize identically through it and through the memoised fast paths.
 """
 
+import copy
 import json
 import os
+import pickle
 import random
 import subprocess
 import sys
@@ -511,6 +513,46 @@ def test_replaced_stages_are_used(tmp_path):
     assert tokenizer.tokenize("wa") == ["WA"]
 
 
+def test_overridden_steps_are_called(uncased_vocab):
+    class KeepHyphens(tokenization.BasicTokenizer):
+        def _run_split_on_punc(self, text):
+            return [piece for part in text.split(",") for piece in (part, ",")][:-1]
+
+    class NoCleaning(tokenization.BasicTokenizer):
+        def _clean_text(self, text):
+            return text
+
+    assert KeepHyphens().tokenize("Well-known, sure-fire") == ["well-known", ",", "sure-fire"]
+    assert NoCleaning(do_lower_case=False).tokenize("a\x00b c") == ["a\x00b", "c"]
+    full = tokenization.FullTokenizer(VOCAB_UNCASED)
+    full.basic_tokenizer = KeepHyphens()
+    assert full.tokenize("well-known") == ref.wordpiece_tokenize("well-known", uncased_vocab)
+    assert "well" in full.tokenize("well-known") and "-" not in full.tokenize("well-known")
+    assert full.tokenize("fire, well") == ["fire", ",", "well"]
+
+
+def test_copied_and_pickled_tokenizers_behave_alike(uncased_tokenizers):
+    original = uncased_tokenizers[True]
+    text = "Copies must not share a stale memo: Zoë's café."
+    expected = original.tokenize(text)
+    for clone in (
+        copy.copy(original),
+        copy.deepcopy(original),
+        pickle.loads(pickle.dumps(original)),
+    ):
+        assert clone.tokenize(text) == expected
+    shallow = copy.copy(original)
+    shallow.basic_tokenizer = tokenization.BasicTokenizer(do_lower_case=False)
+    assert shallow.tokenize("Caf\u00e9") == ["[UNK]"]
+    assert original.tokenize("Caf\u00e9") == ["cafe"]
+    basic = tokenization.BasicTokenizer(do_lower_case=False)
+    assert basic.tokenize("Ab") == ["Ab"]
+    twin = copy.copy(basic)
+    twin.do_lower_case = True
+    assert twin.tokenize("Ab") == ["ab"]
+    assert basic.tokenize("Ab") == ["Ab"]
+
+
 def test_bounded_memo_tables_give_the_same_results(monkeypatch, uncased_vocab):
     monkeypatch.setattr(tokenization, "_WORD_CACHE_LIMIT", 4)
     monkeypatch.setattr(tokenization, "_CHAR_TABLE_LIMIT", 8)
@@ -519,7 +561,7 @@ def test_bounded_memo_tables_give_the_same_results(monkeypatch, uncased_vocab):
     wordpiece = tokenization.WordpieceTokenizer(uncased_vocab)
     for text in texts + texts:
         assert basic.tokenize(text) == ref.basic_tokenize(text, True)
-        assert len(basic._cache) <= 4
+        assert len(basic._memo) <= 4
         joined = " ".join(ref.basic_tokenize(text, True))
         assert wordpiece.tokenize(joined) == ref.wordpiece_tokenize(joined, uncased_vocab)
     assert len(tokenization._CLEAN_TABLE) <= 8
@@ -595,6 +637,22 @@ def test_random_unicode_text_matches_reference(uncased_tokenizers, uncased_vocab
             assert full.tokenize(texts[i]) == expected[i][1], repr(texts[i])
             encoded = texts[i].encode("utf-8", "surrogatepass")
             assert full.tokenize(encoded) == ref.full_tokenize(encoded, uncased_vocab, lower)
+
+
+def test_random_ascii_text_matches_reference(uncased_tokenizers, uncased_vocab):
+    # Pure-ASCII text takes its own fast paths; controls and tabs included.
+    rng = random.Random(31)
+    alphabet = [chr(cp) for cp in range(128)] + list("aeinrst ") * 20
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 60))) for _ in range(2000)]
+    texts += [
+        rng.choice(_WORDS[:2] + ["RUNNING,", "(want)", "x\x00y", "a\tb"]) for _ in range(200)
+    ]
+    for lower in (True, False):
+        full = uncased_tokenizers[lower]
+        basic = tokenization.BasicTokenizer(do_lower_case=lower)
+        for text in texts + texts:
+            assert basic.tokenize(text) == ref.basic_tokenize(text, lower), repr(text)
+            assert full.tokenize(text) == ref.full_tokenize(text, uncased_vocab, lower), repr(text)
 
 
 def test_random_words_through_a_small_vocabulary_match_reference():
