@@ -838,10 +838,16 @@ class Estimator:
                     or next_step == max_steps
                     or next_step == start_step + 1
                 )
+                # Summaries every save_summary_steps, and at a run's first and
+                # last step so that even short runs leave a curve.
                 summary_due = bool(
                     writer is not None
                     and config.save_summary_steps
-                    and next_step % config.save_summary_steps == 0
+                    and (
+                        next_step % config.save_summary_steps == 0
+                        or next_step == max_steps
+                        or next_step == start_step + 1
+                    )
                 )
                 fetches = {"loss": train_graph.loss, "step": train_graph.step_after}
                 if (log_due or summary_due) and train_graph.learning_rate is not None:

@@ -211,8 +211,10 @@ def test_tensorboard_events_hold_loss_learning_rate_and_rates(tmp_path):
     for event in tf.compat.v1.train.summary_iterator(str(tmp_path / event_files[0])):
         for value in event.summary.value:
             scalars.setdefault(value.tag, {})[event.step] = value.simple_value
-    assert sorted(scalars["loss"]) == [2, 4, 6, 8, 10]
-    assert scalars["learning_rate"] == {s: pytest.approx(LEARNING_RATE) for s in (2, 4, 6, 8, 10)}
+    assert sorted(scalars["loss"]) == [1, 2, 4, 6, 8, 10]
+    assert scalars["learning_rate"] == {
+        s: pytest.approx(LEARNING_RATE) for s in (1, 2, 4, 6, 8, 10)
+    }
     assert sorted(scalars["global_step/sec"]) == [3, 6, 9, 10]
     assert all(v > 0 for v in scalars["examples/sec"].values())
     # The loss logged at step 2 is that of the batch step 2 trained on.
