@@ -186,11 +186,13 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
         original). `global_step` is accepted for the Optimizer interface and
         left unchanged.
 
-        Under a tf.distribute strategy, called in a replica context the
-        gradients of all replicas are averaged (ReduceOp.MEAN, like the
-        original's TPU cross-shard optimizer) and the averaged update is
-        applied to each copy of the variables and slots; called in the
-        cross-replica context, per-replica gradients are averaged the same way.
+        Under a tf.distribute strategy, called in a replica context, the
+        gradients of all replicas are averaged (ReduceOp.MEAN) and the
+        averaged update is applied to each copy of the variables and slots;
+        called in the cross-replica context, per-replica gradients are
+        averaged the same way. Pass gradients of each replica's own loss, as
+        create_optimizer does with tf.gradients (the base class's
+        compute_gradients divides the loss by the replica count, for summing).
         """
         del global_step  # Incremented by the caller; see create_optimizer.
         grads_and_vars = [
