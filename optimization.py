@@ -70,7 +70,8 @@ def create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step
     Linear decay from init_lr at step 0 to 0 at num_train_steps (polynomial
     decay of power 1, no cycling; it stays 0 after). During the first
     num_warmup_steps steps, if any, it is init_lr * step / num_warmup_steps
-    instead.
+    instead. The tensor is also added to the graph collection
+    "learning_rate".
 
     Raises:
       ValueError: num_train_steps is not positive or num_warmup_steps is

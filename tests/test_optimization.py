@@ -401,6 +401,8 @@ def test_learning_rate_schedule_at_warmup_middle_and_end():
         step = tf.compat.v1.placeholder(tf.int64, [])
         with_warmup = optimization.create_learning_rate(init_lr, total, warmup, step)
         without_warmup = optimization.create_learning_rate(init_lr, total, 0, step)
+        published = tf.compat.v1.get_collection("learning_rate")
+        assert published == [with_warmup, without_warmup]
         with tf.compat.v1.Session(graph=graph) as sess:
             for value in steps:
                 got = sess.run([with_warmup, without_warmup], {step: value})
