@@ -1,0 +1,378 @@
+"""Learns a WordPiece vocabulary (vocab.txt) from raw text files.
+
+The result plugs straight into `tokenization.FullTokenizer` (and so into
+create_pretraining_data.py and the fine-tuning scripts): words are found
+by the same `BasicTokenizer`, and the file has one token per line.
+
+Layout of the file, top to bottom:
+
+1. Special tokens. Without unused slots: [PAD] [UNK] [CLS] [SEP] [MASK].
+   `--num_unused=N` adds [unused0] ... [unused{N-1}] the way Google's
+   released vocabularies place them: [PAD], up to 99 of them, then [UNK]
+   [CLS] [SEP] [MASK], then the rest. With N >= 99 the special ids are
+   Google's (0, 100, 101, 102, 103).
+2. Every character of the corpus, twice: as a word start ("e") and as a
+   continuation ("##e"), most frequent first. With these, every word of at
+   most --max_input_chars_per_word characters tokenizes without [UNK], on
+   this corpus and on any text made of the same characters.
+3. Learned pieces, in the order they were learned, up to --vocab_size.
+
+The pieces are learned by byte-pair-encoding-style merging over the words
+counted by BasicTokenizer: each distinct word starts as its characters
+(first plain, the rest "##"-prefixed), and the adjacent pair of pieces with
+the highest total word frequency is merged into a new piece, again and
+again. Ties go to the lexicographically smallest pair, so the output is
+deterministic. Frequent words therefore end up whole (a word in the
+vocabulary is always one token under WordPiece's greedy longest match),
+and rarer words split into frequent stems and "##" endings. Merging stops
+at --vocab_size or when no pair occurs --min_frequency times.
+
+    python create_vocab.py --input_file=corpus/*.txt --output_file=vocab.txt \\
+        --vocab_size=8000
+"""
+
+import collections
+import heapq
+import os
+import sys
+import time
+
+import tensorflow as tf
+from absl import app, flags, logging
+
+import tokenization
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string(
+    "input_file", None, "Input raw text file (or comma-separated list of files or globs)."
+)
+flags.DEFINE_string("output_file", None, "Where to write the vocabulary (vocab.txt).")
+flags.DEFINE_integer(
+    "vocab_size",
+    30522,
+    "Number of lines of the vocabulary, special tokens included (default: the size of "
+    "BERT-Base's English vocabularies). Fewer if the corpus has nothing left to merge.",
+)
+flags.DEFINE_bool(
+    "do_lower_case",
+    True,
+    "Lower-case and strip accents before counting words (an uncased vocabulary).",
+)
+flags.DEFINE_integer(
+    "num_unused",
+    0,
+    "Number of [unusedN] placeholder tokens, placed as in Google's vocabularies.",
+)
+flags.DEFINE_integer(
+    "min_frequency", 2, "A pair of pieces must occur this often to be merged into a new piece."
+)
+flags.DEFINE_integer(
+    "max_input_chars_per_word",
+    200,
+    "Words longer than this are ignored (WordPiece turns them into [UNK] anyway).",
+)
+
+SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
+# Google's vocabularies put this many [unused] tokens between [PAD] and [UNK].
+_UNUSED_BEFORE_UNK = 99
+_LOG_EVERY = 10.0
+_BYTES_PER_READ = 1 << 22
+
+
+class InputError(ValueError):
+    """Bad user input: reported as one line naming the flag or file, no traceback."""
+
+
+def special_tokens(num_unused):
+    """The leading tokens of the vocabulary for `num_unused` [unused] slots."""
+    unused = [f"[unused{i}]" for i in range(num_unused)]
+    head = unused[:_UNUSED_BEFORE_UNK]
+    tail = unused[_UNUSED_BEFORE_UNK:]
+    return ["[PAD]", *head, "[UNK]", "[CLS]", "[SEP]", "[MASK]", *tail]
+
+
+def count_words(input_files, do_lower_case=True, max_input_chars_per_word=200):
+    """Counts the words BasicTokenizer finds in `input_files` (UTF-8 text).
+
+    Returns a Counter word -> occurrences; longer words are left out.
+    """
+    basic = tokenization.BasicTokenizer(do_lower_case=do_lower_case)
+    counts = collections.Counter()
+    total_bytes = sum(tf.io.gfile.stat(p).length for p in input_files)
+    done_bytes = 0
+    start = last = time.monotonic()
+    for path in input_files:
+        for line_number, raw in _numbered_lines(path):
+            done_bytes += len(raw) + 1
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                raise InputError(
+                    f"--input_file: {path}: line {line_number} is not UTF-8 text"
+                ) from None
+            counts.update(basic.tokenize(line))
+            now = time.monotonic()
+            if now - last >= _LOG_EVERY:
+                last = now
+                rate = done_bytes / (now - start)
+                logging.info(
+                    "Counting words: %.1f/%.1f MB (%.1f MB/s), %d distinct, ~%.0fs left",
+                    done_bytes / 1e6,
+                    total_bytes / 1e6,
+                    rate / 1e6,
+                    len(counts),
+                    (total_bytes - done_bytes) / rate,
+                )
+    for word in [w for w in counts if len(w) > max_input_chars_per_word]:
+        del counts[word]
+    return counts
+
+
+def _numbered_lines(path):
+    """Yields (line number, raw bytes) of a file, lines ending at b"\\n"."""
+    with tf.io.gfile.GFile(path, "rb") as reader:
+        number = 0
+        rest = b""
+        while True:
+            block = reader.read(_BYTES_PER_READ)
+            if not block:
+                break
+            lines = (rest + block).split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                number += 1
+                yield number, line
+        if rest:
+            yield number + 1, rest
+
+
+def _merged(left, right):
+    """The piece made of `left` followed by the continuation piece `right`."""
+    return left + right[2:]
+
+
+class _PairMerger:
+    """Byte-pair-style merging of adjacent pieces, weighted by word counts.
+
+    Pair counts are kept up to date incrementally: merging a pair touches
+    only the words that hold it. A heap yields the most frequent pair; stale
+    heap entries are re-pushed with their current count when they surface.
+    """
+
+    def __init__(self, word_counts):
+        self.words = []
+        self.counts = []
+        self.pair_counts = collections.defaultdict(int)
+        self.where = collections.defaultdict(set)
+        for word, count in sorted(word_counts.items()):
+            pieces = [word[0]] + ["##" + c for c in word[1:]]
+            index = len(self.words)
+            self.words.append(pieces)
+            self.counts.append(count)
+            for pair in zip(pieces, pieces[1:]):
+                self.pair_counts[pair] += count
+                self.where[pair].add(index)
+        self.heap = [(-count, pair) for pair, count in self.pair_counts.items()]
+        heapq.heapify(self.heap)
+
+    def best_pair(self, min_frequency):
+        """The most frequent pair (smallest on ties), or None below `min_frequency`."""
+        heap = self.heap
+        while heap:
+            negative, pair = heap[0]
+            current = self.pair_counts.get(pair, 0)
+            if current == -negative:
+                return pair if current >= min_frequency else None
+            heapq.heappop(heap)
+            if current > 0:
+                heapq.heappush(heap, (-current, pair))
+        return None
+
+    def merge(self, pair):
+        """Replaces every occurrence of `pair` by its merged piece; returns that piece."""
+        left, right = pair
+        new_piece = _merged(left, right)
+        pair_counts, where = self.pair_counts, self.where
+        changed = set()
+        for index in sorted(where.pop(pair, ())):
+            pieces = self.words[index]
+            count = self.counts[index]
+            for old in zip(pieces, pieces[1:]):
+                pair_counts[old] -= count
+                changed.add(old)
+            merged = []
+            i = 0
+            while i < len(pieces):
+                if i + 1 < len(pieces) and pieces[i] == left and pieces[i + 1] == right:
+                    merged.append(new_piece)
+                    i += 2
+                else:
+                    merged.append(pieces[i])
+                    i += 1
+            self.words[index] = merged
+            old_pairs = set(zip(pieces, pieces[1:]))
+            new_pairs = set(zip(merged, merged[1:]))
+            for gone in old_pairs - new_pairs:
+                if gone != pair:
+                    where[gone].discard(index)
+            for new in zip(merged, merged[1:]):
+                pair_counts[new] += count
+                where[new].add(index)
+                changed.add(new)
+        for key in changed:
+            count = pair_counts.get(key, 0)
+            if count <= 0:
+                pair_counts.pop(key, None)
+                where.pop(key, None)
+            else:
+                heapq.heappush(self.heap, (-count, key))
+        pair_counts.pop(pair, None)
+        return new_piece
+
+
+def learn_vocab(word_counts, vocab_size, num_unused=0, min_frequency=2):
+    """Returns the vocabulary (list of tokens) for `word_counts`.
+
+    Raises InputError if `vocab_size` cannot hold the special tokens and
+    the characters of the corpus.
+    """
+    vocab = special_tokens(num_unused)
+    char_counts = collections.Counter()
+    for word, count in word_counts.items():
+        for char in word:
+            char_counts[char] += count
+    chars = sorted(char_counts, key=lambda c: (-char_counts[c], c))
+    needed = len(vocab) + 2 * len(chars)
+    if vocab_size < needed:
+        raise InputError(
+            f"--vocab_size={vocab_size} is too small: the special tokens and the "
+            f"{len(chars)} characters of the corpus (each also as a ## piece) need {needed}"
+        )
+    vocab += chars
+    vocab += ["##" + c for c in chars]
+    known = set(vocab)
+    merger = _PairMerger(word_counts)
+    target = vocab_size - len(vocab)
+    learned = 0
+    start = last = time.monotonic()
+    while learned < target:
+        pair = merger.best_pair(min_frequency)
+        if pair is None:
+            break
+        piece = merger.merge(pair)
+        if piece not in known:
+            known.add(piece)
+            vocab.append(piece)
+            learned += 1
+        now = time.monotonic()
+        if now - last >= _LOG_EVERY:
+            last = now
+            rate = learned / (now - start)
+            logging.info(
+                "Learning pieces: %d/%d (%.0f/s), ~%.0fs left",
+                learned,
+                target,
+                rate,
+                (target - learned) / max(rate, 1e-9),
+            )
+    if learned < target:
+        logging.info(
+            "No pair occurs %d times any more: the vocabulary has %d tokens, not %d",
+            min_frequency,
+            len(vocab),
+            vocab_size,
+        )
+    return vocab
+
+
+def write_vocab(vocab, output_file):
+    """Writes one token a line; the file appears under its name only when complete."""
+    temp = f"{output_file}.tmp-{os.getpid()}"
+    try:
+        with tf.io.gfile.GFile(temp, "wb") as writer:
+            writer.write("".join(token + "\n" for token in vocab).encode("utf-8"))
+        tf.io.gfile.rename(temp, output_file, overwrite=True)
+    except BaseException:
+        if tf.io.gfile.exists(temp):
+            tf.io.gfile.remove(temp)
+        raise
+
+
+def _check_flags():
+    for name in ("input_file", "output_file"):
+        if not getattr(FLAGS, name):
+            raise InputError(f"--{name} is required")
+    if FLAGS.num_unused < 0:
+        raise InputError(f"--num_unused={FLAGS.num_unused} must not be negative")
+    minimum = len(special_tokens(FLAGS.num_unused))
+    if FLAGS.vocab_size < minimum:
+        raise InputError(
+            f"--vocab_size={FLAGS.vocab_size} is too small: the special tokens alone need "
+            f"{minimum}"
+        )
+    if FLAGS.min_frequency < 1:
+        raise InputError(f"--min_frequency={FLAGS.min_frequency} must be at least 1")
+    if FLAGS.max_input_chars_per_word < 1:
+        raise InputError(
+            f"--max_input_chars_per_word={FLAGS.max_input_chars_per_word} must be at least 1"
+        )
+
+
+def _input_files(patterns):
+    files = []
+    for pattern in patterns.split(","):
+        if not pattern:
+            raise InputError(f"--input_file: empty entry in {patterns!r}")
+        matches = tf.io.gfile.glob(pattern)
+        if not matches:
+            if any(c in pattern for c in "*?["):
+                raise InputError(f"--input_file: no file matches {pattern}")
+            raise InputError(f"--input_file: no such file: {pattern}")
+        for path in matches:
+            if tf.io.gfile.isdir(path):
+                raise InputError(f"--input_file: {path} is a directory")
+        files.extend(matches)
+    return files
+
+
+def _check_output(path):
+    directory = os.path.dirname(path) or "."
+    if not tf.io.gfile.isdir(directory):
+        raise InputError(f"--output_file: no such directory: {directory}")
+    if tf.io.gfile.isdir(path):
+        raise InputError(f"--output_file: {path} is a directory")
+
+
+def run():
+    """Builds the vocabulary from the flags; raises InputError on bad input."""
+    _check_flags()
+    input_files = _input_files(FLAGS.input_file)
+    _check_output(FLAGS.output_file)
+    start = time.monotonic()
+    counts = count_words(input_files, FLAGS.do_lower_case, FLAGS.max_input_chars_per_word)
+    if not counts:
+        raise InputError(f"--input_file: no words in {FLAGS.input_file}")
+    logging.info(
+        "Counted %d words, %d distinct, in %.1fs",
+        sum(counts.values()),
+        len(counts),
+        time.monotonic() - start,
+    )
+    start = time.monotonic()
+    vocab = learn_vocab(counts, FLAGS.vocab_size, FLAGS.num_unused, FLAGS.min_frequency)
+    logging.info("Built %d tokens in %.1fs", len(vocab), time.monotonic() - start)
+    write_vocab(vocab, FLAGS.output_file)
+    logging.info("Wrote %s", FLAGS.output_file)
+
+
+def main(_):
+    try:
+        run()
+    except InputError as e:
+        sys.stderr.write(f"{os.path.basename(__file__)}: error: {e}\n")
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    app.run(main)
