@@ -315,6 +315,14 @@ def test_greedy_longest_match_first():
     assert no_backtracking.tokenize("unaffable") == ["[UNK]"]
 
 
+def test_longest_vocabulary_entry_can_start_a_longer_word(uncased_vocab):
+    tokenizer = tokenization.WordpieceTokenizer(_vocab_dict(["a", "abc", "##d", "##cd"]))
+    assert tokenizer.tokenize("abcd abccd") == ["abc", "##d", "abc", "##cd"]
+    bert = tokenization.WordpieceTokenizer(uncased_vocab)
+    assert max(map(len, uncased_vocab)) == len("telecommunications")
+    assert bert.tokenize("telecommunicationsly") == ["telecommunications", "##ly"]
+
+
 def test_whole_word_is_unknown_if_any_position_fails():
     vocab = _vocab_dict(["[UNK]", "run", "##ning", "##n"])
     tokenizer = tokenization.WordpieceTokenizer(vocab=vocab)
