@@ -537,6 +537,11 @@ def _split_features(element):
     return element, None
 
 
+def _crosses(before, after, every):
+    """Whether a multiple of `every` lies in (before, after]."""
+    return bool(every) and after // every > before // every
+
+
 def _format_seconds(seconds):
     seconds = int(max(0, seconds))
     hours, rest = divmod(seconds, 3600)
@@ -731,17 +736,7 @@ class Estimator:
             summaries_before = set(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES))
             rates_before = set(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
             scaffolds = []
-
-            def replica_step(element):
-                features, labels = _split_features(element)
-                with dist.model_fn_scope():
-                    spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, batch_size)
-                    if spec.scaffold_fn is not None:
-                        scaffolds.append(spec.scaffold_fn())
-                with tf.control_dependencies([spec.train_op]):
-                    return tf.identity(spec.loss)
-
-            loss = dist.reduce_mean(dist.run(replica_step, iterator))
+            loss = self._build_train_step(dist, iterator, batch_size, scaffolds)
             with tf.control_dependencies([loss]):
                 step_after = tf.identity(global_step.read_value())
             summaries = [
@@ -782,7 +777,28 @@ class Estimator:
             init_ops=init_ops,
             scaffolds=scaffolds,
             global_batch_size=self._train_batch_size,
+            steps_per_run=1,
         )
+
+    def _build_train_step(self, dist, iterator, batch_size, scaffolds):
+        """The one place a training step is built; returns its mean loss over replicas.
+
+        Running the returned tensor takes the next element of `iterator` on
+        every replica, calls the model_fn in TRAIN mode there and runs its
+        train_op (which must add one to global_step). Scaffolds the
+        model_fn's scaffold_fn returns are appended to `scaffolds`.
+        """
+
+        def replica_step(element):
+            features, labels = _split_features(element)
+            with dist.model_fn_scope():
+                spec = self._call_model_fn(features, labels, ModeKeys.TRAIN, batch_size)
+                if spec.scaffold_fn is not None:
+                    scaffolds.append(spec.scaffold_fn())
+            with tf.control_dependencies([spec.train_op]):
+                return tf.identity(spec.loss)
+
+        return dist.reduce_mean(dist.run(replica_step, iterator))
 
     def _initialize(self, session, dist, train_graph, checkpoint_path):
         dist.initialize_system(session)
@@ -832,22 +848,17 @@ class Estimator:
         loss = None
         try:
             while max_steps is None or step < max_steps:
-                next_step = step + 1
-                log_due = (
-                    next_step % config.log_step_count_steps == 0
-                    or next_step == max_steps
-                    or next_step == start_step + 1
+                next_step = step + train_graph.steps_per_run
+                first_or_last = step == start_step or (
+                    max_steps is not None and next_step >= max_steps
                 )
+                log_due = first_or_last or _crosses(step, next_step, config.log_step_count_steps)
                 # Summaries every save_summary_steps, and at a run's first and
                 # last step so that even short runs leave a curve.
                 summary_due = bool(
                     writer is not None
                     and config.save_summary_steps
-                    and (
-                        next_step % config.save_summary_steps == 0
-                        or next_step == max_steps
-                        or next_step == start_step + 1
-                    )
+                    and (first_or_last or _crosses(step, next_step, config.save_summary_steps))
                 )
                 fetches = {"loss": train_graph.loss, "step": train_graph.step_after}
                 if (log_due or summary_due) and train_graph.learning_rate is not None:
@@ -866,6 +877,7 @@ class Estimator:
                     break
                 loss = float(results["loss"])
                 new_step = int(results["step"])
+                previous_step = step
                 if not np.isfinite(loss):
                     raise NanLossError(
                         f"loss is {loss} at step {new_step}; training stopped. The newest good "
@@ -893,7 +905,7 @@ class Estimator:
                 if (
                     dist.is_chief
                     and config.save_checkpoints_steps
-                    and step % config.save_checkpoints_steps == 0
+                    and _crosses(previous_step, step, config.save_checkpoints_steps)
                 ):
                     self._save(session, train_graph, step)
                     last_saved = step
@@ -1110,6 +1122,7 @@ _TrainGraph = collections.namedtuple(
         "init_ops",
         "scaffolds",
         "global_batch_size",
+        "steps_per_run",
     ],
 )
 
