@@ -6,7 +6,8 @@ set-up is process-wide, hence a process of its own. For each model it writes
 OUTPUT_DIR/<model>.npz with the per-step losses (from the TensorBoard
 events), every variable after training ("var:<name>"), the final global
 step and the number of replicas; multi_worker also writes the weights right
-after initialization (<model>_initial.npz).
+after initialization (<model>_initial.npz). With RUNNER_WORKER_V1_BEHAVIOR
+set in the environment it first calls tf.compat.v1.disable_v2_behavior().
 """
 
 import os
@@ -140,6 +141,9 @@ def _bert_model_fn():
 
 def main(mode, output_dir):
     logging.set_verbosity(logging.INFO)
+    if os.environ.get("RUNNER_WORKER_V1_BEHAVIOR"):
+        # Ref variables and no eager mode, as in a script that opts into TF1.
+        tf.compat.v1.disable_v2_behavior()
     os.makedirs(output_dir, exist_ok=True)
     if mode == "mirrored":
         cpu = tf.config.list_physical_devices("CPU")[0]

@@ -443,7 +443,11 @@ def worker_runs(tmp_path_factory):
     cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
     processes = {
         "one": _worker(["one_device", str(root / "one")]),
-        "two": _worker(["mirrored", str(root / "two")]),
+        # Under TF1 behaviour (ref variables), which must not change a number.
+        "two": _worker(
+            ["mirrored", str(root / "two")],
+            env=dict(os.environ, RUNNER_WORKER_V1_BEHAVIOR="1"),
+        ),
     }
     for index in range(2):
         env = dict(os.environ)
@@ -464,6 +468,9 @@ def worker_runs(tmp_path_factory):
 
 def test_two_logical_cpus_mirrored_give_the_one_device_loss_curve(worker_runs):
     """Same global batch over 1 and 2 replicas: same losses (and weights).
+
+    The mirrored run also uses TF1 behaviour (ref variables), the one-device
+    run TF2's resource variables.
 
     The linear model (Adam from tf.compat.v1.train) agrees to float
     round-off. The tiny BERT runs run_pretraining's model_fn with
