@@ -348,7 +348,9 @@ class _Distribution:
     def _mirrored_devices(self):
         gpus = [d.name for d in tf.config.list_logical_devices("GPU")]
         num_gpus = self.config.num_gpus
-        if num_gpus is not None and num_gpus > 0:
+        if num_gpus == 0:
+            gpus = []
+        elif num_gpus is not None:
             if num_gpus > len(gpus):
                 raise UsageError(f"--num_gpus={num_gpus} but only {len(gpus)} GPU(s) are visible")
             return gpus[:num_gpus]
@@ -865,7 +867,9 @@ class Estimator:
                     fetches["learning_rate"] = train_graph.learning_rate
                 if summary_due and train_graph.summary_op is not None:
                     fetches["summary"] = train_graph.summary_op
-                run_context = tf.compat.v1.train.SessionRunContext(fetches, session)
+                run_context = tf.compat.v1.train.SessionRunContext(
+                    tf.compat.v1.train.SessionRunArgs(dict(fetches)), session
+                )
                 for i, hook in enumerate(hooks):
                     args = hook.before_run(run_context)
                     if args is not None and args.fetches is not None:
