@@ -387,6 +387,17 @@ def test_load_vocab_trailing_newline_and_duplicates(tmp_path):
     assert tokenization.load_vocab(str(empty)) == {}
 
 
+def test_load_vocab_reads_through_tf_gfile():
+    # ram:// exists only inside TensorFlow's file system layer, as gs:// does.
+    import tensorflow as tf
+
+    path = "ram://tokenization_test/vocab.txt"
+    with tf.io.gfile.GFile(path, "w") as f:
+        f.write("[UNK]\nhello\n")
+    assert list(tokenization.load_vocab(path).items()) == [("[UNK]", 0), ("hello", 1)]
+    assert tokenization.FullTokenizer(path).tokenize("Hello!") == ["hello", "[UNK]"]
+
+
 def test_load_vocab_of_the_bert_base_vocabulary(uncased_vocab):
     vocab = tokenization.load_vocab(VOCAB_UNCASED)
     assert len(vocab) == 30522
@@ -471,7 +482,7 @@ def test_validate_case_uses_the_directory_right_before_the_checkpoint():
 # --- Private helpers users call directly ---------------------------------------------------
 
 
-def test_private_helpers_match_the_reference():
+def test_private_step_methods_keep_their_contracts():
     tokenizer = tokenization.BasicTokenizer()
     text = "a\x00\u200b b\tc\u3000\u4e2d\u00e9\ufffd"
     assert tokenizer._clean_text(text) == "a b c \u4e2d\u00e9"
