@@ -205,51 +205,57 @@ class _Draws:
 # Instance creation, on token ids (main path) or token strings (public API).
 
 
-class _InstanceFactory:
-    """Makes the instances of one document at a time, drawing from one rng.
+class _InstancePlanner:
+    """Makes every random decision of the recipe, knowing only sentence lengths.
 
-    Tokens may be ids or strings: `cls`, `sep`, `mask` are the special tokens
-    in the same form, `vocab_items` the vocabulary in file order (what a
-    random replacement is drawn from) and `is_piece[token]` is true for a
-    "##" continuation piece. Each instance goes to
-    `emit(tokens, num_a, num_b, positions, labels, is_random_next)`, where
-    `tokens` is [CLS] a [SEP] b [SEP] after masking and `labels` are the
-    original tokens at the sorted `positions`.
+    The draws depend on the tokens only through sentence lengths and, for
+    whole word masking, through which tokens are "##" pieces. So the planner
+    works on `doc_lengths[d]` (the token count of each sentence of document
+    d) and, when `doc_kinds` is given, `doc_kinds[d]` (per sentence, bytes
+    with 1 for a "##" piece, 2 for a [CLS] or [SEP] token, 0 otherwise).
+    Without `doc_kinds`, documents must hold no [CLS] or [SEP] (true of
+    tokenized text) and whole word masking must be off.
+
+    Each instance becomes a plan, handed to `emit(plan)`:
+    (d, c0, a_end, a0, a1, db, s0, s1, b0, b1, is_random_next, positions, changes):
+    segment A is sentences c0:a_end of document d, cut to [a0:a1]; segment B
+    is sentences s0:s1 of document db, cut to [b0:b1]; `positions` are the
+    sorted masked positions in [CLS] A [SEP] B [SEP] and `changes` the
+    (position, new token) pairs ([MASK] or a random vocabulary item).
     """
 
     def __init__(
         self,
-        documents,
+        doc_lengths,
+        doc_kinds,
+        num_documents,
         max_seq_length,
         short_seq_prob,
         masked_lm_prob,
         max_predictions_per_seq,
         do_whole_word_mask,
         vocab_items,
-        specials,
-        is_piece,
+        mask_item,
         rng,
-        specials_by_value=False,
     ):
-        self.documents = documents
+        if do_whole_word_mask and doc_kinds is None:
+            raise ValueError("whole word masking needs the kinds of the tokens")
+        self.doc_lengths = doc_lengths
+        self.doc_kinds = doc_kinds
+        self.num_documents = num_documents
         self.max_num_tokens = max_seq_length - 3
         self.short_seq_prob = short_seq_prob
         self.masked_lm_prob = masked_lm_prob
         self.max_predictions_per_seq = max_predictions_per_seq
         self.do_whole_word_mask = do_whole_word_mask
         self.vocab_items = vocab_items
-        self.cls, self.sep, self.mask = specials
-        self.is_piece = is_piece
+        self.mask_item = mask_item
         self.draws = _Draws(rng)
-        # Text never tokenizes to [CLS] or [SEP], so on the main path they sit
-        # only where they were put; arbitrary caller tokens are checked by value.
-        self.specials_by_value = specials_by_value
 
-    def from_document(self, d, emit):
-        """Creates the instances of document `d`; returns how many."""
-        documents = self.documents
-        document = documents[d]
-        num_docs = len(documents)
+    def plan_document(self, d, emit):
+        """Plans the instances of document `d`; returns how many."""
+        doc_lengths = self.doc_lengths
+        lengths = doc_lengths[d]
         draws = self.draws
         rand, randint = draws.random, draws.randint
         max_num_tokens = self.max_num_tokens
@@ -261,53 +267,62 @@ class _InstanceFactory:
         chunk_start = 0
         length = 0
         i = 0
-        n = len(document)
+        n = len(lengths)
         while i < n:
-            length += len(document[i])
+            length += lengths[i]
             if i == n - 1 or length >= target:
-                chunk = document[chunk_start : i + 1]
-                a_end = randint(1, len(chunk) - 1) if len(chunk) >= 2 else 1
-                tokens_a = []
-                for sentence in chunk[:a_end]:
-                    tokens_a += sentence
-                tokens_b = []
-                if len(chunk) == 1 or rand() < 0.5:
+                size = i + 1 - chunk_start
+                a_end = chunk_start + (randint(1, size - 1) if size >= 2 else 1)
+                len_a = sum(lengths[chunk_start:a_end])
+                if size == 1 or rand() < 0.5:
                     is_random_next = True
-                    target_b = target - len(tokens_a)
+                    target_b = target - len_a
                     for _ in range(10):
-                        r = randint(0, num_docs - 1)
-                        if r != d:
+                        db = randint(0, self.num_documents - 1)
+                        if db != d:
                             break
-                    other = documents[r]
-                    for j in range(randint(0, len(other) - 1), len(other)):
-                        tokens_b += other[j]
-                        if len(tokens_b) >= target_b:
+                    other = doc_lengths[db]
+                    s0 = s1 = randint(0, len(other) - 1)
+                    len_b = 0
+                    while s1 < len(other):
+                        len_b += other[s1]
+                        s1 += 1
+                        if len_b >= target_b:
                             break
-                    i -= len(chunk) - a_end
+                    # The sentences not used for A go back to the document.
+                    i = a_end - 1
                 else:
                     is_random_next = False
-                    for sentence in chunk[a_end:]:
-                        tokens_b += sentence
-                a0, a1, b0, b1 = self._truncated_pair(tokens_a, tokens_b, max_num_tokens)
-                tokens = [self.cls]
-                tokens += tokens_a[a0:a1]
-                tokens.append(self.sep)
-                tokens += tokens_b[b0:b1]
-                tokens.append(self.sep)
-                num_a = a1 - a0
-                num_b = b1 - b0
-                positions, labels = self._mask(tokens, num_a, num_b)
-                emit(tokens, num_a, num_b, positions, labels, is_random_next)
+                    db, s0, s1 = d, a_end, i + 1
+                    len_b = length - len_a
+                a0, a1, b0, b1 = self._truncation(len_a, len_b)
+                kinds = None
+                if self.doc_kinds is not None:
+                    kinds = b"".join(
+                        (
+                            b"\x02",
+                            b"".join(self.doc_kinds[d][chunk_start:a_end])[a0:a1],
+                            b"\x02",
+                            b"".join(self.doc_kinds[db][s0:s1])[b0:b1],
+                            b"\x02",
+                        )
+                    )
+                positions, changes = self.plan_masks(a1 - a0, b1 - b0, kinds)
+                emit(
+                    (d, chunk_start, a_end, a0, a1, db, s0, s1, b0, b1)
+                    + (is_random_next, positions, changes)
+                )
                 count += 1
                 chunk_start = i + 1
                 length = 0
             i += 1
         return count
 
-    def _truncated_pair(self, tokens_a, tokens_b, max_num_tokens):
-        """(a0, a1, b0, b1): the kept spans a[a0:a1], b[b0:b1] after random trimming."""
-        a0, a1, b0, b1 = 0, len(tokens_a), 0, len(tokens_b)
+    def _truncation(self, len_a, len_b):
+        """(a0, a1, b0, b1): the spans kept after trimming the longer side at random."""
+        a0, a1, b0, b1 = 0, len_a, 0, len_b
         rand = self.draws.random
+        max_num_tokens = self.max_num_tokens
         while (a1 - a0) + (b1 - b0) > max_num_tokens:
             if a1 - a0 > b1 - b0:
                 if rand() < 0.5:
@@ -320,65 +335,120 @@ class _InstanceFactory:
                 b1 -= 1
         return a0, a1, b0, b1
 
-    def _candidates(self, tokens, num_a, num_b):
-        """Index lists that may be masked, one per token (or per word)."""
-        if self.specials_by_value:
-            specials = (self.cls, self.sep)
-            indexes = [i for i, t in enumerate(tokens) if t not in specials]
-        else:
-            indexes = list(range(1, num_a + 1))
-            indexes += range(num_a + 2, num_a + num_b + 2)
-        if not self.do_whole_word_mask:
-            return indexes
-        is_piece = self.is_piece
-        groups = []
-        for i in indexes:
-            if groups and is_piece[tokens[i]]:
-                groups[-1].append(i)
-            else:
-                groups.append([i])
-        return groups
+    def plan_masks(self, num_a, num_b, kinds=None):
+        """(sorted masked positions, [(position, new token)]) for one sequence.
 
-    def _mask(self, tokens, num_a, num_b):
-        """Masks `tokens` in place; returns the sorted positions and their labels."""
-        candidates = self._candidates(tokens, num_a, num_b)
+        The sequence is [CLS] + num_a tokens + [SEP] + num_b tokens + [SEP]
+        unless `kinds` (one byte per token, see the class) describes it.
+        """
+        if kinds is None:
+            length = num_a + num_b + 3
+            candidates = list(range(1, num_a + 1))
+            candidates += range(num_a + 2, num_a + num_b + 2)
+        else:
+            length = len(kinds)
+            whole_words = self.do_whole_word_mask
+            candidates = []
+            for i, kind in enumerate(kinds):
+                if kind == 2:
+                    continue
+                if kind == 1 and whole_words and candidates:
+                    candidates[-1].append(i)
+                else:
+                    candidates.append([i])
         draws = self.draws
         draws.shuffle(candidates)
         num_to_predict = min(
             self.max_predictions_per_seq,
-            max(1, int(round(len(tokens) * self.masked_lm_prob))),
+            max(1, int(round(length * self.masked_lm_prob))),
         )
-        if self.do_whole_word_mask:
+        if kinds is None:
+            chosen = candidates[:num_to_predict]
+        else:
             chosen = []
             for group in candidates:
                 if len(chosen) >= num_to_predict:
                     break
-                # Groups partition the indexes, so none can overlap a chosen one.
+                # Groups partition the positions, so none can overlap a chosen one.
                 if len(chosen) + len(group) > num_to_predict:
                     continue
                 chosen += group
-        else:
-            chosen = candidates[:num_to_predict]
-        positions = sorted(chosen)
-        labels = [tokens[i] for i in positions]
         rand = draws.random
+        changes = []
         for i in chosen:
             if rand() < 0.8:
-                tokens[i] = self.mask
+                changes.append((i, self.mask_item))
             elif rand() >= 0.5:
-                tokens[i] = self.vocab_items[draws.randint(0, len(self.vocab_items) - 1)]
-        return positions, labels
+                item = self.vocab_items[draws.randint(0, len(self.vocab_items) - 1)]
+                changes.append((i, item))
+        chosen.sort()
+        return chosen, changes
 
 
-def _is_piece_table():
-    """A token -> bool lookup for "##" pieces that works for any string."""
+class _InstanceAssembler:
+    """Turns plans (see _InstancePlanner) into token sequences."""
 
-    class _Table(dict):
-        def __missing__(self, token):
-            value = self[token] = token.startswith("##")
-            return value
+    def __init__(self, documents, cls, sep):
+        self.documents = documents
+        self.cls = cls
+        self.sep = sep
 
-    return _Table()
+    def assemble(self, plan):
+        """(tokens, num_a, num_b, positions, labels, is_random_next) of one plan.
+
+        `tokens` is [CLS] A [SEP] B [SEP] after masking; `labels` are the
+        original tokens at `positions`.
+        """
+        d, c0, a_end, a0, a1, db, s0, s1, b0, b1, is_random_next, positions, changes = plan
+        documents = self.documents
+        chain = itertools.chain.from_iterable
+        tokens_a = list(chain(documents[d][c0:a_end]))
+        tokens_b = list(chain(documents[db][s0:s1]))
+        tokens = [self.cls]
+        tokens += tokens_a[a0:a1]
+        tokens.append(self.sep)
+        tokens += tokens_b[b0:b1]
+        tokens.append(self.sep)
+        labels = [tokens[i] for i in positions]
+        for i, item in changes:
+            tokens[i] = item
+        return tokens, a1 - a0, b1 - b0, positions, labels, is_random_next
+
+
+class _LazyPerDocument:
+    """doc -> f(doc), computed on first use: the public helpers see one document at a time."""
+
+    def __init__(self, documents, compute):
+        self.documents = documents
+        self.compute = compute
+        self.cache = {}
+
+    def __getitem__(self, d):
+        value = self.cache.get(d)
+        if value is None:
+            value = self.cache[d] = self.compute(self.documents[d])
+        return value
+
+
+def _string_kinds(tokens):
+    return bytes(2 if t in (_CLS, _SEP) else 1 if t.startswith("##") else 0 for t in tokens)
+
+
+def _string_planner(all_documents, settings, vocab_words, rng, do_whole_word_mask):
+    max_seq_length, short_seq_prob, masked_lm_prob, max_predictions_per_seq = settings
+    return _InstancePlanner(
+        _LazyPerDocument(all_documents, lambda doc: [len(s) for s in doc]),
+        _LazyPerDocument(all_documents, lambda doc: [_string_kinds(s) for s in doc]),
+        len(all_documents),
+        max_seq_length,
+        short_seq_prob,
+        masked_lm_prob,
+        max_predictions_per_seq,
+        _resolve_whole_word_mask(do_whole_word_mask),
+        vocab_words,
+        _MASK,
+        rng,
+    )
 
 
 def _resolve_whole_word_mask(do_whole_word_mask):
@@ -403,27 +473,26 @@ def create_instances_from_document(
     Draws from `rng` exactly as the original does. `do_whole_word_mask`
     defaults to the flag of that name (False if flags are not parsed).
     """
-    factory = _InstanceFactory(
+    planner = _string_planner(
         all_documents,
-        max_seq_length,
-        short_seq_prob,
-        masked_lm_prob,
-        max_predictions_per_seq,
-        _resolve_whole_word_mask(do_whole_word_mask),
+        (max_seq_length, short_seq_prob, masked_lm_prob, max_predictions_per_seq),
         vocab_words,
-        (_CLS, _SEP, _MASK),
-        _is_piece_table(),
         rng,
-        specials_by_value=True,
+        do_whole_word_mask,
     )
+    assembler = _InstanceAssembler(all_documents, _CLS, _SEP)
     instances = []
 
-    def emit(tokens, num_a, num_b, positions, labels, is_random_next):
-        segment_ids = [0] * (num_a + 2) + [1] * (num_b + 1)
-        instances.append(TrainingInstance(tokens, segment_ids, positions, labels, is_random_next))
+    def emit(plan):
+        instances.append(_training_instance(*assembler.assemble(plan)))
 
-    factory.from_document(document_index, emit)
+    planner.plan_document(document_index, emit)
     return instances
+
+
+def _training_instance(tokens, num_a, num_b, positions, labels, is_random_next):
+    segment_ids = [0] * (num_a + 2) + [1] * (num_b + 1)
+    return TrainingInstance(tokens, segment_ids, positions, labels, is_random_next)
 
 
 def create_masked_lm_predictions(
@@ -437,22 +506,14 @@ def create_masked_lm_predictions(
     max(1, round(len(tokens) * masked_lm_prob))) tokens are chosen; each
     becomes [MASK] (80%), stays (10%) or a random vocabulary word (10%).
     """
-    factory = _InstanceFactory(
-        [],
-        3,
-        0.0,
-        masked_lm_prob,
-        max_predictions_per_seq,
-        _resolve_whole_word_mask(do_whole_word_mask),
-        vocab_words,
-        (_CLS, _SEP, _MASK),
-        _is_piece_table(),
-        rng,
-        specials_by_value=True,
+    planner = _string_planner(
+        [], (3, 0.0, masked_lm_prob, max_predictions_per_seq), vocab_words, rng, do_whole_word_mask
     )
+    positions, changes = planner.plan_masks(0, 0, _string_kinds(tokens))
     output_tokens = list(tokens)
-    positions, labels = factory._mask(output_tokens, 0, 0)
-    return output_tokens, positions, labels
+    for i, item in changes:
+        output_tokens[i] = item
+    return output_tokens, positions, [tokens[i] for i in positions]
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
@@ -540,11 +601,6 @@ class _ExampleEncoder:
     def _entry(self, name, kind_tag, packed):
         return self._prefix(name, kind_tag, len(packed)) + packed
 
-    def _ints(self, name, values, pad):
-        varints = self.varints
-        packed = b"".join([varints[v] for v in values]) + self.zeros[pad]
-        return self._prefix(name, b"\x1a", len(packed)) + packed
-
     def encode(self, input_ids, num_a, num_b, positions, label_ids, is_random_next):
         """The serialized Example of [CLS] a [SEP] b [SEP] (ids, after masking)."""
         length = len(input_ids)
@@ -552,6 +608,21 @@ class _ExampleEncoder:
         pad_p = self.max_predictions - len(positions)
         if pad < 0 or pad_p < 0:
             raise ValueError(f"instance of {length} tokens, {len(positions)} predictions")
+        varint = self.varints.__getitem__
+        prefixes = self.prefixes
+        zeros = self.zeros
+        ids = b"".join(map(varint, input_ids)) + zeros[pad]
+        prefix = prefixes["input_ids"].get(len(ids)) or self._prefix(
+            "input_ids", b"\x1a", len(ids)
+        )
+        labels = b"".join(map(varint, label_ids)) + zeros[pad_p]
+        label_prefix = prefixes["masked_lm_ids"].get(len(labels)) or self._prefix(
+            "masked_lm_ids", b"\x1a", len(labels)
+        )
+        where = b"".join(map(varint, positions)) + zeros[pad_p]
+        where_prefix = prefixes["masked_lm_positions"].get(len(where)) or self._prefix(
+            "masked_lm_positions", b"\x1a", len(where)
+        )
         mask = self.mask_entries.get(length)
         if mask is None:
             mask = self.mask_entries[length] = self._entry(
@@ -564,10 +635,13 @@ class _ExampleEncoder:
             )
         body = b"".join(
             (
-                self._ints("input_ids", input_ids, pad),
+                prefix,
+                ids,
                 mask,
-                self._ints("masked_lm_ids", label_ids, pad_p),
-                self._ints("masked_lm_positions", positions, pad_p),
+                label_prefix,
+                labels,
+                where_prefix,
+                where,
                 self.weight_entries[len(positions)],
                 self.label_entries[1 if is_random_next else 0],
                 segments,
@@ -708,33 +782,48 @@ class _LineTokenizer:
         ids = memo[word] = tuple([vocab[piece] for piece in self.tokenizer.tokenize(word)])
         return ids
 
-    def unpack(self, ids):
-        """A sentence as a tuple of the vocabulary's own int objects (shared, compact)."""
-        if isinstance(ids, bytes):
-            return tuple(map(self.canonical.__getitem__, array.array(self.typecode, ids)))
-        return ids
-
     def lines(self, raw_lines, pack=False):
-        """Per raw line: None for a blank line (a document break), else its ids.
+        """Tokenizes raw lines: per line None (blank: a document break) or a tuple of ids.
 
-        With `pack` the ids come as array bytes (cheap to send between
-        processes). Returns (results, index of the first line that is not
-        UTF-8, or -1).
+        Returns (result, index of the first line that is not UTF-8, or -1).
+        With `pack` the result is two byte strings, all ids and the per-line
+        counts (-1 for blank), cheap to send between processes; `unpack`
+        turns either form into the list.
         """
         results = []
+        bad_line = -1
         for index, raw in enumerate(raw_lines):
             try:
                 line = raw.decode("utf-8").strip()
             except UnicodeDecodeError:
-                return results, index
-            if not line:
-                results.append(None)
-            elif pack:
-                results.append(array.array(self.typecode, self.ids(line)).tobytes())
+                bad_line = index
+                break
+            results.append(self.ids(line) if line else None)
+        if not pack:
+            return results, bad_line
+        counts = array.array("i", [-1 if ids is None else len(ids) for ids in results])
+        flat = array.array(self.typecode, itertools.chain.from_iterable(filter(None, results)))
+        return (flat.tobytes(), counts.tobytes()), bad_line
 
+    def unpack(self, result):
+        """The per-line list of a `lines` result, packed or not.
+
+        Packed ids come back as the vocabulary's own int objects, so every
+        sentence shares them (8 bytes per token).
+        """
+        if isinstance(result, list):
+            return result
+        flat_bytes, counts_bytes = result
+        flat = tuple(map(self.canonical.__getitem__, array.array(self.typecode, flat_bytes)))
+        out = []
+        position = 0
+        for count in array.array("i", counts_bytes):
+            if count < 0:
+                out.append(None)
             else:
-                results.append(self.ids(line))
-        return results, -1
+                out.append(flat[position : position + count])
+                position += count
+        return out
 
 
 # The line tokenizer of the current run, inherited by forked worker processes.
@@ -793,12 +882,12 @@ def _read_documents(input_files, tokenizer, num_workers):
                 num_lines += len(lines)
                 done_bytes += sum(map(len, lines)) + len(lines)
                 current = documents[-1]
-                for ids in tokenized:
+                for ids in line_tokenizer.unpack(tokenized):
                     if ids is None:
                         current = []
                         documents.append(current)
                     elif ids:
-                        current.append(line_tokenizer.unpack(ids))
+                        current.append(ids)
                 progress.update(done_bytes / 1e6, extra=f", {len(documents):,} documents")
     finally:
         _worker_line_tokenizer = None
@@ -850,12 +939,63 @@ def _vocab_items(tokenizer):
     return [vocab[w] for w in vocab.keys()]
 
 
-def _piece_flags(tokenizer):
-    vocab_size = max(tokenizer.vocab.values()) + 1
-    flags_ = bytearray(vocab_size)
-    for token, index in tokenizer.vocab.items():
-        flags_[index] = token.startswith("##")
-    return flags_
+def _id_kinds(tokenizer):
+    """Per vocabulary id: 2 for [CLS] and [SEP], 1 for a "##" piece, else 0."""
+    vocab = tokenizer.vocab
+    kinds = bytearray(max(vocab.values()) + 1)
+    for token, index in vocab.items():
+        kinds[index] = 2 if token in (_CLS, _SEP) else 1 if token.startswith("##") else 0
+    return bytes(kinds)
+
+
+def _id_plans(documents, tokenizer, settings, rng, emit):
+    """Plans every instance of the (already shuffled) id documents, as the original draws.
+
+    `settings` = (max_seq_length, dupe_factor, short_seq_prob, masked_lm_prob,
+    max_predictions_per_seq, do_whole_word_mask). Returns how many instances.
+    """
+    max_seq_length, dupe_factor, short_seq_prob, masked_lm_prob, max_predictions, wwm = settings
+    doc_lengths = [[len(sentence) for sentence in doc] for doc in documents]
+    doc_kinds = None
+    if wwm:
+        table = _id_kinds(tokenizer)
+        doc_kinds = [[bytes(map(table.__getitem__, s)) for s in doc] for doc in documents]
+    planner = _InstancePlanner(
+        doc_lengths,
+        doc_kinds,
+        len(documents),
+        max_seq_length,
+        short_seq_prob,
+        masked_lm_prob,
+        max_predictions,
+        wwm,
+        _vocab_items(tokenizer),
+        tokenizer.vocab[_MASK],
+        rng,
+    )
+    total = dupe_factor * len(documents)
+    progress = _Progress("Creating instances", total, "documents")
+    done = count = 0
+    for _ in range(dupe_factor):
+        for d in range(len(documents)):
+            count += planner.plan_document(d, emit)
+            done += 1
+            if done & 255 == 0:
+                progress.update(done, extra=f", {count:,} instances")
+    logging.info("Created %d instances from %d documents", count, len(documents))
+    return count
+
+
+def _records_in_process(documents, tokenizer, settings, rng, encoder):
+    assemble = _InstanceAssembler(documents, *_specials(tokenizer)[:2]).assemble
+    encode = encoder.encode
+    records = []
+
+    def emit(plan):
+        records.append(encode(*assemble(plan)))
+
+    _id_plans(documents, tokenizer, settings, rng, emit)
+    return records
 
 
 def _specials(tokenizer):
@@ -863,46 +1003,17 @@ def _specials(tokenizer):
     return vocab[_CLS], vocab[_SEP], vocab[_MASK]
 
 
-def _create_records(
-    documents,
-    tokenizer,
-    max_seq_length,
-    dupe_factor,
-    short_seq_prob,
-    masked_lm_prob,
-    max_predictions_per_seq,
-    do_whole_word_mask,
-    rng,
-    emit_factory,
-):
-    """Runs the recipe on id documents; returns what `emit_factory` collected, shuffled."""
+def _create_records(documents, tokenizer, settings, rng, encoder):
+    """The serialized Examples of the recipe, in their final (shuffled) order.
+
+    `settings` as for _id_plans. Each record is serialized as soon as it is
+    planned; only the bytes are kept until the final shuffle.
+    """
     draws = _Draws(rng)
     draws.shuffle(documents)
-    factory = _InstanceFactory(
-        documents,
-        max_seq_length,
-        short_seq_prob,
-        masked_lm_prob,
-        max_predictions_per_seq,
-        do_whole_word_mask,
-        _vocab_items(tokenizer),
-        _specials(tokenizer),
-        _piece_flags(tokenizer),
-        rng,
-    )
-    collected, emit = emit_factory()
-    total = dupe_factor * len(documents)
-    progress = _Progress("Creating instances", total, "documents")
-    done = 0
-    for _ in range(dupe_factor):
-        for d in range(len(documents)):
-            factory.from_document(d, emit)
-            done += 1
-            if done & 255 == 0:
-                progress.update(done, extra=f", {len(collected):,} instances")
-    logging.info("Created %d instances from %d documents", len(collected), len(documents))
-    draws.shuffle(collected)
-    return collected
+    records = _records_in_process(documents, tokenizer, settings, rng, encoder)
+    draws.shuffle(records)
+    return records
 
 
 def create_training_instances(
@@ -923,36 +1034,32 @@ def create_training_instances(
     parsed); `num_workers` processes tokenize in parallel.
     """
     documents = _read_documents(input_files, tokenizer, num_workers)
-    inv_vocab = tokenizer.inv_vocab
-
-    def emit_factory():
-        instances = []
-
-        def emit(ids, num_a, num_b, positions, label_ids, is_random_next):
-            instances.append(
-                TrainingInstance(
-                    [inv_vocab[i] for i in ids],
-                    [0] * (num_a + 2) + [1] * (num_b + 1),
-                    positions,
-                    [inv_vocab[i] for i in label_ids],
-                    is_random_next,
-                )
-            )
-
-        return instances, emit
-
-    return _create_records(
-        documents,
-        tokenizer,
+    settings = (
         max_seq_length,
         dupe_factor,
         short_seq_prob,
         masked_lm_prob,
         max_predictions_per_seq,
         _resolve_whole_word_mask(do_whole_word_mask),
-        rng,
-        emit_factory,
     )
+    draws = _Draws(rng)
+    draws.shuffle(documents)
+    cls, sep, _ = _specials(tokenizer)
+    assemble = _InstanceAssembler(documents, cls, sep).assemble
+    inv_vocab = tokenizer.inv_vocab
+    instances = []
+
+    def emit(plan):
+        ids, num_a, num_b, positions, label_ids, is_random_next = assemble(plan)
+        tokens = [inv_vocab[i] for i in ids]
+        labels = [inv_vocab[i] for i in label_ids]
+        instances.append(
+            _training_instance(tokens, num_a, num_b, positions, labels, is_random_next)
+        )
+
+    _id_plans(documents, tokenizer, settings, rng, emit)
+    draws.shuffle(instances)
+    return instances
 
 
 # ---------------------------------------------------------------------------
@@ -1055,34 +1162,19 @@ def run():
     logging.info("Tokenized in %.1fs with %d worker(s)", time.monotonic() - start, num_workers)
 
     encoder = _ExampleEncoder(
-        len(tokenizer.vocab) and max(tokenizer.vocab.values()) + 1,
-        FLAGS.max_seq_length,
-        FLAGS.max_predictions_per_seq,
+        max(tokenizer.vocab.values()) + 1, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq
     )
-
-    def emit_factory():
-        records = []
-        encode = encoder.encode
-        append = records.append
-
-        def emit(ids, num_a, num_b, positions, label_ids, is_random_next):
-            append(encode(ids, num_a, num_b, positions, label_ids, is_random_next))
-
-        return records, emit
-
-    start = time.monotonic()
-    records = _create_records(
-        documents,
-        tokenizer,
+    settings = (
         FLAGS.max_seq_length,
         FLAGS.dupe_factor,
         FLAGS.short_seq_prob,
         FLAGS.masked_lm_prob,
         FLAGS.max_predictions_per_seq,
         FLAGS.do_whole_word_mask,
-        random.Random(FLAGS.random_seed),
-        emit_factory,
     )
+    start = time.monotonic()
+    rng = random.Random(FLAGS.random_seed)
+    records = _create_records(documents, tokenizer, settings, rng, encoder)
     del documents
     logging.info("Instances created in %.1fs", time.monotonic() - start)
 
