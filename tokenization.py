@@ -12,8 +12,9 @@ word is computed once and kept in a bounded cache. Per-character Unicode
 classification is likewise done once per code point, and pure-ASCII text
 skips the Unicode work altogether.
 
-TensorFlow is imported only by `load_vocab` (for `tf.io.gfile`, so gs://
-paths work), which keeps `import tokenization` cheap in worker processes.
+TensorFlow is imported only by `load_vocab`, and only for paths with a
+scheme (gs://, ...: `tf.io.gfile` reads those), which keeps `import
+tokenization` and local vocabularies cheap in worker processes.
 """
 
 import collections
@@ -113,10 +114,14 @@ def load_vocab(vocab_file):
     Returns an OrderedDict token -> id. Lines split on "\\n" only, and the file
     must be UTF-8. A token listed twice keeps its first position and its last id.
     """
-    import tensorflow as tf
+    if "://" in str(vocab_file):
+        import tensorflow as tf  # gs://, ram://, ... live in TensorFlow's file systems
 
-    with tf.io.gfile.GFile(vocab_file, "rb") as reader:
-        text = reader.read().decode("utf-8")
+        with tf.io.gfile.GFile(vocab_file, "rb") as reader:
+            text = reader.read().decode("utf-8")
+    else:
+        with open(vocab_file, "rb") as reader:
+            text = reader.read().decode("utf-8")
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # the newline ending the last line opens no new line
