@@ -403,6 +403,48 @@ def _input_files(pattern_list):
     return input_files
 
 
+def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
+    """Reads the first record of a few input files; their lengths must match the flags.
+
+    A mismatch would otherwise surface as a parse error deep in training.
+    """
+    expected = {
+        "input_ids": (max_seq_length, "--max_seq_length"),
+        "input_mask": (max_seq_length, "--max_seq_length"),
+        "segment_ids": (max_seq_length, "--max_seq_length"),
+        "masked_lm_positions": (max_predictions_per_seq, "--max_predictions_per_seq"),
+        "masked_lm_ids": (max_predictions_per_seq, "--max_predictions_per_seq"),
+        "masked_lm_weights": (max_predictions_per_seq, "--max_predictions_per_seq"),
+        "next_sentence_labels": (1, "the format"),
+    }
+    for path in input_files[:5]:
+        try:
+            record = next(iter(tf.compat.v1.io.tf_record_iterator(path)), None)
+        except (tf.errors.OpError, OSError) as e:
+            raise runner.UsageError(f"--input_file: cannot read {path}: {e}") from None
+        if record is None:
+            continue
+        try:
+            feature = tf.train.Example.FromString(record).features.feature
+        except Exception:  # protobuf's DecodeError; protobuf is not imported directly
+            raise runner.UsageError(
+                f"--input_file: {path} does not hold tf.train.Examples"
+            ) from None
+        for name, (length, flag) in expected.items():
+            if name not in feature:
+                raise runner.UsageError(
+                    f"--input_file: {path} has no feature {name!r}; is it "
+                    "create_pretraining_data.py output?"
+                )
+            values = feature[name]
+            found = len(values.int64_list.value) + len(values.float_list.value)
+            if found != length:
+                raise runner.UsageError(
+                    f"--input_file: {path} has {found} values of {name} per record, but "
+                    f"{flag} asks for {length}; it must match data generation"
+                )
+
+
 def _validate_flags():
     """Checks everything that can be checked before any work; returns the BertConfig."""
     if not FLAGS.do_train and not FLAGS.do_eval:
@@ -448,6 +490,7 @@ def main(_):
 
     bert_config = _validate_flags()
     input_files = _input_files(FLAGS.input_file)
+    _check_record_shapes(input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
     run_config = runner.RunConfig(
         model_dir=FLAGS.output_dir,
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,

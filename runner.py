@@ -41,7 +41,7 @@ UsageError) with a one-line message naming the flag or file at fault.
 Scripts start with `runner.run_main(main)` instead of absl's app.run: it
 turns those errors, missing or corrupt files (OSError, NotFoundError,
 DataLossError) and NanLossError into "ERROR: <message>" on stderr and exit
-status 1, without a traceback (run with --verbosity=1 to see it).
+status 1, without a traceback (--show_traceback prints it).
 
 With --tf_random_seed set, runs are reproducible: the graph-level seed is
 fixed, tf.data pipelines are made deterministic, and a resumed run skips
@@ -54,8 +54,10 @@ import collections
 import contextlib
 import json
 import os
+import re
 import sys
 import time
+import traceback
 
 import numpy as np
 import tensorflow as tf
@@ -100,6 +102,12 @@ flags.DEFINE_integer(
     "num_gpus",
     None,
     "With --distribution_strategy=mirrored: how many local GPUs to use (default: all).",
+)
+flags.DEFINE_bool(
+    "show_traceback",
+    False,
+    "On a user error (bad flag, missing file, ...) print the full traceback, not just "
+    "the one-line message.",
 )
 flags.DEFINE_integer(
     "tf_random_seed",
@@ -1142,11 +1150,16 @@ def _to_python(value):
 # Entry point for scripts
 
 
+_GENERIC_LINES = ("Graph execution error:", "Detected at node", "Detected unsupported")
+
+
 def _first_line(error):
-    message = getattr(error, "message", None) or str(error) or type(error).__name__
+    """The first informative line of an error's message, for a one-line report."""
+    message = getattr(error, "message", None) or str(error)
     for line in str(message).splitlines():
-        if line.strip():
-            return line.strip()
+        line = re.sub(r"\{\{function_node [^}]*\}\}", "", line).strip()
+        if line and not line.startswith(_GENERIC_LINES) and not line.startswith("[["):
+            return line
     return type(error).__name__
 
 
@@ -1164,17 +1177,21 @@ USER_ERRORS = (
 def run_main(main, argv=None):
     """Runs `main` through absl's app.run, reporting user errors in one line.
 
-    A USER_ERRORS exception becomes "ERROR: <first line of its message>" on
-    stderr and exit status 1 (the traceback is logged at DEBUG level, shown
-    with --verbosity=1); anything else keeps its traceback.
+    A USER_ERRORS exception becomes "ERROR: <first informative line of its
+    message>" on stderr and exit status 1, with no traceback unless
+    --show_traceback is set; anything else keeps its traceback.
     """
 
     def guarded_main(args):
         try:
             return main(args)
         except USER_ERRORS as e:
-            logging.debug("Traceback of the error below:", exc_info=True)
-            sys.stderr.write(f"ERROR: {_first_line(e)}\n")
+            if FLAGS.show_traceback:
+                traceback.print_exc()
+            message = _first_line(e)
+            if isinstance(e, tf.errors.OpError):
+                message = f"{type(e).__name__}: {message}"
+            sys.stderr.write(f"ERROR: {message}\n")
             sys.stderr.flush()
             sys.exit(1)
 

@@ -395,6 +395,14 @@ def test_whole_word_mask_records_of_seq_64_train(rp, tmp_path):
         (["--do_train", "--input_file=/nonexistent/*.tfrecord"], "matches no files"),
         (["--do_eval", "--eval_batch_size=0"], "--eval_batch_size must be positive"),
         (["--do_train", "--init_checkpoint=/nonexistent/model.ckpt"], "no checkpoint at"),
+        (
+            ["--do_eval", "--max_seq_length=64"],
+            "has 128 values of input_ids per record, but --max_seq_length asks for 64",
+        ),
+        (
+            ["--do_eval", "--max_predictions_per_seq=10"],
+            "has 20 values of masked_lm_positions per record, but --max_predictions_per_seq",
+        ),
     ],
 )
 def test_bad_flags_fail_before_any_work(rp, config_file, tmp_path, extra, message):

@@ -404,6 +404,17 @@ def test_run_main_turns_user_errors_into_one_line_and_exit_1(tmp_path):
     assert "Traceback" not in done.stderr
 
     done = _run_main_in_subprocess(
+        "import tensorflow as tf\n"
+        "def main(argv):\n"
+        "    raise tf.errors.InvalidArgumentError(None, None, 'Graph execution error:\\n\\n"
+        "Key: input_ids.  Cannot parse\\n\\t [[{{node ParseExample}}]]')",
+        tmp_path,
+    )
+    assert done.returncode == 1
+    assert "ERROR: InvalidArgumentError: Key: input_ids.  Cannot parse\n" in done.stderr
+    assert "Traceback" not in done.stderr
+
+    done = _run_main_in_subprocess(
         "def main(argv):\n    raise KeyError('a bug keeps its traceback')", tmp_path
     )
     assert done.returncode != 0
