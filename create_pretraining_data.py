@@ -10,14 +10,20 @@ For the same files, vocabulary, flags and seed the Examples are exactly the
 is drawn from in the order SPEC.md section 6 spells out. What differs is
 cost:
 
+- TensorFlow (seconds of CPU to import) is needed only to write the
+  records, so for local files it is imported in a forked background process
+  that starts at once and later writes what the main process sends it;
+  meanwhile the main process, which never imports it, does the real work.
 - Tokenization has no randomness, so it runs in `--num_workers` forked
-  processes over chunks of lines, in order, and the documents are kept as
-  tuples of token ids rather than lists of strings.
-- Instance creation stays sequential, but works on ids, tracks truncation
-  by offsets instead of deleting list heads, and shuffles through
-  `getrandbits` directly - the same algorithm `random.Random.shuffle` and
-  `randint` use, checked against them at start-up (with a fall-back to the
-  library methods should a Python version ever differ).
+  processes over chunks of lines, in order, memoised per word, and the
+  documents are kept as tuples of token ids rather than lists of strings.
+- Instance creation stays sequential. Every random decision depends on the
+  tokens only through sentence lengths (and "##" pieces for whole word
+  masking), so a planner makes the draws from lengths alone, tracking
+  truncation by offsets, and the token lists are assembled from its plans.
+  Shuffles and randints call `getrandbits` directly - the algorithm
+  `random.Random` uses, checked against it at start-up (with a fall-back to
+  the library methods should a Python version ever differ).
 - Each instance is serialized as soon as it is made, by a small encoder
   whose bytes equal `tf.train.Example.SerializeToString(deterministic=True)`
   (features sorted by name; protobuf's default map order changes from one
@@ -33,6 +39,7 @@ cost:
 import array
 import collections
 import contextlib
+import glob
 import itertools
 import math
 import multiprocessing
@@ -44,10 +51,8 @@ import sys
 import time
 import warnings
 
-import tensorflow as tf
 from absl import app, flags, logging
 
-import features
 import tokenization
 
 FLAGS = flags.FLAGS
@@ -142,42 +147,46 @@ MaskedLmInstance = collections.namedtuple("MaskedLmInstance", ["index", "label"]
 # Random draws. `random.Random` implements randint(a, b) as a + _randbelow(n)
 # and shuffle as Fisher-Yates from the end with _randbelow(i + 1), where
 # _randbelow(n) takes getrandbits(n.bit_length()) until the value is below n.
-# Calling getrandbits directly skips two Python frames per draw.
+# Calling getrandbits directly skips two or three Python frames per draw.
 
 
-def _randbelow(getrandbits, n):
-    k = n.bit_length()
-    r = getrandbits(k)
-    while r >= n:
+def _fast_draws(getrandbits):
+    """(randint, shuffle) drawing exactly as random.Random's, from its getrandbits."""
+
+    def randint(a, b):
+        n = b - a + 1
+        k = n.bit_length()
         r = getrandbits(k)
-    return r
+        while r >= n:
+            r = getrandbits(k)
+        return a + r
 
-
-def _fast_shuffle(x, getrandbits):
-    top = len(x) - 1
-    while top > 0:
-        # Every i in [lowest, top] draws the same number of bits, k.
-        k = (top + 1).bit_length()
-        lowest = (1 << (k - 1)) - 1
-        for i in range(top, lowest - 1, -1):
-            j = getrandbits(k)
-            while j > i:
+    def shuffle(x):
+        top = len(x) - 1
+        while top > 0:
+            # Every i in [lowest, top] draws the same number of bits, k.
+            k = (top + 1).bit_length()
+            lowest = (1 << (k - 1)) - 1
+            for i in range(top, lowest - 1, -1):
                 j = getrandbits(k)
-            x[i], x[j] = x[j], x[i]
-        top = lowest - 1
+                while j > i:
+                    j = getrandbits(k)
+                x[i], x[j] = x[j], x[i]
+            top = lowest - 1
+
+    return randint, shuffle
 
 
 def _fast_draws_match_library():
-    """Whether the inlined draws reproduce this Python's random.Random exactly."""
+    """Whether _fast_draws reproduces this Python's random.Random exactly."""
     for seed in (0, 1, 12345):
         ours, theirs = random.Random(seed), random.Random(seed)
+        randint, shuffle = _fast_draws(ours.getrandbits)
         for n in (1, 2, 3, 7, 64, 65, 200):
             a, b = list(range(n)), list(range(n))
-            _fast_shuffle(a, ours.getrandbits)
+            shuffle(a)
             theirs.shuffle(b)
-            if a != b:
-                return False
-            if 3 + _randbelow(ours.getrandbits, n) != theirs.randint(3, n + 2):
+            if a != b or randint(3, n + 2) != theirs.randint(3, n + 2):
                 return False
         if ours.random() != theirs.random():
             return False
@@ -193,9 +202,7 @@ class _Draws:
     def __init__(self, rng):
         self.random = rng.random
         if _FAST_DRAWS and type(rng) is random.Random:
-            getrandbits = rng.getrandbits
-            self.randint = lambda a, b: a + _randbelow(getrandbits, b - a + 1)
-            self.shuffle = lambda x: _fast_shuffle(x, getrandbits)
+            self.randint, self.shuffle = _fast_draws(rng.getrandbits)
         else:
             self.randint = rng.randint
             self.shuffle = rng.shuffle
@@ -359,8 +366,7 @@ class _InstancePlanner:
         draws = self.draws
         draws.shuffle(candidates)
         num_to_predict = min(
-            self.max_predictions_per_seq,
-            max(1, int(round(length * self.masked_lm_prob))),
+            self.max_predictions_per_seq, max(1, int(round(length * self.masked_lm_prob)))
         )
         if kinds is None:
             chosen = candidates[:num_to_predict]
@@ -374,13 +380,15 @@ class _InstancePlanner:
                     continue
                 chosen += group
         rand = draws.random
+        mask_item = self.mask_item
         changes = []
+        append = changes.append
         for i in chosen:
             if rand() < 0.8:
-                changes.append((i, self.mask_item))
+                append((i, mask_item))
             elif rand() >= 0.5:
-                item = self.vocab_items[draws.randint(0, len(self.vocab_items) - 1)]
-                changes.append((i, item))
+                vocab_items = self.vocab_items
+                append((i, vocab_items[draws.randint(0, len(vocab_items) - 1)]))
         chosen.sort()
         return chosen, changes
 
@@ -402,14 +410,16 @@ class _InstanceAssembler:
         d, c0, a_end, a0, a1, db, s0, s1, b0, b1, is_random_next, positions, changes = plan
         documents = self.documents
         chain = itertools.chain.from_iterable
-        tokens_a = list(chain(documents[d][c0:a_end]))
-        tokens_b = list(chain(documents[db][s0:s1]))
+        doc = documents[d]
+        tokens_a = doc[c0] if a_end - c0 == 1 else list(chain(doc[c0:a_end]))
+        doc = documents[db]
+        tokens_b = doc[s0] if s1 - s0 == 1 else list(chain(doc[s0:s1]))
         tokens = [self.cls]
         tokens += tokens_a[a0:a1]
         tokens.append(self.sep)
         tokens += tokens_b[b0:b1]
         tokens.append(self.sep)
-        labels = [tokens[i] for i in positions]
+        labels = list(map(tokens.__getitem__, positions))
         for i, item in changes:
             tokens[i] = item
         return tokens, a1 - a0, b1 - b0, positions, labels, is_random_next
@@ -652,6 +662,8 @@ class _ExampleEncoder:
 
 def _log_example(record, inv_vocab):
     """Logs one serialized Example the way the original logs its first 20."""
+    import tensorflow as tf
+
     example = tf.train.Example.FromString(record)
     feature = example.features.feature
     num_tokens = sum(feature["input_mask"].int64_list.value)
@@ -721,17 +733,168 @@ def write_instance_to_example_files(
     _write_records(records, tokenizer.inv_vocab, output_files)
 
 
-def _write_records(records, inv_vocab, output_files):
-    progress = _Progress("Writing", len(records), "instances")
+def _write_records(records, inv_vocab, output_files, total=None):
+    """Writes serialized Examples round-robin to `output_files`, logging the first 20.
+
+    `records` may be any iterable (of `total` records); returns how many
+    were written. The files appear under their names only once complete.
+    """
+    import features
+
+    total = len(records) if total is None else total
+    progress = _Progress("Writing", total, "instances")
+    count = 0
     with features.atomic_record_writers(output_files) as writers:
         num_writers = len(writers)
-        for index, record in enumerate(records):
-            writers[index % num_writers].write(record)
-            if index < 20:
+        for record in records:
+            writers[count % num_writers].write(record)
+            if count < 20:
                 _log_example(record, inv_vocab)
-            if index & 1023 == 0:
-                progress.update(index)
-    logging.info("Wrote %d total instances", len(records))
+            count += 1
+            if count & 1023 == 0:
+                progress.update(count)
+    logging.info("Wrote %d total instances", count)
+    return count
+
+
+# Records sent to the writing process at a time.
+_RECORDS_PER_MESSAGE = 4096
+
+
+def _receive_records(conn):
+    """Yields the records of the batches on `conn` until None (EOFError if it breaks)."""
+    while True:
+        batch = conn.recv()
+        if batch is None:
+            return
+        yield from batch
+
+
+def _writer_process(conn, output_files, inv_vocab):
+    """Body of the writing process: import TensorFlow, then write what arrives."""
+    try:
+        import features  # noqa: F401 - loads TensorFlow while the parent works
+
+        message = conn.recv()
+        if not isinstance(message, tuple) or message[0] != "write":
+            return
+        count = _write_records(_receive_records(conn), inv_vocab, output_files, message[1])
+        conn.send(("ok", count))
+    except EOFError:
+        pass  # the parent is gone; atomic_record_writers removed any partial file
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            conn.send(("error", f"{type(e).__name__}: {e}"))
+    finally:
+        conn.close()
+
+
+class _BackgroundWriter:
+    """A forked process that imports TensorFlow at once and writes the records later.
+
+    Importing TensorFlow takes seconds of CPU; done here it overlaps with
+    tokenization and instance creation in the parent, which never imports
+    it. Used only while the parent has not imported TensorFlow itself
+    (forking a process whose TensorFlow runtime has started is not safe).
+    """
+
+    def __init__(self, output_files, inv_vocab):
+        ctx = multiprocessing.get_context("fork")
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(
+            target=_writer_process, args=(child, output_files, inv_vocab), daemon=True
+        )
+        self.process.start()
+        child.close()
+        self.writing = False
+        logging.info("TensorFlow loads in a background process, which will write the output")
+
+    @staticmethod
+    def usable():
+        return (
+            "tensorflow" not in sys.modules and "fork" in multiprocessing.get_all_start_methods()
+        )
+
+    def write(self, records):
+        """Sends every record; returns how many were written, or raises RuntimeError."""
+        self.writing = True
+        try:
+            self.conn.send(("write", len(records)))
+            for start in range(0, len(records), _RECORDS_PER_MESSAGE):
+                self.conn.send(records[start : start + _RECORDS_PER_MESSAGE])
+            self.conn.send(None)
+            status, detail = self.conn.recv()
+        except (EOFError, OSError) as e:
+            raise RuntimeError(f"the writing process failed ({e!r})") from None
+        if status != "ok":
+            raise RuntimeError(f"writing the output failed: {detail}")
+        return detail
+
+    def close(self):
+        """Ends the process; if nothing was sent yet it writes nothing."""
+        if not self.writing:
+            self.process.terminate()  # probably still importing TensorFlow
+        with contextlib.suppress(OSError):
+            self.conn.close()
+        self.process.join(timeout=30)
+        if self.process.is_alive():
+            self.process.terminate()
+            self.process.join()
+
+
+# ---------------------------------------------------------------------------
+# Files. TensorFlow is imported only where it is needed - paths with a scheme
+# (gs://, ...), glob patterns plain Python cannot match the same way, and
+# writing - so that a run on local files can load it in the background.
+
+
+def _tf():
+    import tensorflow as tf
+
+    return tf
+
+
+def _is_remote(path):
+    return "://" in path
+
+
+def _exists(path):
+    return _tf().io.gfile.exists(path) if _is_remote(path) else os.path.exists(path)
+
+
+def _isdir(path):
+    return _tf().io.gfile.isdir(path) if _is_remote(path) else os.path.isdir(path)
+
+
+def _file_size(path):
+    return _tf().io.gfile.stat(path).length if _is_remote(path) else os.path.getsize(path)
+
+
+def _open_binary(path):
+    return _tf().io.gfile.GFile(path, "rb") if _is_remote(path) else open(path, "rb")
+
+
+def _glob(pattern):
+    """The files `pattern` matches, in the order tf.io.gfile.glob gives them.
+
+    TensorFlow lists a directory in its on-disk order and matches hidden
+    files too; so does glob.glob(include_hidden=True) for a pattern with *
+    and ? in its last component only. Anything else goes to TensorFlow.
+    """
+    if not any(c in pattern for c in "*?["):
+        if _is_remote(pattern):
+            return _tf().io.gfile.glob(pattern)
+        return [pattern] if os.path.exists(pattern) else []
+    directory, name = os.path.split(pattern)
+    if (
+        _is_remote(pattern)
+        or sys.version_info < (3, 11)
+        or any(c in directory for c in "*?[")
+        or "[" in name
+        or "\\" in pattern
+    ):
+        return _tf().io.gfile.glob(pattern)
+    return glob.glob(pattern, include_hidden=True)
 
 
 # ---------------------------------------------------------------------------
@@ -841,7 +1004,7 @@ def _line_chunks(input_files):
     line break).
     """
     for path in input_files:
-        with tf.io.gfile.GFile(path, "rb") as reader:
+        with _open_binary(path) as reader:
             line_number = 1
             rest = b""
             while True:
@@ -866,7 +1029,7 @@ def _read_documents(input_files, tokenizer, num_workers):
     """
     global _worker_line_tokenizer
     line_tokenizer = _LineTokenizer(tokenizer)
-    total_bytes = sum(tf.io.gfile.stat(p).length for p in input_files)
+    total_bytes = sum(_file_size(p) for p in input_files)
     progress = _Progress("Reading input", total_bytes / 1e6, "MB")
     documents = [[]]
     num_lines = 0
@@ -1095,13 +1258,13 @@ def _input_files(patterns):
     for pattern in patterns.split(","):
         if not pattern:
             raise InputError(f"--input_file: empty entry in {patterns!r}")
-        matches = tf.io.gfile.glob(pattern)
+        matches = _glob(pattern)
         if not matches:
             if any(c in pattern for c in "*?["):
                 raise InputError(f"--input_file: no file matches {pattern}")
             raise InputError(f"--input_file: no such file: {pattern}")
         for path in matches:
-            if tf.io.gfile.isdir(path):
+            if _isdir(path):
                 raise InputError(f"--input_file: {path} is a directory")
         files.extend(matches)
     return files
@@ -1113,9 +1276,9 @@ def _output_files(names):
         if not path:
             raise InputError(f"--output_file: empty entry in {names!r}")
         directory = os.path.dirname(path) or "."
-        if not tf.io.gfile.isdir(directory):
+        if not _isdir(directory):
             raise InputError(f"--output_file: no such directory: {directory}")
-        if tf.io.gfile.isdir(path):
+        if _isdir(path):
             raise InputError(f"--output_file: {path} is a directory")
     if len(set(files)) != len(files):
         raise InputError(f"--output_file: a file is named twice in {names}")
@@ -1123,9 +1286,9 @@ def _output_files(names):
 
 
 def _load_tokenizer(vocab_file, do_lower_case):
-    if not tf.io.gfile.exists(vocab_file):
+    if not _exists(vocab_file):
         raise InputError(f"--vocab_file: no such file: {vocab_file}")
-    if tf.io.gfile.isdir(vocab_file):
+    if _isdir(vocab_file):
         raise InputError(f"--vocab_file: {vocab_file} is a directory")
     try:
         tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=do_lower_case)
@@ -1151,37 +1314,48 @@ def run():
     input_files = _input_files(FLAGS.input_file)
     output_files = _output_files(FLAGS.output_file)
     num_workers = FLAGS.num_workers or _default_num_workers()
+    writer = None
+    if _BackgroundWriter.usable():
+        writer = _BackgroundWriter(output_files, tokenizer.inv_vocab)
+    try:
+        logging.info("*** Reading from input files ***")
+        for input_file in input_files:
+            logging.info("  %s", input_file)
+        start = time.monotonic()
+        documents = _read_documents(input_files, tokenizer, num_workers)
+        if not documents:
+            raise InputError(f"--input_file: no text in {FLAGS.input_file} (every line is blank)")
+        logging.info("Tokenized in %.1fs with %d worker(s)", time.monotonic() - start, num_workers)
 
-    logging.info("*** Reading from input files ***")
-    for input_file in input_files:
-        logging.info("  %s", input_file)
-    start = time.monotonic()
-    documents = _read_documents(input_files, tokenizer, num_workers)
-    if not documents:
-        raise InputError(f"--input_file: no text in {FLAGS.input_file} (every line is blank)")
-    logging.info("Tokenized in %.1fs with %d worker(s)", time.monotonic() - start, num_workers)
+        encoder = _ExampleEncoder(
+            max(tokenizer.vocab.values()) + 1,
+            FLAGS.max_seq_length,
+            FLAGS.max_predictions_per_seq,
+        )
+        settings = (
+            FLAGS.max_seq_length,
+            FLAGS.dupe_factor,
+            FLAGS.short_seq_prob,
+            FLAGS.masked_lm_prob,
+            FLAGS.max_predictions_per_seq,
+            FLAGS.do_whole_word_mask,
+        )
+        start = time.monotonic()
+        rng = random.Random(FLAGS.random_seed)
+        records = _create_records(documents, tokenizer, settings, rng, encoder)
+        del documents
+        logging.info("Instances created in %.1fs", time.monotonic() - start)
 
-    encoder = _ExampleEncoder(
-        max(tokenizer.vocab.values()) + 1, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq
-    )
-    settings = (
-        FLAGS.max_seq_length,
-        FLAGS.dupe_factor,
-        FLAGS.short_seq_prob,
-        FLAGS.masked_lm_prob,
-        FLAGS.max_predictions_per_seq,
-        FLAGS.do_whole_word_mask,
-    )
-    start = time.monotonic()
-    rng = random.Random(FLAGS.random_seed)
-    records = _create_records(documents, tokenizer, settings, rng, encoder)
-    del documents
-    logging.info("Instances created in %.1fs", time.monotonic() - start)
-
-    logging.info("*** Writing to output files ***")
-    for output_file in output_files:
-        logging.info("  %s", output_file)
-    _write_records(records, tokenizer.inv_vocab, output_files)
+        logging.info("*** Writing to output files ***")
+        for output_file in output_files:
+            logging.info("  %s", output_file)
+        if writer is not None:
+            writer.write(records)
+        else:
+            _write_records(records, tokenizer.inv_vocab, output_files)
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def main(_):

@@ -102,20 +102,23 @@ def test_default_flags_reproduce_golden_records(tmp_path):
     # The first 20 instances are logged as the original logs them.
     assert result.stderr.count("*** Example ***") == 20
     assert "Wrote 23 total instances" in result.stderr
+    # Local files: TensorFlow loaded (and the records were written) in the background.
+    assert "TensorFlow loads in a background process" in result.stderr
 
 
-def test_whole_word_mask_two_files_reproduce_golden_records(tmp_path, cpd):
+def test_whole_word_mask_two_files_reproduce_golden_records(tmp_path):
     outs = [tmp_path / "wwm_a.tfrecord", tmp_path / "wwm_b.tfrecord"]
-    code, _ = run_in_process(
-        cpd,
+    result = run_subprocess(
         [
             f"--input_file={SAMPLE_TEXT}",
             f"--output_file={outs[0]},{outs[1]}",
             f"--vocab_file={VOCAB_UNCASED}",
+            "--num_workers=2",
             *flag_args(WWM_FLAGS),
-        ],
+        ]
     )
-    assert code == 0
+    assert result.returncode == 0, result.stderr
+    assert sorted(os.listdir(tmp_path)) == ["wwm_a.tfrecord", "wwm_b.tfrecord"]
     for name, out in zip(("wwm_a", "wwm_b"), outs):
         assert read_records(out) == canonical_records(os.path.join(GOLDEN_DIR, f"{name}.tfrecord"))
 
@@ -267,6 +270,35 @@ def test_output_does_not_depend_on_num_workers(cpd, corpus, tmp_path, monkeypatc
     two = run_ours(cpd, corpus, [tmp_path / "two.tfrecord"], settings, num_workers=2)
     assert len(one[0]) > 100
     assert one == two
+
+
+def test_in_process_writing_gives_the_same_records(cpd, corpus, tmp_path):
+    """Under pytest TensorFlow is already imported, so main writes in-process."""
+    settings = dict(max_seq_length=64, dupe_factor=2, random_seed=5)
+    outputs = [tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"]
+    result = run_subprocess(
+        [
+            f"--input_file={','.join(corpus)}",
+            f"--output_file={','.join(str(p) for p in outputs)}",
+            f"--vocab_file={VOCAB_UNCASED}",
+            *flag_args(settings),
+        ]
+    )
+    assert result.returncode == 0, result.stderr
+    in_process = run_ours(
+        cpd, corpus, [tmp_path / "c.tfrecord", tmp_path / "d.tfrecord"], settings
+    )
+    assert [read_records(p) for p in outputs] == in_process
+
+
+def test_glob_lists_files_as_tensorflow_does(cpd, tmp_path):
+    names = ["zeta.txt", "alpha.txt", ".hidden.txt", "a10.txt", "a2.txt", "mid", "b.md"]
+    for name in names:
+        (tmp_path / name).write_text("x\n")
+    (tmp_path / "sub").mkdir()
+    for pattern in ("*", "*.txt", "a?*.txt", "a[0-9]*", "zeta.txt", "missing.txt", "*/x*"):
+        full = str(tmp_path / pattern)
+        assert cpd._glob(full) == tf.io.gfile.glob(full), pattern
 
 
 def test_library_fallback_draws_give_the_same_records(cpd, corpus, tmp_path, monkeypatch):
