@@ -5,11 +5,14 @@ Trains run_pretraining's own model_fn and input_fn through the runner, as
 (graph building, session start and the first steps are left out). The
 model is a BERT of --num_hidden_layers layers, --hidden_size wide, with
 --num_attention_heads heads and --intermediate_size, on records of
---max_seq_length tokens (the golden default.tfrecord has 128).
+--bench_seq_length tokens (the golden default.tfrecord has 128). With
+--bare_session it also times the same model_fn and input_fn in a plain
+session.run loop, which shows what the runner itself costs.
 
     .venv/bin/python benchmarks/pretraining_speed.py \\
         --num_hidden_layers=6 --hidden_size=384 --num_attention_heads=6 \\
-        --intermediate_size=1536 --bench_batch_size=8 --steps=40 --warmup_steps=10
+        --intermediate_size=1536 --bench_batch_size=8 --steps=40 --warmup_steps=10 \\
+        --bare_session
 """
 
 import json
@@ -22,6 +25,8 @@ from absl import app, flags, logging
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _REPO)
+
+import tensorflow as tf  # noqa: E402
 
 import modeling  # noqa: E402
 import run_pretraining  # noqa: E402
@@ -38,6 +43,12 @@ flags.DEFINE_integer("bench_predictions_per_seq", 20, "Masked positions per reco
 flags.DEFINE_integer("bench_batch_size", 8, "Global training batch size.")
 flags.DEFINE_integer("steps", 40, "Timed training steps.")
 flags.DEFINE_integer("warmup_steps", 10, "Untimed steps before timing starts.")
+flags.DEFINE_bool(
+    "bare_session",
+    False,
+    "Also time the same model_fn and input_fn in a bare session.run loop (no runner), "
+    "to show what the runner itself costs.",
+)
 flags.DEFINE_string(
     "records",
     os.path.join(os.path.dirname(_REPO), "shared", "golden", "pretraining", "default.tfrecord"),
@@ -76,6 +87,27 @@ class _StepTimer:
 
     def end(self, session):
         del session
+
+
+def _bare_session_seconds(model_fn, input_fn, warmup, steps, batch_size):
+    """Seconds per step of the model_fn's train_op run directly, one step per run."""
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.train.get_or_create_global_step()
+        dataset = input_fn({"batch_size": batch_size})
+        features = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
+        spec = model_fn(features, None, runner.ModeKeys.TRAIN, {"batch_size": batch_size})
+        with tf.control_dependencies([spec.train_op]):
+            loss = tf.identity(spec.loss)
+        init = tf.compat.v1.global_variables_initializer()
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        for _ in range(warmup):
+            session.run(loss)
+        start = time.perf_counter()
+        for _ in range(steps):
+            session.run(loss)
+        return (time.perf_counter() - start) / steps
 
 
 def main(_):
@@ -130,6 +162,11 @@ def main(_):
         "steps_per_sec": round(steps_per_sec, 3),
         "examples_per_sec": round(steps_per_sec * FLAGS.bench_batch_size, 2),
     }
+    if FLAGS.bare_session:
+        seconds = _bare_session_seconds(
+            model_fn, input_fn, FLAGS.warmup_steps, FLAGS.steps, FLAGS.bench_batch_size
+        )
+        result["bare_session_steps_per_sec"] = round(1.0 / seconds, 3)
     print(json.dumps(result))
 
 
