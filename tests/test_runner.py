@@ -150,6 +150,17 @@ def test_resumed_training_continues_from_the_newest_checkpoint(tmp_path):
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
 
 
+def test_training_without_max_steps_stops_when_the_input_ends(tmp_path):
+    x, y = _data(num_examples=44)
+    estimator = _estimator(tmp_path, save_checkpoints_steps=100)
+    estimator.train(_input_fn_builder(x, y, repeat=False))
+    # 44 examples make 5 full batches of 8; the last step is saved.
+    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    assert runner.checkpoint_step(checkpoint) == 5
+    w, _ = _numpy_sgd(x, y, batch_size=8, steps=5)
+    np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
+
+
 def test_evaluate_and_predict_use_the_newest_checkpoint(tmp_path):
     x, y = _data()
     estimator = _estimator(tmp_path)
