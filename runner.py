@@ -24,6 +24,16 @@ Training resumes from the newest checkpoint in model_dir; with no
 checkpoint the variables start from their initializers, which include
 whatever the model_fn asked tf.compat.v1.train.init_from_checkpoint for.
 
+Training saves every save_checkpoints_steps and at the end (keeping the
+keep_checkpoint_max newest), logs step/total, loss, learning rate, steps/sec,
+examples/sec and the time left, and writes the same to TensorBoard event
+files in model_dir (the learning rate is whatever scalar the model_fn put in
+the LEARNING_RATE_COLLECTION graph collection, as
+optimization.create_optimizer does; other tf.compat.v1.summary ops the
+model_fn makes are written too). A NaN or Inf loss stops training with
+NanLossError and nothing is saved after the last good checkpoint.
+evaluate and predict build their graph once and run on one device.
+
 Distribution goes through tf.distribute, chosen by this module's flags:
 one device (default), --distribution_strategy=mirrored (all local GPUs, or
 --num_gpus of them; all logical CPUs when there is no GPU),
@@ -34,7 +44,9 @@ batch size given to the Estimator is the global batch; each replica gets
 an equal share. Under a strategy with several replicas, variables the
 model_fn creates default to ONLY_FIRST_REPLICA aggregation: the optimizer
 must average gradients across replicas (optimization.create_optimizer
-does) so that every replica computes the same update.
+does, and so do tf.compat.v1.train optimizers, which average rather than
+sum here, as under tf.estimator) so that every replica computes the same
+update.
 
 Errors: bad user input should surface as a ValueError (or this module's
 UsageError) with a one-line message naming the flag or file at fault.
