@@ -58,6 +58,8 @@ flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
 flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each estimator call.")
 flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
+# The TPU and distribution flags live in runner.py; list them in --helpshort too.
+flags.adopt_module_key_flags(runner)
 
 
 def model_fn_builder(
