@@ -701,6 +701,11 @@ class Estimator:
         before_run, after_run, end). Returns self.
         """
         config = self._config
+        if steps is not None and max_steps is not None:
+            raise ValueError("train() takes steps or max_steps, not both")
+        for name, value in (("steps", steps), ("max_steps", max_steps)):
+            if value is not None and value <= 0:
+                raise UsageError(f"{name} must be positive, got {value}")
         _check_model_dir(config.model_dir, create=True)
         start_checkpoint = newest_checkpoint(config.model_dir)
         start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
@@ -1022,6 +1027,8 @@ class Estimator:
         batch_size = self._eval_batch_size
         if batch_size is None or batch_size <= 0:
             raise UsageError(f"eval_batch_size must be positive, got {batch_size}")
+        if steps is not None and steps <= 0:
+            raise UsageError(f"evaluation steps must be positive, got {steps}")
         checkpoint_path = self._checkpoint_to_load(checkpoint_path, "evaluation")
         graph = tf.Graph()
         with graph.as_default():
