@@ -102,8 +102,6 @@ def test_default_flags_reproduce_golden_records(tmp_path):
     # The first 20 instances are logged as the original logs them.
     assert result.stderr.count("*** Example ***") == 20
     assert "Wrote 23 total instances" in result.stderr
-    # Local files: TensorFlow loaded (and the records were written) in the background.
-    assert "TensorFlow loads in a background process" in result.stderr
 
 
 def test_whole_word_mask_two_files_reproduce_golden_records(tmp_path):
@@ -272,8 +270,7 @@ def test_output_does_not_depend_on_num_workers(cpd, corpus, tmp_path, monkeypatc
     assert one == two
 
 
-def test_in_process_writing_gives_the_same_records(cpd, corpus, tmp_path):
-    """Under pytest TensorFlow is already imported, so main writes in-process."""
+def test_command_line_and_in_process_runs_agree(cpd, corpus, tmp_path):
     settings = dict(max_seq_length=64, dupe_factor=2, random_seed=5)
     outputs = [tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"]
     result = run_subprocess(
@@ -289,6 +286,66 @@ def test_in_process_writing_gives_the_same_records(cpd, corpus, tmp_path):
         cpd, corpus, [tmp_path / "c.tfrecord", tmp_path / "d.tfrecord"], settings
     )
     assert [read_records(p) for p in outputs] == in_process
+
+
+def test_local_run_never_imports_tensorflow(tmp_path):
+    out = tmp_path / "x.tfrecord"
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {REPO!r})\n"
+        "from absl import app\n"
+        "import create_pretraining_data as c\n"
+        f"sys.argv = ['c', '--input_file={SAMPLE_TEXT}', '--output_file={out}',"
+        f" '--vocab_file={VOCAB_UNCASED}', '--dupe_factor=1']\n"
+        "try:\n    app.run(c.main)\nexcept SystemExit:\n    pass\n"
+        "print('tensorflow' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.stdout.strip() == "False", result.stderr
+    assert len(read_records(out)) > 5
+
+
+def test_tfrecord_files_equal_tensorflows(cpd, tmp_path, monkeypatch):
+    rng = random.Random(2)
+    records = [bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 7, 300, 2000])))]
+    records += [bytes(rng.randrange(256) for _ in range(rng.randint(0, 900))) for _ in range(300)]
+    ours = [str(tmp_path / f"ours-{k}.tfrecord") for k in range(3)]
+    monkeypatch.setattr(cpd, "_RECORDS_PER_BATCH", 37)  # several batches per file
+    cpd._write_local_tfrecords(records, ours)
+    for k, path in enumerate(ours):
+        theirs = str(tmp_path / f"theirs-{k}.tfrecord")
+        with tf.io.TFRecordWriter(theirs) as writer:
+            for record in records[k::3]:
+                writer.write(record)
+        with open(path, "rb") as a, open(theirs, "rb") as b:
+            assert a.read() == b.read()
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [f"ours-{k}.tfrecord" for k in range(3)] + [f"theirs-{k}.tfrecord" for k in range(3)]
+    )
+
+
+def test_failed_write_leaves_no_file(cpd, tmp_path):
+    with pytest.raises(TypeError):
+        cpd._write_local_tfrecords([b"fine", "not bytes"], [str(tmp_path / "x.tfrecord")])
+    assert os.listdir(tmp_path) == []
+
+
+def test_example_decoder_matches_protobuf(cpd):
+    rng = random.Random(4)
+    for _ in range(20):
+        ints = [rng.randint(-(2**63), 2**63 - 1) for _ in range(rng.randint(1, 9))]
+        floats = [rng.uniform(-5, 5) for _ in range(rng.randint(1, 5))]
+        example = tf.train.Example(
+            features=tf.train.Features(
+                feature={
+                    "a": tf.train.Feature(int64_list=tf.train.Int64List(value=ints)),
+                    "b": tf.train.Feature(float_list=tf.train.FloatList(value=floats)),
+                }
+            )
+        )
+        got = cpd._example_values(example.SerializeToString())
+        assert got["a"] == ints
+        assert got["b"] == list(example.features.feature["b"].float_list.value)
 
 
 def test_glob_lists_files_as_tensorflow_does(cpd, tmp_path):
