@@ -561,8 +561,9 @@ class _ExampleEncoder:
     True)`: Example.features (field 1) holds one map entry (field 1) per
     feature in name order, each entry a key (field 1) and a Feature (field 2)
     whose int64_list (field 3) or float_list (field 2) packs its values
-    into field 1. Everything but the token ids, labels and positions repeats
-    from one instance to the next, so those parts are built once and cached.
+    into field 1. The framing bytes depend only on the lengths of the packed
+    values, so they are built once per length and cached; 0/1 features
+    (input_mask, segment_ids) always pack to max_seq_length bytes.
     """
 
     def __init__(self, vocab_size, max_seq_length, max_predictions_per_seq):
@@ -572,9 +573,10 @@ class _ExampleEncoder:
         longest_record = 8 * max_seq_length + 12 * max_predictions_per_seq + 256
         self.varints = [_varint(i) for i in range(max(vocab_size, longest_record))]
         self.zeros = [bytes(k) for k in range(max(max_seq_length, max_predictions_per_seq) + 1)]
+        self.ones = [b"\x01" * k for k in range(max_seq_length + 1)]
         self.prefixes = {name: {} for name in _FEATURE_NAMES}
-        self.mask_entries = {}
-        self.segment_entries = {}
+        self.mask_prefix = self._prefix("input_mask", b"\x1a", max_seq_length)
+        self.segment_prefix = self._prefix("segment_ids", b"\x1a", max_seq_length)
         one, zero = struct.pack("<f", 1.0), struct.pack("<f", 0.0)
         self.weight_entries = [
             self._entry(
@@ -634,28 +636,24 @@ class _ExampleEncoder:
         where_prefix = prefixes["masked_lm_positions"].get(len(where)) or self._prefix(
             "masked_lm_positions", b"\x1a", len(where)
         )
-        mask = self.mask_entries.get(length)
-        if mask is None:
-            mask = self.mask_entries[length] = self._entry(
-                "input_mask", b"\x1a", b"\x01" * length + bytes(pad)
-            )
-        segments = self.segment_entries.get((num_a, length))
-        if segments is None:
-            segments = self.segment_entries[(num_a, length)] = self._entry(
-                "segment_ids", b"\x1a", bytes(num_a + 2) + b"\x01" * (num_b + 1) + bytes(pad)
-            )
+        ones = self.ones
         body = b"".join(
             (
                 prefix,
                 ids,
-                mask,
+                self.mask_prefix,
+                ones[length],
+                zeros[pad],
                 label_prefix,
                 labels,
                 where_prefix,
                 where,
                 self.weight_entries[len(positions)],
                 self.label_entries[1 if is_random_next else 0],
-                segments,
+                self.segment_prefix,
+                zeros[num_a + 2],
+                ones[num_b + 1],
+                zeros[pad],
             )
         )
         return b"\x0a" + self.varints[len(body)] + body
@@ -1143,7 +1141,7 @@ def _chunk_results(chunks, line_tokenizer, num_workers):
         return
     with warnings.catch_warnings():
         # Workers only run pure-Python tokenization, never TensorFlow, so
-        # forking while TensorFlow's idle threads exist is safe here.
+        # forking is safe even if TensorFlow (remote paths) has started threads.
         warnings.simplefilter("ignore", DeprecationWarning)
         pool = multiprocessing.get_context("fork").Pool(num_workers)
     try:
