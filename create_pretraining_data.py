@@ -962,7 +962,9 @@ def _glob(pattern):
         or "\\" in pattern
     ):
         return _tf().io.gfile.glob(pattern)
-    return glob.glob(pattern, include_hidden=True)
+    matches = glob.glob(pattern, include_hidden=True)
+    # TensorFlow names matches in the current directory "./name".
+    return matches if directory else [os.path.join(".", m) for m in matches]
 
 
 # ---------------------------------------------------------------------------

@@ -348,7 +348,7 @@ def test_example_decoder_matches_protobuf(cpd):
         assert got["b"] == list(example.features.feature["b"].float_list.value)
 
 
-def test_glob_lists_files_as_tensorflow_does(cpd, tmp_path):
+def test_glob_lists_files_as_tensorflow_does(cpd, tmp_path, monkeypatch):
     names = ["zeta.txt", "alpha.txt", ".hidden.txt", "a10.txt", "a2.txt", "mid", "b.md"]
     for name in names:
         (tmp_path / name).write_text("x\n")
@@ -356,6 +356,9 @@ def test_glob_lists_files_as_tensorflow_does(cpd, tmp_path):
     for pattern in ("*", "*.txt", "a?*.txt", "a[0-9]*", "zeta.txt", "missing.txt", "*/x*"):
         full = str(tmp_path / pattern)
         assert cpd._glob(full) == tf.io.gfile.glob(full), pattern
+    monkeypatch.chdir(tmp_path)
+    for pattern in ("*", "a*.txt", "zeta.txt"):
+        assert cpd._glob(pattern) == tf.io.gfile.glob(pattern), pattern
 
 
 def test_library_fallback_draws_give_the_same_records(cpd, corpus, tmp_path, monkeypatch):
