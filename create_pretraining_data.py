@@ -1348,6 +1348,8 @@ def _output_files(names):
         directory = os.path.dirname(path) or "."
         if not _isdir(directory):
             raise InputError(f"--output_file: no such directory: {directory}")
+        if not _is_remote(directory) and not os.access(directory, os.W_OK | os.X_OK):
+            raise InputError(f"--output_file: cannot write in directory {directory}")
         if _isdir(path):
             raise InputError(f"--output_file: {path} is a directory")
     if len(set(files)) != len(files):
