@@ -24,7 +24,7 @@ def create_float_feature(values):
 
 
 def make_example(named_features):
-    """Builds a tf.train.Example from (name, tf.train.Feature) pairs, in order."""
+    """Builds a tf.train.Example from (name, tf.train.Feature) pairs."""
     ordered = collections.OrderedDict(named_features)
     return tf.train.Example(features=tf.train.Features(feature=ordered))
 
