@@ -134,25 +134,7 @@ def model_fn_builder(bert_config, init_checkpoint, layer_indexes, use_tpu, use_o
             use_one_hot_embeddings=use_one_hot_embeddings,
         )
 
-        tvars = tf.compat.v1.trainable_variables()
-        scaffold_fn = None
-        assignment_map, initialized_variable_names = modeling.get_assignment_map_from_checkpoint(
-            tvars, init_checkpoint
-        )
-        if use_tpu:
-
-            def tpu_scaffold():
-                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
-                return tf.compat.v1.train.Scaffold()
-
-            scaffold_fn = tpu_scaffold
-        else:
-            tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
-
-        logging.info("**** Trainable Variables ****")
-        for var in tvars:
-            init_string = ", *INIT_FROM_CKPT*" if var.name in initialized_variable_names else ""
-            logging.info("  name = %s, shape = %s%s", var.name, var.shape, init_string)
+        scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         all_layers = model.get_all_encoder_layers()
         predictions = {"unique_id": features["unique_ids"]}

@@ -836,29 +836,7 @@ def model_fn_builder(
             is_regression=is_regression,
         )
 
-        tvars = tf.compat.v1.trainable_variables()
-        initialized_variable_names = {}
-        scaffold_fn = None
-        if init_checkpoint:
-            assignment_map, initialized_variable_names = (
-                modeling.get_assignment_map_from_checkpoint(tvars, init_checkpoint)
-            )
-            if use_tpu:
-
-                def tpu_scaffold():
-                    tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
-                    return tf.compat.v1.train.Scaffold()
-
-                scaffold_fn = tpu_scaffold
-            else:
-                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
-
-        logging.info("**** Trainable Variables ****")
-        for var in tvars:
-            init_string = ""
-            if var.name in initialized_variable_names:
-                init_string = ", *INIT_FROM_CKPT*"
-            logging.info("  name = %s, shape = %s%s", var.name, var.shape, init_string)
+        scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == runner.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(

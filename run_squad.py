@@ -675,27 +675,7 @@ def model_fn_builder(
             use_one_hot_embeddings=use_one_hot_embeddings,
         )
 
-        tvars = tf.compat.v1.trainable_variables()
-        initialized_variable_names = {}
-        scaffold_fn = None
-        if init_checkpoint:
-            assignment_map, initialized_variable_names = (
-                modeling.get_assignment_map_from_checkpoint(tvars, init_checkpoint)
-            )
-            if use_tpu:
-
-                def tpu_scaffold():
-                    tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
-                    return tf.compat.v1.train.Scaffold()
-
-                scaffold_fn = tpu_scaffold
-            else:
-                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
-
-        logging.info("**** Trainable Variables ****")
-        for var in tvars:
-            init_string = ", *INIT_FROM_CKPT*" if var.name in initialized_variable_names else ""
-            logging.info("  name = %s, shape = %s%s", var.name, var.shape, init_string)
+        scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == runner.ModeKeys.TRAIN:
             seq_length = modeling.get_shape_list(input_ids)[1]

@@ -75,6 +75,8 @@ import numpy as np
 import tensorflow as tf
 from absl import app, flags, logging
 
+import modeling
+
 FLAGS = flags.FLAGS
 
 # The original's TPU flags, defined here once for every script.
@@ -504,6 +506,41 @@ def checkpoint_step(checkpoint_path):
     except (tf.errors.NotFoundError, ValueError):
         suffix = checkpoint_path.rsplit("-", 1)[-1]
         return int(suffix) if suffix.isdigit() else 0
+
+
+def warm_start_from_checkpoint(init_checkpoint, use_tpu=False):
+    """Starts the graph's trainable variables from `init_checkpoint`, and logs them.
+
+    Call inside a model_fn once the model is built. Every trainable variable
+    whose name is in the checkpoint takes its value from there (a shape
+    mismatch raises ValueError naming the variable); each is logged with its
+    shape and ", *INIT_FROM_CKPT*" when it was found. With no init_checkpoint
+    nothing is loaded and only the log is written.
+
+    Returns the spec's scaffold_fn: None, or under use_tpu a callable that
+    does the loading when the TPU graph's scaffold is built, which is when
+    TPU programs may read checkpoints.
+    """
+    tvars = tf.compat.v1.trainable_variables()
+    assignment_map, loaded_names, scaffold_fn = {}, {}, None
+    if init_checkpoint:
+        assignment_map, loaded_names = modeling.get_assignment_map_from_checkpoint(
+            tvars, init_checkpoint
+        )
+        if use_tpu:
+
+            def scaffold_fn():
+                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+                return tf.compat.v1.train.Scaffold()
+
+        else:
+            tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+
+    logging.info("**** Trainable Variables ****")
+    for var in tvars:
+        note = ", *INIT_FROM_CKPT*" if var.name in loaded_names else ""
+        logging.info("  name = %s, shape = %s%s", var.name, var.shape, note)
+    return scaffold_fn
 
 
 def _check_model_dir(model_dir, create):
