@@ -1366,9 +1366,10 @@ def _load_tokenizer(vocab_file, do_lower_case):
         tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=do_lower_case)
     except UnicodeDecodeError as e:
         raise InputError(f"--vocab_file: {vocab_file} is not UTF-8 text ({e.reason})") from None
-    missing = [t for t in (_CLS, _SEP, _MASK, _UNK) if t not in tokenizer.vocab]
-    if missing:
-        raise InputError(f"--vocab_file: {vocab_file} lacks {', '.join(missing)}")
+    try:
+        tokenization.check_special_tokens(tokenizer.vocab, vocab_file)
+    except ValueError as e:
+        raise InputError(str(e)) from None
     return tokenizer
 
 

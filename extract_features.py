@@ -274,9 +274,14 @@ def main(_):
     if FLAGS.max_seq_length < 3:
         raise ValueError(f"--max_seq_length must be at least 3, got {FLAGS.max_seq_length}")
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
+    output_dir = os.path.dirname(os.path.abspath(FLAGS.output_file))
+    if tf.io.gfile.exists(output_dir) and not tf.io.gfile.isdir(output_dir):
+        raise ValueError(f"--output_file={FLAGS.output_file}: {output_dir} is not a directory")
     tokenizer = tokenization.FullTokenizer(
         vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
     )
+    tokenization.check_special_tokens(tokenizer.vocab, FLAGS.vocab_file)
 
     examples = read_examples(FLAGS.input_file)
     features = convert_examples_to_features(
@@ -293,7 +298,6 @@ def main(_):
     )
     # Nothing is trained or saved; the runner only needs a scratch directory.
     scratch_dir = tempfile.mkdtemp(prefix="extract_features-")
-    output_dir = os.path.dirname(os.path.abspath(FLAGS.output_file))
     temp_output = f"{FLAGS.output_file}.tmp-{os.getpid()}"
     try:
         estimator = runner.Estimator(

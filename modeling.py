@@ -27,6 +27,7 @@ import re
 
 import six
 import tensorflow as tf
+from absl import logging as absl_logging
 
 LAYER_NORM_EPSILON = 1e-12
 # Added to the attention scores of padding positions: large enough that
@@ -35,6 +36,24 @@ ATTENTION_MASK_ADDER = -10000.0
 # Constants of the tanh approximation of GELU.
 GELU_TANH_SCALE = math.sqrt(2.0 / math.pi)
 GELU_CUBIC_COEFF = 0.044715
+
+# Keys of bert_config.json that BertConfig's constructor takes; the first group
+# must be positive integers.
+_CONFIG_SIZES = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
+_CONFIG_KEYS = _CONFIG_SIZES + (
+    "hidden_act",
+    "hidden_dropout_prob",
+    "attention_probs_dropout_prob",
+    "initializer_range",
+)
 
 
 class BertConfig:
@@ -117,7 +136,54 @@ class BertConfig:
                 f"{json_file}: a BERT config must be a JSON object, "
                 f"got {type(json_object).__name__}"
             )
-        return cls.from_dict(json_object)
+        config = cls.from_dict(json_object)
+        config.validate(json_file)
+        return config
+
+    def validate(self, source="BertConfig"):
+        """Checks that the values can build a model; `source` names the config.
+
+        vocab_size must be given; sizes are positive integers, dropout
+        probabilities in [0, 1), initializer_range a positive number,
+        hidden_act a name `get_activation` knows, and hidden_size a multiple
+        of num_attention_heads. Keys the constructor does not know are kept
+        and logged. `from_json_file` calls this; `from_dict` and the
+        constructor do not, as in the original.
+
+        Raises:
+          ValueError: naming `source` and the offending key.
+        """
+        if self.vocab_size is None:
+            raise ValueError(f"{source}: vocab_size is missing")
+        for key in _CONFIG_SIZES:
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+                raise ValueError(f"{source}: {key} must be a positive integer, got {value!r}")
+        for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{source}: {key} must be a number, got {value!r}")
+            if key == "initializer_range" and value <= 0:
+                raise ValueError(f"{source}: {key} must be positive, got {value!r}")
+            if key != "initializer_range" and not 0 <= value < 1:
+                raise ValueError(f"{source}: {key} must be in [0, 1), got {value!r}")
+        try:
+            get_activation(self.hidden_act)
+        except ValueError:
+            raise ValueError(
+                f"{source}: hidden_act {self.hidden_act!r} is not one of "
+                "gelu, relu, tanh, linear"
+            ) from None
+        if self.hidden_size % self.num_attention_heads:
+            raise ValueError(
+                f"{source}: hidden_size ({self.hidden_size}) is not a multiple of "
+                f"num_attention_heads ({self.num_attention_heads})"
+            )
+        unknown = sorted(set(self.__dict__) - set(_CONFIG_KEYS))
+        if unknown:
+            absl_logging.info(
+                "%s: keeping keys BertModel does not use: %s", source, ", ".join(unknown)
+            )
 
     def to_dict(self):
         """Returns a deep copy of all attributes as a dict."""
@@ -899,6 +965,63 @@ def _strip_output_index(tensor_name):
     """Drops the output index of a tensor name: "a/kernel:0" -> "a/kernel"."""
     m = re.match(r"^(.*):\d+$", tensor_name)
     return m.group(1) if m is not None else tensor_name
+
+
+def bert_variable_shapes(config):
+    """{variable name: shape} of every variable BertModel and the pretraining heads make."""
+    h, v = config.hidden_size, config.vocab_size
+    i = config.intermediate_size
+    shapes = {
+        "bert/embeddings/word_embeddings": [v, h],
+        "bert/embeddings/token_type_embeddings": [config.type_vocab_size, h],
+        "bert/embeddings/position_embeddings": [config.max_position_embeddings, h],
+        "bert/pooler/dense/kernel": [h, h],
+        "bert/pooler/dense/bias": [h],
+        "cls/predictions/transform/dense/kernel": [h, h],
+        "cls/predictions/transform/dense/bias": [h],
+        "cls/predictions/output_bias": [v],
+        "cls/seq_relationship/output_weights": [2, h],
+        "cls/seq_relationship/output_bias": [2],
+    }
+    dense = {"attention/output/dense": (h, h), "intermediate/dense": (h, i),
+             "output/dense": (i, h)}
+    dense.update({f"attention/self/{name}": (h, h) for name in ("query", "key", "value")})
+    norms = ["bert/embeddings/LayerNorm", "cls/predictions/transform/LayerNorm"]
+    for layer in range(config.num_hidden_layers):
+        prefix = f"bert/encoder/layer_{layer}/"
+        for name, (n_in, n_out) in dense.items():
+            shapes[prefix + name + "/kernel"] = [n_in, n_out]
+            shapes[prefix + name + "/bias"] = [n_out]
+        norms += [prefix + "attention/output/LayerNorm", prefix + "output/LayerNorm"]
+    for norm in norms:
+        shapes[norm + "/beta"] = [h]
+        shapes[norm + "/gamma"] = [h]
+    return shapes
+
+
+def check_checkpoint_shapes(init_checkpoint, config):
+    """Checks, before any graph is built, that a checkpoint fits `config`.
+
+    Every BERT variable (see `bert_variable_shapes`) the checkpoint holds must
+    have the shape the config gives it; others (task heads, optimizer slots,
+    layers beyond num_hidden_layers) are not looked at, as warm starting
+    ignores them too.
+
+    Raises:
+      ValueError: no checkpoint at `init_checkpoint`, or a shape differs (the
+        message names the variable and both shapes).
+    """
+    try:
+        in_checkpoint = dict(tf.train.list_variables(init_checkpoint))
+    except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError):
+        raise ValueError(f"--init_checkpoint: no checkpoint at {init_checkpoint}") from None
+    for name, shape in bert_variable_shapes(config).items():
+        if name in in_checkpoint and list(in_checkpoint[name]) != shape:
+            raise ValueError(
+                f"Variable {name} has shape {shape} in the graph but "
+                f"{list(in_checkpoint[name])} in checkpoint {init_checkpoint} "
+                "(does --bert_config_file belong to this checkpoint?)"
+            )
 
 
 def get_assignment_map_from_checkpoint(tvars, init_checkpoint):

@@ -1230,6 +1230,10 @@ def main(_):
             f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
             f"was only trained up to sequence length {bert_config.max_position_embeddings}"
         )
+    if FLAGS.init_checkpoint:
+        modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
+    if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
+        raise ValueError(f"--output_dir={FLAGS.output_dir} is an existing file, not a directory")
 
     processor = get_processor(FLAGS.task_name)
     label_list = processor.get_labels()
@@ -1246,6 +1250,7 @@ def main(_):
     tokenizer = tokenization.FullTokenizer(
         vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
     )
+    tokenization.check_special_tokens(tokenizer.vocab, FLAGS.vocab_file)
 
     run_config = runner.RunConfig(
         model_dir=FLAGS.output_dir,

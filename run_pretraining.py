@@ -460,6 +460,8 @@ def _validate_flags():
         or tf.train.latest_checkpoint(FLAGS.init_checkpoint)
     ):
         raise runner.UsageError(f"--init_checkpoint: no checkpoint at {FLAGS.init_checkpoint}")
+    if FLAGS.init_checkpoint:
+        modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
         raise runner.UsageError(f"--output_dir: {FLAGS.output_dir} is a file, not a directory")
     return bert_config

@@ -1394,12 +1394,15 @@ def main(_):
 
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     validate_flags_or_throw(bert_config)
+    if FLAGS.init_checkpoint:
+        modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
         raise ValueError(f"--output_dir={FLAGS.output_dir} is an existing file, not a directory")
-    tf.io.gfile.makedirs(FLAGS.output_dir)
     tokenizer = tokenization.FullTokenizer(
         vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
     )
+    tokenization.check_special_tokens(tokenizer.vocab, FLAGS.vocab_file)
+    tf.io.gfile.makedirs(FLAGS.output_dir)
 
     run_config = runner.RunConfig(
         model_dir=FLAGS.output_dir,

@@ -131,6 +131,21 @@ def load_vocab(vocab_file):
     return vocab
 
 
+# Tokens every script relies on: the model input frame and masked-LM masking.
+SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]", "[UNK]")
+
+
+def check_special_tokens(vocab, vocab_file):
+    """Raises ValueError naming `vocab_file` if `vocab` lacks any SPECIAL_TOKENS.
+
+    The scripts call this on every --vocab_file, so that a wrong file fails
+    at once instead of as a KeyError deep in feature conversion.
+    """
+    missing = [token for token in SPECIAL_TOKENS if token not in vocab]
+    if missing:
+        raise ValueError(f"--vocab_file: {vocab_file} lacks {', '.join(missing)}")
+
+
 def convert_by_vocab(vocab, items):
     """Maps each item through `vocab` (tokens to ids or ids to tokens)."""
     return [vocab[item] for item in items]
