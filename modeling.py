@@ -20,6 +20,7 @@ Numeric choices, named where they are made:
 """
 
 import collections
+import contextlib
 import copy
 import json
 import math
@@ -36,6 +37,39 @@ ATTENTION_MASK_ADDER = -10000.0
 # Constants of the tanh approximation of GELU.
 GELU_TANH_SCALE = math.sqrt(2.0 / math.pi)
 GELU_CUBIC_COEFF = 0.044715
+
+# The dtype BertModel computes its Transformer layers in; None means float32
+# throughout (the original arithmetic). Set it with `compute_dtype(...)`.
+_COMPUTE_DTYPE = [None]
+
+
+@contextlib.contextmanager
+def compute_dtype(dtype):
+    """Makes BertModels built inside compute their layers in `dtype` (mixed precision).
+
+    With tf.bfloat16 or tf.float16, the variables stay float32 (the master
+    weights, saved under their usual names) and are cast where they are
+    used; LayerNorm statistics, the attention softmax and every output of
+    the model (sequence, pooled, all layers, embedding output) are float32,
+    so task heads and losses built on them stay float32. None or
+    tf.float32 leaves the graph exactly as without this context.
+    """
+    dtype = None if dtype is None else tf.as_dtype(dtype)
+    if dtype == tf.float32:
+        dtype = None
+    if dtype is not None and dtype not in (tf.bfloat16, tf.float16):
+        raise ValueError(f"compute dtype must be float32, bfloat16 or float16, got {dtype.name}")
+    previous = _COMPUTE_DTYPE[0]
+    _COMPUTE_DTYPE[0] = dtype
+    try:
+        yield
+    finally:
+        _COMPUTE_DTYPE[0] = previous
+
+
+def get_compute_dtype():
+    """The dtype set by the innermost `compute_dtype` context (tf.float32 if none)."""
+    return _COMPUTE_DTYPE[0] or tf.float32
 
 # Keys of bert_config.json that BertConfig's constructor takes; the first group
 # must be positive integers.
@@ -271,10 +305,17 @@ class BertModel:
                     dropout_prob=config.hidden_dropout_prob,
                 )
 
+            # Mixed precision: the layers run in the compute dtype, their
+            # outputs are handed out as float32 (see `compute_dtype`).
+            layer_dtype = _COMPUTE_DTYPE[0]
+            encoder_input = self.embedding_output
+            if layer_dtype is not None:
+                encoder_input = tf.cast(encoder_input, layer_dtype)
+
             with tf.compat.v1.variable_scope("encoder"):
                 attention_mask = create_attention_mask_from_input_mask(input_ids, input_mask)
                 self.all_encoder_layers = transformer_model(
-                    input_tensor=self.embedding_output,
+                    input_tensor=encoder_input,
                     attention_mask=attention_mask,
                     hidden_size=config.hidden_size,
                     num_hidden_layers=config.num_hidden_layers,
@@ -286,6 +327,10 @@ class BertModel:
                     initializer_range=config.initializer_range,
                     do_return_all_layers=True,
                 )
+                if layer_dtype is not None:
+                    self.all_encoder_layers = [
+                        tf.cast(layer, tf.float32) for layer in self.all_encoder_layers
+                    ]
             self.sequence_output = self.all_encoder_layers[-1]
 
             # The pooler summarizes the sequence for sentence-level tasks: a
@@ -726,6 +771,8 @@ def attention_layer(
     # Scores [B, N, F, T]; scaled so their variance does not grow with H.
     attention_scores = tf.matmul(query_layer, key_layer, transpose_b=True)
     attention_scores = tf.multiply(attention_scores, 1.0 / math.sqrt(float(size_per_head)))
+    if attention_scores.dtype in (tf.bfloat16, tf.float16):
+        attention_scores = tf.cast(attention_scores, tf.float32)
 
     if attention_mask is not None:
         # [B, 1, F, T], broadcast over heads: 0 where attending is allowed,
@@ -734,7 +781,10 @@ def attention_layer(
         adder = (1.0 - tf.cast(attention_mask, attention_scores.dtype)) * ATTENTION_MASK_ADDER
         attention_scores += adder
 
+    # The softmax is taken in float32 whatever the compute dtype.
     attention_probs = tf.nn.softmax(attention_scores)
+    if attention_probs.dtype != query_layer.dtype:
+        attention_probs = tf.cast(attention_probs, query_layer.dtype)
     # Dropping whole attended-to positions, as in the Transformer paper.
     attention_probs = dropout(attention_probs, attention_probs_dropout_prob)
 

@@ -19,6 +19,7 @@ averaged across replicas and every copy of each variable and its slots gets
 the same update.
 """
 
+import contextlib
 import re
 
 import tensorflow as tf
@@ -30,6 +31,53 @@ BETA_2 = 0.999
 EPSILON = 1e-6
 EXCLUDE_FROM_WEIGHT_DECAY = ["LayerNorm", "layer_norm", "bias"]
 CLIP_NORM = 1.0
+
+# Dynamic loss scaling (float16): start high, halve on every step whose
+# gradients overflow (that step is skipped), double after this many good steps.
+INITIAL_LOSS_SCALE = 2.0**15
+LOSS_SCALE_GROWTH_INTERVAL = 2000
+
+# Graph collections filled in step by create_optimizer under gradient
+# accumulation: the i-th accumulate op belongs to the i-th train op. Running
+# an accumulate op adds one micro-batch's gradients to the accumulators;
+# running its train op adds the last micro-batch's, applies the average and
+# clears the accumulators. Use `accumulate_op_for(train_op)`.
+ACCUMULATE_OPS_COLLECTION = "gradient_accumulation_ops"
+ACCUMULATE_TRAIN_OPS_COLLECTION = "gradient_accumulation_train_ops"
+
+# What create_optimizer builds beyond the plain step; see `training_options`.
+_TRAINING_OPTIONS = {"num_accumulation_steps": 1, "dynamic_loss_scaling": False}
+
+
+@contextlib.contextmanager
+def training_options(num_accumulation_steps=1, dynamic_loss_scaling=False):
+    """Makes create_optimizer, inside this context, accumulate gradients and/or scale the loss.
+
+    num_accumulation_steps=N: the train op applies the average gradient of N
+      micro-batches: run the accumulate op paired with it in
+      ACCUMULATE_OPS_COLLECTION N-1 times, then the train op once (global_step
+      counts these optimizer steps).
+    dynamic_loss_scaling: for float16 compute, the loss is multiplied by a
+      scale before differentiation and the gradients divided by it; a step whose
+      gradients hold Inf or NaN changes no weight or slot and halves the scale,
+      and the scale doubles after LOSS_SCALE_GROWTH_INTERVAL good steps in a row.
+      global_step advances on skipped steps too.
+
+    The accumulators and the loss scale are local variables (not in
+    checkpoints), so checkpoints keep exactly the variables of a plain run.
+    """
+    if int(num_accumulation_steps) < 1:
+        raise ValueError(f"num_accumulation_steps must be >= 1, got {num_accumulation_steps}")
+    previous = dict(_TRAINING_OPTIONS)
+    _TRAINING_OPTIONS.update(
+        num_accumulation_steps=int(num_accumulation_steps),
+        dynamic_loss_scaling=bool(dynamic_loss_scaling),
+    )
+    try:
+        yield
+    finally:
+        _TRAINING_OPTIONS.clear()
+        _TRAINING_OPTIONS.update(previous)
 
 
 def create_optimizer(loss, init_lr, num_train_steps, num_warmup_steps, use_tpu):
@@ -60,8 +108,135 @@ def create_optimizer(loss, init_lr, num_train_steps, num_warmup_steps, use_tpu):
     learning_rate = create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step)
     optimizer = create_bert_optimizer(learning_rate)
     tvars = tf.compat.v1.trainable_variables()
-    grads = tf.gradients(loss, tvars)
-    return apply_clipped_gradients(optimizer, grads, tvars, global_step)
+    num_accumulation_steps = _TRAINING_OPTIONS["num_accumulation_steps"]
+    if num_accumulation_steps == 1 and not _TRAINING_OPTIONS["dynamic_loss_scaling"]:
+        grads = tf.gradients(loss, tvars)
+        return apply_clipped_gradients(optimizer, grads, tvars, global_step)
+
+    loss_scale = None
+    if _TRAINING_OPTIONS["dynamic_loss_scaling"]:
+        loss_scale = DynamicLossScale()
+        grads = tf.gradients(loss * loss_scale.scale, tvars)
+        grads = [None if g is None else _dense_gradient(g) / loss_scale.scale for g in grads]
+        optimizer.skip_nonfinite_updates = True
+        optimizer.on_gradients_checked = loss_scale.update
+    else:
+        grads = [None if g is None else _dense_gradient(g) for g in tf.gradients(loss, tvars)]
+    if num_accumulation_steps == 1:
+        return apply_clipped_gradients(optimizer, grads, tvars, global_step)
+
+    pairs = [(g, v) for g, v in zip(grads, tvars) if g is not None]
+    accumulators = [_accumulator(v) for _, v in pairs]
+    accumulate_op = tf.group(
+        *[acc.assign_add(g, read_value=False) for acc, (g, _) in zip(accumulators, pairs)],
+        name="accumulate_gradients",
+    )
+    scale = 1.0 / num_accumulation_steps
+    averaged = [(acc.read_value() + g) * scale for acc, (g, _) in zip(accumulators, pairs)]
+    apply_op = apply_clipped_gradients(optimizer, averaged, [v for _, v in pairs], global_step)
+    with tf.control_dependencies([apply_op]):
+        clear_op = tf.group(
+            *[acc.assign(tf.zeros_like(acc), read_value=False) for acc in accumulators]
+        )
+    train_op = tf.group(apply_op, clear_op, name="train_op")
+    tf.compat.v1.add_to_collection(ACCUMULATE_TRAIN_OPS_COLLECTION, train_op)
+    tf.compat.v1.add_to_collection(ACCUMULATE_OPS_COLLECTION, accumulate_op)
+    return train_op
+
+
+def accumulate_op_for(train_op):
+    """The accumulate op create_optimizer made with `train_op`, or None."""
+    graph = train_op.graph
+    train_ops = graph.get_collection(ACCUMULATE_TRAIN_OPS_COLLECTION)
+    accumulate_ops = graph.get_collection(ACCUMULATE_OPS_COLLECTION)
+    for candidate, accumulate_op in zip(train_ops, accumulate_ops):
+        if candidate is train_op:
+            return accumulate_op
+    return None
+
+
+def _accumulator(param):
+    """A float32 local (unsaved), per-replica variable "<name>/grad_accum" shaped like param."""
+    root_scope = tf.compat.v1.VariableScope(reuse=tf.compat.v1.AUTO_REUSE, name="")
+    with tf.init_scope(), tf.compat.v1.variable_scope(root_scope, auxiliary_name_scope=False):
+        return tf.compat.v1.get_variable(
+            name=f"{_variable_name(param.name)}/grad_accum",
+            shape=param.shape.as_list(),
+            dtype=tf.float32,
+            trainable=False,
+            initializer=tf.compat.v1.zeros_initializer(),
+            collections=[tf.compat.v1.GraphKeys.LOCAL_VARIABLES],
+            synchronization=tf.VariableSynchronization.ON_READ,
+            aggregation=tf.VariableAggregation.SUM,
+        )
+
+
+class DynamicLossScale:
+    """The float16 loss scale and its count of good steps, as local (unsaved) variables.
+
+    `scale` multiplies the loss; `update(grads_finite)` returns the op that
+    halves it (not below 1) after an overflow, or counts a good step and
+    doubles it every `growth_interval` good steps in a row.
+    """
+
+    def __init__(self, initial_scale=None, growth_interval=None):
+        """Defaults: INITIAL_LOSS_SCALE and LOSS_SCALE_GROWTH_INTERVAL (read when called)."""
+        if initial_scale is None:
+            initial_scale = INITIAL_LOSS_SCALE
+        if growth_interval is None:
+            growth_interval = LOSS_SCALE_GROWTH_INTERVAL
+        self.growth_interval = growth_interval
+        root_scope = tf.compat.v1.VariableScope(reuse=tf.compat.v1.AUTO_REUSE, name="")
+        local = [tf.compat.v1.GraphKeys.LOCAL_VARIABLES]
+        with tf.init_scope(), tf.compat.v1.variable_scope(root_scope, auxiliary_name_scope=False):
+            self.scale_variable = tf.compat.v1.get_variable(
+                "loss_scale",
+                shape=[],
+                dtype=tf.float32,
+                trainable=False,
+                initializer=tf.compat.v1.constant_initializer(initial_scale),
+                collections=local,
+                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+            )
+            self.good_steps = tf.compat.v1.get_variable(
+                "loss_scale_good_steps",
+                shape=[],
+                dtype=tf.int64,
+                trainable=False,
+                initializer=tf.compat.v1.zeros_initializer(),
+                collections=local,
+                aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+            )
+        self.scale = tf.identity(self.scale_variable.read_value(), name="loss_scale_value")
+
+    def update(self, grads_finite):
+        """The op moving scale and good-step count on, given whether this step's grads are finite.
+
+        Call it in a cross-replica context under a strategy (the optimizer
+        does, with the finiteness of the averaged gradients).
+        """
+        scale = self.scale_variable.read_value()
+        good = tf.where(grads_finite, self.good_steps.read_value() + 1, tf.constant(0, tf.int64))
+        grow = good >= self.growth_interval
+        new_scale = tf.where(
+            grads_finite,
+            tf.where(grow, scale * 2.0, scale),
+            tf.maximum(scale * 0.5, 1.0),
+        )
+        new_good = tf.where(grow, tf.constant(0, tf.int64), good)
+        return tf.group(
+            _assign_everywhere(self.scale_variable, new_scale),
+            _assign_everywhere(self.good_steps, new_good),
+        )
+
+
+def _assign_everywhere(variable, value):
+    """Assigns `value` to a variable, to every copy of it under a strategy."""
+    if tf.distribute.has_strategy() and tf.distribute.in_cross_replica_context():
+        return tf.distribute.get_strategy().extended.update(
+            variable, lambda v, x: v.assign(x, read_value=False), args=(value,), group=True
+        )
+    return variable.assign(value, read_value=False)
 
 
 def create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step=None):
@@ -178,6 +353,12 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
         self.beta_2 = beta_2
         self.epsilon = epsilon
         self.exclude_from_weight_decay = exclude_from_weight_decay
+        # Set by create_optimizer for loss scaling: when True, a step whose
+        # (averaged) gradients are not all finite leaves every variable and
+        # slot as it was, and on_gradients_checked(all_finite) (if set) is
+        # called once to build an op that runs with the update.
+        self.skip_nonfinite_updates = False
+        self.on_gradients_checked = None
 
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Returns an op applying one update to every variable that has a gradient.
@@ -217,14 +398,33 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
     def _apply_all(self, grads_and_vars, learning_rate, name):
         """Single-copy path: one update per (gradient, variable) pair."""
         updates = []
+        finite = self._all_finite([grad for grad, _ in grads_and_vars])
         for grad, param in grads_and_vars:
             m, v = self._get_or_create_slots(param)
             updates.append(
                 self._apply_one(
-                    param, grad, m, v, learning_rate, self._do_use_weight_decay(param.name)
+                    param,
+                    grad,
+                    m,
+                    v,
+                    learning_rate,
+                    self._do_use_weight_decay(param.name),
+                    finite,
                 )
             )
+        updates += self._after_check(finite)
         return tf.group(*updates, name=name)
+
+    def _all_finite(self, grads):
+        """None unless skipping non-finite updates; else a bool scalar over all `grads`."""
+        if not self.skip_nonfinite_updates:
+            return None
+        return tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in grads])
+
+    def _after_check(self, finite):
+        if finite is None or self.on_gradients_checked is None:
+            return []
+        return [self.on_gradients_checked(finite)]
 
     def _distributed_apply(self, strategy, grads_and_vars, learning_rate, name):
         """Cross-replica path: average gradients, then update every variable copy.
@@ -237,6 +437,11 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
             tf.distribute.ReduceOp.MEAN, grads_and_vars
         )
         updates = []
+        finite = None
+        if self.skip_nonfinite_updates:
+            finite = self._all_finite(
+                [strategy.experimental_local_results(g)[0] for g in reduced_grads]
+            )
         for grad, (_, param) in zip(reduced_grads, grads_and_vars):
             m, v = self._get_or_create_slots(param)
             use_weight_decay = self._do_use_weight_decay(param.name)
@@ -244,14 +449,18 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
                 strategy.extended.update(
                     param,
                     self._apply_one,
-                    args=(grad, m, v, learning_rate, use_weight_decay),
+                    args=(grad, m, v, learning_rate, use_weight_decay, finite),
                     group=True,
                 )
             )
+        updates += self._after_check(finite)
         return tf.group(*updates, name=name)
 
-    def _apply_one(self, param, grad, m, v, learning_rate, use_weight_decay):
-        """The update of one variable and its two slots; returns the grouped assigns."""
+    def _apply_one(self, param, grad, m, v, learning_rate, use_weight_decay, finite=None):
+        """The update of one variable and its two slots; returns the grouped assigns.
+
+        With `finite` (a bool scalar) False, the assigns write back the old values.
+        """
         next_m = tf.multiply(self.beta_1, m) + tf.multiply(1.0 - self.beta_1, grad)
         next_v = tf.multiply(self.beta_2, v) + tf.multiply(1.0 - self.beta_2, tf.square(grad))
         # No bias correction of m and v: BERT was trained this way.
@@ -259,6 +468,10 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
         if use_weight_decay:
             update += self.weight_decay_rate * param
         next_param = param - learning_rate * update
+        if finite is not None:
+            next_m = tf.where(finite, next_m, m)
+            next_v = tf.where(finite, next_v, v)
+            next_param = tf.where(finite, next_param, param)
         return tf.group(
             param.assign(next_param, read_value=False),
             m.assign(next_m, read_value=False),

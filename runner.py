@@ -76,6 +76,7 @@ import tensorflow as tf
 from absl import app, flags, logging
 
 import modeling
+import optimization
 
 FLAGS = flags.FLAGS
 
@@ -130,7 +131,31 @@ flags.DEFINE_integer(
     "input order, and a resumed run skips the batches already trained on.",
 )
 
+# Speed flags (beyond the original; the defaults keep its arithmetic exactly).
+flags.DEFINE_bool(
+    "use_xla",
+    False,
+    "Compile the model's training step (forward, backward and optimizer update) and "
+    "its eval/predict computation with XLA.",
+)
+flags.DEFINE_enum(
+    "precision",
+    "fp32",
+    ["fp32", "bf16", "fp16"],
+    "Compute dtype of the Transformer layers: fp32 (default), bf16 or fp16. Weights, "
+    "checkpoints, softmax, LayerNorm statistics and losses stay float32; fp16 training "
+    "uses dynamic loss scaling.",
+)
+flags.DEFINE_integer(
+    "num_accumulation_steps",
+    1,
+    "Split each training batch into this many micro-batches run one after another, "
+    "applying their averaged gradient once: the same optimizer step on "
+    "train_batch_size examples, with the memory of train_batch_size / N.",
+)
+
 _CHECKPOINT_BASENAME = "model.ckpt"
+_PRECISION_DTYPES = {"fp32": None, "bf16": tf.bfloat16, "fp16": tf.float16}
 
 # A model_fn (optimization.create_learning_rate does) may add its scalar
 # learning-rate tensor to this graph collection; training then logs it and
@@ -236,6 +261,9 @@ class RunConfig:
         gcp_project=None,
         master=None,
         num_tpu_cores=None,
+        use_xla=None,
+        precision=None,
+        num_accumulation_steps=None,
     ):
         if not model_dir:
             raise UsageError("model_dir (--output_dir) must be set")
@@ -259,6 +287,19 @@ class RunConfig:
         self.gcp_project = gcp_project or _flag_value("gcp_project", None)
         self.master = master or _flag_value("master", None)
         self.num_tpu_cores = num_tpu_cores or _flag_value("num_tpu_cores", 8)
+        self.use_xla = bool(use_xla if use_xla is not None else _flag_value("use_xla", False))
+        self.precision = precision or _flag_value("precision", "fp32")
+        self.num_accumulation_steps = (
+            num_accumulation_steps
+            if num_accumulation_steps is not None
+            else _flag_value("num_accumulation_steps", 1)
+        )
+        if self.precision not in _PRECISION_DTYPES:
+            raise UsageError(f"--precision must be fp32, bf16 or fp16, got {self.precision!r}")
+        if self.num_accumulation_steps is None or self.num_accumulation_steps < 1:
+            raise UsageError(
+                f"--num_accumulation_steps must be >= 1, got {self.num_accumulation_steps}"
+            )
         if self.save_checkpoints_steps is not None and self.save_checkpoints_steps <= 0:
             raise UsageError(
                 f"save_checkpoints_steps must be positive, got {self.save_checkpoints_steps}"
@@ -701,10 +742,43 @@ class Estimator:
     def _call_model_fn(self, features, labels, mode, batch_size):
         params = dict(self._params)
         params["batch_size"] = batch_size
-        spec = self._model_fn(features=features, labels=labels, mode=mode, params=params)
+        with self._speed_scope(mode):
+            spec = self._model_fn(features=features, labels=labels, mode=mode, params=params)
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return a runner.EstimatorSpec, got {type(spec)}")
         return spec
+
+    @contextlib.contextmanager
+    def _speed_scope(self, mode):
+        """The speed flags' contexts a model_fn is built in (none at their defaults).
+
+        --precision sets modeling.compute_dtype; in training, --precision=fp16
+        and --num_accumulation_steps set optimization.training_options; --use_xla
+        marks every op the model_fn builds (forward, gradients, optimizer update)
+        for XLA compilation, except random-number and initializer ops, so
+        dropout masks and initial weights are those of a run without XLA.
+        """
+        config = self._config
+        with contextlib.ExitStack() as stack:
+            dtype = _PRECISION_DTYPES[config.precision]
+            if dtype is not None:
+                stack.enter_context(modeling.compute_dtype(dtype))
+            if mode == ModeKeys.TRAIN and (
+                config.num_accumulation_steps > 1 or config.precision == "fp16"
+            ):
+                stack.enter_context(
+                    optimization.training_options(
+                        num_accumulation_steps=config.num_accumulation_steps,
+                        dynamic_loss_scaling=config.precision == "fp16",
+                    )
+                )
+            if config.use_xla:
+                stack.enter_context(
+                    tf.xla.experimental.jit_scope(
+                        compile_ops=_xla_compilable, separate_compiled_gradients=False
+                    )
+                )
+            yield
 
     def _input_params(self, batch_size):
         params = dict(self._params)
@@ -723,7 +797,8 @@ class Estimator:
             dataset = dataset.with_options(options)
         if skip:
             dataset = dataset.skip(skip)
-        return dataset
+        # Batches are made while the previous step runs.
+        return dataset.prefetch(tf.data.AUTOTUNE)
 
     # ---------------------------------------------------------------- train
 
@@ -783,7 +858,20 @@ class Estimator:
     def _build_train_graph(self, dist, input_fn, start_step):
         """Builds everything one training session runs; the one place the step is made."""
         batch_size = dist.replica_batch_size(self._train_batch_size, "train_batch_size")
-        skip = start_step * dist.num_local_replicas if self._deterministic() else 0
+        num_accumulation_steps = self._config.num_accumulation_steps
+        if batch_size % num_accumulation_steps:
+            raise UsageError(
+                f"train_batch_size={self._train_batch_size} per replica ({batch_size}) must be "
+                f"a multiple of --num_accumulation_steps={num_accumulation_steps}"
+            )
+        # With accumulation the input_fn makes micro-batches; an optimizer step
+        # (one global_step) takes num_accumulation_steps of them per replica.
+        batch_size //= num_accumulation_steps
+        skip = (
+            start_step * dist.num_local_replicas * num_accumulation_steps
+            if self._deterministic()
+            else 0
+        )
 
         def dataset_fn(input_context):
             dataset = input_fn(self._input_params(batch_size))
@@ -800,7 +888,8 @@ class Estimator:
             summaries_before = set(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES))
             rates_before = set(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
             scaffolds = []
-            loss = self._build_train_step(dist, iterator, batch_size, scaffolds)
+            extras = {}
+            loss = self._build_train_step(dist, iterator, batch_size, scaffolds, extras)
             with tf.control_dependencies([loss]):
                 step_after = tf.identity(global_step.read_value())
             summaries = [
@@ -842,16 +931,24 @@ class Estimator:
             scaffolds=scaffolds,
             global_batch_size=self._train_batch_size,
             steps_per_run=1,
+            accumulate_loss=extras.get("accumulate_loss"),
+            num_accumulation_steps=self._config.num_accumulation_steps,
         )
 
-    def _build_train_step(self, dist, iterator, batch_size, scaffolds):
+    def _build_train_step(self, dist, iterator, batch_size, scaffolds, extras=None):
         """The one place a training step is built; returns its mean loss over replicas.
 
         Running the returned tensor takes the next element of `iterator` on
         every replica, calls the model_fn in TRAIN mode there and runs its
         train_op (which must add one to global_step). Scaffolds the
         model_fn's scaffold_fn returns are appended to `scaffolds`.
+
+        With --num_accumulation_steps=N > 1, extras["accumulate_loss"] is set
+        to a tensor that runs one micro-batch and only accumulates its
+        gradients (the optimizer step is N-1 runs of it, then one run of the
+        returned loss); it needs a train_op made by optimization.create_optimizer.
         """
+        accumulate = self._config.num_accumulation_steps > 1
 
         def replica_step(element):
             features, labels = _split_features(element)
@@ -860,9 +957,24 @@ class Estimator:
                 if spec.scaffold_fn is not None:
                     scaffolds.append(spec.scaffold_fn())
             with tf.control_dependencies([spec.train_op]):
-                return tf.identity(spec.loss)
+                loss = tf.identity(spec.loss)
+            if not accumulate:
+                return loss
+            accumulate_op = optimization.accumulate_op_for(spec.train_op)
+            if accumulate_op is None:
+                raise UsageError(
+                    "--num_accumulation_steps > 1 needs a model_fn whose train_op comes "
+                    "from optimization.create_optimizer"
+                )
+            with tf.control_dependencies([accumulate_op]):
+                return loss, tf.identity(spec.loss)
 
-        return dist.reduce_mean(dist.run(replica_step, iterator))
+        outputs = dist.run(replica_step, iterator)
+        if not accumulate:
+            return dist.reduce_mean(outputs)
+        if extras is not None:
+            extras["accumulate_loss"] = dist.reduce_mean(outputs[1])
+        return dist.reduce_mean(outputs[0])
 
     def _initialize(self, session, dist, train_graph, checkpoint_path):
         dist.initialize_system(session)
@@ -936,12 +1048,19 @@ class Estimator:
                     args = hook.before_run(run_context)
                     if args is not None and args.fetches is not None:
                         fetches[("hook", i)] = args.fetches
+                micro_losses = []
                 try:
+                    if train_graph.accumulate_loss is not None:
+                        for _ in range(train_graph.num_accumulation_steps - 1):
+                            micro_losses.append(float(session.run(train_graph.accumulate_loss)))
                     results = session.run(fetches)
                 except tf.errors.OutOfRangeError:
                     logging.info("Input exhausted at step %d.", step)
                     break
+                # With accumulation, the loss of a step is the mean over its micro-batches.
                 loss = float(results["loss"])
+                if micro_losses:
+                    loss = float(np.mean(micro_losses + [loss]))
                 new_step = int(results["step"])
                 previous_step = step
                 if not np.isfinite(loss):
@@ -1191,8 +1310,33 @@ _TrainGraph = collections.namedtuple(
         "scaffolds",
         "global_batch_size",
         "steps_per_run",
+        "accumulate_loss",
+        "num_accumulation_steps",
     ],
 )
+
+# Op types left out of XLA clusters under --use_xla: random numbers (so that
+# dropout masks and initializers match a run without XLA) and ops XLA has no
+# kernel for.
+_NOT_XLA_OPS = frozenset(
+    [
+        "RandomUniform",
+        "RandomUniformInt",
+        "RandomStandardNormal",
+        "TruncatedNormal",
+        "Assert",
+        "Print",
+        "PrintV2",
+        "ScalarSummary",
+        "HistogramSummary",
+        "MergeSummary",
+        "IteratorGetNext",
+    ]
+)
+
+
+def _xla_compilable(node_def):
+    return node_def.op not in _NOT_XLA_OPS and "Initializer" not in node_def.name
 
 
 def _to_python(value):

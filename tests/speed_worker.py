@@ -1,0 +1,34 @@
+"""Trains the speed-test classifier on two logical CPUs and on one, for test_gradient_accumulation.
+
+Usage: speed_worker.py OUTPUT_DIR. Device set-up is process-wide, hence a
+process of its own. Writes checkpoints to OUTPUT_DIR/mirrored (two
+replicas, --num_accumulation_steps=2, bf16) and OUTPUT_DIR/single (one
+device, same flags), both after 2 steps of the same global batch.
+"""
+
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import speed_helpers  # noqa: E402
+import tensorflow as tf  # noqa: E402
+from absl import logging  # noqa: E402
+
+
+def main(output_dir):
+    logging.set_verbosity(logging.WARNING)
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    flags = dict(num_accumulation_steps=2, precision="bf16", learning_rate=3e-3, batch_size=8)
+    speed_helpers.train(
+        os.path.join(output_dir, "mirrored"), 2, distribution_strategy="mirrored", **flags
+    )
+    speed_helpers.train(os.path.join(output_dir, "single"), 2, **flags)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

@@ -1,0 +1,227 @@
+"""--precision=bf16 / fp16: numerics near float32, float32 checkpoints, loss scaling.
+
+A tiny BERT classifier (tests/speed_helpers.py) is trained through the
+runner; float32 is the reference every mixed-precision run is compared with.
+The loss-scaling tests build create_optimizer's train op directly on a
+two-weight model so an overflow can be injected at a chosen step.
+"""
+
+import numpy as np
+import pytest
+import speed_helpers
+import tensorflow as tf
+
+import modeling
+import optimization
+import runner
+
+STEPS = 6
+LEARNING_RATE = 3e-3
+# How far a mixed-precision run may end from the float32 run, relative to how
+# far float32 training moved the weights (norm over all weights). bfloat16
+# keeps 8 bits of mantissa, float16 11; measured here: about 0.03 and 0.006.
+WEIGHT_TOLERANCE = {"bf16": 0.15, "fp16": 0.05}
+LOSS_TOLERANCE = 5e-3
+
+
+def _weights(model_dir):
+    values = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    return {k: v for k, v in values.items() if "adam_" not in k and k != "global_step"}
+
+
+def _flat(weights):
+    return np.concatenate([weights[k].ravel() for k in sorted(weights)])
+
+
+@pytest.fixture(scope="module")
+def fp32_runs(tmp_path_factory):
+    """(initial weights, model_dir after STEPS float32 steps)."""
+    initial_dir = tmp_path_factory.mktemp("initial")
+    speed_helpers.train(initial_dir, 1, learning_rate=0.0)
+    model_dir = tmp_path_factory.mktemp("fp32")
+    speed_helpers.train(model_dir, STEPS, learning_rate=LEARNING_RATE)
+    return _weights(initial_dir), model_dir
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+def test_training_stays_close_to_fp32(fp32_runs, tmp_path, precision):
+    initial, fp32_dir = fp32_runs
+    speed_helpers.train(tmp_path, STEPS, learning_rate=LEARNING_RATE, precision=precision)
+    start, reference, ours = _flat(initial), _flat(_weights(fp32_dir)), _flat(_weights(tmp_path))
+    moved = np.linalg.norm(reference - start)
+    assert moved > 0.1
+    difference = np.linalg.norm(ours - reference) / moved
+    assert difference < WEIGHT_TOLERANCE[precision]
+    assert difference > 1e-5  # the flag did change the arithmetic
+
+    # The checkpoint evaluates in float32 and in its own precision alike.
+    reference_loss = speed_helpers.eval_loss(fp32_dir)
+    assert abs(speed_helpers.eval_loss(tmp_path) - reference_loss) < LOSS_TOLERANCE
+    mixed = speed_helpers.eval_loss(tmp_path, precision=precision)
+    assert abs(mixed - reference_loss) < LOSS_TOLERANCE
+
+    # Same variables, names, shapes and dtypes as the float32 checkpoint; no
+    # loss scale or accumulator in it.
+    ours = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(tmp_path)))
+    theirs = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(fp32_dir)))
+    assert sorted(ours) == sorted(theirs)
+    for name, value in ours.items():
+        assert value.dtype == theirs[name].dtype, name
+        assert value.shape == theirs[name].shape, name
+    assert ours["global_step"] == STEPS
+
+
+def test_fp32_checkpoint_resumes_in_bf16_and_back(tmp_path):
+    speed_helpers.train(tmp_path, 2, learning_rate=LEARNING_RATE)
+    speed_helpers.train(tmp_path, 4, learning_rate=LEARNING_RATE, precision="bf16")
+    speed_helpers.train(tmp_path, 5, learning_rate=LEARNING_RATE, precision="fp16")
+    speed_helpers.train(tmp_path, 6, learning_rate=LEARNING_RATE)
+    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path))) == 6
+
+
+def _tiny_model_graph(dtype):
+    graph = tf.Graph()
+    with graph.as_default(), modeling.compute_dtype(dtype):
+        tf.compat.v1.set_random_seed(0)
+        ids = tf.constant(speed_helpers.make_data(4)["input_ids"])
+        model = modeling.BertModel(speed_helpers.CONFIG, False, ids)
+    return graph, model
+
+
+@pytest.mark.parametrize("dtype", [tf.bfloat16, tf.float16])
+def test_graph_computes_layers_in_low_precision_with_fp32_statistics(dtype):
+    graph, model = _tiny_model_graph(dtype)
+    ops = graph.get_operations()
+    matmul_types = {op.get_attr("T") for op in ops if op.type in ("MatMul", "BatchMatMulV2")}
+    # Embedding lookups (one-hot token types) stay float32; the layers use dtype.
+    assert dtype in matmul_types
+    assert {op.get_attr("T") for op in ops if op.type == "Softmax"} == {tf.float32}
+    assert {op.get_attr("T") for op in ops if op.type == "Mean"} == {tf.float32}
+    for tensor in model.get_all_encoder_layers() + [
+        model.get_pooled_output(),
+        model.get_sequence_output(),
+        model.get_embedding_output(),
+    ]:
+        assert tensor.dtype == tf.float32
+    assert all(v.dtype.base_dtype == tf.float32 for v in graph.get_collection("variables"))
+
+
+def test_default_graph_is_unchanged_by_the_feature():
+    """compute_dtype(None) / float32 builds exactly the ops of a plain build."""
+    plain, _ = _tiny_model_graph(None)
+    with_fp32, _ = _tiny_model_graph(tf.float32)
+    assert [op.type for op in plain.get_operations()] == [
+        op.type for op in with_fp32.get_operations()
+    ]
+    low = (tf.bfloat16, tf.float16)
+    for op in plain.get_operations():
+        for attr in ("T", "DstT", "dtype"):
+            if attr in op.node_def.attr:
+                assert op.get_attr(attr) not in low, op.name
+
+
+def test_bf16_forward_close_to_fp32():
+    """Same weights, bf16 compute: outputs agree with float32 to bf16 accuracy."""
+    outputs = {}
+    for dtype in (None, tf.bfloat16):
+        graph, model = _tiny_model_graph(dtype)
+        with graph.as_default():
+            init = tf.compat.v1.global_variables_initializer()
+        with tf.compat.v1.Session(graph=graph) as session:
+            # Same seeds per op in both graphs -> same initial weights.
+            session.run(init)
+            outputs[dtype] = session.run(model.get_sequence_output())
+    reference = outputs[None]
+    assert np.abs(reference).max() > 0.5
+    np.testing.assert_allclose(outputs[tf.bfloat16], reference, atol=0.06, rtol=0.05)
+    assert not np.array_equal(outputs[tf.bfloat16], reference)
+
+
+# ---------------------------------------------------------------------------
+# Dynamic loss scaling
+
+
+def _loss_scaled_step(growth_interval=3):
+    """A two-weight model whose loss is x * sum(w); x fed, so huge x overflows."""
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [])
+        w = tf.compat.v1.get_variable(
+            "w", [2], initializer=tf.compat.v1.constant_initializer([0.5, -0.25])
+        )
+        loss = x * tf.reduce_sum(w * tf.constant([1.0, 2.0]))
+        old = optimization.LOSS_SCALE_GROWTH_INTERVAL
+        optimization.LOSS_SCALE_GROWTH_INTERVAL = growth_interval
+        try:
+            with optimization.training_options(dynamic_loss_scaling=True):
+                train_op = optimization.create_optimizer(loss, 0.1, 100, 0, False)
+        finally:
+            optimization.LOSS_SCALE_GROWTH_INTERVAL = old
+        variables = {
+            v.op.name: v for v in tf.compat.v1.global_variables() + tf.compat.v1.local_variables()
+        }
+        scale = variables["loss_scale"]
+        slots = [variables["w/adam_m"], variables["w/adam_v"]]
+        step = tf.compat.v1.train.get_global_step()
+        init = [
+            tf.compat.v1.global_variables_initializer(),
+            tf.compat.v1.local_variables_initializer(),
+        ]
+    session = tf.compat.v1.Session(graph=graph)
+    session.run(init)
+    names = {"w": w, "m": slots[0], "v": slots[1], "scale": scale, "step": step}
+
+    def run(x_value):
+        session.run(train_op, {x: x_value})
+        return session.run(names)
+
+    return run, session
+
+
+def _numpy_adam(w, m, v, grad, lr):
+    m = 0.9 * m + 0.1 * grad
+    v = 0.999 * v + 0.001 * grad**2
+    update = m / (np.sqrt(v) + 1e-6) + 0.01 * w  # "w" gets weight decay
+    return w - lr * update, m, v
+
+
+def test_loss_scaling_skips_overflow_halves_then_grows():
+    run, session = _loss_scaled_step(growth_interval=3)
+    lr = lambda step: 0.1 * (1.0 - step / 100.0)  # noqa: E731
+    w = np.array([0.5, -0.25], np.float32)
+    m = np.zeros(2)
+    v = np.zeros(2)
+    with session:
+        # Gradient [0.1, 0.2]: below the clipping norm, so m and v show its scale.
+        state = run(0.1)
+        grad = np.array([0.1, 0.2])
+        w, m, v = _numpy_adam(w, m, v, grad, lr(0))
+        np.testing.assert_allclose(state["w"], w, rtol=1e-6)
+        np.testing.assert_allclose(state["m"], m, rtol=1e-6)
+        np.testing.assert_allclose(state["v"], v, rtol=1e-6)
+        assert state["scale"] == 2.0**15 and state["step"] == 1
+
+        # 1e36 * 2^15 overflows float32: nothing moves, the scale halves, the step counts.
+        state = run(1e36)
+        np.testing.assert_allclose(state["w"], w, rtol=1e-6)
+        np.testing.assert_allclose(state["m"], m, rtol=1e-6)
+        np.testing.assert_allclose(state["v"], v, rtol=1e-6)
+        assert state["scale"] == 2.0**14 and state["step"] == 2
+
+        # Training continues from where it was; after 3 good steps the scale doubles.
+        for i in range(3):
+            state = run(0.1)
+            w, m, v = _numpy_adam(w, m, v, grad, lr(2 + i))
+            np.testing.assert_allclose(state["w"], w, rtol=1e-5)
+            np.testing.assert_allclose(state["m"], m, rtol=1e-5)
+            assert state["scale"] == (2.0**15 if i == 2 else 2.0**14)
+        assert np.all(np.isfinite(state["w"]))
+
+
+def test_loss_scale_never_drops_below_one():
+    run, session = _loss_scaled_step()
+    with session:
+        for _ in range(17):
+            state = run(np.inf)
+        assert state["scale"] == 1.0
+        np.testing.assert_allclose(state["w"], [0.5, -0.25])

@@ -1,0 +1,102 @@
+"""--use_xla: the step is marked for XLA compilation and matches the float32 numerics.
+
+Random-number and initializer ops are kept out of XLA, so with the same seed
+an XLA run starts from the same weights; dropout is off in the test model,
+so the only differences left are XLA's float32 reordering and fusion.
+"""
+
+import numpy as np
+import pytest
+import speed_helpers
+import tensorflow as tf
+
+import runner
+
+STEPS = 3
+LEARNING_RATE = 3e-3
+
+
+class _GraphProbe:
+    """A runner hook that records which ops of the training graph are marked for XLA."""
+
+    def __init__(self):
+        self.compiled = []
+        self.not_compiled = []
+
+    def begin(self):
+        for op in tf.compat.v1.get_default_graph().get_operations():
+            try:
+                marked = op.get_attr("_XlaCompile")
+            except ValueError:
+                marked = False
+            (self.compiled if marked else self.not_compiled).append(op)
+
+    def after_create_session(self, session, coord):
+        del session, coord
+
+    def before_run(self, run_context):
+        del run_context
+
+    def after_run(self, run_context, run_values):
+        del run_context, run_values
+
+    def end(self, session):
+        del session
+
+
+def _train(model_dir, **kwargs):
+    probe = _GraphProbe()
+    data = speed_helpers.make_data()
+    config = runner.RunConfig(
+        model_dir=str(model_dir),
+        save_summary_steps=0,
+        log_step_count_steps=1,
+        tf_random_seed=1,
+        **kwargs,
+    )
+    estimator = runner.Estimator(
+        speed_helpers.model_fn_builder(learning_rate=LEARNING_RATE),
+        config,
+        train_batch_size=8,
+        predict_batch_size=8,
+    )
+    estimator.train(speed_helpers.input_fn_builder(data), max_steps=STEPS, hooks=[probe])
+    predictions = [
+        p["logits"] for p in estimator.predict(speed_helpers.input_fn_builder(data, repeat=False))
+    ]
+    weights = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    return probe, np.stack(predictions), weights
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    return {
+        "fp32": _train(tmp_path_factory.mktemp("fp32")),
+        "xla": _train(tmp_path_factory.mktemp("xla"), use_xla=True),
+    }
+
+
+def test_xla_marks_the_step_but_not_random_or_input_ops(runs):
+    plain_probe, xla_probe = runs["fp32"][0], runs["xla"][0]
+    assert not plain_probe.compiled
+    compiled_types = {op.type for op in xla_probe.compiled}
+    # Forward, backward and the optimizer update are all in.
+    assert {"MatMul", "BatchMatMulV2", "Softmax", "Tanh", "AssignVariableOp"} <= compiled_types
+    assert any(op.name.startswith("gradients") for op in xla_probe.compiled)
+    for op in xla_probe.compiled:
+        assert op.type not in ("TruncatedNormal", "RandomUniform", "IteratorGetNext"), op.name
+        assert "Initializer" not in op.name
+
+
+def test_xla_training_matches_fp32(runs):
+    reference, ours = runs["fp32"][2], runs["xla"][2]
+    assert sorted(reference) == sorted(ours)
+    assert ours["global_step"] == STEPS
+    for name, value in reference.items():
+        np.testing.assert_allclose(ours[name], value, atol=2e-5, rtol=1e-4, err_msg=name)
+
+
+def test_xla_predictions_match_fp32(runs):
+    reference, ours = runs["fp32"][1], runs["xla"][1]
+    assert reference.shape == (64, speed_helpers.NUM_LABELS)
+    np.testing.assert_allclose(ours, reference, atol=1e-5, rtol=1e-4)
