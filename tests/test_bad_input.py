@@ -1,0 +1,531 @@
+"""Bad input to every script: one line naming the culprit, non-zero exit, nothing left.
+
+Each case runs the real script in a subprocess, as a user would, and checks that
+it exits non-zero, that the last line of stderr is the error and names the file,
+flag or variable at fault, that no traceback is printed, and that the directory
+the run writes to holds exactly what it held before.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import REPO
+
+SENTIMENT = os.path.join(REPO, "demo_data", "sentiment")
+CORPUS = os.path.join(REPO, "demo_data", "corpus", "science.txt")
+
+SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+WORDS = (
+    "the a an and of to in is was it this that film food very good bad not great "
+    "awful . , ! ? ' s light water air heat cold sun".split()
+)
+HIDDEN = 32
+
+
+def _write(path, text):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return str(path)
+
+
+def _config(**overrides):
+    config = {
+        "vocab_size": len(SPECIAL) + len(WORDS),
+        "hidden_size": HIDDEN,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "max_position_embeddings": 64,
+        "type_vocab_size": 2,
+        "initializer_range": 0.02,
+    }
+    config.update(overrides)
+    return config
+
+
+def _save_checkpoint(prefix, shapes):
+    """Writes a name-based checkpoint holding zeros of the given shapes."""
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        variables = [
+            tf.compat.v1.get_variable(
+                name, shape=shape, dtype=tf.int64 if name == "global_step" else tf.float32,
+                initializer=tf.compat.v1.zeros_initializer(),
+            )
+            for name, shape in shapes.items()
+        ]
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            saver.save(session, prefix)
+    return prefix
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """Valid inputs for every script, plus the broken variants the cases use."""
+    d = tmp_path_factory.mktemp("inputs")
+    paths = {"dir": str(d)}
+    paths["vocab"] = _write(d / "vocab.txt", "\n".join(SPECIAL + WORDS) + "\n")
+    paths["vocab_no_mask"] = _write(
+        d / "vocab_no_mask.txt", "\n".join([t for t in SPECIAL if t != "[MASK]"] + WORDS) + "\n"
+    )
+    paths["config"] = _write(d / "bert_config.json", json.dumps(_config()))
+    paths["config_not_json"] = _write(d / "not_json.json", '{"vocab_size": 34,\n "hidden')
+    no_vocab = _config()
+    del no_vocab["vocab_size"]
+    paths["config_no_vocab_size"] = _write(d / "no_vocab_size.json", json.dumps(no_vocab))
+    paths["config_bad_type"] = _write(
+        d / "bad_type.json", json.dumps(_config(num_hidden_layers="two"))
+    )
+    paths["config_bad_heads"] = _write(
+        d / "bad_heads.json", json.dumps(_config(num_attention_heads=3))
+    )
+    paths["sentences"] = _write(d / "sentences.txt", "the film was good .\nthe food ||| awful\n")
+    paths["squad"] = _write(
+        d / "squad.json",
+        json.dumps(
+            {
+                "version": "1.1",
+                "data": [
+                    {
+                        "title": "t",
+                        "paragraphs": [
+                            {
+                                "context": "the sun is very good light .",
+                                "qas": [
+                                    {
+                                        "id": "q1",
+                                        "question": "what is the sun ?",
+                                        "answers": [{"text": "very good light",
+                                                     "answer_start": 11}],
+                                    }
+                                ],
+                            }
+                        ],
+                    }
+                ],
+            }
+        ),
+    )
+    paths["a_file"] = _write(d / "a_file", "not a directory\n")
+    # A checkpoint whose word embeddings are one row too wide for the config.
+    paths["wide_ckpt"] = _save_checkpoint(
+        str(d / "wide" / "model.ckpt"),
+        {"bert/embeddings/word_embeddings": [len(SPECIAL) + len(WORDS), HIDDEN + 1]},
+    )
+    # A checkpoint that fits the config (extract_features needs one).
+    paths["ckpt"] = _save_checkpoint(
+        str(d / "good" / "model.ckpt"),
+        {"bert/embeddings/word_embeddings": [len(SPECIAL) + len(WORDS), HIDDEN]},
+    )
+    # Pretraining records made by the real script from the shipped corpus.
+    paths["records"] = str(d / "records.tfrecord")
+    result = _run(
+        "create_pretraining_data.py",
+        f"--input_file={CORPUS}",
+        f"--output_file={paths['records']}",
+        f"--vocab_file={paths['vocab']}",
+        "--max_seq_length=32",
+        "--max_predictions_per_seq=5",
+        "--dupe_factor=1",
+    )
+    assert result.returncode == 0, result.stderr
+    return paths
+
+
+def _run(script, *args):
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
+    return subprocess.run(
+        [sys.executable, os.path.join(REPO, script), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=300,
+    )
+
+
+def _listing(directory):
+    found = set()
+    for root, dirs, files in os.walk(directory):
+        for name in dirs + files:
+            found.add(os.path.relpath(os.path.join(root, name), directory))
+    return found
+
+
+def _assert_fails(workdir, script, args, *names):
+    """Runs `script`; asserts a one-line error naming every one of `names`."""
+    before = _listing(workdir)
+    result = _run(script, *args)
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert result.returncode != 0, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    assert lines, "no error message"
+    last = lines[-1]
+    assert last.startswith("ERROR: ") or last.startswith(f"{script}: error: "), result.stderr
+    for name in names:
+        assert name in last, f"{name!r} not in {last!r}"
+    assert _listing(workdir) == before, "output left behind"
+    return last
+
+
+def _classifier(inputs, out, **flags):
+    args = {
+        "task_name": "sst-2",
+        "do_train": "true",
+        "do_eval": "true",
+        "data_dir": SENTIMENT,
+        "vocab_file": inputs["vocab"],
+        "bert_config_file": inputs["config"],
+        "max_seq_length": "32",
+        "train_batch_size": "8",
+        "num_train_epochs": "0.1",
+        "output_dir": str(out),
+    }
+    args.update(flags)
+    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+
+
+def _squad(inputs, out, **flags):
+    args = {
+        "vocab_file": inputs["vocab"],
+        "bert_config_file": inputs["config"],
+        "do_predict": "true",
+        "predict_file": inputs["squad"],
+        "max_seq_length": "48",
+        "doc_stride": "16",
+        "max_query_length": "16",
+        "output_dir": str(out),
+    }
+    args.update(flags)
+    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+
+
+def _features(inputs, out, **flags):
+    args = {
+        "input_file": inputs["sentences"],
+        "output_file": str(out / "features.jsonl"),
+        "vocab_file": inputs["vocab"],
+        "bert_config_file": inputs["config"],
+        "init_checkpoint": inputs["ckpt"],
+        "max_seq_length": "32",
+        "layers": "-1",
+    }
+    args.update(flags)
+    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+
+
+def _pretraining(inputs, out, **flags):
+    args = {
+        "input_file": inputs["records"],
+        "output_dir": str(out),
+        "bert_config_file": inputs["config"],
+        "do_train": "true",
+        "max_seq_length": "32",
+        "max_predictions_per_seq": "5",
+        "train_batch_size": "4",
+        "num_train_steps": "2",
+        "num_warmup_steps": "0",
+    }
+    args.update(flags)
+    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+
+
+# ---------------------------------------------------------------- missing files
+
+
+def test_missing_bert_config(inputs, tmp_path):
+    missing = str(tmp_path / "nope" / "bert_config.json")
+    _assert_fails(
+        tmp_path, "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", bert_config_file=missing), missing,
+    )
+
+
+def test_missing_vocab(inputs, tmp_path):
+    missing = str(tmp_path / "vocab.txt")
+    _assert_fails(
+        tmp_path, "run_squad.py", _squad(inputs, tmp_path / "out", vocab_file=missing), missing
+    )
+
+
+def test_missing_input_file(inputs, tmp_path):
+    missing = str(tmp_path / "sentences.txt")
+    _assert_fails(
+        tmp_path, "extract_features.py", _features(inputs, tmp_path, input_file=missing), missing
+    )
+
+
+def test_missing_pretraining_records(inputs, tmp_path):
+    missing = str(tmp_path / "records.tfrecord")
+    _assert_fails(
+        tmp_path, "run_pretraining.py",
+        _pretraining(inputs, tmp_path / "out", input_file=missing), missing,
+    )
+
+
+def test_missing_corpus(inputs, tmp_path):
+    missing = str(tmp_path / "corpus.txt")
+    _assert_fails(
+        tmp_path, "create_vocab.py",
+        [f"--input_file={missing}", f"--output_file={tmp_path / 'vocab.txt'}"], missing,
+    )
+
+
+def test_unreadable_vocab_is_a_directory(inputs, tmp_path):
+    """A directory where a file belongs (file modes do not stop root from reading)."""
+    _assert_fails(
+        tmp_path, "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", vocab_file=inputs["dir"]), inputs["dir"],
+    )
+
+
+def test_missing_init_checkpoint(inputs, tmp_path):
+    missing = str(tmp_path / "missing.ckpt")
+    _assert_fails(
+        tmp_path, "extract_features.py",
+        _features(inputs, tmp_path, init_checkpoint=missing), missing,
+    )
+
+
+# ---------------------------------------------------------------- bert_config.json
+
+
+def test_config_not_json(inputs, tmp_path):
+    path = inputs["config_not_json"]
+    _assert_fails(
+        tmp_path, "run_pretraining.py",
+        _pretraining(inputs, tmp_path / "out", bert_config_file=path), path,
+    )
+
+
+def test_config_without_vocab_size(inputs, tmp_path):
+    path = inputs["config_no_vocab_size"]
+    _assert_fails(
+        tmp_path, "extract_features.py",
+        _features(inputs, tmp_path, bert_config_file=path), path, "vocab_size",
+    )
+
+
+def test_config_with_wrong_type(inputs, tmp_path):
+    path = inputs["config_bad_type"]
+    _assert_fails(
+        tmp_path, "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", bert_config_file=path), path, "num_hidden_layers",
+    )
+
+
+def test_config_heads_do_not_divide_hidden_size(inputs, tmp_path):
+    path = inputs["config_bad_heads"]
+    _assert_fails(
+        tmp_path, "run_squad.py", _squad(inputs, tmp_path / "out", bert_config_file=path),
+        path, "hidden_size", "num_attention_heads",
+    )
+
+
+def test_config_unknown_keys_are_kept_and_logged(tmp_path, caplog):
+    """Google's multilingual and Chinese configs carry extra keys; they load."""
+    import modeling
+
+    path = _write(
+        tmp_path / "config.json",
+        json.dumps(_config(directionality="bidi", pooler_fc_size=768, pooler_type="first")),
+    )
+    with caplog.at_level("INFO"):
+        config = modeling.BertConfig.from_json_file(path)
+    assert config.directionality == "bidi"
+    assert config.to_dict()["pooler_fc_size"] == 768
+    assert "directionality" in caplog.text and "pooler_fc_size" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "overrides, key",
+    [
+        ({"vocab_size": 0}, "vocab_size"),
+        ({"hidden_size": 32.5}, "hidden_size"),
+        ({"hidden_dropout_prob": 1.5}, "hidden_dropout_prob"),
+        ({"hidden_act": "swishy"}, "hidden_act"),
+        ({"initializer_range": "0.02"}, "initializer_range"),
+        ({"type_vocab_size": True}, "type_vocab_size"),
+    ],
+)
+def test_config_values_are_checked(tmp_path, overrides, key):
+    import modeling
+
+    path = _write(tmp_path / "config.json", json.dumps(_config(**overrides)))
+    with pytest.raises(ValueError, match=key) as info:
+        modeling.BertConfig.from_json_file(path)
+    assert path in str(info.value)
+
+
+def test_config_from_dict_keeps_the_original_api():
+    """from_dict and the constructor do not validate, as in the original."""
+    import modeling
+
+    config = modeling.BertConfig.from_dict({"hidden_size": 8})
+    assert config.vocab_size is None and config.hidden_size == 8
+    assert modeling.BertConfig(vocab_size=10).num_attention_heads == 12
+
+
+# ---------------------------------------------------------------- checkpoints
+
+
+def test_init_checkpoint_shape_mismatch(inputs, tmp_path):
+    last = _assert_fails(
+        tmp_path, "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", init_checkpoint=inputs["wide_ckpt"]),
+        "bert/embeddings/word_embeddings",
+    )
+    assert f"[{HIDDEN + 1}]" not in last  # both shapes in full, not a fragment
+    assert f"{len(SPECIAL) + len(WORDS)}, {HIDDEN}]" in last
+    assert f"{len(SPECIAL) + len(WORDS)}, {HIDDEN + 1}]" in last
+
+
+def test_expected_shapes_are_those_of_the_pretraining_graph():
+    """bert_variable_shapes, which the early check uses, lists what the model builds."""
+    import tensorflow as tf
+    from conftest import load_script
+
+    import modeling
+
+    run_pretraining = load_script("run_pretraining")
+    config = modeling.BertConfig.from_dict(_config(num_hidden_layers=2, intermediate_size=48))
+    with tf.Graph().as_default():
+        ids = tf.compat.v1.placeholder(tf.int32, [2, 8])
+        model = modeling.BertModel(config, is_training=True, input_ids=ids)
+        positions = tf.zeros([2, 3], tf.int32)
+        run_pretraining.get_masked_lm_output(
+            config, model.get_sequence_output(), model.get_embedding_table(),
+            positions, positions, tf.ones([2, 3]),
+        )
+        run_pretraining.get_next_sentence_output(
+            config, model.get_pooled_output(), tf.zeros([2, 1], tf.int32)
+        )
+        built = {v.op.name: v.shape.as_list() for v in tf.compat.v1.global_variables()}
+    assert built == modeling.bert_variable_shapes(config)
+
+
+def test_resume_checkpoint_shape_mismatch(inputs, tmp_path):
+    out = tmp_path / "out"
+    _save_checkpoint(
+        str(out / "model.ckpt-1"),
+        {"global_step": [], "bert/embeddings/word_embeddings": [7, HIDDEN]},
+    )
+    _write(out / "checkpoint", 'model_checkpoint_path: "model.ckpt-1"\n')
+    last = _assert_fails(
+        tmp_path, "run_pretraining.py", _pretraining(inputs, out),
+        "bert/embeddings/word_embeddings",
+    )
+    assert f"[{len(SPECIAL) + len(WORDS)}, {HIDDEN}]" in last and f"[7, {HIDDEN}]" in last
+
+
+# ---------------------------------------------------------------- vocabularies
+
+
+@pytest.mark.parametrize(
+    "script, build",
+    [
+        (
+            "run_classifier.py",
+            lambda i, t: _classifier(i, t / "out", vocab_file=i["vocab_no_mask"]),
+        ),
+        ("run_squad.py", lambda i, t: _squad(i, t / "out", vocab_file=i["vocab_no_mask"])),
+        ("extract_features.py", lambda i, t: _features(i, t, vocab_file=i["vocab_no_mask"])),
+        (
+            "create_pretraining_data.py",
+            lambda i, t: [
+                f"--input_file={CORPUS}",
+                f"--output_file={t / 'records.tfrecord'}",
+                f"--vocab_file={i['vocab_no_mask']}",
+            ],
+        ),
+    ],
+)
+def test_vocab_without_special_token(inputs, tmp_path, script, build):
+    _assert_fails(tmp_path, script, build(inputs, tmp_path), inputs["vocab_no_mask"], "[MASK]")
+
+
+# ---------------------------------------------------------------- sequence length
+
+
+@pytest.mark.parametrize(
+    "script, build",
+    [
+        ("run_classifier.py", lambda i, t: _classifier(i, t / "out", max_seq_length="65")),
+        ("run_squad.py", lambda i, t: _squad(i, t / "out", max_seq_length="65")),
+        ("extract_features.py", lambda i, t: _features(i, t, max_seq_length="65")),
+        ("run_pretraining.py", lambda i, t: _pretraining(i, t / "out", max_seq_length="65")),
+    ],
+)
+def test_max_seq_length_above_max_position_embeddings(inputs, tmp_path, script, build):
+    _assert_fails(tmp_path, script, build(inputs, tmp_path), "65", "64")
+
+
+# ---------------------------------------------------------------- output is a file
+
+
+@pytest.mark.parametrize(
+    "script, build",
+    [
+        ("run_classifier.py", lambda i, t, f: _classifier(i, f)),
+        ("run_squad.py", lambda i, t, f: _squad(i, f)),
+        ("run_pretraining.py", lambda i, t, f: _pretraining(i, f)),
+        (
+            "extract_features.py",
+            lambda i, t, f: _features(i, t, output_file=f"{f}/features.jsonl"),
+        ),
+        (
+            "create_vocab.py",
+            lambda i, t, f: [f"--input_file={CORPUS}", f"--output_file={f}/vocab.txt"],
+        ),
+    ],
+)
+def test_output_dir_is_a_file(inputs, tmp_path, script, build):
+    a_file = _write(tmp_path / "a_file", "keep me\n")
+    _assert_fails(tmp_path, script, build(inputs, tmp_path, a_file), a_file)
+    with open(a_file, encoding="utf-8") as f:
+        assert f.read() == "keep me\n"
+
+
+# ---------------------------------------------------------------- NaN loss
+
+
+def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(inputs, tmp_path):
+    """A learning rate of 1e30 blows the weights up within a few steps."""
+    out = tmp_path / "out"
+    result = _run(
+        "run_classifier.py",
+        *_classifier(
+            inputs, out, do_eval=None, learning_rate="1e30", num_train_epochs="1",
+            warmup_proportion="0", save_checkpoints_steps="1",
+        ),
+    )
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr
+    last = [line for line in result.stderr.splitlines() if line.strip()][-1]
+    assert last.startswith("ERROR: ") and "nan" in last.lower(), last
+    bad_step = int(last.split("step ")[1].split()[0].rstrip(",;:."))
+    steps = sorted(
+        int(name[len("model.ckpt-"): -len(".index")])
+        for name in os.listdir(out)
+        if name.startswith("model.ckpt-") and name.endswith(".index")
+    )
+    # Checkpoints exist for the good steps only; the newest is the one before the NaN.
+    assert steps and steps[-1] == bad_step - 1, (steps, last)
+    with open(out / "checkpoint", encoding="utf-8") as f:
+        assert f"model.ckpt-{bad_step - 1}" in f.readline()
+    # ... and it holds finite weights.
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(str(out / f"model.ckpt-{steps[-1]}"))
+    assert np.all(np.isfinite(reader.get_tensor("output_weights")))
