@@ -202,6 +202,8 @@ class BertConfig:
             if key != "initializer_range" and not 0 <= value < 1:
                 raise ValueError(f"{source}: {key} must be in [0, 1), got {value!r}")
         try:
+            if not (isinstance(self.hidden_act, six.string_types) or callable(self.hidden_act)):
+                raise ValueError(self.hidden_act)
             get_activation(self.hidden_act)
         except ValueError:
             raise ValueError(

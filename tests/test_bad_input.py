@@ -355,6 +355,7 @@ def test_config_unknown_keys_are_kept_and_logged(tmp_path, caplog):
         ({"hidden_size": 32.5}, "hidden_size"),
         ({"hidden_dropout_prob": 1.5}, "hidden_dropout_prob"),
         ({"hidden_act": "swishy"}, "hidden_act"),
+        ({"hidden_act": 5}, "hidden_act"),
         ({"initializer_range": "0.02"}, "initializer_range"),
         ({"type_vocab_size": True}, "type_vocab_size"),
     ],
