@@ -58,7 +58,7 @@ run() {
     local log="$OUT/logs/$1.log"
     shift
     printf '$'
-    printf ' %s' "$@"
+    printf ' %q' "$@"
     printf '\n'
     if ! "$@" >"$log" 2>&1; then
         echo "--- step failed; the end of $log:" >&2
