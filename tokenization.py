@@ -108,6 +108,20 @@ def printable_text(text):
     return convert_to_unicode(text)
 
 
+class VocabNotUtf8Error(UnicodeDecodeError):
+    """A vocabulary file that is not UTF-8; unlike the plain error, it names the file."""
+
+    def __init__(self, error, vocab_file):
+        super().__init__(error.encoding, error.object, error.start, error.end, error.reason)
+        self.vocab_file = vocab_file
+
+    def __str__(self):
+        return (
+            f"--vocab_file: {self.vocab_file} is not UTF-8 text "
+            f"({self.reason} at byte {self.start})"
+        )
+
+
 def load_vocab(vocab_file):
     """Reads a vocabulary: one token per line, whitespace-stripped, id = line number.
 
@@ -118,10 +132,14 @@ def load_vocab(vocab_file):
         import tensorflow as tf  # gs://, ram://, ... live in TensorFlow's file systems
 
         with tf.io.gfile.GFile(vocab_file, "rb") as reader:
-            text = reader.read().decode("utf-8")
+            data = reader.read()
     else:
         with open(vocab_file, "rb") as reader:
-            text = reader.read().decode("utf-8")
+            data = reader.read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise VocabNotUtf8Error(e, vocab_file) from None
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()  # the newline ending the last line opens no new line

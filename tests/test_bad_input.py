@@ -290,6 +290,16 @@ def test_unreadable_vocab_is_a_directory(inputs, tmp_path):
     )
 
 
+def test_vocab_not_utf8(inputs, tmp_path):
+    path = _write(tmp_path / "vocab.txt", "")
+    with open(path, "wb") as f:
+        f.write("\n".join(SPECIAL).encode() + b"\nd\xe9j\xe0\n")
+    _assert_fails(
+        tmp_path, "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", vocab_file=path), path, "UTF-8",
+    )
+
+
 def test_missing_init_checkpoint(inputs, tmp_path):
     missing = str(tmp_path / "missing.ckpt")
     _assert_fails(
