@@ -25,6 +25,10 @@ Checks (--checks, comma separated, default all):
   processors   the InputExamples and labels of the original's four tasks (cola,
                mnli, mrpc, xnli) read from files in the GLUE/XNLI layouts.
   features     extract_features JSON lines from both codes.
+  lr_schedule  which learning rate the first train step of create_optimizer uses
+               (global_step before or after its increment), 20 fresh sessions each.
+  kernels      no BERT code: tf.nn.softmax of the same float32 inputs under both
+               TensorFlows, to show how far the kernels alone differ.
   pretraining_data  create_pretraining_data on demo_data/corpus (six files)
                into two output files. (The bert-tensorflow 1.0.4 wheel's
                create_pretraining_data predates whole-word masking, so this
@@ -141,6 +145,16 @@ def copy_checkpoint(prefix, directory):
             shutil.copy(os.path.join(os.path.dirname(prefix), name), directory)
     with open(os.path.join(directory, "checkpoint"), "w", encoding="utf-8") as f:
         f.write(f'model_checkpoint_path: "{base}"\nall_model_checkpoint_paths: "{base}"\n')
+
+
+def newest_checkpoint(directory):
+    """The checkpoint prefix a `checkpoint` file names; exits when there is none."""
+    state = os.path.join(directory, "checkpoint")
+    match = re.search(r'^model_checkpoint_path: "(.*)"', read_text(state), re.M) if (
+        os.path.exists(state)) else None
+    if not match:
+        sys.exit(f"ERROR: no checkpoint in {directory}; see the logs in it and next to it")
+    return os.path.join(directory, match.group(1))
 
 
 def read_text(path):
@@ -292,6 +306,53 @@ def check_pretraining(run):
     compare_key_value_file("pretraining", "eval of the resumed checkpoint (original vs ours)",
                            run.path("pt_resume_by_orig", "eval_results.txt"),
                            run.path("pt_resume", "eval_results.txt"))
+    check_first_step(run)
+
+
+def check_first_step(run):
+    """One training step of each code from the same weights on the same batch.
+
+    The batch is one record repeated (so the original's unseeded shuffling cannot
+    change it) and dropout is off. After one step adam_m = 0.1 g and
+    adam_v = 0.001 g^2 whatever the learning rate, so the slots compare the
+    gradients (loss, heads, clipping) of the two codes.
+    """
+    import tensorflow as tf
+
+    one = run.path("one_record.tfrecord")
+    source = os.path.join(GOLDEN, "pretraining", "default.tfrecord")
+    with tf.io.TFRecordWriter(one) as writer:
+        writer.write(next(iter(tf.data.TFRecordDataset(source).as_numpy_iterator())))
+    config = dict(TINY_CONFIG, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    with open(run.path("bert_config_no_dropout.json"), "w", encoding="utf-8") as f:
+        json.dump(config, f)
+    flags = [f"--bert_config_file={run.path('bert_config_no_dropout.json')}",
+             f"--input_file={one}", f"--init_checkpoint={run.path('pt_ours', 'model.ckpt-6')}",
+             "--do_train", "--train_batch_size=8", "--max_seq_length=128",
+             "--max_predictions_per_seq=20", "--num_train_steps=1", "--num_warmup_steps=0",
+             "--learning_rate=1e-3"]
+    for side, start in (("orig", run.original), ("ours", run.ours)):
+        directory = run.path(f"step_{side}")
+        if os.path.exists(directory):
+            shutil.rmtree(directory)
+        start("run_pretraining", [*flags, f"--output_dir={directory}"], f"step_{side}.log")
+    a = tf.train.load_checkpoint(run.path("step_orig", "model.ckpt-1"))
+    b = tf.train.load_checkpoint(run.path("step_ours", "model.ckpt-1"))
+    worst, count = 0.0, 0
+    for name in sorted(a.get_variable_to_shape_map()):
+        if not name.endswith(("/adam_m", "/adam_v")):
+            continue
+        x, y = a.get_tensor(name), b.get_tensor(name)
+        scale = float(abs(x).max())
+        # Key biases get no gradient (softmax ignores a per-query constant):
+        # their slots hold round-off only.
+        if "/key/bias" in name:
+            continue
+        count += 1
+        worst = max(worst, float(abs(x - y).max()) / max(scale, 1e-30))
+    record("pretraining", "first training step from the same weights (adam slots)",
+           worst < 1e-4, f"{count} slots compared; largest difference {worst:.2g} of the slot's "
+           "largest value")
 
 
 def check_resumed_step(before, after, lr):
@@ -364,7 +425,7 @@ def check_classifier(run, pretrained):
     run.ours("run_classifier", [*common, f"--init_checkpoint={pretrained}", "--do_train",
              "--do_eval", "--do_predict", "--train_batch_size=4", "--learning_rate=1e-3",
              "--num_train_epochs=3", f"--output_dir={run.path('cls_ours')}"], "cls_ours.log")
-    copy_checkpoint(run.path("cls_ours", "model.ckpt-5"), run.path("cls_orig"))
+    copy_checkpoint(newest_checkpoint(run.path("cls_ours")), run.path("cls_orig"))
     run.original("run_classifier", [*common, "--do_eval", "--do_predict",
                  f"--output_dir={run.path('cls_orig')}"], "cls_orig.log")
     compare_key_value_file("classifier", "eval_results.txt",
@@ -380,7 +441,7 @@ def check_classifier(run, pretrained):
                  "--do_predict", "--train_batch_size=4", "--learning_rate=1e-3",
                  "--num_train_epochs=3", f"--output_dir={run.path('cls_orig_trained')}"],
                  "cls_orig_trained.log")
-    copy_checkpoint(run.path("cls_orig_trained", "model.ckpt-5"),
+    copy_checkpoint(newest_checkpoint(run.path("cls_orig_trained")),
                     run.path("cls_orig_trained_by_ours"))
     run.ours("run_classifier", [*common, "--do_predict",
              f"--output_dir={run.path('cls_orig_trained_by_ours')}"],
@@ -388,7 +449,7 @@ def check_classifier(run, pretrained):
     compare_tsv("classifier", "test_results.tsv from the original's fine-tuned checkpoint",
                 run.path("cls_orig_trained", "test_results.tsv"),
                 run.path("cls_orig_trained_by_ours", "test_results.tsv"))
-    return run.path("cls_ours", "model.ckpt-5")
+    return newest_checkpoint(run.path("cls_ours"))
 
 
 def compare_tsv(check, name, path_a, path_b):
@@ -470,6 +531,13 @@ SQUAD_CONTEXTS = [
     "(\u6771\u4eac\u90fd) hosts a similar scene, with \u55ab\u8336\u5e97 kissaten serving "
     "siphon-brewed coffee since the 1950s. Supercalifragilisticexpialidocious pastries cost "
     "3,50 CHF (about $3.80).",
+    "\u0130stanbul's STRASSE and Stra\u00dfe meet at the \ufb01rst caf\u00e9 \u200b near "
+    "ZERO\u200bWIDTH signs, \u00c5ngstr\u00f6m-scale \U0001F600 emoji and "
+    "\u0627\u0644\u0639\u0631\u0628\u064a\u0629 text; na\u0131ve \u0301accents "
+    "and [UNK]-like words such as xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+    " end here. The \u0130stanbul caf\u00e9 opened in 1923.",
 ]
 SQUAD_QUESTIONS = [
     [("In what country is Normandy located?", "France"),
@@ -484,6 +552,12 @@ SQUAD_QUESTIONS = [
      ("What do kissaten serve?", "siphon-brewed coffee"),
      ("How much do the pastries cost?", "3,50 CHF"),
      ("What is the capital of Mars?", None)],
+    [("Which city has a STRASSE?", "\u0130stanbul's"),
+     ("What scale is mentioned, along with emoji and Arabic text and accents and more words "
+      "than the query limit allows?", "\u00c5ngstr\u00f6m-scale"),
+     ("When did the caf\u00e9 open?", "1923"),
+     ("What is first?", "\ufb01rst caf\u00e9"),
+     ("Where are the zero-width signs?", "ZERO\u200bWIDTH signs")],
 ]
 
 
@@ -527,7 +601,7 @@ def check_squad(run, pretrained):
                  "sq_orig.log")
     compare_records("squad", "v2 train.tf_record", run.path("sq_orig", "train.tf_record"),
                     run.path("sq_ours", "train.tf_record"))
-    checkpoint = run.path("sq_ours", "model.ckpt-5")
+    checkpoint = newest_checkpoint(run.path("sq_ours"))
     for version in ("v1", "v2"):
         flags = [*common, "--do_predict", f"--predict_file={run.path(f'squad_{version}.json')}"]
         if version == "v2":
@@ -737,6 +811,86 @@ def processors_worker(args):
         json.dump(dump, f, indent=1, ensure_ascii=False)
 
 
+def check_kernels(run):
+    outputs = {}
+    for impl, python in (("original", run.args.original_python), ("ours", sys.executable)):
+        out = run.path(f"softmax_{impl}.txt")
+        run.worker(python, impl, ["--worker=softmax", f"--worker_out={out}"],
+                   f"softmax_{impl}.log")
+        outputs[impl] = [line.split() for line in read_text(out).splitlines()]
+    pairs = list(zip(outputs["original"], outputs["ours"]))
+    differing = sum(1 for a, b in pairs if a != b)
+    ulps = max(float32_ulps(float(x), float(y)) for a, b in pairs for x, y in zip(a, b))
+    record("kernels", "tf.nn.softmax on 2000 fixed float32 rows of 2 logits", True,
+           f"{differing} rows differ between the two TensorFlows, by at most {ulps} ulp")
+
+
+def check_lr_schedule(run):
+    counts = {}
+    for impl, python in (("original", run.args.original_python), ("ours", sys.executable)):
+        out = run.path(f"lr_{impl}.json")
+        run.worker(python, impl, ["--worker=lr_schedule", f"--worker_out={out}"],
+                   f"lr_{impl}.log")
+        counts[impl] = json.loads(read_text(out))
+    ours_fixed = set(counts["ours"]) == {"step 0"}
+    record("lr_schedule", "learning rate of the first step (num_train_steps=2, no warmup)",
+           ours_fixed, f"original: {counts['original']}; ours: {counts['ours']}")
+
+
+def lr_schedule_worker(args):
+    """Counts, over fresh sessions, whether step one used lr(global_step=0) or lr(1)."""
+    import numpy as np
+    import tensorflow.compat.v1 as tf
+
+    sys.path.insert(0, args.worker_impl_dir)
+    packaged = os.path.isdir(os.path.join(args.worker_impl_dir, "bert"))
+    if args.worker_impl == "original" and packaged:
+        from bert import optimization
+    else:
+        import optimization
+    counts = {}
+    for _ in range(20):
+        graph = tf.Graph()
+        with graph.as_default():
+            # A resource variable, as TPUEstimator creates it.
+            tf.get_variable("global_step", shape=[], dtype=tf.int64, trainable=False,
+                            initializer=tf.zeros_initializer(), use_resource=True,
+                            collections=[tf.GraphKeys.GLOBAL_VARIABLES,
+                                         tf.GraphKeys.GLOBAL_STEP])
+            weights = tf.get_variable("w", initializer=tf.constant([1.0, 2.0]))
+            loss = tf.reduce_sum(weights * tf.constant([0.5, -0.25]))
+            train_op = optimization.create_optimizer(loss, 1e-3, 2, 0, False)
+            with tf.Session(graph=graph) as session:
+                session.run(tf.global_variables_initializer())
+                before = session.run(weights)
+                session.run(train_op)
+                moved = float(np.max(np.abs(session.run(weights) - before)))
+        # Adam's first update is about sqrt(10) = 3.16 times the learning rate:
+        # lr(0) = 1e-3 moves the weights by ~3.2e-3, lr(1) = 5e-4 by ~1.6e-3.
+        key = "step 0" if moved > 2.4e-3 else "step 1"
+        counts[key] = counts.get(key, 0) + 1
+    with open(args.worker_out, "w", encoding="utf-8") as f:
+        json.dump(counts, f, sort_keys=True)
+
+
+def softmax_worker(args):
+    """tf.nn.softmax of fixed float32 logits, written as exact decimals."""
+    import numpy as np
+    import tensorflow as tf
+
+    tf1 = tf.compat.v1
+    tf1.disable_eager_execution()
+    rng = random.Random(0)
+    logits = np.array([[float32_round(rng.gauss(0.0, 0.1)) for _ in range(2)]
+                       for _ in range(2000)], dtype=np.float32)
+    probs = tf.nn.softmax(tf.constant(logits), axis=-1)
+    with tf1.Session() as session:
+        values = session.run(probs)
+    with open(args.worker_out, "w", encoding="utf-8") as f:
+        for row in values:
+            f.write(" ".join(repr(float(v)) for v in row) + "\n")
+
+
 def float32_round(x):
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
@@ -783,7 +937,7 @@ def check_pretraining_data(run):
 
 
 CHECKS = ["pretraining", "classifier", "tricky", "squad", "squad_post", "processors",
-          "features", "pretraining_data"]
+          "features", "pretraining_data", "lr_schedule", "kernels"]
 
 
 def main():
@@ -803,6 +957,12 @@ def main():
         return
     if args.worker == "processors":
         processors_worker(args)
+        return
+    if args.worker == "softmax":
+        softmax_worker(args)
+        return
+    if args.worker == "lr_schedule":
+        lr_schedule_worker(args)
         return
     if not (args.original_dir and args.original_python and args.work_dir):
         parser.error("--original_dir, --original_python and --work_dir are required")
@@ -825,12 +985,11 @@ def main():
             "--do_train", "--train_batch_size=8", "--num_train_steps=6", "--num_warmup_steps=2",
             "--learning_rate=1e-3", "--save_checkpoints_steps=3",
             f"--output_dir={run.path('pt_ours')}"], "pt_ours.log")
-    classifier_checkpoint = run.path("cls_ours", "model.ckpt-5")
     if "classifier" in checks or "tricky" in checks:
-        if "classifier" in checks or not os.path.exists(classifier_checkpoint + ".index"):
+        if "classifier" in checks or not os.path.exists(run.path("cls_ours", "checkpoint")):
             check_classifier(run, pretrained)
     if "tricky" in checks:
-        check_tricky(run, classifier_checkpoint)
+        check_tricky(run, newest_checkpoint(run.path("cls_ours")))
     if "squad" in checks:
         check_squad(run, pretrained)
     if "squad_post" in checks:
@@ -841,6 +1000,10 @@ def main():
         check_features(run, pretrained)
     if "pretraining_data" in checks:
         check_pretraining_data(run)
+    if "lr_schedule" in checks:
+        check_lr_schedule(run)
+    if "kernels" in checks:
+        check_kernels(run)
     print(f"\n{sum(r[2] for r in RESULTS)} of {len(RESULTS)} comparisons same; "
           f"commands in {run.path('commands.log')}")
 
