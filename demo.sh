@@ -20,7 +20,8 @@
 #   DEMO_DUPE_FACTOR     masked copies of the corpus for pretraining (5)
 #   DEMO_SEQ_LENGTH      max_seq_length everywhere (64)
 #   DEMO_PRETRAIN_STEPS  pretraining steps (300)
-#   DEMO_EPOCHS          fine-tuning epochs (5)
+#   DEMO_EPOCHS          fine-tuning epochs (10)
+#   DEMO_SEED            --tf_random_seed of pretraining and fine-tuning (12345)
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -32,7 +33,8 @@ VOCAB_SIZE=${DEMO_VOCAB_SIZE:-3000}
 DUPE_FACTOR=${DEMO_DUPE_FACTOR:-5}
 SEQ=${DEMO_SEQ_LENGTH:-64}
 PRETRAIN_STEPS=${DEMO_PRETRAIN_STEPS:-300}
-EPOCHS=${DEMO_EPOCHS:-5}
+EPOCHS=${DEMO_EPOCHS:-10}
+SEED=${DEMO_SEED:-12345}
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
 
 # Start from an empty output directory (only ever one this script made).
@@ -132,7 +134,8 @@ run pretraining "$PYTHON" run_pretraining.py \
     --learning_rate=3e-4 \
     --save_checkpoints_steps="$PRETRAIN_STEPS" \
     --iterations_per_loop=100 \
-    --max_eval_steps=20
+    --max_eval_steps=20 \
+    --tf_random_seed="$SEED"
 PRETRAINED="$OUT/pretraining/model.ckpt-$PRETRAIN_STEPS"
 echo "--> checkpoint $PRETRAINED.*"
 echo "--> $OUT/pretraining/eval_results.txt:"
@@ -152,10 +155,11 @@ run classifier "$PYTHON" run_classifier.py \
     --do_lower_case=True \
     --max_seq_length="$SEQ" \
     --train_batch_size=32 \
-    --learning_rate=2e-4 \
+    --learning_rate=5e-4 \
     --num_train_epochs="$EPOCHS" \
     --output_dir="$OUT/classifier" \
-    --export_dir="$OUT/classifier_export"
+    --export_dir="$OUT/classifier_export" \
+    --tf_random_seed="$SEED"
 echo "--> $OUT/classifier/eval_results.txt (dev set, 150 sentences):"
 sed 's/^/      /' "$OUT/classifier/eval_results.txt"
 echo "--> $OUT/classifier/test_results.tsv: P(negative), P(positive) per test sentence, e.g."
