@@ -730,7 +730,11 @@ def input_fn_builder(input_file, seq_length, is_training, drop_remainder):
         if is_training:
             dataset = dataset.repeat()
             dataset = dataset.shuffle(buffer_size=100)
-        dataset = dataset.map(lambda record: decode_record(record, name_to_features))
+        # Parallel decoding keeps the record order (deterministic map).
+        dataset = dataset.map(
+            lambda record: decode_record(record, name_to_features),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
         return dataset.batch(batch_size, drop_remainder=drop_remainder)
 
     return input_fn

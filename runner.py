@@ -797,7 +797,8 @@ class Estimator:
             dataset = dataset.with_options(options)
         if skip:
             dataset = dataset.skip(skip)
-        # Batches are made while the previous step runs.
+        # The next batches are made while the current step runs (on a GPU the
+        # host input then overlaps device compute).
         return dataset.prefetch(tf.data.AUTOTUNE)
 
     # ---------------------------------------------------------------- train

@@ -5,10 +5,13 @@ an XLA run starts from the same weights; dropout is off in the test model,
 so the only differences left are XLA's float32 reordering and fusion.
 """
 
+import json
+
 import numpy as np
 import pytest
 import speed_helpers
 import tensorflow as tf
+from test_extract_features import _flags, _run, model_files  # noqa: F401 (fixture)
 
 import runner
 
@@ -100,3 +103,32 @@ def test_xla_predictions_match_fp32(runs):
     reference, ours = runs["fp32"][1], runs["xla"][1]
     assert reference.shape == (64, speed_helpers.NUM_LABELS)
     np.testing.assert_allclose(ours, reference, atol=1e-5, rtol=1e-4)
+
+
+def _features(path):
+    with open(path, encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    return np.array(
+        [
+            layer["values"]
+            for record in records
+            for token in record["features"]
+            for layer in token["layers"]
+        ]
+    )
+
+
+def test_scripts_take_the_speed_flags(model_files, tmp_path):  # noqa: F811 (fixture)
+    """extract_features with --use_xla --precision=bf16: bf16-close to the default output."""
+    plain_dir, fast_dir = tmp_path / "plain", tmp_path / "fast"
+    plain_dir.mkdir()
+    fast_dir.mkdir()
+    proc = _run(_flags(model_files, plain_dir, "-1,0"))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = _run(_flags(model_files, fast_dir, "-1,0") + ["--use_xla", "--precision=bf16"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    plain = _features(plain_dir / "out" / "features.jsonl")
+    fast = _features(fast_dir / "out" / "features.jsonl")
+    assert plain.shape == fast.shape and np.abs(plain).max() > 0.5
+    np.testing.assert_allclose(fast, plain, atol=0.08, rtol=0.05)
+    assert not np.array_equal(fast, plain)  # the flags took effect
