@@ -115,8 +115,9 @@ def test_accumulator_ops_by_hand():
         np.testing.assert_allclose(session.run(m), 0.9 * 0.03 + 0.1 * 0.1, rtol=1e-6)
 
 
-def test_mirrored_two_cpus_with_accumulation_and_bf16(tmp_path):
-    """Two logical CPU replicas (a process of its own): accumulation + bf16 train and agree."""
+def test_mirrored_two_cpus_with_accumulation_bf16_and_fp16(tmp_path):
+    """Two logical CPU replicas (a process of its own): accumulation + bf16, and fp16 with
+    loss scaling, train and agree with one device."""
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "speed_worker.py")
     result = subprocess.run(
         [sys.executable, worker, str(tmp_path)], capture_output=True, text=True, timeout=600
@@ -128,5 +129,11 @@ def test_mirrored_two_cpus_with_accumulation_and_bf16(tmp_path):
     assert sorted(mirrored) == sorted(single)
     # Same global batch per step, split over replicas and micro-batches:
     # float32 math agrees closely; here bf16 rounding is the limit.
+    for name, value in single.items():
+        np.testing.assert_allclose(mirrored[name], value, atol=2e-3, err_msg=name)
+    mirrored = _checkpoint(tmp_path / "mirrored_fp16")
+    single = _checkpoint(tmp_path / "single_fp16")
+    assert sorted(mirrored) == sorted(single)
+    assert not any("loss_scale" in name for name in mirrored)
     for name, value in single.items():
         np.testing.assert_allclose(mirrored[name], value, atol=2e-3, err_msg=name)
