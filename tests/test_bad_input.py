@@ -58,7 +58,9 @@ def _save_checkpoint(prefix, shapes):
     with graph.as_default():
         variables = [
             tf.compat.v1.get_variable(
-                name, shape=shape, dtype=tf.int64 if name == "global_step" else tf.float32,
+                name,
+                shape=shape,
+                dtype=tf.int64 if name == "global_step" else tf.float32,
                 initializer=tf.compat.v1.zeros_initializer(),
             )
             for name, shape in shapes.items()
@@ -106,8 +108,9 @@ def inputs(tmp_path_factory):
                                     {
                                         "id": "q1",
                                         "question": "what is the sun ?",
-                                        "answers": [{"text": "very good light",
-                                                     "answer_start": 11}],
+                                        "answers": [
+                                            {"text": "very good light", "answer_start": 11}
+                                        ],
                                     }
                                 ],
                             }
@@ -247,8 +250,10 @@ def _pretraining(inputs, out, **flags):
 def test_missing_bert_config(inputs, tmp_path):
     missing = str(tmp_path / "nope" / "bert_config.json")
     _assert_fails(
-        tmp_path, "run_classifier.py",
-        _classifier(inputs, tmp_path / "out", bert_config_file=missing), missing,
+        tmp_path,
+        "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", bert_config_file=missing),
+        missing,
     )
 
 
@@ -269,24 +274,30 @@ def test_missing_input_file(inputs, tmp_path):
 def test_missing_pretraining_records(inputs, tmp_path):
     missing = str(tmp_path / "records.tfrecord")
     _assert_fails(
-        tmp_path, "run_pretraining.py",
-        _pretraining(inputs, tmp_path / "out", input_file=missing), missing,
+        tmp_path,
+        "run_pretraining.py",
+        _pretraining(inputs, tmp_path / "out", input_file=missing),
+        missing,
     )
 
 
 def test_missing_corpus(inputs, tmp_path):
     missing = str(tmp_path / "corpus.txt")
     _assert_fails(
-        tmp_path, "create_vocab.py",
-        [f"--input_file={missing}", f"--output_file={tmp_path / 'vocab.txt'}"], missing,
+        tmp_path,
+        "create_vocab.py",
+        [f"--input_file={missing}", f"--output_file={tmp_path / 'vocab.txt'}"],
+        missing,
     )
 
 
 def test_unreadable_vocab_is_a_directory(inputs, tmp_path):
     """A directory where a file belongs (file modes do not stop root from reading)."""
     _assert_fails(
-        tmp_path, "run_classifier.py",
-        _classifier(inputs, tmp_path / "out", vocab_file=inputs["dir"]), inputs["dir"],
+        tmp_path,
+        "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", vocab_file=inputs["dir"]),
+        inputs["dir"],
     )
 
 
@@ -295,16 +306,21 @@ def test_vocab_not_utf8(inputs, tmp_path):
     with open(path, "wb") as f:
         f.write("\n".join(SPECIAL).encode() + b"\nd\xe9j\xe0\n")
     _assert_fails(
-        tmp_path, "run_classifier.py",
-        _classifier(inputs, tmp_path / "out", vocab_file=path), path, "UTF-8",
+        tmp_path,
+        "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", vocab_file=path),
+        path,
+        "UTF-8",
     )
 
 
 def test_missing_init_checkpoint(inputs, tmp_path):
     missing = str(tmp_path / "missing.ckpt")
     _assert_fails(
-        tmp_path, "extract_features.py",
-        _features(inputs, tmp_path, init_checkpoint=missing), missing,
+        tmp_path,
+        "extract_features.py",
+        _features(inputs, tmp_path, init_checkpoint=missing),
+        missing,
     )
 
 
@@ -314,32 +330,44 @@ def test_missing_init_checkpoint(inputs, tmp_path):
 def test_config_not_json(inputs, tmp_path):
     path = inputs["config_not_json"]
     _assert_fails(
-        tmp_path, "run_pretraining.py",
-        _pretraining(inputs, tmp_path / "out", bert_config_file=path), path,
+        tmp_path,
+        "run_pretraining.py",
+        _pretraining(inputs, tmp_path / "out", bert_config_file=path),
+        path,
     )
 
 
 def test_config_without_vocab_size(inputs, tmp_path):
     path = inputs["config_no_vocab_size"]
     _assert_fails(
-        tmp_path, "extract_features.py",
-        _features(inputs, tmp_path, bert_config_file=path), path, "vocab_size",
+        tmp_path,
+        "extract_features.py",
+        _features(inputs, tmp_path, bert_config_file=path),
+        path,
+        "vocab_size",
     )
 
 
 def test_config_with_wrong_type(inputs, tmp_path):
     path = inputs["config_bad_type"]
     _assert_fails(
-        tmp_path, "run_classifier.py",
-        _classifier(inputs, tmp_path / "out", bert_config_file=path), path, "num_hidden_layers",
+        tmp_path,
+        "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", bert_config_file=path),
+        path,
+        "num_hidden_layers",
     )
 
 
 def test_config_heads_do_not_divide_hidden_size(inputs, tmp_path):
     path = inputs["config_bad_heads"]
     _assert_fails(
-        tmp_path, "run_squad.py", _squad(inputs, tmp_path / "out", bert_config_file=path),
-        path, "hidden_size", "num_attention_heads",
+        tmp_path,
+        "run_squad.py",
+        _squad(inputs, tmp_path / "out", bert_config_file=path),
+        path,
+        "hidden_size",
+        "num_attention_heads",
     )
 
 
@@ -393,7 +421,8 @@ def test_config_from_dict_keeps_the_original_api():
 
 def test_init_checkpoint_shape_mismatch(inputs, tmp_path):
     last = _assert_fails(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         _classifier(inputs, tmp_path / "out", init_checkpoint=inputs["wide_ckpt"]),
         "bert/embeddings/word_embeddings",
     )
@@ -416,8 +445,12 @@ def test_expected_shapes_are_those_of_the_pretraining_graph():
         model = modeling.BertModel(config, is_training=True, input_ids=ids)
         positions = tf.zeros([2, 3], tf.int32)
         run_pretraining.get_masked_lm_output(
-            config, model.get_sequence_output(), model.get_embedding_table(),
-            positions, positions, tf.ones([2, 3]),
+            config,
+            model.get_sequence_output(),
+            model.get_embedding_table(),
+            positions,
+            positions,
+            tf.ones([2, 3]),
         )
         run_pretraining.get_next_sentence_output(
             config, model.get_pooled_output(), tf.zeros([2, 1], tf.int32)
@@ -434,7 +467,9 @@ def test_resume_checkpoint_shape_mismatch(inputs, tmp_path):
     )
     _write(out / "checkpoint", 'model_checkpoint_path: "model.ckpt-1"\n')
     last = _assert_fails(
-        tmp_path, "run_pretraining.py", _pretraining(inputs, out),
+        tmp_path,
+        "run_pretraining.py",
+        _pretraining(inputs, out),
         "bert/embeddings/word_embeddings",
     )
     assert f"[{len(SPECIAL) + len(WORDS)}, {HIDDEN}]" in last and f"[7, {HIDDEN}]" in last
@@ -517,8 +552,13 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(inputs, tmp_
     result = _run(
         "run_classifier.py",
         *_classifier(
-            inputs, out, do_eval=None, learning_rate="1e30", num_train_epochs="1",
-            warmup_proportion="0", save_checkpoints_steps="1",
+            inputs,
+            out,
+            do_eval=None,
+            learning_rate="1e30",
+            num_train_epochs="1",
+            warmup_proportion="0",
+            save_checkpoints_steps="1",
         ),
     )
     assert result.returncode != 0
@@ -527,7 +567,7 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(inputs, tmp_
     assert last.startswith("ERROR: ") and "nan" in last.lower(), last
     bad_step = int(last.split("step ")[1].split()[0].rstrip(",;:."))
     steps = sorted(
-        int(name[len("model.ckpt-"): -len(".index")])
+        int(name[len("model.ckpt-") : -len(".index")])
         for name in os.listdir(out)
         if name.startswith("model.ckpt-") and name.endswith(".index")
     )

@@ -38,7 +38,10 @@ def demo(tmp_path_factory):
     )
     result = subprocess.run(
         ["bash", os.path.join(REPO, "demo.sh")],
-        capture_output=True, text=True, env=env, timeout=600,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out, result.stdout
@@ -57,8 +60,13 @@ def test_every_step_ran_and_said_where_its_output_is(demo):
     out, stdout = demo
     for step in range(1, 6):
         assert f"=== {step}/5 " in stdout
-    for script in ("create_vocab", "create_pretraining_data", "run_pretraining",
-                   "run_classifier", "extract_features"):
+    for script in (
+        "create_vocab",
+        "create_pretraining_data",
+        "run_pretraining",
+        "run_classifier",
+        "extract_features",
+    ):
         assert re.search(rf"^\$ \S*python\S* {script}\.py --", stdout, re.M), script
     assert "=== Summary" in stdout
     assert f"{out}/classifier/test_results.tsv" in stdout
@@ -90,8 +98,12 @@ def test_pretraining_data_and_model(demo):
     assert os.path.exists(out / "pretraining" / f"model.ckpt-{STEPS}.index")
     results = _results(out / "pretraining" / "eval_results.txt")
     assert sorted(results) == [
-        "global_step", "loss", "masked_lm_accuracy", "masked_lm_loss",
-        "next_sentence_accuracy", "next_sentence_loss",
+        "global_step",
+        "loss",
+        "masked_lm_accuracy",
+        "masked_lm_loss",
+        "next_sentence_accuracy",
+        "next_sentence_loss",
     ]
     assert int(results["global_step"]) == STEPS
 
@@ -109,8 +121,10 @@ def test_classifier_eval_predict_and_export(demo):
     assert 0.0 <= float(results["eval_accuracy"]) <= 1.0
 
     test_rows = _lines(os.path.join(REPO, "demo_data", "sentiment", "test.tsv"))[1:]
-    predictions = [[float(x) for x in line.split("\t")] for line in
-                   _lines(out / "classifier" / "test_results.tsv")]
+    predictions = [
+        [float(x) for x in line.split("\t")]
+        for line in _lines(out / "classifier" / "test_results.tsv")
+    ]
     assert len(predictions) == len(test_rows)
     np.testing.assert_allclose([sum(p) for p in predictions], 1.0, atol=1e-5)
 
@@ -156,7 +170,9 @@ def test_refuses_an_output_directory_it_did_not_make(tmp_path):
     (keep / "precious.txt").write_text("keep\n")
     result = subprocess.run(
         ["bash", os.path.join(REPO, "demo.sh")],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
         env=dict(os.environ, DEMO_OUTPUT=str(keep)),
     )
     assert result.returncode != 0
