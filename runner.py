@@ -154,6 +154,15 @@ flags.DEFINE_integer(
     "train_batch_size examples, with the memory of train_batch_size / N.",
 )
 
+flags.DEFINE_integer(
+    "steps_per_run",
+    1,
+    "Run up to this many training steps inside one session.run (a graph loop, like "
+    "the original's iterations_per_loop on TPU), fewer when a log, summary or "
+    "checkpoint falls due sooner. One device, without gradient accumulation; hooks "
+    "then see one call per run.",
+)
+
 _CHECKPOINT_BASENAME = "model.ckpt"
 _PRECISION_DTYPES = {"fp32": None, "bf16": tf.bfloat16, "fp16": tf.float16}
 
@@ -264,6 +273,7 @@ class RunConfig:
         use_xla=None,
         precision=None,
         num_accumulation_steps=None,
+        steps_per_run=None,
     ):
         if not model_dir:
             raise UsageError("model_dir (--output_dir) must be set")
@@ -294,6 +304,11 @@ class RunConfig:
             if num_accumulation_steps is not None
             else _flag_value("num_accumulation_steps", 1)
         )
+        self.steps_per_run = (
+            steps_per_run if steps_per_run is not None else _flag_value("steps_per_run", 1)
+        )
+        if self.steps_per_run is None or self.steps_per_run < 1:
+            raise UsageError(f"--steps_per_run must be >= 1, got {self.steps_per_run}")
         if self.precision not in _PRECISION_DTYPES:
             raise UsageError(f"--precision must be fp32, bf16 or fp16, got {self.precision!r}")
         if self.num_accumulation_steps is None or self.num_accumulation_steps < 1:
@@ -893,16 +908,24 @@ class Estimator:
             loss = self._build_train_step(dist, iterator, batch_size, scaffolds, extras)
             with tf.control_dependencies([loss]):
                 step_after = tf.identity(global_step.read_value())
+            # Tensors made inside a graph loop (--steps_per_run) cannot be fetched.
+            this_graph = tf.compat.v1.get_default_graph()
             summaries = [
                 s
                 for s in tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES)
-                if s not in summaries_before and not s.name.startswith("replica_")
+                if s.graph is this_graph
+                and s not in summaries_before
+                and not s.name.startswith("replica_")
             ]
             learning_rates = [
                 t
                 for t in tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION)
-                if t not in rates_before and not t.name.startswith("replica_")
+                if t.graph is this_graph
+                and t not in rates_before
+                and not t.name.startswith("replica_")
             ]
+            if extras.get("learning_rate") is not None:
+                learning_rates = [extras["learning_rate"]]
             if dist.is_tpu:
                 summaries, learning_rates = [], []
             trainable = [
@@ -931,7 +954,8 @@ class Estimator:
             init_ops=init_ops,
             scaffolds=scaffolds,
             global_batch_size=self._train_batch_size,
-            steps_per_run=1,
+            steps_per_run=self._config.steps_per_run if "steps_this_run" in extras else 1,
+            steps_this_run=extras.get("steps_this_run"),
             accumulate_loss=extras.get("accumulate_loss"),
             num_accumulation_steps=self._config.num_accumulation_steps,
         )
@@ -948,6 +972,11 @@ class Estimator:
         to a tensor that runs one micro-batch and only accumulates its
         gradients (the optimizer step is N-1 runs of it, then one run of the
         returned loss); it needs a train_op made by optimization.create_optimizer.
+
+        With --steps_per_run=k > 1 (one device, no accumulation) the step is
+        the body of a graph loop that runs extras["steps_this_run"] (a
+        placeholder, default 1, at most k) steps per session.run; the
+        returned loss and extras["learning_rate"] are those of its last step.
         """
         accumulate = self._config.num_accumulation_steps > 1
 
@@ -970,12 +999,54 @@ class Estimator:
             with tf.control_dependencies([accumulate_op]):
                 return loss, tf.identity(spec.loss)
 
+        if self._config.steps_per_run > 1 and dist.strategy is None and not accumulate:
+            return self._build_step_loop(iterator, replica_step, extras)
         outputs = dist.run(replica_step, iterator)
         if not accumulate:
             return dist.reduce_mean(outputs)
         if extras is not None:
             extras["accumulate_loss"] = dist.reduce_mean(outputs[1])
         return dist.reduce_mean(outputs[0])
+
+    def _build_step_loop(self, iterator, replica_step, extras):
+        """Wraps one-device training steps in a tf.while_loop (see _build_train_step)."""
+        steps_this_run = tf.compat.v1.placeholder_with_default(
+            tf.constant(1, tf.int32), [], name="steps_this_run"
+        )
+        has_rate = []
+
+        def body(i, unused_loss, unused_rate):
+            del unused_loss, unused_rate
+            rates_before = len(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
+            loss = replica_step(iterator.get_next())
+            rates = tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION)[rates_before:]
+            has_rate.append(bool(rates))
+            rate = tf.cast(rates[-1], tf.float32) if rates else tf.constant(0.0)
+            return i + 1, tf.cast(loss, tf.float32), rate
+
+        _, loss, rate = tf.compat.v1.while_loop(
+            lambda i, unused_loss, unused_rate: i < steps_this_run,
+            body,
+            [tf.constant(0), tf.constant(0.0), tf.constant(0.0)],
+            parallel_iterations=1,
+        )
+        if extras is not None:
+            extras["steps_this_run"] = steps_this_run
+            extras["learning_rate"] = rate if any(has_rate) else None
+        return loss
+
+    def _steps_this_run(self, step, max_steps, limit, writes_summaries):
+        """Steps the next run may take: up to `limit`, stopping at the next log/save/end."""
+        config = self._config
+        boundaries = [config.log_step_count_steps, config.save_checkpoints_steps]
+        if writes_summaries:
+            boundaries.append(config.save_summary_steps)
+        for every in boundaries:
+            if every:
+                limit = min(limit, every - step % every)
+        if max_steps is not None:
+            limit = min(limit, max_steps - step)
+        return max(1, limit)
 
     def _initialize(self, session, dist, train_graph, checkpoint_path):
         dist.initialize_system(session)
@@ -1025,7 +1096,12 @@ class Estimator:
         loss = None
         try:
             while max_steps is None or step < max_steps:
-                next_step = step + train_graph.steps_per_run
+                run_steps = 1
+                if train_graph.steps_this_run is not None:
+                    run_steps = self._steps_this_run(
+                        step, max_steps, train_graph.steps_per_run, writer is not None
+                    )
+                next_step = step + run_steps
                 first_or_last = step == start_step or (
                     max_steps is not None and next_step >= max_steps
                 )
@@ -1054,8 +1130,14 @@ class Estimator:
                     if train_graph.accumulate_loss is not None:
                         for _ in range(train_graph.num_accumulation_steps - 1):
                             micro_losses.append(float(session.run(train_graph.accumulate_loss)))
-                    results = session.run(fetches)
+                    feed = None
+                    if train_graph.steps_this_run is not None:
+                        feed = {train_graph.steps_this_run: run_steps}
+                    results = session.run(fetches, feed_dict=feed)
                 except tf.errors.OutOfRangeError:
+                    if train_graph.steps_this_run is not None:
+                        # Steps of the loop before the input ended did run.
+                        step = int(session.run(train_graph.global_step))
                     logging.info("Input exhausted at step %d.", step)
                     break
                 # With accumulation, the loss of a step is the mean over its micro-batches.
@@ -1311,6 +1393,7 @@ _TrainGraph = collections.namedtuple(
         "scaffolds",
         "global_batch_size",
         "steps_per_run",
+        "steps_this_run",
         "accumulate_loss",
         "num_accumulation_steps",
     ],

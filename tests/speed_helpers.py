@@ -93,14 +93,9 @@ def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0
 def train(model_dir, steps, batch_size=8, data=None, seed=1, learning_rate=1e-3, **config_kwargs):
     """Trains `steps` optimizer steps from the same initial weights; returns the Estimator."""
     data = make_data() if data is None else data
-    config = runner.RunConfig(
-        model_dir=str(model_dir),
-        save_checkpoints_steps=1000,
-        log_step_count_steps=1,
-        save_summary_steps=0,
-        tf_random_seed=seed,
-        **config_kwargs,
-    )
+    settings = dict(save_checkpoints_steps=1000, log_step_count_steps=1, save_summary_steps=0)
+    settings.update(config_kwargs)
+    config = runner.RunConfig(model_dir=str(model_dir), tf_random_seed=seed, **settings)
     estimator = runner.Estimator(
         model_fn_builder(learning_rate=learning_rate),
         config,

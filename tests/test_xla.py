@@ -132,3 +132,31 @@ def test_scripts_take_the_speed_flags(model_files, tmp_path):  # noqa: F811 (fix
     assert plain.shape == fast.shape and np.abs(plain).max() > 0.5
     np.testing.assert_allclose(fast, plain, atol=0.08, rtol=0.05)
     assert not np.array_equal(fast, plain)  # the flags took effect
+
+
+def test_several_steps_per_run_equal_one_step_per_run(tmp_path):
+    """--steps_per_run: a graph loop of steps gives the weights of one step per run."""
+    runs = {}
+    for steps_per_run in (1, 3):
+        model_dir = tmp_path / f"k{steps_per_run}"
+        speed_helpers.train(
+            model_dir,
+            7,
+            learning_rate=LEARNING_RATE,
+            steps_per_run=steps_per_run,
+            log_step_count_steps=4,
+            save_checkpoints_steps=5,
+        )
+        runs[steps_per_run] = speed_helpers.checkpoint_values(
+            runner.newest_checkpoint(str(model_dir))
+        )
+        # Saved at the boundary (5) and at the end (7), as with one step per run.
+        state = tf.train.get_checkpoint_state(str(model_dir))
+        steps = sorted(runner.checkpoint_step(p) for p in state.all_model_checkpoint_paths)
+        assert steps == [5, 7]
+    assert sorted(runs[1]) == sorted(runs[3])
+    assert runs[3]["global_step"] == 7
+    for name, value in runs[1].items():
+        np.testing.assert_allclose(runs[3][name], value, atol=1e-6, rtol=1e-6, err_msg=name)
+    with pytest.raises(runner.UsageError, match="steps_per_run"):
+        runner.RunConfig(model_dir=str(tmp_path), steps_per_run=0)
