@@ -71,6 +71,7 @@ def get_compute_dtype():
     """The dtype set by the innermost `compute_dtype` context (tf.float32 if none)."""
     return _COMPUTE_DTYPE[0] or tf.float32
 
+
 # Keys of bert_config.json that BertConfig's constructor takes; the first group
 # must be positive integers.
 _CONFIG_SIZES = (
@@ -207,8 +208,7 @@ class BertConfig:
             get_activation(self.hidden_act)
         except ValueError:
             raise ValueError(
-                f"{source}: hidden_act {self.hidden_act!r} is not one of "
-                "gelu, relu, tanh, linear"
+                f"{source}: hidden_act {self.hidden_act!r} is not one of gelu, relu, tanh, linear"
             ) from None
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
@@ -1035,8 +1035,11 @@ def bert_variable_shapes(config):
         "cls/seq_relationship/output_weights": [2, h],
         "cls/seq_relationship/output_bias": [2],
     }
-    dense = {"attention/output/dense": (h, h), "intermediate/dense": (h, i),
-             "output/dense": (i, h)}
+    dense = {
+        "attention/output/dense": (h, h),
+        "intermediate/dense": (h, i),
+        "output/dense": (i, h),
+    }
     dense.update({f"attention/self/{name}": (h, h) for name in ("query", "key", "value")})
     norms = ["bert/embeddings/LayerNorm", "cls/predictions/transform/LayerNorm"]
     for layer in range(config.num_hidden_layers):

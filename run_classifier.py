@@ -68,9 +68,7 @@ flags.DEFINE_float(
     "Proportion of training to perform linear learning rate warmup for (0.1 = 10%).",
 )
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-flags.DEFINE_integer(
-    "iterations_per_loop", 1000, "How many steps to make in each estimator call."
-)
+flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each estimator call.")
 
 # Beyond the original.
 flags.DEFINE_string(
@@ -181,9 +179,7 @@ def _check_label(line, index, label, label_list):
         try:
             float(label)
         except ValueError:
-            raise ValueError(
-                f"{_where(line, index)}: label {label!r} is not a number"
-            ) from None
+            raise ValueError(f"{_where(line, index)}: label {label!r} is not a number") from None
     elif label not in label_list:
         known = ", ".join(map(str, label_list))
         raise ValueError(f"{_where(line, index)}: label {label!r} is not one of {known}")
@@ -293,9 +289,7 @@ class MnliProcessor(DataProcessor):
 
     def get_train_examples(self, data_dir):
         """See base class."""
-        return self._create_examples(
-            self._read_tsv(os.path.join(data_dir, "train.tsv")), "train"
-        )
+        return self._create_examples(self._read_tsv(os.path.join(data_dir, "train.tsv")), "train")
 
     def get_dev_examples(self, data_dir):
         """See base class."""
@@ -348,9 +342,7 @@ class _GlueProcessor(DataProcessor):
 
     def get_train_examples(self, data_dir):
         """See base class."""
-        return self._create_examples(
-            self._read_tsv(os.path.join(data_dir, "train.tsv")), "train"
-        )
+        return self._create_examples(self._read_tsv(os.path.join(data_dir, "train.tsv")), "train")
 
     def get_dev_examples(self, data_dir):
         """See base class."""
@@ -358,9 +350,7 @@ class _GlueProcessor(DataProcessor):
 
     def get_test_examples(self, data_dir):
         """See base class."""
-        return self._create_examples(
-            self._read_tsv(os.path.join(data_dir, "test.tsv")), "test"
-        )
+        return self._create_examples(self._read_tsv(os.path.join(data_dir, "test.tsv")), "test")
 
 
 class MrpcProcessor(_GlueProcessor):
@@ -647,9 +637,7 @@ class _Progress:
         elapsed = max(time.time() - self.start, 1e-9)
         rate = done / elapsed
         left = (self.total - done) / rate if rate else float("nan")
-        logging.info(
-            "%s %d of %d (%.0f/s, %.0fs left)", self.what, done, self.total, rate, left
-        )
+        logging.info("%s %d of %d (%.0f/s, %.0fs left)", self.what, done, self.total, rate, left)
 
 
 def file_based_convert_examples_to_features(
@@ -1242,9 +1230,7 @@ def main(_):
     output_name = "score" if is_regression else "probabilities"
 
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
-        raise ValueError(
-            f"--export_dir={FLAGS.export_dir} already exists; choose a new directory"
-        )
+        raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     _check_head_of_existing_checkpoint(FLAGS.output_dir, num_labels, bert_config.hidden_size)
     _check_file_flag("vocab_file")
     tokenizer = tokenization.FullTokenizer(

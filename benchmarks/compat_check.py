@@ -94,8 +94,10 @@ class Runner:
         elif os.path.exists(os.path.join(orig, "run_classifier.py")):
             self.orig_package = False
         else:
-            sys.exit(f"ERROR: --original_dir={orig} holds neither bert/run_classifier.py "
-                     "nor run_classifier.py")
+            sys.exit(
+                f"ERROR: --original_dir={orig} holds neither bert/run_classifier.py "
+                "nor run_classifier.py"
+            )
         self.orig_dir = orig
         self.log = open(os.path.join(self.work, "commands.log"), "a", encoding="utf-8")
 
@@ -124,8 +126,13 @@ class Runner:
     def worker(self, python, impl, flags, log_name):
         env = dict(BASE_ENV)
         impl_dir = self.orig_dir if impl == "original" else REPO
-        cmd = [python, os.path.abspath(__file__), f"--worker_impl={impl}",
-               f"--worker_impl_dir={impl_dir}", *flags]
+        cmd = [
+            python,
+            os.path.abspath(__file__),
+            f"--worker_impl={impl}",
+            f"--worker_impl_dir={impl_dir}",
+            *flags,
+        ]
         return self._run(cmd, env, self.work, log_name)
 
 
@@ -150,8 +157,11 @@ def copy_checkpoint(prefix, directory):
 def newest_checkpoint(directory):
     """The checkpoint prefix a `checkpoint` file names; exits when there is none."""
     state = os.path.join(directory, "checkpoint")
-    match = re.search(r'^model_checkpoint_path: "(.*)"', read_text(state), re.M) if (
-        os.path.exists(state)) else None
+    match = (
+        re.search(r'^model_checkpoint_path: "(.*)"', read_text(state), re.M)
+        if (os.path.exists(state))
+        else None
+    )
     if not match:
         sys.exit(f"ERROR: no checkpoint in {directory}; see the logs in it and next to it")
     return os.path.join(directory, match.group(1))
@@ -231,10 +241,14 @@ def compare_json_files(check, name, path_a, path_b, json_lines=False):
         docs_a, docs_b = [json.loads(text_a)], [json.loads(text_b)]
     walk(docs_a, docs_b, "")
     ok = not stats["shape"] and not stats["other"]
-    record(check, name, ok,
-           f"bytes differ; structure, keys, order and non-float values "
-           f"{'identical' if ok else 'DIFFER ' + repr((stats['shape'] + stats['other'])[:3])}; "
-           f"{stats['floats']} floats differ, max |diff| {stats['max_abs']:.3g}")
+    record(
+        check,
+        name,
+        ok,
+        f"bytes differ; structure, keys, order and non-float values "
+        f"{'identical' if ok else 'DIFFER ' + repr((stats['shape'] + stats['other'])[:3])}; "
+        f"{stats['floats']} floats differ, max |diff| {stats['max_abs']:.3g}",
+    )
 
 
 def compare_lines_of_json(check, name, path_a, path_b):
@@ -243,6 +257,7 @@ def compare_lines_of_json(check, name, path_a, path_b):
 
 def compare_key_value_file(check, name, path_a, path_b, extra_ok=()):
     """eval_results.txt: same "key = value" layout; values compared as numbers."""
+
     def parse(path):
         pairs = []
         for line in read_text(path).splitlines():
@@ -260,10 +275,14 @@ def compare_key_value_file(check, name, path_a, path_b, extra_ok=()):
     for (k, x), (_, y) in zip(a, b):
         if x != y:
             diffs.append(f"{k}: {x} vs {y}")
-    record(check, name, keys_same,
-           f"keys {'identical' if keys_same else 'DIFFER'}"
-           f"{' (ours adds ' + ', '.join(extra_ok) + ')' if extra_ok else ''}; "
-           f"values differing: {'; '.join(diffs) if diffs else 'none'}")
+    record(
+        check,
+        name,
+        keys_same,
+        f"keys {'identical' if keys_same else 'DIFFER'}"
+        f"{' (ours adds ' + ', '.join(extra_ok) + ')' if extra_ok else ''}; "
+        f"values differing: {'; '.join(diffs) if diffs else 'none'}",
+    )
 
 
 # ----------------------------------------------------------------------------
@@ -272,40 +291,100 @@ def compare_key_value_file(check, name, path_a, path_b, extra_ok=()):
 
 def check_pretraining(run):
     data = os.path.join(GOLDEN, "pretraining", "default.tfrecord")
-    common = [f"--bert_config_file={run.path('bert_config.json')}", f"--input_file={data}",
-              "--max_seq_length=128", "--max_predictions_per_seq=20", "--eval_batch_size=8",
-              "--max_eval_steps=3"]
-    train = ["--do_train", "--train_batch_size=8", "--learning_rate=1e-3",
-             "--save_checkpoints_steps=3"]
+    common = [
+        f"--bert_config_file={run.path('bert_config.json')}",
+        f"--input_file={data}",
+        "--max_seq_length=128",
+        "--max_predictions_per_seq=20",
+        "--eval_batch_size=8",
+        "--max_eval_steps=3",
+    ]
+    train = [
+        "--do_train",
+        "--train_batch_size=8",
+        "--learning_rate=1e-3",
+        "--save_checkpoints_steps=3",
+    ]
     # Ours trains; both evaluate its checkpoint.
-    run.ours("run_pretraining", [*common, *train, "--do_eval", "--num_train_steps=6",
-             "--num_warmup_steps=2", f"--output_dir={run.path('pt_ours')}"], "pt_ours.log")
+    run.ours(
+        "run_pretraining",
+        [
+            *common,
+            *train,
+            "--do_eval",
+            "--num_train_steps=6",
+            "--num_warmup_steps=2",
+            f"--output_dir={run.path('pt_ours')}",
+        ],
+        "pt_ours.log",
+    )
     copy_checkpoint(run.path("pt_ours", "model.ckpt-6"), run.path("pt_ours_by_orig"))
-    run.original("run_pretraining", [*common, "--do_eval",
-                 f"--output_dir={run.path('pt_ours_by_orig')}"], "pt_ours_by_orig.log")
-    compare_key_value_file("pretraining", "eval of our checkpoint (original vs ours)",
-                           run.path("pt_ours_by_orig", "eval_results.txt"),
-                           run.path("pt_ours", "eval_results.txt"))
+    run.original(
+        "run_pretraining",
+        [*common, "--do_eval", f"--output_dir={run.path('pt_ours_by_orig')}"],
+        "pt_ours_by_orig.log",
+    )
+    compare_key_value_file(
+        "pretraining",
+        "eval of our checkpoint (original vs ours)",
+        run.path("pt_ours_by_orig", "eval_results.txt"),
+        run.path("pt_ours", "eval_results.txt"),
+    )
     # The original trains; ours evaluates its checkpoint and resumes from it.
-    run.original("run_pretraining", [*common, *train, "--do_eval", "--num_train_steps=6",
-                 "--num_warmup_steps=2", f"--output_dir={run.path('pt_orig')}"], "pt_orig.log")
+    run.original(
+        "run_pretraining",
+        [
+            *common,
+            *train,
+            "--do_eval",
+            "--num_train_steps=6",
+            "--num_warmup_steps=2",
+            f"--output_dir={run.path('pt_orig')}",
+        ],
+        "pt_orig.log",
+    )
     copy_checkpoint(run.path("pt_orig", "model.ckpt-6"), run.path("pt_orig_by_ours"))
-    run.ours("run_pretraining", [*common, "--do_eval",
-             f"--output_dir={run.path('pt_orig_by_ours')}"], "pt_orig_by_ours.log")
-    compare_key_value_file("pretraining", "eval of the original's checkpoint (original vs ours)",
-                           run.path("pt_orig", "eval_results.txt"),
-                           run.path("pt_orig_by_ours", "eval_results.txt"))
+    run.ours(
+        "run_pretraining",
+        [*common, "--do_eval", f"--output_dir={run.path('pt_orig_by_ours')}"],
+        "pt_orig_by_ours.log",
+    )
+    compare_key_value_file(
+        "pretraining",
+        "eval of the original's checkpoint (original vs ours)",
+        run.path("pt_orig", "eval_results.txt"),
+        run.path("pt_orig_by_ours", "eval_results.txt"),
+    )
     copy_checkpoint(run.path("pt_orig", "model.ckpt-3"), run.path("pt_resume"))
-    run.ours("run_pretraining", [*common, *train, "--do_eval", "--num_train_steps=4",
-             "--num_warmup_steps=0", f"--output_dir={run.path('pt_resume')}"], "pt_resume.log")
-    check_resumed_step(run.path("pt_resume", "model.ckpt-3"),
-                       run.path("pt_resume", "model.ckpt-4"), 1e-3 * (1 - 3 / 4))
+    run.ours(
+        "run_pretraining",
+        [
+            *common,
+            *train,
+            "--do_eval",
+            "--num_train_steps=4",
+            "--num_warmup_steps=0",
+            f"--output_dir={run.path('pt_resume')}",
+        ],
+        "pt_resume.log",
+    )
+    check_resumed_step(
+        run.path("pt_resume", "model.ckpt-3"),
+        run.path("pt_resume", "model.ckpt-4"),
+        1e-3 * (1 - 3 / 4),
+    )
     copy_checkpoint(run.path("pt_resume", "model.ckpt-4"), run.path("pt_resume_by_orig"))
-    run.original("run_pretraining", [*common, "--do_eval",
-                 f"--output_dir={run.path('pt_resume_by_orig')}"], "pt_resume_by_orig.log")
-    compare_key_value_file("pretraining", "eval of the resumed checkpoint (original vs ours)",
-                           run.path("pt_resume_by_orig", "eval_results.txt"),
-                           run.path("pt_resume", "eval_results.txt"))
+    run.original(
+        "run_pretraining",
+        [*common, "--do_eval", f"--output_dir={run.path('pt_resume_by_orig')}"],
+        "pt_resume_by_orig.log",
+    )
+    compare_key_value_file(
+        "pretraining",
+        "eval of the resumed checkpoint (original vs ours)",
+        run.path("pt_resume_by_orig", "eval_results.txt"),
+        run.path("pt_resume", "eval_results.txt"),
+    )
     check_first_step(run)
 
 
@@ -326,11 +405,18 @@ def check_first_step(run):
     config = dict(TINY_CONFIG, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     with open(run.path("bert_config_no_dropout.json"), "w", encoding="utf-8") as f:
         json.dump(config, f)
-    flags = [f"--bert_config_file={run.path('bert_config_no_dropout.json')}",
-             f"--input_file={one}", f"--init_checkpoint={run.path('pt_ours', 'model.ckpt-6')}",
-             "--do_train", "--train_batch_size=8", "--max_seq_length=128",
-             "--max_predictions_per_seq=20", "--num_train_steps=1", "--num_warmup_steps=0",
-             "--learning_rate=1e-3"]
+    flags = [
+        f"--bert_config_file={run.path('bert_config_no_dropout.json')}",
+        f"--input_file={one}",
+        f"--init_checkpoint={run.path('pt_ours', 'model.ckpt-6')}",
+        "--do_train",
+        "--train_batch_size=8",
+        "--max_seq_length=128",
+        "--max_predictions_per_seq=20",
+        "--num_train_steps=1",
+        "--num_warmup_steps=0",
+        "--learning_rate=1e-3",
+    ]
     for side, start in (("orig", run.original), ("ours", run.ours)):
         directory = run.path(f"step_{side}")
         if os.path.exists(directory):
@@ -350,9 +436,12 @@ def check_first_step(run):
             continue
         count += 1
         worst = max(worst, float(abs(x - y).max()) / max(scale, 1e-30))
-    record("pretraining", "first training step from the same weights (adam slots)",
-           worst < 1e-4, f"{count} slots compared; largest difference {worst:.2g} of the slot's "
-           "largest value")
+    record(
+        "pretraining",
+        "first training step from the same weights (adam slots)",
+        worst < 1e-4,
+        f"{count} slots compared; largest difference {worst:.2g} of the slot's largest value",
+    )
 
 
 def check_resumed_step(before, after, lr):
@@ -367,8 +456,9 @@ def check_resumed_step(before, after, lr):
 
     a, b = tf.train.load_checkpoint(before), tf.train.load_checkpoint(after)
     step_a, step_b = int(a.get_tensor("global_step")), int(b.get_tensor("global_step"))
-    names = sorted(n[: -len("/adam_m")] for n in a.get_variable_to_shape_map()
-                   if n.endswith("/adam_m"))
+    names = sorted(
+        n[: -len("/adam_m")] for n in a.get_variable_to_shape_map() if n.endswith("/adam_m")
+    )
     worst_w = worst_v = 0.0
     for name in names:
         m3, v3, w3 = (a.get_tensor(name + s) for s in ("/adam_m", "/adam_v", ""))
@@ -381,25 +471,45 @@ def check_resumed_step(before, after, lr):
         worst_w = max(worst_w, float(np.max(np.abs(w3 - lr * update - w4))))
         worst_v = max(worst_v, float(np.max(np.abs(v_expected - v4) / (np.abs(v4) + 1e-12))))
     ok = step_a + 1 == step_b and names and worst_w < 1e-6 and worst_v < 1e-4
-    record("pretraining", "resume from the original's checkpoint", bool(ok),
-           f"global_step {step_a} -> {step_b}; {len(names)} variables with adam_m/adam_v; "
-           f"max |w - expected| {worst_w:.3g}, max rel. error of adam_v {worst_v:.3g}")
+    record(
+        "pretraining",
+        "resume from the original's checkpoint",
+        bool(ok),
+        f"global_step {step_a} -> {step_b}; {len(names)} variables with adam_m/adam_v; "
+        f"max |w - expected| {worst_w:.3g}, max rel. error of adam_v {worst_v:.3g}",
+    )
 
 
 MRPC_ROWS = [
-    ("1", "He said the foodservice pie business doesn't fit the company's long-term growth "
-     "strategy.", "The foodservice pie business does not fit our long-term growth strategy, "
-     "he said."),
-    ("0", "Magnarelli said Racicot hated the Iraqi regime and looked forward to using his long "
-     "years of training in the war.", 'His wife said he was "100 percent behind George Bush" '
-     "and looked forward to using his years of training in the war."),
-    ("1", "The dollar was at 116.92 yen against the yen, flat on the session.",
-     "The dollar was flat at 116.92 yen."),
-    ("0", "Caf\u00e9 owners in Z\u00fcrich met on Tuesday; \u6771\u4eac was mentioned twice.",
-     "Nobody mentioned Tokyo at the meeting of supercalifragilisticexpialidocious owners."),
+    (
+        "1",
+        "He said the foodservice pie business doesn't fit the company's long-term growth "
+        "strategy.",
+        "The foodservice pie business does not fit our long-term growth strategy, he said.",
+    ),
+    (
+        "0",
+        "Magnarelli said Racicot hated the Iraqi regime and looked forward to using his long "
+        "years of training in the war.",
+        'His wife said he was "100 percent behind George Bush" '
+        "and looked forward to using his years of training in the war.",
+    ),
+    (
+        "1",
+        "The dollar was at 116.92 yen against the yen, flat on the session.",
+        "The dollar was flat at 116.92 yen.",
+    ),
+    (
+        "0",
+        "Caf\u00e9 owners in Z\u00fcrich met on Tuesday; \u6771\u4eac was mentioned twice.",
+        "Nobody mentioned Tokyo at the meeting of supercalifragilisticexpialidocious owners.",
+    ),
     ("1", "Shares of Genentech rose $1.61 to $59.70.", "Genentech shares rose 2.8 percent."),
-    ("0", "The tech-heavy Nasdaq composite index fell 3.99, or 0.25 percent, to 1,616.77.",
-     "The broad Standard & Poor's 500 Index fell 0.44 points."),
+    (
+        "0",
+        "The tech-heavy Nasdaq composite index fell 3.99, or 0.25 percent, to 1,616.77.",
+        "The broad Standard & Poor's 500 Index fell 0.44 points.",
+    ),
     ("1", "A BIG \u00c9CLAIR  with spaces?", "na\u00efve r\u00e9sum\u00e9 co\u00f6perate"),
 ]
 
@@ -408,8 +518,9 @@ def write_mrpc(directory, rows_by_split):
     os.makedirs(directory, exist_ok=True)
     for split, rows in rows_by_split.items():
         test = split == "test"
-        with open(os.path.join(directory, split + ".tsv"), "w", encoding="utf-8",
-                  newline="\n") as f:
+        with open(
+            os.path.join(directory, split + ".tsv"), "w", encoding="utf-8", newline="\n"
+        ) as f:
             f.write(("index" if test else "Quality") + "\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
             for i, (label, a, b) in enumerate(rows):
                 f.write(f"{i if test else label}\t{1000 + i}\t{2000 + i}\t{a}\t{b}\n")
@@ -417,38 +528,83 @@ def write_mrpc(directory, rows_by_split):
 
 def check_classifier(run, pretrained):
     data = run.path("mrpc")
-    write_mrpc(data, {"train": MRPC_ROWS, "dev": MRPC_ROWS[:5],
-                      "test": MRPC_ROWS[2:] + MRPC_ROWS[:2]})
-    common = ["--task_name=MRPC", f"--data_dir={data}", f"--vocab_file={VOCAB}",
-              f"--bert_config_file={run.path('bert_config.json')}", "--max_seq_length=32",
-              "--eval_batch_size=2", "--predict_batch_size=8"]
-    run.ours("run_classifier", [*common, f"--init_checkpoint={pretrained}", "--do_train",
-             "--do_eval", "--do_predict", "--train_batch_size=4", "--learning_rate=1e-3",
-             "--num_train_epochs=3", f"--output_dir={run.path('cls_ours')}"], "cls_ours.log")
+    write_mrpc(
+        data, {"train": MRPC_ROWS, "dev": MRPC_ROWS[:5], "test": MRPC_ROWS[2:] + MRPC_ROWS[:2]}
+    )
+    common = [
+        "--task_name=MRPC",
+        f"--data_dir={data}",
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        "--max_seq_length=32",
+        "--eval_batch_size=2",
+        "--predict_batch_size=8",
+    ]
+    run.ours(
+        "run_classifier",
+        [
+            *common,
+            f"--init_checkpoint={pretrained}",
+            "--do_train",
+            "--do_eval",
+            "--do_predict",
+            "--train_batch_size=4",
+            "--learning_rate=1e-3",
+            "--num_train_epochs=3",
+            f"--output_dir={run.path('cls_ours')}",
+        ],
+        "cls_ours.log",
+    )
     copy_checkpoint(newest_checkpoint(run.path("cls_ours")), run.path("cls_orig"))
-    run.original("run_classifier", [*common, "--do_eval", "--do_predict",
-                 f"--output_dir={run.path('cls_orig')}"], "cls_orig.log")
-    compare_key_value_file("classifier", "eval_results.txt",
-                           run.path("cls_orig", "eval_results.txt"),
-                           run.path("cls_ours", "eval_results.txt"), extra_ok=("eval_f1",))
-    compare_tsv("classifier", "test_results.tsv", run.path("cls_orig", "test_results.tsv"),
-                run.path("cls_ours", "test_results.tsv"))
+    run.original(
+        "run_classifier",
+        [*common, "--do_eval", "--do_predict", f"--output_dir={run.path('cls_orig')}"],
+        "cls_orig.log",
+    )
+    compare_key_value_file(
+        "classifier",
+        "eval_results.txt",
+        run.path("cls_orig", "eval_results.txt"),
+        run.path("cls_ours", "eval_results.txt"),
+        extra_ok=("eval_f1",),
+    )
+    compare_tsv(
+        "classifier",
+        "test_results.tsv",
+        run.path("cls_orig", "test_results.tsv"),
+        run.path("cls_ours", "test_results.tsv"),
+    )
     for name in ("eval.tf_record", "predict.tf_record"):
-        compare_records("classifier", name, run.path("cls_orig", name),
-                        run.path("cls_ours", name))
+        compare_records("classifier", name, run.path("cls_orig", name), run.path("cls_ours", name))
     # The other way round: the original fine-tunes, this project predicts from it.
-    run.original("run_classifier", [*common, f"--init_checkpoint={pretrained}", "--do_train",
-                 "--do_predict", "--train_batch_size=4", "--learning_rate=1e-3",
-                 "--num_train_epochs=3", f"--output_dir={run.path('cls_orig_trained')}"],
-                 "cls_orig_trained.log")
-    copy_checkpoint(newest_checkpoint(run.path("cls_orig_trained")),
-                    run.path("cls_orig_trained_by_ours"))
-    run.ours("run_classifier", [*common, "--do_predict",
-             f"--output_dir={run.path('cls_orig_trained_by_ours')}"],
-             "cls_orig_trained_by_ours.log")
-    compare_tsv("classifier", "test_results.tsv from the original's fine-tuned checkpoint",
-                run.path("cls_orig_trained", "test_results.tsv"),
-                run.path("cls_orig_trained_by_ours", "test_results.tsv"))
+    run.original(
+        "run_classifier",
+        [
+            *common,
+            f"--init_checkpoint={pretrained}",
+            "--do_train",
+            "--do_predict",
+            "--train_batch_size=4",
+            "--learning_rate=1e-3",
+            "--num_train_epochs=3",
+            f"--output_dir={run.path('cls_orig_trained')}",
+        ],
+        "cls_orig_trained.log",
+    )
+    copy_checkpoint(
+        newest_checkpoint(run.path("cls_orig_trained")), run.path("cls_orig_trained_by_ours")
+    )
+    run.ours(
+        "run_classifier",
+        [*common, "--do_predict", f"--output_dir={run.path('cls_orig_trained_by_ours')}"],
+        "cls_orig_trained_by_ours.log",
+    )
+    compare_tsv(
+        "classifier",
+        "test_results.tsv from the original's fine-tuned checkpoint",
+        run.path("cls_orig_trained", "test_results.tsv"),
+        run.path("cls_orig_trained_by_ours", "test_results.tsv"),
+    )
     return newest_checkpoint(run.path("cls_ours"))
 
 
@@ -464,11 +620,16 @@ def compare_tsv(check, name, path_a, path_b):
     differing = [(x, y) for x, y in numbers if x != y]
     ulps = max((float32_ulps(float(x), float(y)) for x, y in differing), default=0)
     repr_ok = all(x == float32_str(float(x)) for x, _ in numbers) and all(
-        y == float32_str(float(y)) for _, y in numbers)
-    record(check, name, shape_same and repr_ok,
-           f"lines and columns {'identical' if shape_same else 'DIFFER'}; every value is the "
-           f"shortest repr of a float32 in both: {repr_ok}; {len(differing)} of {len(numbers)} "
-           f"values differ, by at most {ulps} float32 ulp")
+        y == float32_str(float(y)) for _, y in numbers
+    )
+    record(
+        check,
+        name,
+        shape_same and repr_ok,
+        f"lines and columns {'identical' if shape_same else 'DIFFER'}; every value is the "
+        f"shortest repr of a float32 in both: {repr_ok}; {len(differing)} of {len(numbers)} "
+        f"values differ, by at most {ulps} float32 ulp",
+    )
 
 
 def float32_bits(x):
@@ -504,18 +665,33 @@ def check_tricky(run, checkpoint):
     for lower in ("true", "false"):
         for length in (24, 64):
             tag = f"tricky_{lower}_{length}"
-            flags = ["--task_name=mrpc", f"--data_dir={data}", f"--vocab_file={VOCAB}",
-                     f"--bert_config_file={run.path('bert_config.json')}", "--do_predict",
-                     f"--max_seq_length={length}", f"--do_lower_case={lower}"]
+            flags = [
+                "--task_name=mrpc",
+                f"--data_dir={data}",
+                f"--vocab_file={VOCAB}",
+                f"--bert_config_file={run.path('bert_config.json')}",
+                "--do_predict",
+                f"--max_seq_length={length}",
+                f"--do_lower_case={lower}",
+            ]
             for side in ("orig", "ours"):
                 copy_checkpoint(checkpoint, run.path(f"{tag}_{side}"))
-            run.original("run_classifier", [*flags, f"--output_dir={run.path(tag + '_orig')}"],
-                         tag + "_orig.log")
-            run.ours("run_classifier", [*flags, f"--output_dir={run.path(tag + '_ours')}"],
-                     tag + "_ours.log")
-            compare_records("tricky", f"predict.tf_record lower={lower} length={length}",
-                            run.path(tag + "_orig", "predict.tf_record"),
-                            run.path(tag + "_ours", "predict.tf_record"))
+            run.original(
+                "run_classifier",
+                [*flags, f"--output_dir={run.path(tag + '_orig')}"],
+                tag + "_orig.log",
+            )
+            run.ours(
+                "run_classifier",
+                [*flags, f"--output_dir={run.path(tag + '_ours')}"],
+                tag + "_ours.log",
+            )
+            compare_records(
+                "tricky",
+                f"predict.tf_record lower={lower} length={length}",
+                run.path(tag + "_orig", "predict.tf_record"),
+                run.path(tag + "_ours", "predict.tf_record"),
+            )
 
 
 SQUAD_CONTEXTS = [
@@ -532,7 +708,7 @@ SQUAD_CONTEXTS = [
     "siphon-brewed coffee since the 1950s. Supercalifragilisticexpialidocious pastries cost "
     "3,50 CHF (about $3.80).",
     "\u0130stanbul's STRASSE and Stra\u00dfe meet at the \ufb01rst caf\u00e9 \u200b near "
-    "ZERO\u200bWIDTH signs, \u00c5ngstr\u00f6m-scale \U0001F600 emoji and "
+    "ZERO\u200bWIDTH signs, \u00c5ngstr\u00f6m-scale \U0001f600 emoji and "
     "\u0627\u0644\u0639\u0631\u0628\u064a\u0629 text; na\u0131ve \u0301accents "
     "and [UNK]-like words such as xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
     "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
@@ -540,24 +716,33 @@ SQUAD_CONTEXTS = [
     " end here. The \u0130stanbul caf\u00e9 opened in 1923.",
 ]
 SQUAD_QUESTIONS = [
-    [("In what country is Normandy located?", "France"),
-     ("When were the Normans in Normandy?", "10th and 11th centuries"),
-     ("Who was the Norse leader?", "Rollo"),
-     ("What did the descendants merge with?", "Carolingian-based cultures"),
-     ("Who gave their name to the moon?", None),
-     # answer_start points at another word: training skips the question
-     ("Where were the raiders from?", "Denmark", "Iceland")],
-    [("When did the Caf\u00e9 Od\u00e9on open?", "1911"),
-     ("Who were regulars?", "Albert Einstein, James Joyce and Lenin"),
-     ("What do kissaten serve?", "siphon-brewed coffee"),
-     ("How much do the pastries cost?", "3,50 CHF"),
-     ("What is the capital of Mars?", None)],
-    [("Which city has a STRASSE?", "\u0130stanbul's"),
-     ("What scale is mentioned, along with emoji and Arabic text and accents and more words "
-      "than the query limit allows?", "\u00c5ngstr\u00f6m-scale"),
-     ("When did the caf\u00e9 open?", "1923"),
-     ("What is first?", "\ufb01rst caf\u00e9"),
-     ("Where are the zero-width signs?", "ZERO\u200bWIDTH signs")],
+    [
+        ("In what country is Normandy located?", "France"),
+        ("When were the Normans in Normandy?", "10th and 11th centuries"),
+        ("Who was the Norse leader?", "Rollo"),
+        ("What did the descendants merge with?", "Carolingian-based cultures"),
+        ("Who gave their name to the moon?", None),
+        # answer_start points at another word: training skips the question
+        ("Where were the raiders from?", "Denmark", "Iceland"),
+    ],
+    [
+        ("When did the Caf\u00e9 Od\u00e9on open?", "1911"),
+        ("Who were regulars?", "Albert Einstein, James Joyce and Lenin"),
+        ("What do kissaten serve?", "siphon-brewed coffee"),
+        ("How much do the pastries cost?", "3,50 CHF"),
+        ("What is the capital of Mars?", None),
+    ],
+    [
+        ("Which city has a STRASSE?", "\u0130stanbul's"),
+        (
+            "What scale is mentioned, along with emoji and Arabic text and accents and more words "
+            "than the query limit allows?",
+            "\u00c5ngstr\u00f6m-scale",
+        ),
+        ("When did the caf\u00e9 open?", "1923"),
+        ("What is first?", "\ufb01rst caf\u00e9"),
+        ("Where are the zero-width signs?", "ZERO\u200bWIDTH signs"),
+    ],
 ]
 
 
@@ -577,30 +762,51 @@ def write_squad(path, version_2):
                 qa["is_impossible"] = answer is None
             qas.append(qa)
         paragraphs.append({"context": context, "qas": qas})
-    doc = {"version": "v2.0" if version_2 else "1.1",
-           "data": [{"title": "T", "paragraphs": paragraphs}]}
+    doc = {
+        "version": "v2.0" if version_2 else "1.1",
+        "data": [{"title": "T", "paragraphs": paragraphs}],
+    }
     with open(path, "w", encoding="utf-8") as f:
         json.dump(doc, f, ensure_ascii=False)
 
 
-SQUAD_FLAGS = ["--max_seq_length=48", "--doc_stride=16", "--max_query_length=12",
-               "--max_answer_length=10", "--predict_batch_size=4"]
+SQUAD_FLAGS = [
+    "--max_seq_length=48",
+    "--doc_stride=16",
+    "--max_query_length=12",
+    "--max_answer_length=10",
+    "--predict_batch_size=4",
+]
 
 
 def check_squad(run, pretrained):
     for version in ("v1", "v2"):
         write_squad(run.path(f"squad_{version}.json"), version == "v2")
-    common = [f"--vocab_file={VOCAB}", f"--bert_config_file={run.path('bert_config.json')}",
-              *SQUAD_FLAGS]
-    train = [f"--init_checkpoint={pretrained}", "--do_train", "--train_batch_size=4",
-             "--num_train_epochs=2", "--learning_rate=1e-3"]
+    common = [
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        *SQUAD_FLAGS,
+    ]
+    train = [
+        f"--init_checkpoint={pretrained}",
+        "--do_train",
+        "--train_batch_size=4",
+        "--num_train_epochs=2",
+        "--learning_rate=1e-3",
+    ]
     v2 = ["--version_2_with_negative", f"--train_file={run.path('squad_v2.json')}"]
-    run.ours("run_squad", [*common, *train, *v2, f"--output_dir={run.path('sq_ours')}"],
-             "sq_ours.log")
-    run.original("run_squad", [*common, *train, *v2, f"--output_dir={run.path('sq_orig')}"],
-                 "sq_orig.log")
-    compare_records("squad", "v2 train.tf_record", run.path("sq_orig", "train.tf_record"),
-                    run.path("sq_ours", "train.tf_record"))
+    run.ours(
+        "run_squad", [*common, *train, *v2, f"--output_dir={run.path('sq_ours')}"], "sq_ours.log"
+    )
+    run.original(
+        "run_squad", [*common, *train, *v2, f"--output_dir={run.path('sq_orig')}"], "sq_orig.log"
+    )
+    compare_records(
+        "squad",
+        "v2 train.tf_record",
+        run.path("sq_orig", "train.tf_record"),
+        run.path("sq_ours", "train.tf_record"),
+    )
     checkpoint = newest_checkpoint(run.path("sq_ours"))
     for version in ("v1", "v2"):
         flags = [*common, "--do_predict", f"--predict_file={run.path(f'squad_{version}.json')}"]
@@ -609,18 +815,25 @@ def check_squad(run, pretrained):
         for side, start in (("orig", run.original), ("ours", run.ours)):
             directory = run.path(f"sq_{version}_pred_{side}")
             copy_checkpoint(checkpoint, directory)
-            start("run_squad", [*flags, f"--output_dir={directory}"],
-                  f"sq_{version}_pred_{side}.log")
+            start(
+                "run_squad", [*flags, f"--output_dir={directory}"], f"sq_{version}_pred_{side}.log"
+            )
         names = ["predictions.json", "nbest_predictions.json"]
         if version == "v2":
             names.append("null_odds.json")
         for name in names:
-            compare_json_files("squad", f"{version} {name}",
-                               run.path(f"sq_{version}_pred_orig", name),
-                               run.path(f"sq_{version}_pred_ours", name))
-        compare_records("squad", f"{version} eval.tf_record",
-                        run.path(f"sq_{version}_pred_orig", "eval.tf_record"),
-                        run.path(f"sq_{version}_pred_ours", "eval.tf_record"))
+            compare_json_files(
+                "squad",
+                f"{version} {name}",
+                run.path(f"sq_{version}_pred_orig", name),
+                run.path(f"sq_{version}_pred_ours", name),
+            )
+        compare_records(
+            "squad",
+            f"{version} eval.tf_record",
+            run.path(f"sq_{version}_pred_orig", "eval.tf_record"),
+            run.path(f"sq_{version}_pred_ours", "eval.tf_record"),
+        )
 
 
 SQUAD_POST_CASES = [
@@ -642,9 +855,17 @@ def check_squad_post(run):
         for impl, python in (("original", run.args.original_python), ("ours", sys.executable)):
             out_dir = run.path(f"post_{name}_{impl}")
             os.makedirs(out_dir, exist_ok=True)
-            code = run.worker(python, impl, ["--worker=squad_post", f"--worker_case={name}",
-                                             f"--work_dir={run.work}", f"--worker_out={out_dir}"],
-                              f"post_{name}_{impl}.log")
+            code = run.worker(
+                python,
+                impl,
+                [
+                    "--worker=squad_post",
+                    f"--worker_case={name}",
+                    f"--work_dir={run.work}",
+                    f"--worker_out={out_dir}",
+                ],
+                f"post_{name}_{impl}.log",
+            )
             outputs[impl] = out_dir if code == 0 else None
         if not all(outputs.values()):
             failed = [impl for impl, out in outputs.items() if out is None]
@@ -657,8 +878,12 @@ def check_squad_post(run):
                 compare_records("squad_post", f"{name} {file_name}", a, b)
             else:
                 same = os.path.exists(b) and read_bytes(a) == read_bytes(b)
-                record("squad_post", f"{name} {file_name}", same,
-                       "byte-identical" if same else "bytes DIFFER")
+                record(
+                    "squad_post",
+                    f"{name} {file_name}",
+                    same,
+                    "byte-identical" if same else "bytes DIFFER",
+                )
 
 
 def squad_post_worker(args):
@@ -672,11 +897,15 @@ def squad_post_worker(args):
     else:
         import run_squad
         import tokenization
-    run_squad.FLAGS([
-        "worker", f"--version_2_with_negative={str(version_2).lower()}",
-        f"--null_score_diff_threshold={threshold}", f"--do_lower_case={str(lower).lower()}",
-        "--verbose_logging=false",
-    ])
+    run_squad.FLAGS(
+        [
+            "worker",
+            f"--version_2_with_negative={str(version_2).lower()}",
+            f"--null_score_diff_threshold={threshold}",
+            f"--do_lower_case={str(lower).lower()}",
+            "--verbose_logging=false",
+        ]
+    )
     tokenizer = tokenization.FullTokenizer(vocab_file=VOCAB, do_lower_case=lower)
     input_file = os.path.join(args.work_dir, f"squad_{'v2' if version_2 else 'v1'}.json")
     out = args.worker_out
@@ -686,27 +915,33 @@ def squad_post_worker(args):
             random.Random(12345).shuffle(examples)
         features = []
         writer = run_squad.FeatureWriter(
-            os.path.join(out, f"{'train' if is_training else 'eval'}.tf_record"), is_training)
+            os.path.join(out, f"{'train' if is_training else 'eval'}.tf_record"), is_training
+        )
 
         def output_fn(feature, features=features, writer=writer):
             features.append(feature)
             writer.process_feature(feature)
 
         run_squad.convert_examples_to_features(
-            examples, tokenizer, 48, 16, 12, is_training, output_fn)
+            examples, tokenizer, 48, 16, 12, is_training, output_fn
+        )
         writer.close()
         dump = []
         for f in features:
-            dump.append({
-                "unique_id": f.unique_id, "example_index": f.example_index,
-                "doc_span_index": f.doc_span_index, "tokens": f.tokens,
-                "token_to_orig_map": sorted(f.token_to_orig_map.items()),
-                "token_is_max_context": sorted(f.token_is_max_context.items()),
-                "start_position": f.start_position, "end_position": f.end_position,
-                "is_impossible": f.is_impossible,
-            })
-        with open(os.path.join(out, f"features_{is_training}.json"), "w",
-                  encoding="utf-8") as f:
+            dump.append(
+                {
+                    "unique_id": f.unique_id,
+                    "example_index": f.example_index,
+                    "doc_span_index": f.doc_span_index,
+                    "tokens": f.tokens,
+                    "token_to_orig_map": sorted(f.token_to_orig_map.items()),
+                    "token_is_max_context": sorted(f.token_is_max_context.items()),
+                    "start_position": f.start_position,
+                    "end_position": f.end_position,
+                    "is_impossible": f.is_impossible,
+                }
+            )
+        with open(os.path.join(out, f"features_{is_training}.json"), "w", encoding="utf-8") as f:
             json.dump(dump, f, indent=1, sort_keys=True)
     results = []
     for feature in features:
@@ -715,48 +950,58 @@ def squad_post_worker(args):
         for _ in range(2):
             row = [float32_round(rng.gauss(0.0, spread)) for _ in feature.input_ids]
             logits.append(row)
-        results.append(run_squad.RawResult(unique_id=feature.unique_id,
-                                           start_logits=logits[0], end_logits=logits[1]))
+        results.append(
+            run_squad.RawResult(
+                unique_id=feature.unique_id, start_logits=logits[0], end_logits=logits[1]
+            )
+        )
     run_squad.write_predictions(
-        examples, features, results, n_best, max_answer, lower,
-        os.path.join(out, "predictions.json"), os.path.join(out, "nbest_predictions.json"),
-        os.path.join(out, "null_odds.json"))
+        examples,
+        features,
+        results,
+        n_best,
+        max_answer,
+        lower,
+        os.path.join(out, "predictions.json"),
+        os.path.join(out, "nbest_predictions.json"),
+        os.path.join(out, "null_odds.json"),
+    )
 
 
 GLUE_FILES = {
     "cola": {
         "train.tsv": "gj04\t1\t\tOur friends won't buy this analysis.\n"
-                     "gj04\t0\t*\tThey drank the pub.\n",
+        "gj04\t0\t*\tThey drank the pub.\n",
         "dev.tsv": "cj99\t1\t\tThe sailors rode the breeze clear of the rocks.\n",
         "test.tsv": "index\tsentence\n0\tBill whistled past the house.\n"
-                    "1\tZ\u00fcrich \u6771\u4eac caf\u00e9.\n",
+        "1\tZ\u00fcrich \u6771\u4eac caf\u00e9.\n",
     },
     "mnli": {
         "train.tsv": "index\tpromptID\tpairID\tgenre\ts1b\ts2b\ts1p\ts2p\tsentence1"
-                     "\tsentence2\tlabel1\tgold_label\n"
-                     "0\t31193\t31193n\tgovernment\t(a)\t(b)\t(A)\t(B)\tConceptually cream "
-                     "skimming has two basic dimensions.\tProduct and geography are what make "
-                     "cream skimming work.\tneutral\tneutral\n",
+        "\tsentence2\tlabel1\tgold_label\n"
+        "0\t31193\t31193n\tgovernment\t(a)\t(b)\t(A)\t(B)\tConceptually cream "
+        "skimming has two basic dimensions.\tProduct and geography are what make "
+        "cream skimming work.\tneutral\tneutral\n",
         "dev_matched.tsv": "index\tpromptID\tpairID\tgenre\ts1b\ts2b\ts1p\ts2p\tsentence1"
-                           "\tsentence2\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label\n"
-                           "0\t63735\t63735n\tslate\t(a)\t(b)\t(A)\t(B)\tThe new rights are "
-                           "nice enough\tEveryone really likes the newest benefits\tneutral"
-                           "\tentailment\tneutral\tneutral\tneutral\tneutral\n",
+        "\tsentence2\tlabel1\tlabel2\tlabel3\tlabel4\tlabel5\tgold_label\n"
+        "0\t63735\t63735n\tslate\t(a)\t(b)\t(A)\t(B)\tThe new rights are "
+        "nice enough\tEveryone really likes the newest benefits\tneutral"
+        "\tentailment\tneutral\tneutral\tneutral\tneutral\n",
         "test_matched.tsv": "index\tpromptID\tpairID\tgenre\ts1b\ts2b\ts1p\ts2p"
-                            "\tsentence1\tsentence2\n"
-                            "0\t31493\t31493\ttravel\t(a)\t(b)\t(A)\t(B)\tHierbas, ans "
-                            "seco, ans dulce.\tHierbas is a name worth looking out for.\n",
+        "\tsentence1\tsentence2\n"
+        "0\t31493\t31493\ttravel\t(a)\t(b)\t(A)\t(B)\tHierbas, ans "
+        "seco, ans dulce.\tHierbas is a name worth looking out for.\n",
     },
     "mrpc": None,
     "xnli": {
         "multinli/multinli.train.zh.tsv": "premise\thypo\tlabel\n"
-                                          "\u4ed6\u8bf4\u4e86\tA\tcontradictory\n"
-                                          "\u597d\tB\tentailment\n",
+        "\u4ed6\u8bf4\u4e86\tA\tcontradictory\n"
+        "\u597d\tB\tentailment\n",
         "xnli.dev.tsv": "language\tgold_label\ts1b\ts2b\ts1p\ts2p\tsentence1\tsentence2"
-                        "\tpromptID\tpairID\n"
-                        "en\tneutral\t(a)\t(b)\t(A)\t(B)\tHe said\tShe said\t1\t1\n"
-                        "zh\tentailment\t(a)\t(b)\t(A)\t(B)\t\u4ed6\u8bf4\t\u5979\u8bf4"
-                        "\t2\t2\n",
+        "\tpromptID\tpairID\n"
+        "en\tneutral\t(a)\t(b)\t(A)\t(B)\tHe said\tShe said\t1\t1\n"
+        "zh\tentailment\t(a)\t(b)\t(A)\t(B)\t\u4ed6\u8bf4\t\u5979\u8bf4"
+        "\t2\t2\n",
     },
 }
 
@@ -765,8 +1010,10 @@ def check_processors(run):
     data = run.path("glue")
     for task, files in GLUE_FILES.items():
         if files is None:
-            write_mrpc(os.path.join(data, task), {"train": MRPC_ROWS, "dev": MRPC_ROWS[:3],
-                                                  "test": MRPC_ROWS[3:]})
+            write_mrpc(
+                os.path.join(data, task),
+                {"train": MRPC_ROWS, "dev": MRPC_ROWS[:3], "test": MRPC_ROWS[3:]},
+            )
             continue
         for name, text in files.items():
             path = os.path.join(data, task, name)
@@ -776,16 +1023,24 @@ def check_processors(run):
     outputs = {}
     for impl, python in (("original", run.args.original_python), ("ours", sys.executable)):
         out = run.path(f"processors_{impl}.json")
-        run.worker(python, impl, ["--worker=processors", f"--work_dir={run.work}",
-                                  f"--worker_out={out}"], f"processors_{impl}.log")
+        run.worker(
+            python,
+            impl,
+            ["--worker=processors", f"--work_dir={run.work}", f"--worker_out={out}"],
+            f"processors_{impl}.log",
+        )
         outputs[impl] = out
     if not all(os.path.exists(p) for p in outputs.values()):
         record("processors", "examples", False, "a worker failed; see processors_*.log")
         return
     same = read_bytes(outputs["original"]) == read_bytes(outputs["ours"])
     count = sum(len(v) for v in json.loads(read_text(outputs["ours"])).values())
-    record("processors", "cola/mnli/mrpc/xnli examples and labels", same,
-           f"{count} entries, {'identical' if same else 'DIFFER'}")
+    record(
+        "processors",
+        "cola/mnli/mrpc/xnli examples and labels",
+        same,
+        f"{count} entries, {'identical' if same else 'DIFFER'}",
+    )
 
 
 def processors_worker(args):
@@ -796,8 +1051,12 @@ def processors_worker(args):
         from bert import run_classifier
     else:
         import run_classifier
-    classes = {"cola": "ColaProcessor", "mnli": "MnliProcessor", "mrpc": "MrpcProcessor",
-               "xnli": "XnliProcessor"}
+    classes = {
+        "cola": "ColaProcessor",
+        "mnli": "MnliProcessor",
+        "mrpc": "MrpcProcessor",
+        "xnli": "XnliProcessor",
+    }
     dump = {}
     for task, class_name in classes.items():
         processor = getattr(run_classifier, class_name)()
@@ -815,26 +1074,34 @@ def check_kernels(run):
     outputs = {}
     for impl, python in (("original", run.args.original_python), ("ours", sys.executable)):
         out = run.path(f"softmax_{impl}.txt")
-        run.worker(python, impl, ["--worker=softmax", f"--worker_out={out}"],
-                   f"softmax_{impl}.log")
+        run.worker(
+            python, impl, ["--worker=softmax", f"--worker_out={out}"], f"softmax_{impl}.log"
+        )
         outputs[impl] = [line.split() for line in read_text(out).splitlines()]
     pairs = list(zip(outputs["original"], outputs["ours"]))
     differing = sum(1 for a, b in pairs if a != b)
     ulps = max(float32_ulps(float(x), float(y)) for a, b in pairs for x, y in zip(a, b))
-    record("kernels", "tf.nn.softmax on 2000 fixed float32 rows of 2 logits", True,
-           f"{differing} rows differ between the two TensorFlows, by at most {ulps} ulp")
+    record(
+        "kernels",
+        "tf.nn.softmax on 2000 fixed float32 rows of 2 logits",
+        True,
+        f"{differing} rows differ between the two TensorFlows, by at most {ulps} ulp",
+    )
 
 
 def check_lr_schedule(run):
     counts = {}
     for impl, python in (("original", run.args.original_python), ("ours", sys.executable)):
         out = run.path(f"lr_{impl}.json")
-        run.worker(python, impl, ["--worker=lr_schedule", f"--worker_out={out}"],
-                   f"lr_{impl}.log")
+        run.worker(python, impl, ["--worker=lr_schedule", f"--worker_out={out}"], f"lr_{impl}.log")
         counts[impl] = json.loads(read_text(out))
     ours_fixed = set(counts["ours"]) == {"step 0"}
-    record("lr_schedule", "learning rate of the first step (num_train_steps=2, no warmup)",
-           ours_fixed, f"original: {counts['original']}; ours: {counts['ours']}")
+    record(
+        "lr_schedule",
+        "learning rate of the first step (num_train_steps=2, no warmup)",
+        ours_fixed,
+        f"original: {counts['original']}; ours: {counts['ours']}",
+    )
 
 
 def lr_schedule_worker(args):
@@ -853,10 +1120,15 @@ def lr_schedule_worker(args):
         graph = tf.Graph()
         with graph.as_default():
             # A resource variable, as TPUEstimator creates it.
-            tf.get_variable("global_step", shape=[], dtype=tf.int64, trainable=False,
-                            initializer=tf.zeros_initializer(), use_resource=True,
-                            collections=[tf.GraphKeys.GLOBAL_VARIABLES,
-                                         tf.GraphKeys.GLOBAL_STEP])
+            tf.get_variable(
+                "global_step",
+                shape=[],
+                dtype=tf.int64,
+                trainable=False,
+                initializer=tf.zeros_initializer(),
+                use_resource=True,
+                collections=[tf.GraphKeys.GLOBAL_VARIABLES, tf.GraphKeys.GLOBAL_STEP],
+            )
             weights = tf.get_variable("w", initializer=tf.constant([1.0, 2.0]))
             loss = tf.reduce_sum(weights * tf.constant([0.5, -0.25]))
             train_op = optimization.create_optimizer(loss, 1e-3, 2, 0, False)
@@ -881,8 +1153,10 @@ def softmax_worker(args):
     tf1 = tf.compat.v1
     tf1.disable_eager_execution()
     rng = random.Random(0)
-    logits = np.array([[float32_round(rng.gauss(0.0, 0.1)) for _ in range(2)]
-                       for _ in range(2000)], dtype=np.float32)
+    logits = np.array(
+        [[float32_round(rng.gauss(0.0, 0.1)) for _ in range(2)] for _ in range(2000)],
+        dtype=np.float32,
+    )
     probs = tf.nn.softmax(tf.constant(logits), axis=-1)
     with tf1.Session() as session:
         values = session.run(probs)
@@ -910,34 +1184,66 @@ def check_features(run, checkpoint):
     input_file = run.path("features_input.txt")
     with open(input_file, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")
-    flags = [f"--input_file={input_file}", f"--vocab_file={VOCAB}",
-             f"--bert_config_file={run.path('bert_config.json')}",
-             f"--init_checkpoint={checkpoint}", "--layers=-1,-2,0", "--max_seq_length=24",
-             "--batch_size=3"]
-    run.original("extract_features", [*flags, f"--output_file={run.path('ef_orig.jsonl')}"],
-                 "ef_orig.log")
-    run.ours("extract_features", [*flags, f"--output_file={run.path('ef_ours.jsonl')}"],
-             "ef_ours.log")
-    compare_lines_of_json("features", "extract_features JSON lines", run.path("ef_orig.jsonl"),
-                          run.path("ef_ours.jsonl"))
+    flags = [
+        f"--input_file={input_file}",
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        f"--init_checkpoint={checkpoint}",
+        "--layers=-1,-2,0",
+        "--max_seq_length=24",
+        "--batch_size=3",
+    ]
+    run.original(
+        "extract_features", [*flags, f"--output_file={run.path('ef_orig.jsonl')}"], "ef_orig.log"
+    )
+    run.ours(
+        "extract_features", [*flags, f"--output_file={run.path('ef_ours.jsonl')}"], "ef_ours.log"
+    )
+    compare_lines_of_json(
+        "features",
+        "extract_features JSON lines",
+        run.path("ef_orig.jsonl"),
+        run.path("ef_ours.jsonl"),
+    )
 
 
 def check_pretraining_data(run):
     corpus = os.path.join(REPO, "demo_data", "corpus", "*.txt")
-    flags = [f"--input_file={corpus}", f"--vocab_file={VOCAB}", "--do_lower_case=True",
-             "--max_seq_length=64", "--max_predictions_per_seq=10",
-             "--masked_lm_prob=0.2", "--short_seq_prob=0.3", "--random_seed=3",
-             "--dupe_factor=2"]
+    flags = [
+        f"--input_file={corpus}",
+        f"--vocab_file={VOCAB}",
+        "--do_lower_case=True",
+        "--max_seq_length=64",
+        "--max_predictions_per_seq=10",
+        "--masked_lm_prob=0.2",
+        "--short_seq_prob=0.3",
+        "--random_seed=3",
+        "--dupe_factor=2",
+    ]
     for side, start in (("orig", run.original), ("ours", run.ours)):
         outputs = ",".join(run.path(f"cpd_{side}_{x}.tfrecord") for x in "ab")
         start("create_pretraining_data", [*flags, f"--output_file={outputs}"], f"cpd_{side}.log")
     for x in "ab":
-        compare_records("pretraining_data", f"output file {x}",
-                        run.path(f"cpd_orig_{x}.tfrecord"), run.path(f"cpd_ours_{x}.tfrecord"))
+        compare_records(
+            "pretraining_data",
+            f"output file {x}",
+            run.path(f"cpd_orig_{x}.tfrecord"),
+            run.path(f"cpd_ours_{x}.tfrecord"),
+        )
 
 
-CHECKS = ["pretraining", "classifier", "tricky", "squad", "squad_post", "processors",
-          "features", "pretraining_data", "lr_schedule", "kernels"]
+CHECKS = [
+    "pretraining",
+    "classifier",
+    "tricky",
+    "squad",
+    "squad_post",
+    "processors",
+    "features",
+    "pretraining_data",
+    "lr_schedule",
+    "kernels",
+]
 
 
 def main():
@@ -979,12 +1285,21 @@ def main():
         check_pretraining(run)
     needs_model = {"classifier", "tricky", "squad", "features"} & set(checks)
     if needs_model and not os.path.exists(pretrained + ".index"):
-        run.ours("run_pretraining", [
-            f"--bert_config_file={run.path('bert_config.json')}",
-            f"--input_file={os.path.join(GOLDEN, 'pretraining', 'default.tfrecord')}",
-            "--do_train", "--train_batch_size=8", "--num_train_steps=6", "--num_warmup_steps=2",
-            "--learning_rate=1e-3", "--save_checkpoints_steps=3",
-            f"--output_dir={run.path('pt_ours')}"], "pt_ours.log")
+        run.ours(
+            "run_pretraining",
+            [
+                f"--bert_config_file={run.path('bert_config.json')}",
+                f"--input_file={os.path.join(GOLDEN, 'pretraining', 'default.tfrecord')}",
+                "--do_train",
+                "--train_batch_size=8",
+                "--num_train_steps=6",
+                "--num_warmup_steps=2",
+                "--learning_rate=1e-3",
+                "--save_checkpoints_steps=3",
+                f"--output_dir={run.path('pt_ours')}",
+            ],
+            "pt_ours.log",
+        )
     if "classifier" in checks or "tricky" in checks:
         if "classifier" in checks or not os.path.exists(run.path("cls_ours", "checkpoint")):
             check_classifier(run, pretrained)
@@ -1004,8 +1319,10 @@ def main():
         check_lr_schedule(run)
     if "kernels" in checks:
         check_kernels(run)
-    print(f"\n{sum(r[2] for r in RESULTS)} of {len(RESULTS)} comparisons same; "
-          f"commands in {run.path('commands.log')}")
+    print(
+        f"\n{sum(r[2] for r in RESULTS)} of {len(RESULTS)} comparisons same; "
+        f"commands in {run.path('commands.log')}"
+    )
 
 
 if __name__ == "__main__":

@@ -67,9 +67,7 @@ def test_decode_record_casts_int64_to_int32():
         (4, 3, 6, (3, 3)),
     ],
 )
-def test_truncate_seq_pair_trims_the_longer_side_from_the_end(
-    len_a, len_b, max_length, expected
-):
+def test_truncate_seq_pair_trims_the_longer_side_from_the_end(len_a, len_b, max_length, expected):
     a = list(range(len_a))
     b = list(range(100, 100 + len_b))
     features.truncate_seq_pair(a, b, max_length)

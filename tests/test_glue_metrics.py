@@ -105,9 +105,7 @@ def test_pearson_matches_the_sums_formula(rc):
 def test_spearman_averages_tied_ranks(rc):
     # Both vectors have ties (2.5 three times, 0.7 twice).
     assert _ranks_by_counting([2.5, 1.0, 2.5, 2.5, 0.0]) == [4.0, 2.0, 4.0, 4.0, 1.0]
-    expected = _pearson_from_sums(
-        _ranks_by_counting(SCORES_GOLD), _ranks_by_counting(SCORES_PRED)
-    )
+    expected = _pearson_from_sums(_ranks_by_counting(SCORES_GOLD), _ranks_by_counting(SCORES_PRED))
     got = rc.spearman_correlation(SCORES_GOLD, SCORES_PRED)
     assert got == pytest.approx(expected, abs=1e-12)
     # A monotone transform leaves Spearman unchanged but not Pearson.

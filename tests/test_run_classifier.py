@@ -279,9 +279,7 @@ def sst2_run(tmp_path_factory):
     data = root / "data"
     data.mkdir()
     train, dev, test = (_synthetic_rows(rng, n) for n in (TRAIN_ROWS, DEV_ROWS, TEST_ROWS))
-    (data / "train.tsv").write_text(
-        "sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in train)
-    )
+    (data / "train.tsv").write_text("sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in train))
     (data / "dev.tsv").write_text("sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in dev))
     (data / "test.tsv").write_text(
         "index\tsentence\n" + "".join(f"{i}\t{s}\n" for i, (s, _) in enumerate(test))
@@ -414,9 +412,7 @@ def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
     assert float(result["eval_pearson"]) == pytest.approx(
         np.corrcoef(served_dev, gold)[0, 1], abs=1e-5
     )
-    assert float(result["eval_loss"]) == pytest.approx(
-        np.mean((served_dev - gold) ** 2), rel=1e-4
-    )
+    assert float(result["eval_loss"]) == pytest.approx(np.mean((served_dev - gold) ** 2), rel=1e-4)
 
     scores = [float(line) for line in (out / "test_results.tsv").read_text().splitlines()]
     assert len(scores) == len(test)
@@ -471,13 +467,23 @@ def parsed_flags(rc, tmp_path):
     [
         (["--task_name=sst-2"], "At least one of `do_train`, `do_eval` or `do_predict'"),
         (["--task_name=nope", "--do_train"], "Task not found: nope (known tasks: cola, "),
-        (["--task_name=rte", "--do_eval", "--max_seq_length=65"],
-         "Cannot use sequence length 65 because the BERT model was only trained up to "
-         "sequence length 64"),
-        (["--task_name=rte", "--do_train", "--init_checkpoint=/m/cased_L-12_H-768_A-12/"
-          "bert_model.ckpt"], "cased"),
-        (["--task_name=rte", "--do_eval", "--glue_submission_file=/tmp/x.tsv"],
-         "--glue_submission_file needs --do_predict"),
+        (
+            ["--task_name=rte", "--do_eval", "--max_seq_length=65"],
+            "Cannot use sequence length 65 because the BERT model was only trained up to "
+            "sequence length 64",
+        ),
+        (
+            [
+                "--task_name=rte",
+                "--do_train",
+                "--init_checkpoint=/m/cased_L-12_H-768_A-12/bert_model.ckpt",
+            ],
+            "cased",
+        ),
+        (
+            ["--task_name=rte", "--do_eval", "--glue_submission_file=/tmp/x.tsv"],
+            "--glue_submission_file needs --do_predict",
+        ),
     ],
 )
 def test_flag_errors_come_before_any_work(rc, parsed_flags, tmp_path, args, message):
