@@ -23,7 +23,7 @@ from absl import flags, logging
 import modeling
 import runner
 import tokenization
-from features import truncate_seq_pair
+from features import pack_pair, truncate_seq_pair
 
 FLAGS = flags.FLAGS
 
@@ -157,24 +157,9 @@ def convert_examples_to_features(examples, seq_length, tokenizer):
         tokens_a = tokenizer.tokenize(example.text_a)
         tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
 
-        if tokens_b:
-            truncate_seq_pair(tokens_a, tokens_b, seq_length - 3)
-        elif len(tokens_a) > seq_length - 2:
-            tokens_a = tokens_a[0 : seq_length - 2]
-
-        tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
-        input_type_ids = [0] * len(tokens)
-        if tokens_b:
-            tokens += tokens_b + ["[SEP]"]
-            input_type_ids += [1] * (len(tokens_b) + 1)
-
-        input_ids = tokenizer.convert_tokens_to_ids(tokens)
-        # 1 marks real tokens, which are the only ones attended to.
-        input_mask = [1] * len(input_ids)
-        padding = seq_length - len(input_ids)
-        input_ids += [0] * padding
-        input_mask += [0] * padding
-        input_type_ids += [0] * padding
+        tokens, input_ids, input_mask, input_type_ids = pack_pair(
+            tokenizer, tokens_a, tokens_b, seq_length
+        )
 
         if ex_index < _NUM_LOGGED_EXAMPLES:
             logging.info("*** Example ***")

@@ -75,3 +75,30 @@ def truncate_seq_pair(tokens_a, tokens_b, max_length):
             tokens_a.pop()
         else:
             tokens_b.pop()
+
+
+def pack_pair(tokenizer, tokens_a, tokens_b, max_seq_length):
+    """Packs "[CLS] a [SEP]" or "[CLS] a [SEP] b [SEP]" into padded model inputs.
+
+    A pair is first cut to max_seq_length - 3 pieces with truncate_seq_pair
+    (changing `tokens_a` and `tokens_b` in place), a single text to
+    max_seq_length - 2. Returns (tokens, input_ids, input_mask, segment_ids):
+    the tokens unpadded; the three id lists padded with 0 to max_seq_length,
+    the mask 1 on real tokens, segment ids 0 through the first [SEP] and 1
+    after it.
+    """
+    if tokens_b:
+        truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
+    else:
+        tokens_a = tokens_a[: max_seq_length - 2]
+
+    tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
+    segment_ids = [0] * len(tokens)
+    if tokens_b:
+        tokens += tokens_b + ["[SEP]"]
+        segment_ids += [1] * (len(tokens_b) + 1)
+
+    input_ids = tokenizer.convert_tokens_to_ids(tokens)
+    padding = [0] * (max_seq_length - len(input_ids))
+    input_mask = [1] * len(input_ids) + padding
+    return tokens, input_ids + padding, input_mask, segment_ids + padding

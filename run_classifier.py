@@ -575,23 +575,9 @@ def convert_single_example(ex_index, example, label_list, max_seq_length, tokeni
     if example.text_b:
         tokens_b = tokenizer.tokenize(example.text_b)
 
-    if tokens_b:
-        features.truncate_seq_pair(tokens_a, tokens_b, max_seq_length - 3)
-    elif len(tokens_a) > max_seq_length - 2:
-        tokens_a = tokens_a[0 : max_seq_length - 2]
-
-    tokens = ["[CLS]"] + tokens_a + ["[SEP]"]
-    segment_ids = [0] * len(tokens)
-    if tokens_b:
-        tokens += tokens_b + ["[SEP]"]
-        segment_ids += [1] * (len(tokens_b) + 1)
-
-    input_ids = tokenizer.convert_tokens_to_ids(tokens)
-    input_mask = [1] * len(input_ids)
-    padding = max_seq_length - len(input_ids)
-    input_ids += [0] * padding
-    input_mask += [0] * padding
-    segment_ids += [0] * padding
+    tokens, input_ids, input_mask, segment_ids = features.pack_pair(
+        tokenizer, tokens_a, tokens_b, max_seq_length
+    )
 
     if label_list is None:
         label_id = float(example.label)

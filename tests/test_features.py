@@ -74,3 +74,40 @@ def test_truncate_seq_pair_trims_the_longer_side_from_the_end(len_a, len_b, max_
     assert (len(a), len(b)) == expected
     assert a == list(range(expected[0]))
     assert b == list(range(100, 100 + expected[1]))
+
+
+class _IdsByLetter:
+    """A stand-in tokenizer: [CLS]=101, [SEP]=102, any other token its length."""
+
+    def convert_tokens_to_ids(self, tokens):
+        return [{"[CLS]": 101, "[SEP]": 102}.get(t, len(t)) for t in tokens]
+
+
+def test_pack_pair_lays_out_a_pair_with_segments_and_padding():
+    tokens, ids, mask, segments = features.pack_pair(
+        _IdsByLetter(), ["aa", "bbb"], ["c", "dddd", "ee"], max_seq_length=10
+    )
+    assert tokens == ["[CLS]", "aa", "bbb", "[SEP]", "c", "dddd", "ee", "[SEP]"]
+    assert ids == [101, 2, 3, 102, 1, 4, 2, 102, 0, 0]
+    assert mask == [1, 1, 1, 1, 1, 1, 1, 1, 0, 0]
+    assert segments == [0, 0, 0, 0, 1, 1, 1, 1, 0, 0]
+
+
+def test_pack_pair_truncates_a_pair_to_three_less_and_a_single_to_two_less():
+    a, b = ["a1", "a2", "a3", "a4"], ["b1", "b2", "b3"]
+    tokens, ids, mask, segments = features.pack_pair(_IdsByLetter(), a, b, max_seq_length=7)
+    # 7 - 3 = 4 pieces: a loses two from its end (longer), then the tie trims b.
+    assert tokens == ["[CLS]", "a1", "a2", "[SEP]", "b1", "b2", "[SEP]"]
+    assert mask == [1] * 7 and segments == [0, 0, 0, 0, 1, 1, 1]
+
+    tokens, ids, mask, segments = features.pack_pair(
+        _IdsByLetter(), ["x", "y", "z", "w"], None, max_seq_length=4
+    )
+    assert tokens == ["[CLS]", "x", "y", "[SEP]"]
+    assert ids == [101, 1, 1, 102] and segments == [0, 0, 0, 0]
+
+
+def test_pack_pair_treats_an_empty_second_text_as_none():
+    tokens, _, _, segments = features.pack_pair(_IdsByLetter(), ["a"], [], max_seq_length=5)
+    assert tokens == ["[CLS]", "a", "[SEP]"]
+    assert segments == [0, 0, 0, 0, 0]
