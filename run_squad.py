@@ -494,79 +494,49 @@ def convert_examples_to_features(
                 start_position = 0
                 end_position = 0
 
-            if example_index < _NUM_LOGGED_EXAMPLES:
-                _log_feature(
-                    unique_id,
-                    example_index,
-                    doc_span_index,
-                    tokens,
-                    token_to_orig_map,
-                    token_is_max_context,
-                    input_ids,
-                    input_mask,
-                    segment_ids,
-                    is_training,
-                    example.is_impossible,
-                    start_position,
-                    end_position,
-                )
-
-            output_fn(
-                InputFeatures(
-                    unique_id=unique_id,
-                    example_index=example_index,
-                    doc_span_index=doc_span_index,
-                    tokens=tokens,
-                    token_to_orig_map=token_to_orig_map,
-                    token_is_max_context=token_is_max_context,
-                    input_ids=input_ids,
-                    input_mask=input_mask,
-                    segment_ids=segment_ids,
-                    start_position=start_position,
-                    end_position=end_position,
-                    is_impossible=example.is_impossible,
-                )
+            feature = InputFeatures(
+                unique_id=unique_id,
+                example_index=example_index,
+                doc_span_index=doc_span_index,
+                tokens=tokens,
+                token_to_orig_map=token_to_orig_map,
+                token_is_max_context=token_is_max_context,
+                input_ids=input_ids,
+                input_mask=input_mask,
+                segment_ids=segment_ids,
+                start_position=start_position,
+                end_position=end_position,
+                is_impossible=example.is_impossible,
             )
+            if example_index < _NUM_LOGGED_EXAMPLES:
+                _log_feature(feature, is_training)
+            output_fn(feature)
             unique_id += 1
 
 
-def _log_feature(
-    unique_id,
-    example_index,
-    doc_span_index,
-    tokens,
-    token_to_orig_map,
-    token_is_max_context,
-    input_ids,
-    input_mask,
-    segment_ids,
-    is_training,
-    is_impossible,
-    start_position,
-    end_position,
-):
+def _log_feature(feature, is_training):
     """Logs one converted window the way the original does, for eyeballing."""
     logging.info("*** Example ***")
-    logging.info("unique_id: %s", unique_id)
-    logging.info("example_index: %s", example_index)
-    logging.info("doc_span_index: %s", doc_span_index)
-    logging.info("tokens: %s", " ".join(tokenization.printable_text(x) for x in tokens))
+    logging.info("unique_id: %s", feature.unique_id)
+    logging.info("example_index: %s", feature.example_index)
+    logging.info("doc_span_index: %s", feature.doc_span_index)
+    logging.info("tokens: %s", " ".join(tokenization.printable_text(x) for x in feature.tokens))
     logging.info(
-        "token_to_orig_map: %s", " ".join(f"{k}:{v}" for k, v in token_to_orig_map.items())
+        "token_to_orig_map: %s", " ".join(f"{k}:{v}" for k, v in feature.token_to_orig_map.items())
     )
     logging.info(
         "token_is_max_context: %s",
-        " ".join(f"{k}:{v}" for k, v in token_is_max_context.items()),
+        " ".join(f"{k}:{v}" for k, v in feature.token_is_max_context.items()),
     )
-    logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
-    logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
-    logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
-    if is_training and is_impossible:
+    logging.info("input_ids: %s", " ".join(str(x) for x in feature.input_ids))
+    logging.info("input_mask: %s", " ".join(str(x) for x in feature.input_mask))
+    logging.info("segment_ids: %s", " ".join(str(x) for x in feature.segment_ids))
+    if is_training and feature.is_impossible:
         logging.info("impossible example")
-    if is_training and not is_impossible:
-        answer_text = " ".join(tokens[start_position : end_position + 1])
-        logging.info("start_position: %d", start_position)
-        logging.info("end_position: %d", end_position)
+    if is_training and not feature.is_impossible:
+        answer_text = " ".join(feature.tokens[feature.start_position : feature.end_position + 1])
+        logging.info("start_position: %d", feature.start_position)
+        logging.info("end_position: %d", feature.end_position)
         logging.info("answer: %s", tokenization.printable_text(answer_text))
 
 
