@@ -7,7 +7,6 @@ same code also runs in a subprocess under tf.compat.v1.disable_v2_behavior()
 variables).
 """
 
-import ast
 import collections
 import json
 import os
@@ -840,19 +839,3 @@ def test_config_from_bad_json_names_the_file_and_line(tmp_path):
     path.write_text("[1, 2]")
     with pytest.raises(ValueError, match="must be a JSON object, got list"):
         modeling.BertConfig.from_json_file(str(path))
-
-
-def test_uses_no_contrib_estimator_layers_or_keras():
-    """Those are gone or Keras-3-only; names in docstrings do not count."""
-    tree = ast.parse(open(modeling.__file__).read())
-    used = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            used.add(node.attr)
-        elif isinstance(node, ast.Name):
-            used.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            used.update(alias.name for alias in node.names)
-            used.add(getattr(node, "module", None) or "")
-    assert not used & {"contrib", "estimator", "layers", "keras", "tf_keras"}
-    assert "get_variable" in used  # the walk did see the code

