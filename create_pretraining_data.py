@@ -7,7 +7,7 @@ next_sentence_labels, dealt round-robin over the output files.
 
 For the same files, vocabulary, flags and seed the Examples are exactly the
 2018 script's, in the same order and files: one `random.Random(random_seed)`
-is drawn from in the order SPEC.md section 6 spells out. What differs is
+is drawn from in the order the original script draws it. What differs is
 cost:
 
 - TensorFlow, seconds of CPU and hundreds of MB to import, is not loaded

@@ -32,7 +32,7 @@ Checks (--checks, comma separated, default all):
   pretraining_data  create_pretraining_data on demo_data/corpus (six files)
                into two output files. (The bert-tensorflow 1.0.4 wheel's
                create_pretraining_data predates whole-word masking, so this
-               check leaves it off; ../shared/golden pins that mode.)
+               check leaves it off; tests/data/golden pins that mode.)
 
 Example:
   .venv/bin/python benchmarks/compat_check.py --original_dir=/tmp/orig \\
@@ -54,8 +54,8 @@ import subprocess
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-VOCAB = os.path.join(os.path.dirname(REPO), "shared", "data", "vocab_uncased.txt")
-GOLDEN = os.path.join(os.path.dirname(REPO), "shared", "golden")
+VOCAB = os.path.join(REPO, "tests", "data", "vocab_uncased.txt")
+GOLDEN = os.path.join(REPO, "tests", "data", "golden")
 
 TINY_CONFIG = {
     "vocab_size": 30522,

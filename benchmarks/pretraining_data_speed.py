@@ -1,7 +1,7 @@
 """Times create_pretraining_data.py against a plain implementation of the same recipe.
 
 Both run as child processes on the same corpus, vocabulary and flags:
-tests/reference_pretraining_data.py (SPEC.md section 6 written out plainly:
+tests/reference_pretraining_data.py (the pre-training data recipe written out plainly:
 character-by-character tokenization, string tokens, one protobuf Example
 per instance, every instance held until the final shuffle - the 2018
 code's approach) and create_pretraining_data.py. Their output files must
@@ -32,14 +32,14 @@ import time
 from absl import app, flags
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_SHARED = os.path.join(os.path.dirname(_REPO), "shared")
+_DATA = os.path.join(_REPO, "tests", "data")
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input_file", None, "Corpus to use (comma-separated files).")
 flags.DEFINE_string("make_corpus", None, "Write a corpus here first and use it.")
 flags.DEFINE_float("corpus_mb", 5.0, "Size of the corpus --make_corpus writes, in MB.")
 flags.DEFINE_string(
-    "vocab_file", os.path.join(_SHARED, "data", "vocab_uncased.txt"), "WordPiece vocabulary."
+    "vocab_file", os.path.join(_DATA, "vocab_uncased.txt"), "WordPiece vocabulary."
 )
 flags.DEFINE_integer("dupe_factor", 5, "Passes over the corpus, as in create_pretraining_data.")
 flags.DEFINE_integer("max_seq_length", 128, "As in create_pretraining_data.")
@@ -56,7 +56,7 @@ def _sentences(text):
 def _source_documents():
     """Lists of sentences from English prose available on this machine."""
     documents = []
-    plain = [os.path.join(_SHARED, "golden", "pretraining", "sample_text.txt")]
+    plain = [os.path.join(_DATA, "golden", "pretraining", "sample_text.txt")]
     plain += sorted(glob.glob(os.path.join(_REPO, "demo_data", "corpus", "*.txt")))
     for path in plain:
         with open(path, encoding="utf-8") as f:

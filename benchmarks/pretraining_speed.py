@@ -51,7 +51,7 @@ flags.DEFINE_bool(
 )
 flags.DEFINE_string(
     "records",
-    os.path.join(os.path.dirname(_REPO), "shared", "golden", "pretraining", "default.tfrecord"),
+    os.path.join(_REPO, "tests", "data", "golden", "pretraining", "default.tfrecord"),
     "Pre-training TFRecords (create_pretraining_data.py output).",
 )
 

@@ -8,9 +8,9 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(os.path.dirname(REPO), "shared")
-GOLDEN = os.path.join(SHARED, "golden")
-VOCAB_UNCASED = os.path.join(SHARED, "data", "vocab_uncased.txt")
+DATA = os.path.join(REPO, "tests", "data")
+GOLDEN = os.path.join(DATA, "golden")
+VOCAB_UNCASED = os.path.join(DATA, "vocab_uncased.txt")
 
 if REPO not in sys.path:
     sys.path.insert(0, REPO)

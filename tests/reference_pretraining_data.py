@@ -1,4 +1,4 @@
-"""A plain implementation of SPEC.md section 6, the pre-training data recipe.
+"""A plain implementation of the original pre-training data recipe.
 
 Written straight from the pseudocode, one random draw at a time through the
 `random.Random` methods named there, with string tokens, one

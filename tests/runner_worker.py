@@ -26,11 +26,7 @@ import run_pretraining  # noqa: E402
 import runner  # noqa: E402
 
 GOLDEN_RECORDS = os.path.join(
-    os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-    "shared",
-    "golden",
-    "pretraining",
-    "default.tfrecord",
+    os.path.dirname(os.path.abspath(__file__)), "data", "golden", "pretraining", "default.tfrecord"
 )
 GLOBAL_BATCH = 8
 

@@ -31,4 +31,9 @@ def test_load_script_swaps_flags_of_scripts_with_shared_names(tmp_path, monkeypa
         delattr(flags.FLAGS, "max_seq_length")
         for name in ("run_squad", "run_classifier"):
             sys.modules.pop(name, None)
-    assert os.path.isdir(conftest.GOLDEN)
+
+
+def test_fixtures_live_inside_the_repository():
+    for path in (conftest.GOLDEN, conftest.VOCAB_UNCASED):
+        assert os.path.exists(path)
+        assert os.path.commonpath([path, conftest.REPO]) == conftest.REPO

@@ -1,4 +1,4 @@
-"""optimization.py against a numpy implementation of SPEC section 5.
+"""optimization.py against a numpy implementation of the original AdamW rules.
 
 Graph checks are plain `check_*` functions so the same code runs in a
 subprocess under tf.compat.v1.disable_v2_behavior() (ref variables) and, with

@@ -1,7 +1,7 @@
 """run_pretraining.py on a tiny BERT over the golden pre-training TFRecords.
 
 Numbers are checked against numpy recomputations, against the checkpoint
-names SPEC.md section 2 lists, and against an uninterrupted run; the
+names the original checkpoints use, and against an uninterrupted run; the
 script runs in-process through its flags and main(), and as a command for
 the kill-and-resume and error-exit checks.
 """
@@ -269,7 +269,7 @@ def test_gather_indexes_picks_each_sequences_positions(rp):
 
 
 def _spec_variable_shapes(c):
-    """Every trainable variable of pre-training, named and shaped as SPEC.md section 2."""
+    """Every trainable variable of pre-training, named and shaped as in the original checkpoints."""
     h, inter = c["hidden_size"], c["intermediate_size"]
     shapes = {
         "bert/embeddings/word_embeddings": [c["vocab_size"], h],

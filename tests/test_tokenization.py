@@ -1,4 +1,4 @@
-"""Tokenization: golden outputs, each rule of SPEC.md section 4, and an oracle.
+"""Tokenization: golden outputs, each tokenization rule, and an oracle.
 
 The oracle is tests/reference_tokenizer.py, a plain character-by-character
 implementation of the same rules; random text from many Unicode categories
@@ -155,7 +155,7 @@ def test_is_control_false(char):
     assert not tokenization._is_control(char)
 
 
-# --- Rules of SPEC.md section 4, one by one ------------------------------------------------
+# --- The tokenization rules, one by one ---------------------------------------------------
 
 
 @pytest.mark.parametrize("lower", [True, False])
