@@ -123,7 +123,7 @@ def random_inputs(config, batch_size=3, seq_length=8, seed=1):
 
 
 # ---------------------------------------------------------------------------
-# The numpy reference, float64, written from the model's math (embeddings, attention, GELU, LayerNorm).
+# The numpy reference, float64, written from the model's math.
 
 
 def np_layer_norm(x, beta, gamma):

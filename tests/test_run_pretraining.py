@@ -269,7 +269,7 @@ def test_gather_indexes_picks_each_sequences_positions(rp):
 
 
 def _spec_variable_shapes(c):
-    """Every trainable variable of pre-training, named and shaped as in the original checkpoints."""
+    """Every trainable variable of pre-training, named and shaped as the original names them."""
     h, inter = c["hidden_size"], c["intermediate_size"]
     shapes = {
         "bert/embeddings/word_embeddings": [c["vocab_size"], h],
