@@ -1,0 +1,525 @@
+"""One function per check: run both codes on the same input, then compare what they wrote.
+
+Each takes the Runner and a Report; the checks that need a trained model take
+a checkpoint prefix.
+"""
+
+import json
+import os
+import shutil
+
+from . import fixtures
+from .common import GOLDEN, REPO, TINY_CONFIG, VOCAB, read_text
+from .comparators import (
+    Comparison,
+    compare_adam_slots,
+    compare_files_exactly,
+    compare_json_files,
+    compare_key_value_file,
+    compare_records,
+    compare_resumed_step,
+    compare_softmax_rows,
+    compare_tsv,
+)
+from .launcher import copy_checkpoint, newest_checkpoint
+
+IMPLS = ("original", "ours")
+
+
+class Report:
+    """Collects the outcome of every comparison and prints each as it comes."""
+
+    def __init__(self):
+        self.rows = []
+
+    def add(self, check, name, comparison):
+        self.rows.append((check, name, comparison.ok, comparison.detail))
+        tag = "SAME" if comparison.ok else "DIFF"
+        print(f"[{tag}] {check}: {name}: {comparison.detail}", flush=True)
+
+    def same(self):
+        return sum(1 for row in self.rows if row[2])
+
+
+PRETRAINING_DATA = os.path.join(GOLDEN, "pretraining", "default.tfrecord")
+
+
+def write_config(path, **overrides):
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(dict(TINY_CONFIG, **overrides), f)
+
+
+def pretrain(run, output_dir, log_name):
+    """Six steps of ours on the golden pretraining data: the model the other checks start from."""
+    run.ours(
+        "run_pretraining",
+        [
+            f"--bert_config_file={run.path('bert_config.json')}",
+            f"--input_file={PRETRAINING_DATA}",
+            "--do_train",
+            "--train_batch_size=8",
+            "--num_train_steps=6",
+            "--num_warmup_steps=2",
+            "--learning_rate=1e-3",
+            "--save_checkpoints_steps=3",
+            f"--output_dir={output_dir}",
+        ],
+        log_name,
+    )
+
+
+def check_pretraining(run, report):
+    common = [
+        f"--bert_config_file={run.path('bert_config.json')}",
+        f"--input_file={PRETRAINING_DATA}",
+        "--max_seq_length=128",
+        "--max_predictions_per_seq=20",
+        "--eval_batch_size=8",
+        "--max_eval_steps=3",
+    ]
+    train = [
+        "--do_train",
+        "--train_batch_size=8",
+        "--learning_rate=1e-3",
+        "--save_checkpoints_steps=3",
+    ]
+    six_steps = ["--do_eval", "--num_train_steps=6", "--num_warmup_steps=2"]
+    # Ours trains; both evaluate its checkpoint.
+    run.ours(
+        "run_pretraining",
+        [*common, *train, *six_steps, f"--output_dir={run.path('pt_ours')}"],
+        "pt_ours.log",
+    )
+    copy_checkpoint(run.path("pt_ours", "model.ckpt-6"), run.path("pt_ours_by_orig"))
+    run.original(
+        "run_pretraining",
+        [*common, "--do_eval", f"--output_dir={run.path('pt_ours_by_orig')}"],
+        "pt_ours_by_orig.log",
+    )
+    report.add(
+        "pretraining",
+        "eval of our checkpoint (original vs ours)",
+        compare_key_value_file(
+            run.path("pt_ours_by_orig", "eval_results.txt"),
+            run.path("pt_ours", "eval_results.txt"),
+        ),
+    )
+    # The original trains; ours evaluates its checkpoint and resumes from it.
+    run.original(
+        "run_pretraining",
+        [*common, *train, *six_steps, f"--output_dir={run.path('pt_orig')}"],
+        "pt_orig.log",
+    )
+    copy_checkpoint(run.path("pt_orig", "model.ckpt-6"), run.path("pt_orig_by_ours"))
+    run.ours(
+        "run_pretraining",
+        [*common, "--do_eval", f"--output_dir={run.path('pt_orig_by_ours')}"],
+        "pt_orig_by_ours.log",
+    )
+    report.add(
+        "pretraining",
+        "eval of the original's checkpoint (original vs ours)",
+        compare_key_value_file(
+            run.path("pt_orig", "eval_results.txt"),
+            run.path("pt_orig_by_ours", "eval_results.txt"),
+        ),
+    )
+    copy_checkpoint(run.path("pt_orig", "model.ckpt-3"), run.path("pt_resume"))
+    run.ours(
+        "run_pretraining",
+        [
+            *common,
+            *train,
+            "--do_eval",
+            "--num_train_steps=4",
+            "--num_warmup_steps=0",
+            f"--output_dir={run.path('pt_resume')}",
+        ],
+        "pt_resume.log",
+    )
+    report.add(
+        "pretraining",
+        "resume from the original's checkpoint",
+        compare_resumed_step(
+            run.path("pt_resume", "model.ckpt-3"),
+            run.path("pt_resume", "model.ckpt-4"),
+            1e-3 * (1 - 3 / 4),
+        ),
+    )
+    copy_checkpoint(run.path("pt_resume", "model.ckpt-4"), run.path("pt_resume_by_orig"))
+    run.original(
+        "run_pretraining",
+        [*common, "--do_eval", f"--output_dir={run.path('pt_resume_by_orig')}"],
+        "pt_resume_by_orig.log",
+    )
+    report.add(
+        "pretraining",
+        "eval of the resumed checkpoint (original vs ours)",
+        compare_key_value_file(
+            run.path("pt_resume_by_orig", "eval_results.txt"),
+            run.path("pt_resume", "eval_results.txt"),
+        ),
+    )
+    check_first_step(run, report)
+
+
+def check_first_step(run, report):
+    """One training step of each code from the same weights on the same batch.
+
+    The batch is one record repeated (so the original's unseeded shuffling cannot
+    change it) and dropout is off.
+    """
+    import tensorflow as tf
+
+    one = run.path("one_record.tfrecord")
+    with tf.io.TFRecordWriter(one) as writer:
+        writer.write(next(iter(tf.data.TFRecordDataset(PRETRAINING_DATA).as_numpy_iterator())))
+    write_config(
+        run.path("bert_config_no_dropout.json"),
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    flags = [
+        f"--bert_config_file={run.path('bert_config_no_dropout.json')}",
+        f"--input_file={one}",
+        f"--init_checkpoint={run.path('pt_ours', 'model.ckpt-6')}",
+        "--do_train",
+        "--train_batch_size=8",
+        "--max_seq_length=128",
+        "--max_predictions_per_seq=20",
+        "--num_train_steps=1",
+        "--num_warmup_steps=0",
+        "--learning_rate=1e-3",
+    ]
+    for side, start in (("orig", run.original), ("ours", run.ours)):
+        directory = run.path(f"step_{side}")
+        if os.path.exists(directory):
+            shutil.rmtree(directory)
+        start("run_pretraining", [*flags, f"--output_dir={directory}"], f"step_{side}.log")
+    report.add(
+        "pretraining",
+        "first training step from the same weights (adam slots)",
+        compare_adam_slots(
+            run.path("step_orig", "model.ckpt-1"), run.path("step_ours", "model.ckpt-1")
+        ),
+    )
+
+
+def check_classifier(run, report, pretrained):
+    data = run.path("mrpc")
+    rows = fixtures.MRPC_ROWS
+    fixtures.write_mrpc(data, {"train": rows, "dev": rows[:5], "test": rows[2:] + rows[:2]})
+    common = [
+        "--task_name=MRPC",
+        f"--data_dir={data}",
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        "--max_seq_length=32",
+        "--eval_batch_size=2",
+        "--predict_batch_size=8",
+    ]
+    train = [
+        f"--init_checkpoint={pretrained}",
+        "--do_train",
+        "--train_batch_size=4",
+        "--learning_rate=1e-3",
+        "--num_train_epochs=3",
+    ]
+    run.ours(
+        "run_classifier",
+        [*common, *train, "--do_eval", "--do_predict", f"--output_dir={run.path('cls_ours')}"],
+        "cls_ours.log",
+    )
+    copy_checkpoint(newest_checkpoint(run.path("cls_ours")), run.path("cls_orig"))
+    run.original(
+        "run_classifier",
+        [*common, "--do_eval", "--do_predict", f"--output_dir={run.path('cls_orig')}"],
+        "cls_orig.log",
+    )
+    report.add(
+        "classifier",
+        "eval_results.txt",
+        compare_key_value_file(
+            run.path("cls_orig", "eval_results.txt"),
+            run.path("cls_ours", "eval_results.txt"),
+            extra_ok=("eval_f1",),
+        ),
+    )
+    report.add(
+        "classifier",
+        "test_results.tsv",
+        compare_tsv(
+            run.path("cls_orig", "test_results.tsv"), run.path("cls_ours", "test_results.tsv")
+        ),
+    )
+    for name in ("eval.tf_record", "predict.tf_record"):
+        report.add(
+            "classifier",
+            name,
+            compare_records(run.path("cls_orig", name), run.path("cls_ours", name)),
+        )
+    # The other way round: the original fine-tunes, this project predicts from it.
+    run.original(
+        "run_classifier",
+        [*common, *train, "--do_predict", f"--output_dir={run.path('cls_orig_trained')}"],
+        "cls_orig_trained.log",
+    )
+    copy_checkpoint(
+        newest_checkpoint(run.path("cls_orig_trained")), run.path("cls_orig_trained_by_ours")
+    )
+    run.ours(
+        "run_classifier",
+        [*common, "--do_predict", f"--output_dir={run.path('cls_orig_trained_by_ours')}"],
+        "cls_orig_trained_by_ours.log",
+    )
+    report.add(
+        "classifier",
+        "test_results.tsv from the original's fine-tuned checkpoint",
+        compare_tsv(
+            run.path("cls_orig_trained", "test_results.tsv"),
+            run.path("cls_orig_trained_by_ours", "test_results.tsv"),
+        ),
+    )
+
+
+def check_tricky(run, report, checkpoint):
+    source = os.path.join(GOLDEN, "tokenization", "input.txt")
+    data = run.path("tricky")
+    fixtures.write_mrpc(data, {"test": fixtures.tricky_rows(read_text(source).split("\n"))})
+    for lower in ("true", "false"):
+        for length in (24, 64):
+            tag = f"tricky_{lower}_{length}"
+            flags = [
+                "--task_name=mrpc",
+                f"--data_dir={data}",
+                f"--vocab_file={VOCAB}",
+                f"--bert_config_file={run.path('bert_config.json')}",
+                "--do_predict",
+                f"--max_seq_length={length}",
+                f"--do_lower_case={lower}",
+            ]
+            for side in ("orig", "ours"):
+                copy_checkpoint(checkpoint, run.path(f"{tag}_{side}"))
+            run.original(
+                "run_classifier",
+                [*flags, f"--output_dir={run.path(tag + '_orig')}"],
+                tag + "_orig.log",
+            )
+            run.ours(
+                "run_classifier",
+                [*flags, f"--output_dir={run.path(tag + '_ours')}"],
+                tag + "_ours.log",
+            )
+            report.add(
+                "tricky",
+                f"predict.tf_record lower={lower} length={length}",
+                compare_records(
+                    run.path(tag + "_orig", "predict.tf_record"),
+                    run.path(tag + "_ours", "predict.tf_record"),
+                ),
+            )
+
+
+def check_squad(run, report, pretrained):
+    for version in ("v1", "v2"):
+        fixtures.write_squad(run.path(f"squad_{version}.json"), version == "v2")
+    common = [
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        *fixtures.SQUAD_FLAGS,
+    ]
+    train = [
+        f"--init_checkpoint={pretrained}",
+        "--do_train",
+        "--train_batch_size=4",
+        "--num_train_epochs=2",
+        "--learning_rate=1e-3",
+    ]
+    v2 = ["--version_2_with_negative", f"--train_file={run.path('squad_v2.json')}"]
+    run.ours(
+        "run_squad", [*common, *train, *v2, f"--output_dir={run.path('sq_ours')}"], "sq_ours.log"
+    )
+    run.original(
+        "run_squad", [*common, *train, *v2, f"--output_dir={run.path('sq_orig')}"], "sq_orig.log"
+    )
+    report.add(
+        "squad",
+        "v2 train.tf_record",
+        compare_records(
+            run.path("sq_orig", "train.tf_record"), run.path("sq_ours", "train.tf_record")
+        ),
+    )
+    checkpoint = newest_checkpoint(run.path("sq_ours"))
+    for version in ("v1", "v2"):
+        flags = [*common, "--do_predict", f"--predict_file={run.path(f'squad_{version}.json')}"]
+        if version == "v2":
+            flags.append("--version_2_with_negative")
+        for side, start in (("orig", run.original), ("ours", run.ours)):
+            directory = run.path(f"sq_{version}_pred_{side}")
+            copy_checkpoint(checkpoint, directory)
+            start(
+                "run_squad", [*flags, f"--output_dir={directory}"], f"sq_{version}_pred_{side}.log"
+            )
+        names = ["predictions.json", "nbest_predictions.json"]
+        if version == "v2":
+            names.append("null_odds.json")
+        for name in names:
+            report.add(
+                "squad",
+                f"{version} {name}",
+                compare_json_files(
+                    run.path(f"sq_{version}_pred_orig", name),
+                    run.path(f"sq_{version}_pred_ours", name),
+                ),
+            )
+        report.add(
+            "squad",
+            f"{version} eval.tf_record",
+            compare_records(
+                run.path(f"sq_{version}_pred_orig", "eval.tf_record"),
+                run.path(f"sq_{version}_pred_ours", "eval.tf_record"),
+            ),
+        )
+
+
+def check_squad_post(run, report):
+    for version in ("v1", "v2"):
+        fixtures.write_squad(run.path(f"squad_{version}.json"), version == "v2")
+    for case in fixtures.SQUAD_POST_CASES:
+        name = case[0]
+        outputs = {}
+        for impl in IMPLS:
+            out_dir = run.path(f"post_{name}_{impl}")
+            os.makedirs(out_dir, exist_ok=True)
+            code = run.worker(
+                impl,
+                [
+                    "--worker=squad_post",
+                    f"--worker_case={name}",
+                    f"--work_dir={run.work}",
+                    f"--worker_out={out_dir}",
+                ],
+                f"post_{name}_{impl}.log",
+            )
+            outputs[impl] = out_dir if code == 0 else None
+        if not all(outputs.values()):
+            failed = [impl for impl, out in outputs.items() if out is None]
+            report.add(
+                "squad_post", name, Comparison(False, f"{failed} failed; see post_{name}_*.log")
+            )
+            continue
+        for file_name in sorted(os.listdir(outputs["original"])):
+            a = os.path.join(outputs["original"], file_name)
+            b = os.path.join(outputs["ours"], file_name)
+            if file_name.endswith(".tf_record"):
+                comparison = compare_records(a, b)
+            else:
+                comparison = compare_files_exactly(a, b)
+            report.add("squad_post", f"{name} {file_name}", comparison)
+
+
+def check_processors(run, report):
+    fixtures.write_glue(run.path("glue"))
+    outputs = {}
+    for impl in IMPLS:
+        out = run.path(f"processors_{impl}.json")
+        run.worker(
+            impl,
+            ["--worker=processors", f"--work_dir={run.work}", f"--worker_out={out}"],
+            f"processors_{impl}.log",
+        )
+        outputs[impl] = out
+    if not all(os.path.exists(p) for p in outputs.values()):
+        report.add(
+            "processors", "examples", Comparison(False, "a worker failed; see processors_*.log")
+        )
+        return
+    comparison = compare_files_exactly(outputs["original"], outputs["ours"])
+    count = sum(len(v) for v in json.loads(read_text(outputs["ours"])).values())
+    report.add(
+        "processors",
+        "cola/mnli/mrpc/xnli examples and labels",
+        Comparison(
+            comparison.ok, f"{count} entries, {'identical' if comparison.ok else 'DIFFER'}"
+        ),
+    )
+
+
+def check_kernels(run, report):
+    outputs = {}
+    for impl in IMPLS:
+        out = run.path(f"softmax_{impl}.txt")
+        run.worker(impl, ["--worker=softmax", f"--worker_out={out}"], f"softmax_{impl}.log")
+        outputs[impl] = [line.split() for line in read_text(out).splitlines()]
+    report.add(
+        "kernels",
+        "tf.nn.softmax on 2000 fixed float32 rows of 2 logits",
+        compare_softmax_rows(outputs["original"], outputs["ours"]),
+    )
+
+
+def check_lr_schedule(run, report):
+    counts = {}
+    for impl in IMPLS:
+        out = run.path(f"lr_{impl}.json")
+        run.worker(impl, ["--worker=lr_schedule", f"--worker_out={out}"], f"lr_{impl}.log")
+        counts[impl] = json.loads(read_text(out))
+    report.add(
+        "lr_schedule",
+        "learning rate of the first step (num_train_steps=2, no warmup)",
+        Comparison(
+            set(counts["ours"]) == {"step 0"},
+            f"original: {counts['original']}; ours: {counts['ours']}",
+        ),
+    )
+
+
+def check_features(run, report, checkpoint):
+    input_file = run.path("features_input.txt")
+    fixtures.write_feature_input(input_file)
+    flags = [
+        f"--input_file={input_file}",
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        f"--init_checkpoint={checkpoint}",
+        "--layers=-1,-2,0",
+        "--max_seq_length=24",
+        "--batch_size=3",
+    ]
+    run.original(
+        "extract_features", [*flags, f"--output_file={run.path('ef_orig.jsonl')}"], "ef_orig.log"
+    )
+    run.ours(
+        "extract_features", [*flags, f"--output_file={run.path('ef_ours.jsonl')}"], "ef_ours.log"
+    )
+    report.add(
+        "features",
+        "extract_features JSON lines",
+        compare_json_files(run.path("ef_orig.jsonl"), run.path("ef_ours.jsonl"), json_lines=True),
+    )
+
+
+def check_pretraining_data(run, report):
+    corpus = os.path.join(REPO, "demo_data", "corpus", "*.txt")
+    flags = [
+        f"--input_file={corpus}",
+        f"--vocab_file={VOCAB}",
+        "--do_lower_case=True",
+        "--max_seq_length=64",
+        "--max_predictions_per_seq=10",
+        "--masked_lm_prob=0.2",
+        "--short_seq_prob=0.3",
+        "--random_seed=3",
+        "--dupe_factor=2",
+    ]
+    for side, start in (("orig", run.original), ("ours", run.ours)):
+        outputs = ",".join(run.path(f"cpd_{side}_{x}.tfrecord") for x in "ab")
+        start("create_pretraining_data", [*flags, f"--output_file={outputs}"], f"cpd_{side}.log")
+    for x in "ab":
+        report.add(
+            "pretraining_data",
+            f"output file {x}",
+            compare_records(
+                run.path(f"cpd_orig_{x}.tfrecord"), run.path(f"cpd_ours_{x}.tfrecord")
+            ),
+        )
