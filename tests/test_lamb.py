@@ -7,12 +7,17 @@ plain `check_*` functions so that subprocesses can run them with ref
 variables and under MirroredStrategy, as test_optimization.py does for AdamW.
 """
 
+import json
+import os
 import re
+import subprocess
+import sys
 
 import conftest
 import numpy as np
 import pytest
 import tensorflow as tf
+import test_run_pretraining as pretraining
 from test_optimization import (
     EXCLUDE,
     TESTS_DIR,
@@ -419,3 +424,72 @@ def test_mirrored_strategy_averages_replicas_and_keeps_copies_in_sync():
     )
     assert result.returncode == 0, result.stderr[-4000:]
     assert "MIRRORED CHECKS PASSED" in result.stdout
+
+
+# ---------------------------------------------------------------------------
+# run_pretraining.py --optimizer=lamb
+
+
+@pytest.mark.slow
+def test_run_pretraining_with_lamb_steps_each_variable_by_its_trust_ratio(tmp_path):
+    """Three LAMB steps of the tiny BERT, batch 4 in two micro-batches, then eval.
+
+    Between the checkpoints of steps 2 and 3, every adapted variable moved by
+    exactly lr * ||w|| (the trust ratio's signature; AdamW moves by about
+    lr * sqrt(size)), and the checkpoints hold AdamW's variables.
+    """
+    init_lr, num_train_steps = 1e-2, 3
+    config_file = tmp_path / "bert_config.json"
+    config_file.write_text(json.dumps(pretraining.TINY))
+    output_dir = tmp_path / "out"
+    done = subprocess.run(
+        [
+            sys.executable,
+            pretraining.SCRIPT,
+            f"--bert_config_file={config_file}",
+            f"--input_file={pretraining.DEFAULT_RECORDS}",
+            f"--output_dir={output_dir}",
+            "--do_train",
+            "--do_eval",
+            "--optimizer=lamb",
+            "--train_batch_size=4",
+            "--num_accumulation_steps=2",
+            "--eval_batch_size=4",
+            "--max_eval_steps=2",
+            f"--num_train_steps={num_train_steps}",
+            "--num_warmup_steps=0",
+            f"--learning_rate={init_lr}",
+            "--save_checkpoints_steps=1",
+            "--tf_random_seed=5",
+        ],
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1"),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "Optimizer = lamb" in done.stderr
+    results = dict(
+        line.split(" = ") for line in (output_dir / "eval_results.txt").read_text().splitlines()
+    )
+    assert int(results["global_step"]) == num_train_steps
+    assert np.isfinite(float(results["loss"]))
+
+    before = tf.train.load_checkpoint(str(output_dir / "model.ckpt-2"))
+    after = tf.train.load_checkpoint(str(output_dir / "model.ckpt-3"))
+    shapes = after.get_variable_to_shape_map()
+    weights = {n for n in shapes if n != "global_step" and not n.endswith(("/adam_m", "/adam_v"))}
+    assert set(shapes) == (
+        weights | {n + s for n in weights for s in ("/adam_m", "/adam_v")} | {"global_step"}
+    )
+    lr = init_lr * (1 - 2 / num_train_steps)  # the rate of the step from 2 to 3
+    ratios = {}
+    for name in weights:
+        w = before.get_tensor(name).astype(np.float64)
+        ratios[name] = np.linalg.norm(after.get_tensor(name) - w) / np.linalg.norm(w)
+    adapted = [n for n in weights if not re.search("LayerNorm|bias", n)]
+    assert len(adapted) == 3 + 2 * 6 + 1 + 2  # embeddings, kernels per layer, pooler, heads
+    for name in adapted:
+        assert ratios[name] == pytest.approx(lr, rel=1e-3), name
+    # The excluded output bias (ids never seen barely move) takes a plain Adam step.
+    assert ratios["cls/predictions/output_bias"] > 2 * lr
