@@ -618,6 +618,7 @@ class LAMBOptimizer(AdamWeightDecayOptimizer):
         return (self._do_use_weight_decay(param_name), not self._is_excluded(param_name))
 
     def _apply_one(self, param, grad, m, v, step_args, variable_args, finite=None):
+        """LAMB's update of one variable and its two slots (see the class docstring)."""
         learning_rate, correction_1, correction_2 = step_args
         use_weight_decay, use_trust_ratio = variable_args
         next_m, next_v = self._next_moments(grad, m, v)
