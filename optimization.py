@@ -4,7 +4,10 @@
 linear warmup then linear decay of the learning rate, gradients clipped to a
 global norm of 1.0, `AdamWeightDecayOptimizer` (Adam without bias
 correction, plus weight decay that bypasses the moment estimates), and a
-global_step increment of one per run of the train op.
+global_step increment of one per run of the train op. With
+optimizer="lamb" the update is `LAMBOptimizer`'s instead (the same moments,
+then a per-variable trust ratio, for large-batch pre-training); everything
+else stays.
 
 The pieces are public so a runner can insert steps between them (gradient
 accumulation, loss scaling) without changing the arithmetic:
@@ -80,12 +83,14 @@ def training_options(num_accumulation_steps=1, dynamic_loss_scaling=False):
         _TRAINING_OPTIONS.update(previous)
 
 
-def create_optimizer(loss, init_lr, num_train_steps, num_warmup_steps, use_tpu):
+def create_optimizer(
+    loss, init_lr, num_train_steps, num_warmup_steps, use_tpu, *, optimizer="adamw"
+):
     """Builds the op that runs one training step on `loss`.
 
     Gradients of all trainable variables are clipped to global norm 1.0 and
-    applied by `create_bert_optimizer`; then the global step (created if
-    missing) goes up by one.
+    applied by `create_bert_optimizer(optimizer=optimizer)`; then the global
+    step (created if missing) goes up by one.
 
     Args:
       loss: scalar float Tensor.
@@ -95,18 +100,19 @@ def create_optimizer(loss, init_lr, num_train_steps, num_warmup_steps, use_tpu):
       use_tpu: accepted for compatibility. The original wrapped the optimizer
         for TPU cross-shard gradient averaging; here any tf.distribute strategy
         is handled by `AdamWeightDecayOptimizer.apply_gradients` itself.
+      optimizer: "adamw" (BERT's, the default) or "lamb"; see OPTIMIZERS.
 
     Returns:
       The train op.
 
     Raises:
-      ValueError: num_train_steps is not positive or num_warmup_steps is
-        negative.
+      ValueError: num_train_steps is not positive, num_warmup_steps is
+        negative, or optimizer is not in OPTIMIZERS.
     """
     del use_tpu  # See the docstring: distribution needs no optimizer wrapper.
     global_step = tf.compat.v1.train.get_or_create_global_step()
     learning_rate = create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step)
-    optimizer = create_bert_optimizer(learning_rate)
+    optimizer = create_bert_optimizer(learning_rate, optimizer=optimizer)
     tvars = tf.compat.v1.trainable_variables()
     num_accumulation_steps = _TRAINING_OPTIONS["num_accumulation_steps"]
     if num_accumulation_steps == 1 and not _TRAINING_OPTIONS["dynamic_loss_scaling"]:
@@ -282,10 +288,19 @@ def create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step
     return learning_rate
 
 
-def create_bert_optimizer(learning_rate):
-    """`AdamWeightDecayOptimizer` with BERT's settings: weight decay 0.01 except
-    for LayerNorm and bias variables, betas 0.9 / 0.999, epsilon 1e-6."""
-    return AdamWeightDecayOptimizer(
+def create_bert_optimizer(learning_rate, optimizer="adamw"):
+    """The optimizer named `optimizer` with BERT's settings: weight decay 0.01
+    except for LayerNorm and bias variables, betas 0.9 / 0.999, epsilon 1e-6.
+
+    "adamw" is `AdamWeightDecayOptimizer`; "lamb" is `LAMBOptimizer`, which
+    also leaves LayerNorm and bias variables out of its trust ratio.
+
+    Raises:
+      ValueError: optimizer is not in OPTIMIZERS.
+    """
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {', '.join(OPTIMIZERS)}, got {optimizer!r}")
+    return OPTIMIZERS[optimizer](
         learning_rate=learning_rate,
         weight_decay_rate=WEIGHT_DECAY_RATE,
         beta_1=BETA_1,
@@ -365,8 +380,7 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
 
         Pairs whose gradient or variable is None are skipped. IndexedSlices
         gradients are made dense first (m and v decay on every row, as in the
-        original). `global_step` is accepted for the Optimizer interface and
-        left unchanged.
+        original). `global_step` is left unchanged (AdamW does not read it).
 
         Under a tf.distribute strategy, called in a replica context, the
         gradients of all replicas are averaged (ReduceOp.MEAN) and the
@@ -376,42 +390,42 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
         create_optimizer does with tf.gradients (the base class's
         compute_gradients divides the loss by the replica count, for summing).
         """
-        del global_step  # Incremented by the caller; see create_optimizer.
         grads_and_vars = [
             (_dense_gradient(grad), param)
             for grad, param in grads_and_vars
             if grad is not None and param is not None
         ]
+        step_args = self._step_args(global_step)
 
         if not tf.distribute.has_strategy():
-            return self._apply_all(grads_and_vars, self.learning_rate, name)
+            return self._apply_all(grads_and_vars, step_args, name)
 
-        learning_rate = tf.convert_to_tensor(self.learning_rate, dtype=tf.float32)
+        step_args = tuple(tf.convert_to_tensor(arg, dtype=tf.float32) for arg in step_args)
         if tf.distribute.in_cross_replica_context():
             return self._distributed_apply(
-                tf.distribute.get_strategy(), grads_and_vars, learning_rate, name
+                tf.distribute.get_strategy(), grads_and_vars, step_args, name
             )
         return tf.distribute.get_replica_context().merge_call(
-            self._distributed_apply, args=(grads_and_vars, learning_rate, name)
+            self._distributed_apply, args=(grads_and_vars, step_args, name)
         )
 
-    def _apply_all(self, grads_and_vars, learning_rate, name):
+    def _step_args(self, global_step):
+        """What the updates of all variables share in one step: the learning rate."""
+        del global_step  # Incremented by the caller; see create_optimizer.
+        return (self.learning_rate,)
+
+    def _variable_args(self, param_name):
+        """What the update of the variable named `param_name` depends on: its weight decay."""
+        return (self._do_use_weight_decay(param_name),)
+
+    def _apply_all(self, grads_and_vars, step_args, name):
         """Single-copy path: one update per (gradient, variable) pair."""
         updates = []
         finite = self._all_finite([grad for grad, _ in grads_and_vars])
         for grad, param in grads_and_vars:
             m, v = self._get_or_create_slots(param)
-            updates.append(
-                self._apply_one(
-                    param,
-                    grad,
-                    m,
-                    v,
-                    learning_rate,
-                    self._do_use_weight_decay(param.name),
-                    finite,
-                )
-            )
+            variable_args = self._variable_args(param.name)
+            updates.append(self._apply_one(param, grad, m, v, step_args, variable_args, finite))
         updates += self._after_check(finite)
         return tf.group(*updates, name=name)
 
@@ -426,12 +440,12 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
             return []
         return [self.on_gradients_checked(finite)]
 
-    def _distributed_apply(self, strategy, grads_and_vars, learning_rate, name):
+    def _distributed_apply(self, strategy, grads_and_vars, step_args, name):
         """Cross-replica path: average gradients, then update every variable copy.
 
         `strategy.extended.update` runs `_apply_one` once per copy, on that
         copy's device, with that replica's share of the averaged gradient and
-        learning rate; the mirrored slots resolve to their local copy there.
+        step arguments; the mirrored slots resolve to their local copy there.
         """
         reduced_grads = strategy.extended.batch_reduce_to(
             tf.distribute.ReduceOp.MEAN, grads_and_vars
@@ -444,30 +458,42 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
             )
         for grad, (_, param) in zip(reduced_grads, grads_and_vars):
             m, v = self._get_or_create_slots(param)
-            use_weight_decay = self._do_use_weight_decay(param.name)
+            variable_args = self._variable_args(param.name)
             updates.append(
                 strategy.extended.update(
                     param,
                     self._apply_one,
-                    args=(grad, m, v, learning_rate, use_weight_decay, finite),
+                    args=(grad, m, v, step_args, variable_args, finite),
                     group=True,
                 )
             )
         updates += self._after_check(finite)
         return tf.group(*updates, name=name)
 
-    def _apply_one(self, param, grad, m, v, learning_rate, use_weight_decay, finite=None):
+    def _next_moments(self, grad, m, v):
+        """Adam's moment estimates after `grad`: (next_m, next_v)."""
+        next_m = tf.multiply(self.beta_1, m) + tf.multiply(1.0 - self.beta_1, grad)
+        next_v = tf.multiply(self.beta_2, v) + tf.multiply(1.0 - self.beta_2, tf.square(grad))
+        return next_m, next_v
+
+    def _apply_one(self, param, grad, m, v, step_args, variable_args, finite=None):
         """The update of one variable and its two slots; returns the grouped assigns.
 
         With `finite` (a bool scalar) False, the assigns write back the old values.
         """
-        next_m = tf.multiply(self.beta_1, m) + tf.multiply(1.0 - self.beta_1, grad)
-        next_v = tf.multiply(self.beta_2, v) + tf.multiply(1.0 - self.beta_2, tf.square(grad))
+        (learning_rate,) = step_args
+        (use_weight_decay,) = variable_args
+        next_m, next_v = self._next_moments(grad, m, v)
         # No bias correction of m and v: BERT was trained this way.
         update = next_m / (tf.sqrt(next_v) + self.epsilon)
         if use_weight_decay:
             update += self.weight_decay_rate * param
         next_param = param - learning_rate * update
+        return self._assign_all(param, m, v, next_param, next_m, next_v, finite)
+
+    @staticmethod
+    def _assign_all(param, m, v, next_param, next_m, next_v, finite):
+        """Writes the new values of a variable and its slots (the old ones if not `finite`)."""
         if finite is not None:
             next_m = tf.where(finite, next_m, m)
             next_v = tf.where(finite, next_v, v)
@@ -503,17 +529,116 @@ class AdamWeightDecayOptimizer(tf.compat.v1.train.Optimizer):
 
     def _do_use_weight_decay(self, param_name):
         """Whether weight decay applies to the variable named `param_name`."""
-        if not self.weight_decay_rate:
-            return False
+        return bool(self.weight_decay_rate) and not self._is_excluded(param_name)
+
+    def _is_excluded(self, param_name):
+        """Whether `param_name` matches a pattern of exclude_from_weight_decay."""
         param_name = _variable_name(param_name)
-        for pattern in self.exclude_from_weight_decay or []:
-            if re.search(pattern, param_name) is not None:
-                return False
-        return True
+        patterns = self.exclude_from_weight_decay or []
+        return any(re.search(pattern, param_name) is not None for pattern in patterns)
 
     def _get_variable_name(self, param_name):
         """Strips the output index: "bert/pooler/dense/bias:0" -> "bert/pooler/dense/bias"."""
         return _variable_name(param_name)
+
+
+class LAMBOptimizer(AdamWeightDecayOptimizer):
+    """LAMB (You et al., 2019): Adam's update rescaled per variable by a trust ratio.
+
+    Per variable, at step t = global_step + 1, with gradient g:
+      m = beta_1 * m + (1 - beta_1) * g
+      v = beta_2 * v + (1 - beta_2) * g^2
+      update = (m / (1 - beta_1^t)) / (sqrt(v / (1 - beta_2^t)) + epsilon)
+               [+ weight_decay_rate * param]
+      trust_ratio = ||param|| / ||update||, or 1 if either norm is 0
+      param = param - learning_rate * trust_ratio * update
+    Norms are Euclidean over the whole variable: each variable is one "layer"
+    of the paper. Variables whose name matches exclude_from_weight_decay
+    (BERT: LayerNorm and bias) get neither the decay nor the trust ratio:
+    their step is plain bias-corrected Adam.
+
+    Bias correction follows the paper's algorithm, unlike the AdamW path
+    (BERT's AdamW has none). t comes from the global step, which the
+    checkpoint holds, so a resumed or re-started run corrects as an
+    uninterrupted one; under gradient accumulation t counts optimizer steps,
+    and under loss scaling it counts skipped steps too.
+
+    The slots are AdamWeightDecayOptimizer's ("<variable name>/adam_m",
+    "<variable name>/adam_v"): no variable is added, so a checkpoint written
+    with either optimizer loads into a run with the other.
+    """
+
+    def __init__(
+        self,
+        learning_rate,
+        weight_decay_rate=0.0,
+        beta_1=0.9,
+        beta_2=0.999,
+        epsilon=1e-6,
+        exclude_from_weight_decay=None,
+        name="LAMBOptimizer",
+    ):
+        """As AdamWeightDecayOptimizer's; the exclusions also cover the trust ratio."""
+        super().__init__(
+            learning_rate,
+            weight_decay_rate=weight_decay_rate,
+            beta_1=beta_1,
+            beta_2=beta_2,
+            epsilon=epsilon,
+            exclude_from_weight_decay=exclude_from_weight_decay,
+            name=name,
+        )
+
+    def apply_gradients(self, grads_and_vars, global_step=None, name=None):
+        """As AdamWeightDecayOptimizer's, but reads (never moves) the global step.
+
+        global_step: the step counter for bias correction; by default the
+        graph's global step.
+
+        Raises:
+          ValueError: no global_step is given and the graph has none.
+        """
+        if global_step is None:
+            global_step = tf.compat.v1.train.get_global_step()
+        if global_step is None:
+            raise ValueError("LAMBOptimizer needs a global step for its bias correction")
+        return super().apply_gradients(grads_and_vars, global_step=global_step, name=name)
+
+    def _step_args(self, global_step):
+        """(learning rate, 1 - beta_1^t, 1 - beta_2^t), with t = global_step + 1."""
+        t = tf.cast(global_step, tf.float32) + 1.0
+        return (
+            self.learning_rate,
+            1.0 - tf.pow(tf.constant(self.beta_1, tf.float32), t),
+            1.0 - tf.pow(tf.constant(self.beta_2, tf.float32), t),
+        )
+
+    def _variable_args(self, param_name):
+        """(use weight decay, use trust ratio) for the variable named `param_name`."""
+        return (self._do_use_weight_decay(param_name), not self._is_excluded(param_name))
+
+    def _apply_one(self, param, grad, m, v, step_args, variable_args, finite=None):
+        """LAMB's update of one variable and its two slots (see the class docstring)."""
+        learning_rate, correction_1, correction_2 = step_args
+        use_weight_decay, use_trust_ratio = variable_args
+        next_m, next_v = self._next_moments(grad, m, v)
+        update = (next_m / correction_1) / (tf.sqrt(next_v / correction_2) + self.epsilon)
+        if use_weight_decay:
+            update += self.weight_decay_rate * param
+        if use_trust_ratio:
+            param_norm = tf.norm(param)
+            update_norm = tf.norm(update)
+            both_positive = tf.logical_and(param_norm > 0.0, update_norm > 0.0)
+            trust_ratio = tf.where(
+                both_positive, tf.math.divide_no_nan(param_norm, update_norm), 1.0
+            )
+            update = trust_ratio * update
+        next_param = param - learning_rate * update
+        return self._assign_all(param, m, v, next_param, next_m, next_v, finite)
+
+
+# The optimizers create_optimizer and create_bert_optimizer build, by name.
+OPTIMIZERS = {"adamw": AdamWeightDecayOptimizer, "lamb": LAMBOptimizer}
 
 
 def _variable_name(tensor_name):

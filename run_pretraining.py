@@ -58,6 +58,16 @@ flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
 flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
 flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each estimator call.")
 flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
+# Beyond the original: LAMB for large-batch pre-training.
+flags.DEFINE_enum(
+    "optimizer",
+    "adamw",
+    list(optimization.OPTIMIZERS),
+    "adamw (default): BERT's Adam with weight decay. lamb: the same moments with "
+    "bias correction, then each variable's step scaled by its trust ratio "
+    "||w|| / ||step|| (not for LayerNorm and bias variables), for large batches. "
+    "Checkpoints of either load into the other.",
+)
 # The TPU and distribution flags live in runner.py; list them in --helpshort too.
 flags.adopt_module_key_flags(runner)
 
@@ -70,11 +80,13 @@ def model_fn_builder(
     num_warmup_steps,
     use_tpu,
     use_one_hot_embeddings,
+    optimizer="adamw",
 ):
     """Returns the model_fn(features, labels, mode, params) for runner.Estimator.
 
     TRAIN: loss = masked LM loss + next-sentence loss, optimized with
-    optimization.create_optimizer. EVAL: the loss plus masked_lm_accuracy,
+    optimization.create_optimizer and the optimizer named `optimizer`
+    ("adamw" or "lamb"). EVAL: the loss plus masked_lm_accuracy,
     masked_lm_loss, next_sentence_accuracy and next_sentence_loss. PREDICT
     is not supported (ValueError), as in the original.
     """
@@ -122,7 +134,12 @@ def model_fn_builder(
 
         if mode == runner.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(
-                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+                total_loss,
+                learning_rate,
+                num_train_steps,
+                num_warmup_steps,
+                use_tpu,
+                optimizer=optimizer,
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
@@ -493,6 +510,7 @@ def main(_):
         num_warmup_steps=FLAGS.num_warmup_steps,
         use_tpu=run_config.use_tpu,
         use_one_hot_embeddings=run_config.use_tpu,
+        optimizer=FLAGS.optimizer,
     )
     estimator = runner.Estimator(
         model_fn=model_fn,
@@ -504,6 +522,7 @@ def main(_):
     if FLAGS.do_train:
         logging.info("***** Running training *****")
         logging.info("  Batch size = %d", FLAGS.train_batch_size)
+        logging.info("  Optimizer = %s", FLAGS.optimizer)
         train_input_fn = input_fn_builder(
             input_files=input_files,
             max_seq_length=FLAGS.max_seq_length,
