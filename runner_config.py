@@ -264,6 +264,10 @@ class RunConfig:
         self.steps_per_run = (
             steps_per_run if steps_per_run is not None else _flag_value("steps_per_run", 1)
         )
+        self._check()
+
+    def _check(self):
+        """Rejects settings that contradict each other, naming the flag at fault."""
         if self.steps_per_run is None or self.steps_per_run < 1:
             raise UsageError(f"--steps_per_run must be >= 1, got {self.steps_per_run}")
         if self.precision not in _PRECISION_DTYPES:

@@ -327,6 +327,17 @@ def test_run_config_flag_errors_are_usage_errors():
         runner.RunConfig("")
 
 
+def test_iterations_per_loop_is_ignored_with_a_warning_only_when_given(caplog):
+    caplog.set_level("WARNING")
+    config = runner.RunConfig("out")
+    assert config.steps_per_run == 1
+    assert "iterations_per_loop" not in caplog.text
+    config = runner.RunConfig("out", iterations_per_loop=50)
+    assert config.steps_per_run == 1
+    assert "--iterations_per_loop is ignored" in caplog.text
+    assert "--steps_per_run" in caplog.text
+
+
 def test_mirrored_with_more_gpus_than_visible_is_a_usage_error(tmp_path):
     x, y = _data()
     estimator = _estimator(tmp_path, distribution_strategy="mirrored", num_gpus=2)
@@ -558,8 +569,8 @@ TINY_BERT = {
     "type_vocab_size": 2,
     "initializer_range": 0.02,
 }
-LOSS_TRAIN_STEPS = 40
-LOSS_SAVE_STEPS = 10
+LOSS_TRAIN_STEPS = 24
+LOSS_SAVE_STEPS = 4
 
 
 def _start_pretraining_workers(tmp_path, ports, run):
