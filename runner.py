@@ -108,7 +108,7 @@ from runner_config import (  # noqa: F401  (public names of runner)
     UsageError,
     WorkerLostError,
 )
-from runner_distribution import Distribution, _Distribution  # noqa: F401
+from runner_distribution import Distribution  # noqa: F401
 from runner_graphs import (  # noqa: F401
     ModelBuilder,
     build_eval_graph,

@@ -221,9 +221,6 @@ class Distribution:
             session.run(tf.compat.v1.tpu.shutdown_system())
 
 
-_Distribution = Distribution
-
-
 def _first_replica_creator(next_creator, **kwargs):
     aggregation = kwargs.get("aggregation")
     if aggregation is None or aggregation == tf.VariableAggregation.NONE:
