@@ -12,6 +12,7 @@ import os
 import socket
 import subprocess
 import sys
+import time
 
 import conftest
 import numpy as np
@@ -326,6 +327,17 @@ def test_run_config_flag_errors_are_usage_errors():
         runner.RunConfig("")
 
 
+def test_iterations_per_loop_is_ignored_with_a_warning_only_when_given(caplog):
+    caplog.set_level("WARNING")
+    config = runner.RunConfig("out")
+    assert config.steps_per_run == 1
+    assert "iterations_per_loop" not in caplog.text
+    config = runner.RunConfig("out", iterations_per_loop=50)
+    assert config.steps_per_run == 1
+    assert "--iterations_per_loop is ignored" in caplog.text
+    assert "--steps_per_run" in caplog.text
+
+
 def test_mirrored_with_more_gpus_than_visible_is_a_usage_error(tmp_path):
     x, y = _data()
     estimator = _estimator(tmp_path, distribution_strategy="mirrored", num_gpus=2)
@@ -539,3 +551,176 @@ def test_two_workers_on_localhost_end_with_identical_weights(worker_runs):
     # Only the chief writes checkpoints.
     assert runner.newest_checkpoint(str(root / "worker0" / "bert"))
     assert runner.newest_checkpoint(str(root / "worker1" / "bert")) is None
+
+
+# --------------------------------------------------------------------------
+# A multi-worker job that loses a worker: run_pretraining.py on two workers.
+
+TINY_BERT = {
+    "vocab_size": 30522,
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+    "hidden_act": "gelu",
+    "hidden_dropout_prob": 0.0,
+    "attention_probs_dropout_prob": 0.0,
+    "max_position_embeddings": 128,
+    "type_vocab_size": 2,
+    "initializer_range": 0.02,
+}
+LOSS_TRAIN_STEPS = 24
+LOSS_SAVE_STEPS = 4
+
+
+def _start_pretraining_workers(tmp_path, ports, run):
+    """Starts both workers of a run_pretraining.py job; returns their processes and logs."""
+    config_file = tmp_path / "bert_config.json"
+    config_file.write_text(json.dumps(TINY_BERT))
+    cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
+    command = [
+        sys.executable,
+        os.path.join(conftest.REPO, "run_pretraining.py"),
+        f"--bert_config_file={config_file}",
+        f"--input_file={os.path.join(conftest.GOLDEN, 'pretraining', 'default.tfrecord')}",
+        f"--output_dir={tmp_path / 'model'}",
+        "--do_train",
+        "--distribution_strategy=multi_worker",
+        "--train_batch_size=4",
+        f"--num_train_steps={LOSS_TRAIN_STEPS}",
+        "--num_warmup_steps=2",
+        f"--save_checkpoints_steps={LOSS_SAVE_STEPS}",
+    ]
+    processes, logs = [], []
+    for index in range(2):
+        env = dict(os.environ)
+        env["TF_CONFIG"] = json.dumps(
+            {"cluster": cluster, "task": {"type": "worker", "index": index}}
+        )
+        log = tmp_path / f"run{run}_worker{index}.log"
+        with open(log, "w") as out:
+            processes.append(
+                subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+            )
+        logs.append(log)
+    return processes, logs
+
+
+def _wait_for(condition, processes, timeout=180):
+    deadline = time.time() + timeout
+    while not condition():
+        assert all(p.poll() is None for p in processes), "a worker ended before the kill"
+        assert time.time() < deadline, "timed out waiting for the workers"
+        time.sleep(0.02)
+
+
+def _kill_after_checkpoint(tmp_path, ports, run, killed, wait, after_step=0):
+    """Starts both workers, kills worker `killed` `wait` seconds after a checkpoint newer
+    than after_step appears, and checks the survivor's exit. Returns (checkpoint, logs)."""
+    model_dir = str(tmp_path / "model")
+    processes, logs = _start_pretraining_workers(tmp_path, ports, run)
+    survivor = 1 - killed
+
+    def newer_checkpoint():
+        newest = runner.newest_checkpoint(model_dir)
+        return newest is not None and runner.checkpoint_step(newest) > after_step
+
+    try:
+        _wait_for(newer_checkpoint, processes)
+        time.sleep(wait)
+        processes[killed].kill()
+        t_killed = time.time()
+        processes[survivor].wait(timeout=60)
+        ended_after = time.time() - t_killed
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+    output = logs[survivor].read_text()
+    assert processes[survivor].returncode == 1, output[-3000:]
+    assert ended_after < 60
+    assert "Traceback" not in output, output[-3000:]
+    newest = runner.newest_checkpoint(model_dir)
+    assert after_step < runner.checkpoint_step(newest) < LOSS_TRAIN_STEPS
+    errors = [line for line in output.splitlines() if line.startswith("ERROR:")]
+    assert errors == [
+        f"ERROR: lost worker {killed} (127.0.0.1:{ports[killed]}) of 2: the newest "
+        f"checkpoint is {newest}; starting every worker again with the same command "
+        "resumes from it"
+    ], output[-3000:]
+    return newest, logs
+
+
+@pytest.mark.slow
+def test_a_lost_worker_ends_the_others_with_one_line_and_a_restart_resumes(tmp_path):
+    """Kills worker 1 between checkpoints, then (after a restart) the chief right after
+    a checkpoint; the survivor ends each time, and the same command resumes."""
+    ports = [_free_port(), _free_port()]
+    first, _ = _kill_after_checkpoint(tmp_path, ports, run=1, killed=1, wait=0.7)
+    first_step = runner.checkpoint_step(first)
+    second, logs = _kill_after_checkpoint(
+        tmp_path, ports, run=2, killed=0, wait=0.0, after_step=first_step
+    )
+    for log in logs:
+        text = log.read_text()
+        assert f"Restoring parameters from {first}" in text
+        assert f"Training from step {first_step} to {LOSS_TRAIN_STEPS}" in text
+
+    processes, logs = _start_pretraining_workers(tmp_path, ports, run=3)
+    try:
+        for process, log in zip(processes, logs):
+            assert process.wait(timeout=240) == 0, log.read_text()[-3000:]
+    finally:
+        for process in processes:
+            if process.poll() is None:
+                process.kill()
+    second_step = runner.checkpoint_step(second)
+    for log in logs:
+        text = log.read_text()
+        assert f"Restoring parameters from {second}" in text
+        assert f"Training from step {second_step} to {LOSS_TRAIN_STEPS}" in text
+        assert f"Training done at step {LOSS_TRAIN_STEPS}" in text
+    newest = runner.newest_checkpoint(str(tmp_path / "model"))
+    assert runner.checkpoint_step(newest) == LOSS_TRAIN_STEPS
+
+
+@pytest.mark.slow
+def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
+    """A worker whose training thread never returns (a collective op waiting on a dead
+    peer) is ended by the watch once the peer stops accepting connections."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    script = tmp_path / "stuck_worker.py"
+    script.write_text(
+        "import sys, time\n"
+        f"sys.path.insert(0, {conftest.REPO!r})\n"
+        "import runner_distribution\n"
+        f"watch = runner_distribution.PeerWatch({{1: '127.0.0.1:{port}'}}, {str(tmp_path)!r}, 2)\n"
+        "watch.start()\n"
+        "print('watching', flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    process = subprocess.Popen(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout.readline() == "watching\n"
+        time.sleep(5)  # the watch sees the peer answer
+        assert process.poll() is None
+        listener.close()
+        t_lost = time.time()
+        _, stderr = process.communicate(timeout=60)
+        ended_after = time.time() - t_lost
+    finally:
+        listener.close()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 1
+    assert ended_after < 20
+    assert "Traceback" not in stderr
+    assert [line for line in stderr.splitlines() if line.startswith("ERROR")] == [
+        f"ERROR: lost worker 1 (127.0.0.1:{port}) of 2: there is no checkpoint yet; "
+        "starting every worker again with the same command starts over"
+    ]
