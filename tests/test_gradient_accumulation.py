@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import speed_helpers
 import tensorflow as tf
+from conftest import checkpoint_values
 
 import optimization
 import runner
@@ -23,7 +24,7 @@ LEARNING_RATE = 3e-3
 
 
 def _checkpoint(model_dir):
-    return speed_helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    return checkpoint_values(runner.newest_checkpoint(str(model_dir)))
 
 
 @pytest.fixture(scope="module")

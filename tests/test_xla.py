@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import speed_helpers
 import tensorflow as tf
+from conftest import checkpoint_values
 from test_extract_features import _flags, _run, model_files  # noqa: F401 (fixture)
 
 import runner
@@ -67,7 +68,7 @@ def _train(model_dir, **kwargs):
     predictions = [
         p["logits"] for p in estimator.predict(speed_helpers.input_fn_builder(data, repeat=False))
     ]
-    weights = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    weights = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
     return probe, np.stack(predictions), weights
 
 
@@ -147,9 +148,7 @@ def test_several_steps_per_run_equal_one_step_per_run(tmp_path):
             log_step_count_steps=4,
             save_checkpoints_steps=5,
         )
-        runs[steps_per_run] = speed_helpers.checkpoint_values(
-            runner.newest_checkpoint(str(model_dir))
-        )
+        runs[steps_per_run] = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
         # Saved at the boundary (5) and at the end (7), as with one step per run.
         state = tf.train.get_checkpoint_state(str(model_dir))
         steps = sorted(runner.checkpoint_step(p) for p in state.all_model_checkpoint_paths)
