@@ -12,8 +12,8 @@ import sys
 
 import conftest  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
 import speed_helpers
-import tensorflow as tf  # noqa: E402
-from absl import logging  # noqa: E402
+import tensorflow as tf
+from absl import logging
 
 
 def main(output_dir):
