@@ -34,7 +34,7 @@ def _write(path, text):
 
 
 def _config(**overrides):
-    return tiny_bert_config(len(SPECIAL) + len(WORDS), **{"num_hidden_layers": 1, **overrides})
+    return {**tiny_bert_config(len(SPECIAL) + len(WORDS), num_hidden_layers=1), **overrides}
 
 
 def _save_checkpoint(prefix, shapes):
