@@ -1,4 +1,4 @@
-"""The script loader used by the other tests keeps one script's flags live."""
+"""The shared helpers in conftest.py do what the other tests rely on."""
 
 import os
 import sys
