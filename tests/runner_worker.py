@@ -13,21 +13,16 @@ set in the environment it first calls tf.compat.v1.disable_v2_behavior().
 import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import conftest  # quiet TensorFlow on CPU, the repo importable
+import numpy as np
+import tensorflow as tf
+from absl import logging
 
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from absl import logging  # noqa: E402
+import modeling
+import run_pretraining
+import runner
 
-import modeling  # noqa: E402
-import run_pretraining  # noqa: E402
-import runner  # noqa: E402
-
-GOLDEN_RECORDS = os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "data", "golden", "pretraining", "default.tfrecord"
-)
+GOLDEN_RECORDS = os.path.join(conftest.GOLDEN, "pretraining", "default.tfrecord")
 GLOBAL_BATCH = 8
 
 
@@ -113,16 +108,13 @@ def _linear_model_fn(features, labels, mode, params):
 
 
 def _bert_model_fn():
-    config = modeling.BertConfig(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
-        max_position_embeddings=128,
-        type_vocab_size=2,
+    config = modeling.BertConfig.from_dict(
+        conftest.tiny_bert_config(
+            30522,
+            hidden_dropout_prob=0.0,
+            attention_probs_dropout_prob=0.0,
+            max_position_embeddings=128,
+        )
     )
     return run_pretraining.model_fn_builder(
         bert_config=config,

@@ -7,6 +7,7 @@ few steps take a second. Dropout is off so runs are deterministic.
 
 import numpy as np
 import tensorflow as tf
+from conftest import tiny_bert_config
 
 import modeling
 import optimization
@@ -14,16 +15,14 @@ import runner
 
 SEQ_LENGTH = 16
 NUM_LABELS = 3
-CONFIG = modeling.BertConfig(
-    vocab_size=60,
-    hidden_size=32,
-    num_hidden_layers=2,
-    num_attention_heads=4,
-    intermediate_size=64,
-    hidden_dropout_prob=0.0,
-    attention_probs_dropout_prob=0.0,
-    max_position_embeddings=SEQ_LENGTH,
-    type_vocab_size=2,
+CONFIG = modeling.BertConfig.from_dict(
+    tiny_bert_config(
+        60,
+        num_attention_heads=4,
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+        max_position_embeddings=SEQ_LENGTH,
+    )
 )
 
 
@@ -113,9 +112,3 @@ def eval_loss(model_dir, data=None, batch_size=8, **config_kwargs):
     config = runner.RunConfig(model_dir=str(model_dir), **config_kwargs)
     estimator = runner.Estimator(model_fn_builder(), config, eval_batch_size=batch_size)
     return estimator.evaluate(input_fn_builder(data, repeat=False))["eval_loss"]
-
-
-def checkpoint_values(path):
-    """{name: numpy value} of every variable in a checkpoint."""
-    reader = tf.train.load_checkpoint(path)
-    return {name: reader.get_tensor(name) for name, _ in tf.train.list_variables(path)}

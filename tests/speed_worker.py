@@ -10,14 +10,10 @@ loss scaling), all after 2 steps of the same global batch.
 import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
-import speed_helpers  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from absl import logging  # noqa: E402
+import conftest  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
+import speed_helpers
+import tensorflow as tf
+from absl import logging
 
 
 def main(output_dir):

@@ -2,7 +2,7 @@
 
 import json
 
-from conftest import load_script
+from conftest import load_script, write_lines
 
 # Every word the hand-built documents use, so word pieces can be worked out by eye.
 VOCAB = [
@@ -46,9 +46,7 @@ VOCAB = [
 
 
 def write_vocab(tmp_path, words=VOCAB):
-    path = tmp_path / "vocab.txt"
-    path.write_text("\n".join(words) + "\n", encoding="utf-8")
-    return str(path)
+    return write_lines(tmp_path / "vocab.txt", words)
 
 
 def squad_json(paragraphs, version="1.1"):

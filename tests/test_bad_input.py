@@ -8,12 +8,10 @@ the run writes to holds exactly what it held before.
 
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import REPO
+from conftest import REPO, run_script, tiny_bert_config, write_checkpoint
 
 SENTIMENT = os.path.join(REPO, "demo_data", "sentiment")
 CORPUS = os.path.join(REPO, "demo_data", "corpus", "science.txt")
@@ -25,6 +23,9 @@ WORDS = (
 )
 HIDDEN = 32
 
+# Nearly every case starts a script (the module fixture does too).
+pytestmark = pytest.mark.slow
+
 
 def _write(path, text):
     with open(path, "w", encoding="utf-8") as f:
@@ -33,43 +34,18 @@ def _write(path, text):
 
 
 def _config(**overrides):
-    config = {
-        "vocab_size": len(SPECIAL) + len(WORDS),
-        "hidden_size": HIDDEN,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "intermediate_size": 64,
-        "hidden_act": "gelu",
-        "hidden_dropout_prob": 0.1,
-        "attention_probs_dropout_prob": 0.1,
-        "max_position_embeddings": 64,
-        "type_vocab_size": 2,
-        "initializer_range": 0.02,
-    }
-    config.update(overrides)
-    return config
+    return {**tiny_bert_config(len(SPECIAL) + len(WORDS), num_hidden_layers=1), **overrides}
 
 
 def _save_checkpoint(prefix, shapes):
     """Writes a name-based checkpoint holding zeros of the given shapes."""
-    import tensorflow as tf
-
-    graph = tf.Graph()
-    with graph.as_default():
-        variables = [
-            tf.compat.v1.get_variable(
-                name,
-                shape=shape,
-                dtype=tf.int64 if name == "global_step" else tf.float32,
-                initializer=tf.compat.v1.zeros_initializer(),
-            )
+    return write_checkpoint(
+        prefix,
+        {
+            name: np.zeros(shape, np.int64 if name == "global_step" else np.float32)
             for name, shape in shapes.items()
-        ]
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session(graph=graph) as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, prefix)
-    return prefix
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -147,15 +123,7 @@ def inputs(tmp_path_factory):
 
 
 def _run(script, *args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
-    return subprocess.run(
-        [sys.executable, os.path.join(REPO, script), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=REPO,
-        timeout=300,
-    )
+    return run_script(script, *args)
 
 
 def _listing(directory):

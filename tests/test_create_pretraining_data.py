@@ -9,14 +9,12 @@ deterministic bytes mean equal parsed Examples.
 
 import os
 import random
-import subprocess
-import sys
 
 import pytest
 import reference_pretraining_data as reference
 import tensorflow as tf
 from absl import flags
-from conftest import GOLDEN, REPO, VOCAB_UNCASED, load_script
+from conftest import GOLDEN, REPO, VOCAB_UNCASED, load_script, run_code, run_python
 
 SCRIPT = os.path.join(REPO, "create_pretraining_data.py")
 GOLDEN_DIR = os.path.join(GOLDEN, "pretraining")
@@ -60,10 +58,7 @@ def flag_args(settings):
 
 
 def run_subprocess(args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    return subprocess.run(
-        [sys.executable, SCRIPT, *args], capture_output=True, text=True, env=env, timeout=300
-    )
+    return run_python(SCRIPT, *args, env={"TF_CPP_MIN_LOG_LEVEL": "3"})
 
 
 def run_in_process(cpd, args, capsys=None):
@@ -85,6 +80,7 @@ def run_in_process(cpd, args, capsys=None):
 # The 2018 code's own outputs.
 
 
+@pytest.mark.slow
 def test_default_flags_reproduce_golden_records(tmp_path):
     out = tmp_path / "default.tfrecord"
     result = run_subprocess(
@@ -104,6 +100,7 @@ def test_default_flags_reproduce_golden_records(tmp_path):
     assert "Wrote 23 total instances" in result.stderr
 
 
+@pytest.mark.slow
 def test_whole_word_mask_two_files_reproduce_golden_records(tmp_path):
     outs = [tmp_path / "wwm_a.tfrecord", tmp_path / "wwm_b.tfrecord"]
     result = run_subprocess(
@@ -270,6 +267,7 @@ def test_output_does_not_depend_on_num_workers(cpd, corpus, tmp_path, monkeypatc
     assert one == two
 
 
+@pytest.mark.slow
 def test_command_line_and_in_process_runs_agree(cpd, corpus, tmp_path):
     settings = dict(max_seq_length=64, dupe_factor=2, random_seed=5)
     outputs = [tmp_path / "a.tfrecord", tmp_path / "b.tfrecord"]
@@ -288,11 +286,10 @@ def test_command_line_and_in_process_runs_agree(cpd, corpus, tmp_path):
     assert [read_records(p) for p in outputs] == in_process
 
 
+@pytest.mark.slow
 def test_local_run_never_imports_tensorflow(tmp_path):
     out = tmp_path / "x.tfrecord"
     code = (
-        "import sys\n"
-        f"sys.path.insert(0, {REPO!r})\n"
         "from absl import app\n"
         "import create_pretraining_data as c\n"
         f"sys.argv = ['c', '--input_file={SAMPLE_TEXT}', '--output_file={out}',"
@@ -300,7 +297,7 @@ def test_local_run_never_imports_tensorflow(tmp_path):
         "try:\n    app.run(c.main)\nexcept SystemExit:\n    pass\n"
         "print('tensorflow' in sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = run_code(code)
     assert result.stdout.strip() == "False", result.stderr
     assert len(read_records(out)) > 5
 
@@ -494,6 +491,7 @@ def _listing(directory):
     return sorted(os.listdir(directory))
 
 
+@pytest.mark.slow
 def test_missing_vocab_file_is_a_one_line_error(tmp_path):
     out = tmp_path / "out"
     out.mkdir()
@@ -512,6 +510,7 @@ def test_missing_vocab_file_is_a_one_line_error(tmp_path):
     assert _listing(out) == []
 
 
+@pytest.mark.slow
 def test_corpus_without_text_is_a_one_line_error(tmp_path):
     blank = tmp_path / "blank.txt"
     blank.write_text("\n   \n\t\n\n")

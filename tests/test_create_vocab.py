@@ -3,13 +3,11 @@
 import collections
 import os
 import random
-import subprocess
-import sys
 
 import pytest
 import reference_tokenizer
 from absl import flags
-from conftest import REPO, VOCAB_UNCASED, load_script
+from conftest import REPO, VOCAB_UNCASED, load_script, run_python
 
 import tokenization
 
@@ -211,15 +209,14 @@ def test_incremental_merging_matches_recounting(cv):
     assert ours == naive_merges(counts, len(ours) + 10, 2)
 
 
+@pytest.mark.slow
 def test_command_line_writes_the_vocabulary(corpus, tmp_path):
     out = tmp_path / "vocab.txt"
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
-    result = subprocess.run(
-        [sys.executable, SCRIPT, f"--input_file={corpus[0]}", f"--output_file={out}"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+    result = run_python(
+        SCRIPT,
+        f"--input_file={corpus[0]}",
+        f"--output_file={out}",
+        env={"TF_CPP_MIN_LOG_LEVEL": "3"},
     )
     assert result.returncode == 0, result.stderr
     vocab = out.read_text(encoding="utf-8").split("\n")[:-1]

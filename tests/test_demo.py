@@ -10,24 +10,25 @@ the sentences, and the exported SavedModel against the predictions file.
 import json
 import os
 import re
-import subprocess
 import sys
 
 import numpy as np
 import pytest
-from conftest import REPO
+from conftest import REPO, run_command
 
 SEQ = 32
 STEPS = 10
 EPOCHS = 0.2
 VOCAB_SIZE = 600
 
+# Every test here runs demo.sh.
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "demo"
     env = dict(
-        os.environ,
         DEMO_OUTPUT=str(out),
         DEMO_VOCAB_SIZE=str(VOCAB_SIZE),
         DEMO_DUPE_FACTOR="1",
@@ -36,13 +37,7 @@ def demo(tmp_path_factory):
         DEMO_EPOCHS=str(EPOCHS),
         PYTHON=sys.executable,
     )
-    result = subprocess.run(
-        ["bash", os.path.join(REPO, "demo.sh")],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=600,
-    )
+    result = run_command(["bash", os.path.join(REPO, "demo.sh")], env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     return out, result.stdout
 
@@ -168,13 +163,7 @@ def test_refuses_an_output_directory_it_did_not_make(tmp_path):
     keep = tmp_path / "mine"
     keep.mkdir()
     (keep / "precious.txt").write_text("keep\n")
-    result = subprocess.run(
-        ["bash", os.path.join(REPO, "demo.sh")],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=dict(os.environ, DEMO_OUTPUT=str(keep)),
-    )
+    result = run_command(["bash", os.path.join(REPO, "demo.sh")], env={"DEMO_OUTPUT": str(keep)})
     assert result.returncode != 0
     assert "was not made by demo.sh" in result.stderr
     assert (keep / "precious.txt").read_text() == "keep\n"

@@ -3,40 +3,22 @@
 import collections
 import json
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import REPO, load_script
+from conftest import load_script
+from extract_features_helpers import (
+    CONFIG,
+    LINES,
+    SEQ_LENGTH,
+    VOCAB,
+    run_extract_features,
+    write_model_files,
+)
 
 import modeling
 
-VOCAB = [
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-    "steve", "smith", "was", "born", "who", "is", "cafe", "(", ")", "-", ".", "1895", "1943",
-]  # fmt: skip
-CONFIG = {
-    "vocab_size": len(VOCAB),
-    "hidden_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.1,
-    "attention_probs_dropout_prob": 0.1,
-    "max_position_embeddings": 16,
-    "type_vocab_size": 2,
-    "initializer_range": 0.2,
-}
-SEQ_LENGTH = 12
-LINES = [
-    "Steve Smith was born",
-    "who is ||| Steve Smith",
-    "Café (1895-1943). was born who is steve smith",
-    "xyz ||| was",
-]
 # Word pieces and type ids worked out by hand (line 2 keeps its first 10 pieces).
 EXPECTED = [
     (["[CLS]", "steve", "smith", "was", "born", "[SEP]"], [0] * 6),
@@ -51,19 +33,7 @@ EXPECTED = [
 
 @pytest.fixture(scope="module")
 def model_files(tmp_path_factory):
-    """A randomly initialised tiny checkpoint, its config and vocab."""
-    root = tmp_path_factory.mktemp("tiny_bert")
-    (root / "vocab.txt").write_text("\n".join(VOCAB) + "\n", encoding="utf-8")
-    (root / "bert_config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
-    config = modeling.BertConfig.from_dict(CONFIG)
-    with tf.Graph().as_default():
-        tf.compat.v1.set_random_seed(3)
-        ids = tf.compat.v1.placeholder(tf.int32, [None, SEQ_LENGTH])
-        modeling.BertModel(config, is_training=False, input_ids=ids)
-        with tf.compat.v1.Session() as sess:
-            sess.run(tf.compat.v1.global_variables_initializer())
-            tf.compat.v1.train.Saver().save(sess, str(root / "model.ckpt"))
-    return root
+    return write_model_files(tmp_path_factory.mktemp("tiny_bert"))
 
 
 def _reference_layers(model_files, token_lists, type_lists):
@@ -92,33 +62,9 @@ def _reference_layers(model_files, token_lists, type_lists):
             return sess.run(model.get_all_encoder_layers(), feed)
 
 
-def _run(args):
-    return subprocess.run(
-        [sys.executable, os.path.join(REPO, "extract_features.py"), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
-def _flags(model_files, tmp_path, layers):
-    input_file = tmp_path / "input.txt"
-    input_file.write_text("\n".join(LINES) + "\n", encoding="utf-8")
-    return [
-        f"--input_file={input_file}",
-        f"--output_file={tmp_path / 'out' / 'features.jsonl'}",
-        f"--vocab_file={model_files / 'vocab.txt'}",
-        f"--bert_config_file={model_files / 'bert_config.json'}",
-        f"--init_checkpoint={model_files / 'model.ckpt'}",
-        f"--layers={layers}",
-        f"--max_seq_length={SEQ_LENGTH}",
-        "--batch_size=3",
-    ]
-
-
+@pytest.mark.slow
 def test_output_equals_a_direct_bert_model_run(model_files, tmp_path):
-    proc = _run(_flags(model_files, tmp_path, "-1,0,-2"))
+    proc = run_extract_features(model_files, tmp_path, "-1,0,-2")
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert os.listdir(tmp_path / "out") == ["features.jsonl"]
     with open(tmp_path / "out" / "features.jsonl", encoding="utf-8") as f:
@@ -177,8 +123,9 @@ def test_conversion_and_reading_in_process(model_files, tmp_path):
         ef.parse_layers("-1,x", 2)
 
 
+@pytest.mark.slow
 def test_a_layer_the_model_lacks_is_a_one_line_error(model_files, tmp_path):
-    proc = _run(_flags(model_files, tmp_path, "-1,-2,-3,-4"))
+    proc = run_extract_features(model_files, tmp_path, "-1,-2,-3,-4")
     assert proc.returncode != 0
     assert "Traceback" not in proc.stderr
     errors = [line for line in proc.stderr.splitlines() if line.startswith("ERROR: ")]

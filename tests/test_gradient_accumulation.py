@@ -6,13 +6,12 @@ must give the weights and Adam slots of one step on the N-times batch.
 """
 
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import speed_helpers
 import tensorflow as tf
+from conftest import TESTS, checkpoint_values, run_python
 
 import optimization
 import runner
@@ -23,7 +22,7 @@ LEARNING_RATE = 3e-3
 
 
 def _checkpoint(model_dir):
-    return speed_helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    return checkpoint_values(runner.newest_checkpoint(str(model_dir)))
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +32,7 @@ def whole_batch_run(tmp_path_factory):
     return _checkpoint(model_dir)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("num_accumulation_steps", [2, 4])
 def test_accumulated_steps_equal_whole_batch_steps(
     whole_batch_run, tmp_path, num_accumulation_steps
@@ -54,6 +54,7 @@ def test_accumulated_steps_equal_whole_batch_steps(
     assert np.abs(whole_batch_run["output_bias"]).max() > 1e-3
 
 
+@pytest.mark.slow
 def test_accumulation_differs_from_training_on_micro_batches(whole_batch_run, tmp_path):
     """The comparison above can fail: plain steps on the small batch end elsewhere."""
     speed_helpers.train(tmp_path, STEPS * 2, batch_size=BATCH // 2, learning_rate=LEARNING_RATE)
@@ -115,13 +116,11 @@ def test_accumulator_ops_by_hand():
         np.testing.assert_allclose(session.run(m), 0.9 * 0.03 + 0.1 * 0.1, rtol=1e-6)
 
 
+@pytest.mark.slow
 def test_mirrored_two_cpus_with_accumulation_bf16_and_fp16(tmp_path):
     """Two logical CPU replicas (a process of its own): accumulation + bf16, and fp16 with
     loss scaling, train and agree with one device."""
-    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "speed_worker.py")
-    result = subprocess.run(
-        [sys.executable, worker, str(tmp_path)], capture_output=True, text=True, timeout=600
-    )
+    result = run_python(os.path.join(TESTS, "speed_worker.py"), str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
     mirrored = _checkpoint(tmp_path / "mirrored")
     single = _checkpoint(tmp_path / "single")

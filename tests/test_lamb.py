@@ -15,24 +15,21 @@ import sys
 
 import conftest
 import numpy as np
+import numpy_reference as npr
 import pytest
 import tensorflow as tf
-import test_run_pretraining as pretraining
-from test_optimization import (
-    EXCLUDE,
-    TESTS_DIR,
-    assert_close,
-    np_clip_by_global_norm,
-    np_learning_rate,
-    run_python,
-    variable_named,
-)
+from conftest import assert_close, run_code, variable_named
 
 import optimization
 
 # BERT-like names: a kernel, a bias, a LayerNorm, an embedding table, an
 # output bias, and a kernel that starts at zero (its trust ratio is 1 until
 # it moves).
+EXCLUDE = ["LayerNorm", "layer_norm", "bias"]
+TINY = conftest.tiny_bert_config(
+    30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
+)
+
 INITIAL = {
     "bert/encoder/layer_0/output/dense/kernel": [[0.5, -1.0], [2.0, 0.25], [-0.75, 1.5]],
     "bert/encoder/layer_0/output/dense/bias": [0.3, -0.2],
@@ -47,37 +44,6 @@ ADAPTED = {
     "bert/embeddings/word_embeddings",
     "cls/predictions/transform/dense/kernel",
 }
-
-
-class NumpyLamb:
-    """LAMB in float64, one variable at a time, t counted from 1."""
-
-    def __init__(self, params, weight_decay_rate, exclude, beta_1=0.9, beta_2=0.999, eps=1e-6):
-        self.params = {k: np.asarray(v, np.float64) for k, v in params.items()}
-        self.m = {k: np.zeros_like(v) for k, v in self.params.items()}
-        self.v = {k: np.zeros_like(v) for k, v in self.params.items()}
-        self.weight_decay_rate = weight_decay_rate
-        self.exclude = exclude
-        self.beta_1, self.beta_2, self.eps = beta_1, beta_2, eps
-
-    def adapted(self, name):
-        return not any(re.search(pattern, name) for pattern in self.exclude)
-
-    def step(self, grads, learning_rate, t):
-        for name, grad in grads.items():
-            w = self.params[name]
-            self.m[name] = self.beta_1 * self.m[name] + (1 - self.beta_1) * grad
-            self.v[name] = self.beta_2 * self.v[name] + (1 - self.beta_2) * np.square(grad)
-            m_hat = self.m[name] / (1 - self.beta_1**t)
-            v_hat = self.v[name] / (1 - self.beta_2**t)
-            r = m_hat / (np.sqrt(v_hat) + self.eps)
-            ratio = 1.0
-            if self.adapted(name):
-                r = r + self.weight_decay_rate * w
-                w_norm, r_norm = np.linalg.norm(w), np.linalg.norm(r)
-                if w_norm > 0 and r_norm > 0:
-                    ratio = w_norm / r_norm
-            self.params[name] = w - learning_rate * ratio * r
 
 
 def make_variables():
@@ -107,8 +73,8 @@ def np_quadratic_grads(params, targets, scale=2.0):
 def np_train_step(reference, targets, step, schedule, scale=2.0):
     """One create_optimizer step in numpy: gradient, clip to norm 1, LAMB at t = step + 1."""
     grads = np_quadratic_grads(reference.params, targets, scale)
-    clipped = dict(zip(grads, np_clip_by_global_norm(list(grads.values()))))
-    reference.step(clipped, np_learning_rate(step, *schedule), t=step + 1)
+    clipped = dict(zip(grads, npr.clip_by_global_norm(list(grads.values()))))
+    reference.step(clipped, npr.learning_rate(step, *schedule), t=step + 1)
 
 
 def check_params_and_slots(sess, variables, slots, reference, what):
@@ -141,7 +107,7 @@ def check_apply_gradients_matches_numpy(weight_decay_rate=0.1, steps=5):
         )
         increment = global_step.assign_add(1)
         slots = slot_variables()
-        reference = NumpyLamb(INITIAL, weight_decay_rate, EXCLUDE)
+        reference = npr.Lamb(INITIAL, weight_decay_rate, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for step in range(steps):
@@ -165,7 +131,7 @@ def check_create_optimizer_matches_numpy():
         )
         global_step = tf.compat.v1.train.get_global_step()
         slots = slot_variables()
-        reference = NumpyLamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
+        reference = npr.Lamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for step in range(schedule[1] + 1):
@@ -201,16 +167,16 @@ def check_mirrored_strategy(steps=3):
                 n: [v for v in tf.compat.v1.global_variables() if v.op.name == n + "/adam_v"][0]
                 for n in INITIAL
             }
-        reference = NumpyLamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
+        reference = npr.Lamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for step in range(steps):
                 per_replica = []
                 for targets in replica_targets:
                     grads = np_quadratic_grads(reference.params, targets)
-                    per_replica.append(np_clip_by_global_norm(list(grads.values())))
+                    per_replica.append(npr.clip_by_global_norm(list(grads.values())))
                 mean_grads = {n: (a + b) / 2 for n, a, b in zip(INITIAL, *per_replica)}
-                reference.step(mean_grads, np_learning_rate(step, *schedule), t=step + 1)
+                reference.step(mean_grads, npr.learning_rate(step, *schedule), t=step + 1)
                 sess.run(train_op)
                 for name, var in variables.items():
                     copies = strategy.experimental_local_results(var)
@@ -301,7 +267,7 @@ def test_slots_are_adams_and_checkpoints_load_across_optimizers(tmp_path):
         assert lamb_names == adamw_names == expected | {"global_step"}
         with tf.compat.v1.Session() as sess:
             tf.compat.v1.train.Saver().restore(sess, prefix + "-2")
-            reference = NumpyLamb(saved_params, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
+            reference = npr.Lamb(saved_params, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
             for name, (m, v) in saved_slots.items():
                 reference.m[name], reference.v[name] = m.astype(np.float64), v.astype(np.float64)
             for step in (2, 3):
@@ -328,7 +294,7 @@ def test_gradient_accumulation_applies_the_average_of_the_micro_batches():
         accumulate_op = optimization.accumulate_op_for(train_op)
         global_step = tf.compat.v1.train.get_global_step()
         slots = slot_variables()
-        reference = NumpyLamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
+        reference = npr.Lamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(tf.compat.v1.local_variables_initializer())
@@ -358,7 +324,7 @@ def test_loss_scaling_skips_an_overflowing_step_and_bias_correction_counts_it():
         with optimization.training_options(dynamic_loss_scaling=True):
             train_op = optimization.create_optimizer(loss, *schedule, False, optimizer="lamb")
         slots = slot_variables()
-        reference = NumpyLamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
+        reference = npr.Lamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(tf.compat.v1.local_variables_initializer())
@@ -385,11 +351,10 @@ def test_apply_gradients_needs_a_global_step():
             optimizer.apply_gradients([(tf.constant([1.0]), w)])
 
 
+@pytest.mark.slow
 def test_ref_variables_under_disable_v2_behavior():
-    result = run_python(
-        f"""
-        import sys
-        sys.path[:0] = [{conftest.REPO!r}, {TESTS_DIR!r}]
+    result = run_code(
+        """
         import tensorflow as tf
         tf.compat.v1.disable_v2_behavior()
         import test_lamb as t
@@ -406,11 +371,10 @@ def test_ref_variables_under_disable_v2_behavior():
     assert "REF-VARIABLE CHECKS PASSED" in result.stdout
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_averages_replicas_and_keeps_copies_in_sync():
-    result = run_python(
-        f"""
-        import sys
-        sys.path[:0] = [{conftest.REPO!r}, {TESTS_DIR!r}]
+    result = run_code(
+        """
         import tensorflow as tf
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(
@@ -440,14 +404,14 @@ def test_run_pretraining_with_lamb_steps_each_variable_by_its_trust_ratio(tmp_pa
     """
     init_lr, num_train_steps = 1e-2, 3
     config_file = tmp_path / "bert_config.json"
-    config_file.write_text(json.dumps(pretraining.TINY))
+    config_file.write_text(json.dumps(TINY))
     output_dir = tmp_path / "out"
     done = subprocess.run(
         [
             sys.executable,
-            pretraining.SCRIPT,
+            os.path.join(conftest.REPO, "run_pretraining.py"),
             f"--bert_config_file={config_file}",
-            f"--input_file={pretraining.DEFAULT_RECORDS}",
+            f"--input_file={os.path.join(conftest.GOLDEN, 'pretraining', 'default.tfrecord')}",
             f"--output_dir={output_dir}",
             "--do_train",
             "--do_eval",

@@ -7,9 +7,11 @@ two-weight model so an overflow can be injected at a chosen step.
 """
 
 import numpy as np
+import numpy_reference as npr
 import pytest
 import speed_helpers
 import tensorflow as tf
+from conftest import checkpoint_values
 
 import modeling
 import optimization
@@ -25,7 +27,7 @@ LOSS_TOLERANCE = 5e-3
 
 
 def _weights(model_dir):
-    values = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    values = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
     return {k: v for k, v in values.items() if "adam_" not in k and k != "global_step"}
 
 
@@ -44,6 +46,7 @@ def fp32_runs(tmp_path_factory):
 
 
 @pytest.mark.parametrize("precision", ["bf16", "fp16"])
+@pytest.mark.slow
 def test_training_stays_close_to_fp32(fp32_runs, tmp_path, precision):
     initial, fp32_dir = fp32_runs
     speed_helpers.train(tmp_path, STEPS, learning_rate=LEARNING_RATE, precision=precision)
@@ -62,8 +65,8 @@ def test_training_stays_close_to_fp32(fp32_runs, tmp_path, precision):
 
     # Same variables, names, shapes and dtypes as the float32 checkpoint; no
     # loss scale or accumulator in it.
-    ours = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(tmp_path)))
-    theirs = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(fp32_dir)))
+    ours = checkpoint_values(runner.newest_checkpoint(str(tmp_path)))
+    theirs = checkpoint_values(runner.newest_checkpoint(str(fp32_dir)))
     assert sorted(ours) == sorted(theirs)
     for name, value in ours.items():
         assert value.dtype == theirs[name].dtype, name
@@ -71,6 +74,7 @@ def test_training_stays_close_to_fp32(fp32_runs, tmp_path, precision):
     assert ours["global_step"] == STEPS
 
 
+@pytest.mark.slow
 def test_fp32_checkpoint_resumes_in_bf16_and_back(tmp_path):
     speed_helpers.train(tmp_path, 2, learning_rate=LEARNING_RATE)
     speed_helpers.train(tmp_path, 4, learning_rate=LEARNING_RATE, precision="bf16")
@@ -178,13 +182,6 @@ def _loss_scaled_step(growth_interval=3):
     return run, session
 
 
-def _numpy_adam(w, m, v, grad, lr):
-    m = 0.9 * m + 0.1 * grad
-    v = 0.999 * v + 0.001 * grad**2
-    update = m / (np.sqrt(v) + 1e-6) + 0.01 * w  # "w" gets weight decay
-    return w - lr * update, m, v
-
-
 def test_loss_scaling_skips_overflow_halves_then_grows():
     run, session = _loss_scaled_step(growth_interval=3)
     lr = lambda step: 0.1 * (1.0 - step / 100.0)  # noqa: E731
@@ -195,7 +192,7 @@ def test_loss_scaling_skips_overflow_halves_then_grows():
         # Gradient [0.1, 0.2]: below the clipping norm, so m and v show its scale.
         state = run(0.1)
         grad = np.array([0.1, 0.2])
-        w, m, v = _numpy_adam(w, m, v, grad, lr(0))
+        w, m, v = npr.adam_step(w, m, v, grad, lr(0), weight_decay_rate=0.01)
         np.testing.assert_allclose(state["w"], w, rtol=1e-6)
         np.testing.assert_allclose(state["m"], m, rtol=1e-6)
         np.testing.assert_allclose(state["v"], v, rtol=1e-6)
@@ -211,7 +208,7 @@ def test_loss_scaling_skips_overflow_halves_then_grows():
         # Training continues from where it was; after 3 good steps the scale doubles.
         for i in range(3):
             state = run(0.1)
-            w, m, v = _numpy_adam(w, m, v, grad, lr(2 + i))
+            w, m, v = npr.adam_step(w, m, v, grad, lr(2 + i), weight_decay_rate=0.01)
             np.testing.assert_allclose(state["w"], w, rtol=1e-5)
             np.testing.assert_allclose(state["m"], m, rtol=1e-5)
             assert state["scale"] == (2.0**15 if i == 2 else 2.0**14)

@@ -9,35 +9,26 @@ variables).
 
 import collections
 import json
-import os
 import re
-import subprocess
-import sys
-import textwrap
 
 import numpy as np
+import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import REPO
+from conftest import run_code, tiny_bert_config, write_checkpoint
 
 import modeling
 
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
-
-TINY_CONFIG = {
-    "vocab_size": 99,
-    "hidden_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "intermediate_size": 37,
-    "hidden_act": "gelu",
-    # Non-zero on purpose: with is_training=False the model must ignore them.
-    "hidden_dropout_prob": 0.3,
-    "attention_probs_dropout_prob": 0.3,
-    "max_position_embeddings": 16,
-    "type_vocab_size": 3,
-    "initializer_range": 0.02,
-}
+# Dropout is non-zero on purpose: with is_training=False the model must ignore it.
+TINY_CONFIG = tiny_bert_config(
+    99,
+    num_attention_heads=4,
+    intermediate_size=37,
+    hidden_dropout_prob=0.3,
+    attention_probs_dropout_prob=0.3,
+    max_position_embeddings=16,
+    type_vocab_size=3,
+)
 
 
 def tiny_config(**overrides):
@@ -94,20 +85,6 @@ def random_weights(config, seed=0):
     return weights
 
 
-def write_checkpoint(directory, weights):
-    """Saves `weights` under their names with a bare Saver, no modeling.py involved."""
-    graph = tf.Graph()
-    with graph.as_default():
-        var_list = {
-            name: tf.compat.v1.Variable(value, name=f"v{index}")
-            for index, (name, value) in enumerate(weights.items())
-        }
-        saver = tf.compat.v1.train.Saver(var_list=var_list)
-        with tf.compat.v1.Session(graph=graph) as sess:
-            sess.run(tf.compat.v1.global_variables_initializer())
-            return saver.save(sess, os.path.join(directory, "model.ckpt"), write_meta_graph=False)
-
-
 def random_inputs(config, batch_size=3, seq_length=8, seed=1):
     """ids, a padding mask with different lengths per row, and token types."""
     rng = np.random.RandomState(seed)
@@ -120,82 +97,6 @@ def random_inputs(config, batch_size=3, seq_length=8, seed=1):
         ids[row, length:] = 0
         types[row, length // 2 : length] = 1 + row % (config.type_vocab_size - 1)
     return ids, mask, types
-
-
-# ---------------------------------------------------------------------------
-# The numpy reference, float64, written from the model's math.
-
-
-def np_layer_norm(x, beta, gamma):
-    mean = x.mean(axis=-1, keepdims=True)
-    variance = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-    return (x - mean) / np.sqrt(variance + 1e-12) * gamma + beta
-
-
-def np_gelu(x):
-    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
-
-
-def np_softmax(x):
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def np_bert(weights, config, ids, mask=None, types=None):
-    """Forward pass of BERT in numpy; returns the same outputs as BertModel."""
-    w = {name: value.astype(np.float64) for name, value in weights.items()}
-    batch, seq = ids.shape
-    mask = np.ones_like(ids) if mask is None else mask
-    types = np.zeros_like(ids) if types is None else types
-    heads = config.num_attention_heads
-    head_size = config.hidden_size // heads
-
-    emb = (
-        w["bert/embeddings/word_embeddings"][ids]
-        + w["bert/embeddings/token_type_embeddings"][types]
-        + w["bert/embeddings/position_embeddings"][:seq][None]
-    )
-    emb = np_layer_norm(
-        emb, w["bert/embeddings/LayerNorm/beta"], w["bert/embeddings/LayerNorm/gamma"]
-    )
-
-    def linear(x, scope):
-        return x @ w[scope + "/kernel"] + w[scope + "/bias"]
-
-    def split(x):  # [B, S, N*H] -> [B, N, S, H]
-        return x.reshape(batch, seq, heads, head_size).transpose(0, 2, 1, 3)
-
-    # Padding positions may not be attended to: -10000 on their scores.
-    adder = (1.0 - mask[:, None, None, :].astype(np.float64)) * -10000.0
-    hidden = emb
-    layers = []
-    for layer in range(config.num_hidden_layers):
-        p = f"bert/encoder/layer_{layer}/"
-        q = split(linear(hidden, p + "attention/self/query"))
-        k = split(linear(hidden, p + "attention/self/key"))
-        v = split(linear(hidden, p + "attention/self/value"))
-        probs = np_softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(head_size) + adder)
-        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, -1)
-        attention = np_layer_norm(
-            linear(context, p + "attention/output/dense") + hidden,
-            w[p + "attention/output/LayerNorm/beta"],
-            w[p + "attention/output/LayerNorm/gamma"],
-        )
-        intermediate = np_gelu(linear(attention, p + "intermediate/dense"))
-        hidden = np_layer_norm(
-            linear(intermediate, p + "output/dense") + attention,
-            w[p + "output/LayerNorm/beta"],
-            w[p + "output/LayerNorm/gamma"],
-        )
-        layers.append(hidden)
-
-    pooled = np.tanh(linear(hidden[:, 0], "bert/pooler/dense"))
-    return {
-        "embedding_output": emb,
-        "all_encoder_layers": layers,
-        "sequence_output": hidden,
-        "pooled_output": pooled,
-    }
 
 
 # ---------------------------------------------------------------------------
@@ -279,7 +180,7 @@ def check_forward_matches_numpy(
         use_one_hot_embeddings=use_one_hot_embeddings,
         dynamic_shapes=dynamic_shapes,
     )
-    assert_outputs_close(actual, np_bert(weights, config, ids, mask, types))
+    assert_outputs_close(actual, npr.bert(weights, config, ids, mask, types))
 
 
 def check_variables_match_section_2():
@@ -376,7 +277,7 @@ def checkpoint(tmp_path_factory):
     weights = random_weights(tiny_config())
     weights["cls/predictions/output_bias"] = np.arange(99, dtype=np.float32)
     weights["bert/embeddings/word_embeddings/adam_m"] = np.ones([99, 32], np.float32)
-    return write_checkpoint(str(tmp_path_factory.mktemp("ckpt")), weights)
+    return write_checkpoint(tmp_path_factory.mktemp("ckpt") / "model.ckpt", weights)
 
 
 @pytest.mark.parametrize(
@@ -424,7 +325,7 @@ def test_checkpoint_shape_mismatch_names_variable_and_both_shapes(tmp_path):
     config = tiny_config()
     weights = random_weights(config)
     weights["bert/pooler/dense/bias"] = np.zeros([31], np.float32)
-    bad_checkpoint = write_checkpoint(str(tmp_path), weights)
+    bad_checkpoint = write_checkpoint(tmp_path / "model.ckpt", weights)
     with tf.Graph().as_default():
         modeling.BertModel(config, False, tf.zeros([1, 4], tf.int32))
         tvars = tf.compat.v1.trainable_variables()
@@ -460,7 +361,7 @@ def test_is_training_true_applies_dropout(checkpoint):
     first, second = run_model(config, checkpoint, ids, mask, types, is_training=True, runs=2)
     assert not np.allclose(first["pooled_output"], second["pooled_output"])
     # Dropout zeroes elements of the embedding output and scales the rest by 1/(1-p).
-    expected = np_bert(weights, config, ids, mask, types)["embedding_output"]
+    expected = npr.bert(weights, config, ids, mask, types)["embedding_output"]
     kept = first["embedding_output"] != 0
     assert 0.5 < kept.mean() < 0.9
     np.testing.assert_allclose(first["embedding_output"][kept], expected[kept] / 0.7, rtol=1e-4)
@@ -470,15 +371,14 @@ def test_is_training_true_without_dropout_matches_numpy(checkpoint):
     config = tiny_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
     ids, mask, types = random_inputs(config)
     (actual,) = run_model(config, checkpoint, ids, mask, types, is_training=True)
-    assert_outputs_close(actual, np_bert(random_weights(tiny_config()), config, ids, mask, types))
+    assert_outputs_close(actual, npr.bert(random_weights(tiny_config()), config, ids, mask, types))
 
 
+@pytest.mark.slow
 def test_ref_variables_under_disable_v2_behavior(checkpoint):
     """The same checks with ref variables; disable_v2_behavior is process-wide."""
-    script = textwrap.dedent(
+    result = run_code(
         f"""
-        import sys
-        sys.path[:0] = [{REPO!r}, {TESTS_DIR!r}]
         import tensorflow as tf
         tf.compat.v1.disable_v2_behavior()
         import test_modeling as t
@@ -496,10 +396,6 @@ def test_ref_variables_under_disable_v2_behavior(checkpoint):
         t.check_no_dead_ops(dynamic_shapes=True)
         print("REF-VARIABLE CHECKS PASSED")
         """
-    )
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
-    result = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=300
     )
     assert result.returncode == 0, result.stderr[-4000:]
     assert "REF-VARIABLE CHECKS PASSED" in result.stdout
@@ -576,7 +472,7 @@ def run_graph(build):
 def test_gelu_is_the_tanh_approximation():
     x = np.array([-6.0, -2.5, -1.0, -0.1, 0.0, 0.3, 1.0, 2.0, 7.5], np.float32)
     actual = run_graph(lambda: modeling.gelu(tf.constant(x)))
-    np.testing.assert_allclose(actual, np_gelu(x.astype(np.float64)), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(actual, npr.gelu(x.astype(np.float64)), rtol=1e-6, atol=1e-7)
     # Hand value: 0.5 * (1 + tanh(sqrt(2/pi) * 1.044715)) = 0.841192
     assert abs(actual[6] - 0.841192) < 1e-6
 
@@ -624,7 +520,7 @@ def test_layer_norm_matches_numpy_and_names_its_variables():
         "LayerNorm_1/beta",
         "LayerNorm_1/gamma",
     ]
-    np.testing.assert_allclose(first, np_layer_norm(x, 0.0, 1.0), atol=1e-5)
+    np.testing.assert_allclose(first, npr.layer_norm(x, 0.0, 1.0), atol=1e-5)
 
 
 def test_layer_norm_is_bit_identical_to_moments_and_batch_normalization():

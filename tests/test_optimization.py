@@ -6,61 +6,15 @@ two logical CPUs, under MirroredStrategy; pytest itself uses resource
 variables.
 """
 
-import os
-import re
-import subprocess
-import sys
-import textwrap
-
 import numpy as np
+import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import REPO
+from conftest import assert_close, run_code, variable_named
 
 import optimization
 
-TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
 EXCLUDE = ["LayerNorm", "layer_norm", "bias"]
-
-
-# ---------------------------------------------------------------------------
-# The numpy reference
-
-
-def np_learning_rate(step, init_lr, num_train_steps, num_warmup_steps):
-    """Linear warmup to init_lr, then linear decay to 0 at num_train_steps."""
-    if num_warmup_steps and step < num_warmup_steps:
-        return init_lr * step / num_warmup_steps
-    return init_lr * (1.0 - min(step, num_train_steps) / num_train_steps)
-
-
-def np_clip_by_global_norm(grads, clip_norm=1.0):
-    norm = np.sqrt(sum(float(np.sum(g.astype(np.float64) ** 2)) for g in grads))
-    return [g * clip_norm / max(norm, clip_norm) for g in grads]
-
-
-class NumpyAdamWeightDecay:
-    """Adam without bias correction plus decoupled weight decay, in float64."""
-
-    def __init__(self, params, weight_decay_rate, exclude, beta_1=0.9, beta_2=0.999, eps=1e-6):
-        self.params = {k: v.astype(np.float64) for k, v in params.items()}
-        self.m = {k: np.zeros_like(v) for k, v in self.params.items()}
-        self.v = {k: np.zeros_like(v) for k, v in self.params.items()}
-        self.weight_decay_rate = weight_decay_rate
-        self.exclude = exclude or []
-        self.beta_1, self.beta_2, self.eps = beta_1, beta_2, eps
-
-    def decays(self, name):
-        return bool(self.weight_decay_rate) and not any(re.search(p, name) for p in self.exclude)
-
-    def step(self, grads, learning_rate):
-        for name, grad in grads.items():
-            self.m[name] = self.beta_1 * self.m[name] + (1 - self.beta_1) * grad
-            self.v[name] = self.beta_2 * self.v[name] + (1 - self.beta_2) * grad**2
-            update = self.m[name] / (np.sqrt(self.v[name]) + self.eps)
-            if self.decays(name):
-                update = update + self.weight_decay_rate * self.params[name]
-            self.params[name] = self.params[name] - learning_rate * update
 
 
 # Variables named like BERT's, so the default exclusions apply to some.
@@ -98,16 +52,6 @@ def quadratic_loss_and_grads(variables, targets, scales):
     return loss, np_grads
 
 
-def variable_named(name):
-    """The global variable called `name` (tensor names give resource handles)."""
-    (var,) = [v for v in tf.compat.v1.global_variables() if v.op.name == name]
-    return var
-
-
-def assert_close(actual, expected, what):
-    np.testing.assert_allclose(actual, expected, rtol=2e-5, atol=1e-6, err_msg=what)
-
-
 # ---------------------------------------------------------------------------
 # Graph-building checks, shared by pytest and the subprocesses
 
@@ -136,7 +80,7 @@ def check_apply_gradients_matches_numpy(learning_rate_as_tensor=False, steps=5):
             )
             for n in INITIAL
         }
-        reference = NumpyAdamWeightDecay(INITIAL, 0.1, EXCLUDE)
+        reference = npr.AdamWeightDecay(INITIAL, 0.1, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for step in range(steps):
@@ -167,7 +111,7 @@ def check_create_optimizer_matches_numpy(use_tpu=False):
             loss, init_lr, num_train_steps, num_warmup_steps, use_tpu
         )
         global_step = tf.compat.v1.train.get_global_step()
-        reference = NumpyAdamWeightDecay(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
+        reference = npr.AdamWeightDecay(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
         clipped_norms = []
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
@@ -175,8 +119,8 @@ def check_create_optimizer_matches_numpy(use_tpu=False):
                 grads = np_grads(reference.params)
                 raw_norm = np.sqrt(sum(np.sum(g**2) for g in grads.values()))
                 clipped_norms.append(raw_norm > 1.0)
-                clipped = dict(zip(grads, np_clip_by_global_norm(list(grads.values()))))
-                lr = np_learning_rate(step, init_lr, num_train_steps, num_warmup_steps)
+                clipped = dict(zip(grads, npr.clip_by_global_norm(list(grads.values()))))
+                lr = npr.learning_rate(step, init_lr, num_train_steps, num_warmup_steps)
                 reference.step(clipped, lr)
                 sess.run(train_op)
                 assert sess.run(global_step) == step + 1
@@ -234,13 +178,13 @@ def check_apply_inside_cond():
                 return tf.constant(True)
 
         step = tf.compat.v1.cond(apply_now, apply, lambda: tf.constant(False))
-        reference = NumpyAdamWeightDecay({"w": np.array([1.0, -2.0])}, 0.01, EXCLUDE)
+        reference = npr.AdamWeightDecay({"w": np.array([1.0, -2.0])}, 0.01, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(step, {apply_now: False})
             np.testing.assert_array_equal(sess.run(w), [1.0, -2.0])
             sess.run(step, {apply_now: True})
-            grad = np_clip_by_global_norm([2.0 * reference.params["w"]])[0]
+            grad = npr.clip_by_global_norm([2.0 * reference.params["w"]])[0]
             reference.step({"w": grad}, 0.1)
             assert_close(sess.run(w), reference.params["w"], "w")
             assert sess.run(global_step) == 1
@@ -284,18 +228,18 @@ def check_mirrored_strategy(steps=4):
             }
         assert all(len(pair) == 2 for pair in slots.values())
 
-        reference = NumpyAdamWeightDecay(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
+        reference = npr.AdamWeightDecay(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for step in range(steps):
                 per_replica = []
                 for targets in replica_targets:
                     grads = {n: scales[n] * (reference.params[n] - targets[n]) for n in INITIAL}
-                    per_replica.append(np_clip_by_global_norm(list(grads.values())))
+                    per_replica.append(npr.clip_by_global_norm(list(grads.values())))
                 mean_grads = {
                     n: (a + b) / 2.0 for n, a, b in zip(INITIAL, per_replica[0], per_replica[1])
                 }
-                lr = np_learning_rate(step, init_lr, num_train_steps, num_warmup_steps)
+                lr = npr.learning_rate(step, init_lr, num_train_steps, num_warmup_steps)
                 reference.step(mean_grads, lr)
                 sess.run(train_op)
                 steps_seen = [
@@ -328,7 +272,7 @@ def check_mirrored_cross_replica_apply(steps=2):
             grads = strategy.extended.call_for_each_replica(replica_grads)
             optimizer = optimization.create_bert_optimizer(0.1)
             train_op = optimizer.apply_gradients(zip(grads, [w]))
-        reference = NumpyAdamWeightDecay({"w": np.array([0.1, -0.2, -0.1])}, 0.01, EXCLUDE)
+        reference = npr.AdamWeightDecay({"w": np.array([0.1, -0.2, -0.1])}, 0.01, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             for step in range(steps):
@@ -405,13 +349,17 @@ def test_learning_rate_schedule_at_warmup_middle_and_end():
         with tf.compat.v1.Session(graph=graph) as sess:
             for value in steps:
                 got = sess.run([with_warmup, without_warmup], {step: value})
-                assert_close(got[0], np_learning_rate(value, init_lr, total, warmup), f"{value}")
-                assert_close(got[1], np_learning_rate(value, init_lr, total, 0), f"{value}")
+                assert_close(
+                    got[0],
+                    npr.learning_rate(value, init_lr, total, warmup),
+                    f"{value}",
+                )
+                assert_close(got[1], npr.learning_rate(value, init_lr, total, 0), f"{value}")
     # Hand-computed points: mid-warmup, the peak, half-way, the end.
-    assert np_learning_rate(5, init_lr, total, warmup) == pytest.approx(1e-4)
-    assert np_learning_rate(10, init_lr, total, warmup) == pytest.approx(1.8e-4)
-    assert np_learning_rate(50, init_lr, total, warmup) == pytest.approx(1e-4)
-    assert np_learning_rate(100, init_lr, total, warmup) == 0.0
+    assert npr.learning_rate(5, init_lr, total, warmup) == pytest.approx(1e-4)
+    assert npr.learning_rate(10, init_lr, total, warmup) == pytest.approx(1.8e-4)
+    assert npr.learning_rate(50, init_lr, total, warmup) == pytest.approx(1e-4)
+    assert npr.learning_rate(100, init_lr, total, warmup) == 0.0
 
 
 def test_learning_rate_rejects_bad_step_counts():
@@ -441,7 +389,7 @@ def test_gradients_are_clipped_to_global_norm_one():
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(train_op)
             m_values, step = sess.run([m, global_step])
-    clipped = np_clip_by_global_norm(list(grads.values()))
+    clipped = npr.clip_by_global_norm(list(grads.values()))
     norm = np.sqrt(sum(np.sum((0.1 * c) ** 2) for c in clipped))
     assert norm == pytest.approx(0.1)
     for name, c in zip(INITIAL, clipped):
@@ -484,7 +432,7 @@ def test_sparse_embedding_gradients_update_like_dense_ones():
             value = sess.run(var)
     dense_grad = np.zeros_like(table)
     np.add.at(dense_grad, ids, 3.0)
-    reference = NumpyAdamWeightDecay({"w": table}, 0.01, None)
+    reference = npr.AdamWeightDecay({"w": table}, 0.01, None)
     reference.step({"w": dense_grad}, 0.1)
     reference.step({"w": dense_grad}, 0.1)
     assert_close(value, reference.params["w"], "embeddings")
@@ -507,22 +455,10 @@ def test_original_convergence_example():
             np.testing.assert_allclose(sess.run(w), [0.4, 0.2, -0.5], atol=1e-2)
 
 
-def run_python(script, timeout=300):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script)],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
-
-
+@pytest.mark.slow
 def test_ref_variables_under_disable_v2_behavior():
-    result = run_python(
-        f"""
-        import sys
-        sys.path[:0] = [{REPO!r}, {TESTS_DIR!r}]
+    result = run_code(
+        """
         import tensorflow as tf
         tf.compat.v1.disable_v2_behavior()
         import test_optimization as t
@@ -541,11 +477,10 @@ def test_ref_variables_under_disable_v2_behavior():
     assert "REF-VARIABLE CHECKS PASSED" in result.stdout
 
 
+@pytest.mark.slow
 def test_mirrored_strategy_averages_replicas_and_keeps_copies_in_sync():
-    result = run_python(
-        f"""
-        import sys
-        sys.path[:0] = [{REPO!r}, {TESTS_DIR!r}]
+    result = run_code(
+        """
         import tensorflow as tf
         cpu = tf.config.list_physical_devices("CPU")[0]
         tf.config.set_logical_device_configuration(

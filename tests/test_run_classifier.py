@@ -1,17 +1,15 @@
 """run_classifier.py: feature conversion, records, the model head and whole runs."""
 
-import json
 import os
 import random
 import re
 import shutil
-import subprocess
-import sys
 
 import numpy as np
+import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import REPO, load_script
+from conftest import load_script, run_script, tiny_bert_config, write_bert_config, write_lines
 
 import tokenization
 
@@ -137,30 +135,11 @@ def test_regression_records_hold_float_labels(rc, tokenizer, tmp_path):
     np.testing.assert_allclose(batch["label_ids"].numpy(), [4.5])
 
 
-def _tiny_config(tmp_path, hidden=32):
-    config = {
-        "vocab_size": len(VOCAB),
-        "hidden_size": hidden,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 2,
-        "intermediate_size": 64,
-        "hidden_act": "gelu",
-        "hidden_dropout_prob": 0.1,
-        "attention_probs_dropout_prob": 0.1,
-        "max_position_embeddings": 64,
-        "type_vocab_size": 2,
-        "initializer_range": 0.02,
-    }
-    path = tmp_path / "bert_config.json"
-    path.write_text(json.dumps(config))
-    return str(path)
-
-
 @pytest.mark.parametrize("is_regression", [False, True])
 def test_head_variables_and_math(rc, tmp_path, is_regression):
     import modeling
 
-    config = modeling.BertConfig.from_json_file(_tiny_config(tmp_path))
+    config = modeling.BertConfig.from_dict(tiny_bert_config(len(VOCAB)))
     num_labels = 1 if is_regression else 3
     graph = tf.Graph()
     with graph.as_default():
@@ -198,8 +177,7 @@ def test_head_variables_and_math(rc, tmp_path, is_regression):
         np.testing.assert_allclose(output_v, scores, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(per_example_v, (scores - [1.5, 4.0]) ** 2, rtol=1e-5)
     else:
-        shifted = expected_logits - expected_logits.max(axis=1, keepdims=True)
-        probs = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
+        probs = npr.softmax(expected_logits, axis=1)
         np.testing.assert_allclose(output_v, probs, rtol=1e-5, atol=1e-6)
         np.testing.assert_allclose(
             per_example_v, -np.log(probs[[0, 1], [2, 0]]), rtol=1e-5, atol=1e-6
@@ -226,21 +204,12 @@ def _synthetic_rows(rng, count):
 
 
 def _model_files(directory):
-    vocab = directory / "vocab.txt"
-    vocab.write_text("".join(token + "\n" for token in VOCAB), encoding="utf-8")
-    return str(vocab), _tiny_config(directory)
+    vocab = write_lines(directory / "vocab.txt", VOCAB)
+    return vocab, write_bert_config(directory / "bert_config.json", len(VOCAB))
 
 
 def _run_script(*args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
-    return subprocess.run(
-        [sys.executable, os.path.join(REPO, "run_classifier.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=REPO,
-    )
+    return run_script("run_classifier.py", *args)
 
 
 def _read_eval_results(path):
@@ -298,6 +267,7 @@ def sst2_run(tmp_path_factory):
             "test": test}  # fmt: skip
 
 
+@pytest.mark.slow
 def test_tiny_run_learns_the_task_and_writes_eval_results(sst2_run):
     result = _read_eval_results(sst2_run["out"] / "eval_results.txt")
     assert sorted(result) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
@@ -307,6 +277,7 @@ def test_tiny_run_learns_the_task_and_writes_eval_results(sst2_run):
         assert (sst2_run["out"] / f"{name}.tf_record").exists()
 
 
+@pytest.mark.slow
 def test_test_results_hold_one_probability_row_per_test_example(sst2_run):
     lines = (sst2_run["out"] / "test_results.tsv").read_text().splitlines()
     assert len(lines) == TEST_ROWS
@@ -327,6 +298,7 @@ def test_test_results_hold_one_probability_row_per_test_example(sst2_run):
     assert submission[1:] == [f"{i}\t{p.argmax()}" for i, p in enumerate(probabilities)]
 
 
+@pytest.mark.slow
 def test_saved_model_gives_the_predict_probabilities(rc, sst2_run):
     tokenizer = tokenization.FullTokenizer(sst2_run["vocab"], do_lower_case=True)
     examples = [rc.InputExample(f"t-{i}", s, None, "0") for i, (s, _) in
@@ -336,6 +308,7 @@ def test_saved_model_gives_the_predict_probabilities(rc, sst2_run):
     np.testing.assert_allclose(served, predicted, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_cola_eval_reports_matthews_of_all_dev_predictions(rc, sst2_run, tmp_path):
     # The same model evaluated as CoLA (no-header layout); its MCC must equal
     # the MCC of the SavedModel's predictions on the same dev rows.
@@ -369,6 +342,7 @@ def test_cola_eval_reports_matthews_of_all_dev_predictions(rc, sst2_run, tmp_pat
     assert float(result["eval_accuracy"]) == pytest.approx(np.mean(predicted == gold), abs=1e-6)
 
 
+@pytest.mark.slow
 def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
     rng = random.Random(3)
     data = tmp_path / "data"
@@ -426,6 +400,7 @@ def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
     assert submission == ["index\tprediction"] + [f"{i}\t{s:.3f}" for i, s in enumerate(scores)]
 
 
+@pytest.mark.slow
 def test_bad_training_row_is_one_line_error_before_any_work(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
@@ -496,6 +471,7 @@ def test_flag_errors_come_before_any_work(rc, parsed_flags, tmp_path, args, mess
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_checkpoint_with_another_head_is_refused_before_any_work(rc, sst2_run, parsed_flags):
     mnli = sst2_run["root"] / "mnli"
     mnli.mkdir()
@@ -506,6 +482,7 @@ def test_checkpoint_with_another_head_is_refused_before_any_work(rc, sst2_run, p
         rc.main([])
 
 
+@pytest.mark.slow
 def test_export_checks_every_variable_shape(rc, sst2_run, tmp_path):
     import modeling
 

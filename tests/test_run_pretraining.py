@@ -6,15 +6,14 @@ script runs in-process through its flags and main(), and as a command for
 the kill-and-resume and error-exit checks.
 """
 
-import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import conftest
 import numpy as np
+import numpy_reference as npr
 import pytest
 import tensorflow as tf
 from absl import flags
@@ -33,19 +32,9 @@ EVAL_KEYS = [
     "next_sentence_accuracy",
     "next_sentence_loss",
 ]
-TINY = {
-    "vocab_size": 30522,
-    "hidden_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.0,
-    "attention_probs_dropout_prob": 0.0,
-    "max_position_embeddings": 128,
-    "type_vocab_size": 2,
-    "initializer_range": 0.02,
-}
+TINY = conftest.tiny_bert_config(
+    30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
+)
 TRAIN_STEPS = 30
 
 
@@ -58,9 +47,9 @@ def rp():
 
 @pytest.fixture(scope="module")
 def config_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp("config") / "bert_config.json"
-    path.write_text(json.dumps(TINY))
-    return str(path)
+    return conftest.write_bert_config(
+        tmp_path_factory.mktemp("config") / "bert_config.json", **TINY
+    )
 
 
 def _train_args(config_file, output_dir, *extra):
@@ -104,6 +93,7 @@ def trained(rp, config_file, tmp_path_factory):
     return before_dir, output_dir
 
 
+@pytest.mark.slow
 def test_loss_falls_and_eval_results_hold_the_six_keys_sorted(trained):
     before_dir, output_dir = trained
     _, keys, before = _read_eval_results(before_dir)
@@ -125,6 +115,7 @@ def test_loss_falls_and_eval_results_hold_the_six_keys_sorted(trained):
     assert f"loss = {str(np.float32(after['loss']))}\n" in text
 
 
+@pytest.mark.slow
 def test_eval_of_the_same_checkpoint_twice_gives_identical_numbers(rp, config_file, trained):
     _, output_dir = trained
     first, _, _ = _read_eval_results(output_dir)
@@ -133,6 +124,7 @@ def test_eval_of_the_same_checkpoint_twice_gives_identical_numbers(rp, config_fi
     assert first == second
 
 
+@pytest.mark.slow
 def test_training_writes_tensorboard_loss_and_learning_rate(trained):
     _, output_dir = trained
     scalars = {}
@@ -149,14 +141,12 @@ def test_training_writes_tensorboard_loss_and_learning_rate(trained):
     assert os.listdir(os.path.join(output_dir, "eval"))
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(config_file, trained, tmp_path):
     _, reference_dir = trained
     output_dir = str(tmp_path / "resumed")
-    command = [sys.executable, SCRIPT, *_train_args(config_file, output_dir, "--do_train")]
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
-    process = subprocess.Popen(
-        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    command = [SCRIPT, *_train_args(config_file, output_dir, "--do_train")]
+    process = conftest.start_python(*command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 240
         while runner.newest_checkpoint(output_dir) is None:
@@ -171,7 +161,7 @@ def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(config_file, 
     killed_at = runner.checkpoint_step(runner.newest_checkpoint(output_dir))
     assert killed_at < TRAIN_STEPS
 
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    done = conftest.run_python(*command)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Restoring parameters from" in done.stderr
     final = runner.newest_checkpoint(output_dir)
@@ -187,10 +177,6 @@ def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(config_file, 
             atol=1e-6,
             err_msg=name,
         )
-
-
-def _gelu(x):
-    return 0.5 * x * (1.0 + np.tanh(np.sqrt(2.0 / np.pi) * (x + 0.044715 * x**3)))
 
 
 def test_masked_lm_loss_equals_numpy_from_the_head_weights(rp):
@@ -235,20 +221,17 @@ def test_masked_lm_loss_equals_numpy_from_the_head_weights(rp):
     v = {name: value.astype(np.float64) for name, value in got["vars"].items()}
     positions = batch["masked_lm_positions"]
     hidden = got["sequence"].astype(np.float64)[np.arange(3)[:, None], positions].reshape(60, 32)
-    hidden = _gelu(
+    hidden = npr.gelu(
         hidden @ v["cls/predictions/transform/dense/kernel"]
         + v["cls/predictions/transform/dense/bias"]
     )
-    mean = hidden.mean(-1, keepdims=True)
-    variance = ((hidden - mean) ** 2).mean(-1, keepdims=True)
-    hidden = (hidden - mean) / np.sqrt(variance + 1e-12)
-    hidden = (
-        hidden * v["cls/predictions/transform/LayerNorm/gamma"]
-        + v["cls/predictions/transform/LayerNorm/beta"]
+    hidden = npr.layer_norm(
+        hidden,
+        v["cls/predictions/transform/LayerNorm/beta"],
+        v["cls/predictions/transform/LayerNorm/gamma"],
     )
     logits = hidden @ v["bert/embeddings/word_embeddings"].T + v["cls/predictions/output_bias"]
-    logits -= logits.max(-1, keepdims=True)
-    expected_log_probs = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected_log_probs = npr.log_softmax(logits)
     labels = batch["masked_lm_ids"].reshape(-1)
     weights = batch["masked_lm_weights"].reshape(-1).astype(np.float64)
     nll = -expected_log_probs[np.arange(60), labels]
@@ -304,6 +287,7 @@ def _spec_variable_shapes(c):
     return shapes
 
 
+@pytest.mark.slow
 def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, config_file, tmp_path):
     rng = np.random.RandomState(0)
     saved = {}
@@ -311,13 +295,9 @@ def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, config_fi
         saved[name] = rng.normal(0.0, 0.02, shape).astype(np.float32)
         saved[f"{name}/adam_m"] = rng.normal(0.0, 1.0, shape).astype(np.float32)
         saved[f"{name}/adam_v"] = rng.uniform(1.0, 2.0, shape).astype(np.float32)
-    with tf.Graph().as_default():
-        variables = [tf.compat.v1.Variable(value, name=name) for name, value in saved.items()]
-        variables.append(tf.compat.v1.Variable(np.int64(7), name="global_step"))
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, str(tmp_path / "model.ckpt"), global_step=7)
+    conftest.write_checkpoint(
+        tmp_path / "model.ckpt", {**saved, "global_step": np.int64(7)}, global_step=7
+    )
 
     _run_main(
         rp,
@@ -345,6 +325,7 @@ def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, config_fi
         assert np.max(np.abs(m - 0.9 * saved[f"{name}/adam_m"])) <= 0.1 + 1e-6, name
 
 
+@pytest.mark.slow
 def test_init_checkpoint_initializes_eval_and_is_logged(
     rp, config_file, trained, tmp_path, caplog
 ):
@@ -367,10 +348,11 @@ def test_init_checkpoint_initializes_eval_and_is_logged(
     )
 
 
+@pytest.mark.slow
 def test_whole_word_mask_records_of_seq_64_train(rp, tmp_path):
-    config = dict(TINY, max_position_embeddings=64)
-    config_path = tmp_path / "config.json"
-    config_path.write_text(json.dumps(config))
+    config_path = conftest.write_bert_config(
+        tmp_path / "config.json", **dict(TINY, max_position_embeddings=64)
+    )
     _run_main(
         rp,
         [
@@ -418,22 +400,16 @@ def test_bad_flags_fail_before_any_work(rp, config_file, tmp_path, extra, messag
     assert not output_dir.exists()
 
 
+@pytest.mark.slow
 def test_output_dir_that_is_a_file_fails_in_one_line_without_traceback(config_file, tmp_path):
     output_file = tmp_path / "a_file"
     output_file.write_text("keep me")
-    done = subprocess.run(
-        [
-            sys.executable,
-            SCRIPT,
-            f"--bert_config_file={config_file}",
-            f"--input_file={DEFAULT_RECORDS}",
-            f"--output_dir={output_file}",
-            "--do_train",
-        ],
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1"),
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = conftest.run_python(
+        SCRIPT,
+        f"--bert_config_file={config_file}",
+        f"--input_file={DEFAULT_RECORDS}",
+        f"--output_dir={output_file}",
+        "--do_train",
     )
     assert done.returncode == 1
     assert f"ERROR: --output_dir: {output_file} is a file, not a directory" in done.stderr

@@ -3,14 +3,12 @@
 import json
 import os
 import random
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import REPO
-from squad_helpers import load_run_squad, qa, squad_json
+from conftest import run_script, tiny_bert_config, write_bert_config, write_lines
+from squad_helpers import load_run_squad, qa, squad_json, write_json
 
 import modeling
 
@@ -18,19 +16,15 @@ FILLERS = [f"w{i}" for i in range(20)]
 TOY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "follows", "marker", "?"]
 TOY_VOCAB += FILLERS
 QUESTION = "what follows marker ?"
-CONFIG = {
-    "vocab_size": len(TOY_VOCAB),
-    "hidden_size": 64,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "intermediate_size": 128,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.0,
-    "attention_probs_dropout_prob": 0.0,
-    "max_position_embeddings": 32,
-    "type_vocab_size": 2,
-    "initializer_range": 0.02,
-}
+CONFIG = tiny_bert_config(
+    len(TOY_VOCAB),
+    hidden_size=64,
+    num_attention_heads=4,
+    intermediate_size=128,
+    hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0,
+    max_position_embeddings=32,
+)
 
 
 def _toy_squad(num_questions, seed, impossible_fraction=0.0):
@@ -60,26 +54,13 @@ def _toy_squad(num_questions, seed, impossible_fraction=0.0):
 
 
 def _setup(tmp_path):
-    vocab = tmp_path / "vocab.txt"
-    vocab.write_text("\n".join(TOY_VOCAB) + "\n", encoding="utf-8")
-    config = tmp_path / "bert_config.json"
-    config.write_text(json.dumps(CONFIG), encoding="utf-8")
+    vocab = write_lines(tmp_path / "vocab.txt", TOY_VOCAB)
+    config = write_bert_config(tmp_path / "bert_config.json", **CONFIG)
     return [f"--vocab_file={vocab}", f"--bert_config_file={config}"]
 
 
-def _run(args, timeout=300):
-    return subprocess.run(
-        [sys.executable, os.path.join(REPO, "run_squad.py"), *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def _dump(path, obj):
-    path.write_text(json.dumps(obj), encoding="utf-8")
-    return str(path)
+def _run(args):
+    return run_script("run_squad.py", *args)
 
 
 def _read_results(path):
@@ -108,6 +89,7 @@ TRAIN_FLAGS = [
 ]
 
 
+@pytest.mark.slow
 def test_train_and_predict_learns_the_toy_task(tmp_path):
     train, _ = _toy_squad(640, seed=1)
     dev, golds = _toy_squad(40, seed=2)
@@ -116,8 +98,8 @@ def test_train_and_predict_learns_the_toy_task(tmp_path):
         _setup(tmp_path)
         + TRAIN_FLAGS
         + [
-            f"--train_file={_dump(tmp_path / 'train.json', train)}",
-            f"--predict_file={_dump(tmp_path / 'dev.json', dev)}",
+            f"--train_file={write_json(tmp_path / 'train.json', train)}",
+            f"--predict_file={write_json(tmp_path / 'dev.json', dev)}",
             f"--output_dir={out}",
         ]
     )
@@ -150,6 +132,7 @@ def test_train_and_predict_learns_the_toy_task(tmp_path):
     assert variables["bert/encoder/layer_1/output/LayerNorm/gamma"] == [64]
 
 
+@pytest.mark.slow
 def test_v2_training_learns_when_there_is_no_answer(tmp_path):
     train, _ = _toy_squad(640, seed=3, impossible_fraction=0.3)
     dev, golds = _toy_squad(40, seed=4, impossible_fraction=0.3)
@@ -159,8 +142,8 @@ def test_v2_training_learns_when_there_is_no_answer(tmp_path):
         + TRAIN_FLAGS
         + [
             "--version_2_with_negative",
-            f"--train_file={_dump(tmp_path / 'train.json', train)}",
-            f"--predict_file={_dump(tmp_path / 'dev.json', dev)}",
+            f"--train_file={write_json(tmp_path / 'train.json', train)}",
+            f"--predict_file={write_json(tmp_path / 'dev.json', dev)}",
             f"--output_dir={out}",
         ]
     )
@@ -230,13 +213,14 @@ def _error_line(proc):
     return lines[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "case", ["not_json", "missing_qas", "two_answers", "no_steps", "bad_flags"]
 )
 def test_bad_input_is_a_one_line_error(tmp_path, case):
     out = tmp_path / "out"
     args = _setup(tmp_path) + [f"--output_dir={out}"]
-    good = _dump(tmp_path / "good.json", _toy_squad(4, seed=5)[0])
+    good = write_json(tmp_path / "good.json", _toy_squad(4, seed=5)[0])
     if case == "not_json":
         bad = tmp_path / "dev.json"
         bad.write_text('{"data": [', encoding="utf-8")
@@ -248,7 +232,7 @@ def test_bad_input_is_a_one_line_error(tmp_path, case):
         ]
         expected = [str(bad), "not a valid SQuAD JSON file"]
     elif case == "missing_qas":
-        bad = _dump(tmp_path / "train.json", {"data": [{"paragraphs": [{"context": "a"}]}]})
+        bad = write_json(tmp_path / "train.json", {"data": [{"paragraphs": [{"context": "a"}]}]})
         args += [
             "--do_train",
             f"--train_file={bad}",
@@ -258,7 +242,7 @@ def test_bad_input_is_a_one_line_error(tmp_path, case):
         expected = [bad, "missing key 'qas'", "data[0].paragraphs[0]"]
     elif case == "two_answers":
         two = squad_json([("w1 w2", [qa("id-77", QUESTION, [("w1", 0), ("w2", 3)])])])
-        bad = _dump(tmp_path / "train.json", two)
+        bad = write_json(tmp_path / "train.json", two)
         args += [
             "--do_train",
             "--do_predict",
@@ -279,7 +263,7 @@ def test_bad_input_is_a_one_line_error(tmp_path, case):
     else:
         args += ["--do_predict", f"--predict_file={good}", "--max_seq_length=10"]
         expected = ["max_seq_length (10)", "max_query_length (64) + 3"]
-    line = _error_line(_run(args, timeout=120))
+    line = _error_line(_run(args))
     for text in expected:
         assert text in line
     assert not (out / "train.tf_record").exists()

@@ -11,11 +11,11 @@ import json
 import os
 import socket
 import subprocess
-import sys
 import time
 
 import conftest
 import numpy as np
+import numpy_reference as npr
 import pytest
 import tensorflow as tf
 
@@ -110,6 +110,7 @@ def _checkpoint_steps(model_dir):
     return [runner.checkpoint_step(path) for path in state.all_model_checkpoint_paths]
 
 
+@pytest.mark.slow
 def test_training_matches_numpy_and_keeps_the_five_newest_checkpoints(tmp_path):
     x, y = _data()
     estimator = _estimator(tmp_path, save_checkpoints_steps=2)
@@ -131,6 +132,7 @@ def test_training_matches_numpy_and_keeps_the_five_newest_checkpoints(tmp_path):
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "b"), b, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_resumed_training_continues_from_the_newest_checkpoint(tmp_path):
     x, y = _data()
     input_fn = _input_fn_builder(x, y)
@@ -151,6 +153,7 @@ def test_resumed_training_continues_from_the_newest_checkpoint(tmp_path):
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_training_without_max_steps_stops_when_the_input_ends(tmp_path):
     x, y = _data(num_examples=44)
     estimator = _estimator(tmp_path, save_checkpoints_steps=100)
@@ -162,6 +165,7 @@ def test_training_without_max_steps_stops_when_the_input_ends(tmp_path):
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_evaluate_and_predict_use_the_newest_checkpoint(tmp_path):
     x, y = _data()
     estimator = _estimator(tmp_path)
@@ -194,6 +198,7 @@ def test_evaluate_and_predict_use_the_newest_checkpoint(tmp_path):
     assert [batch["y"].shape for batch in batches] == [(8,)] * 6
 
 
+@pytest.mark.slow
 def test_evaluate_without_checkpoint_uses_initializers_or_given_checkpoint(tmp_path):
     x, y = _data()
     fresh = _estimator(tmp_path / "fresh")
@@ -213,6 +218,7 @@ def test_evaluate_without_checkpoint_uses_initializers_or_given_checkpoint(tmp_p
         fresh.evaluate(_input_fn_builder(x, y), checkpoint_path=str(tmp_path / "nothing"))
 
 
+@pytest.mark.slow
 def test_tensorboard_events_hold_loss_learning_rate_and_rates(tmp_path):
     x, y = _data()
     estimator = _estimator(tmp_path, save_summary_steps=2, log_step_count_steps=3)
@@ -245,6 +251,7 @@ def test_output_dir_that_is_a_file_is_a_one_line_error(tmp_path):
     assert path.read_text() == "x"
 
 
+@pytest.mark.slow
 def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path):
     # Example 60 is in the batch of step 8 (batches of 8, 6 per pass).
     x, y = _data(num_examples=72, nan_at=60)
@@ -269,6 +276,7 @@ def _bert_style_model_fn(features, labels, mode, params):
     return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
+@pytest.mark.slow
 def test_checkpoint_of_a_plain_saver_with_original_names_resumes(tmp_path):
     rng = np.random.RandomState(3)
     saved = {
@@ -278,13 +286,9 @@ def test_checkpoint_of_a_plain_saver_with_original_names_resumes(tmp_path):
     for name in list(saved):
         saved[f"{name}/adam_m"] = rng.randn(*saved[name].shape).astype(np.float32)
         saved[f"{name}/adam_v"] = rng.uniform(1.0, 2.0, saved[name].shape).astype(np.float32)
-    with tf.Graph().as_default():
-        variables = [tf.compat.v1.Variable(v, name=k) for k, v in saved.items()]
-        variables.append(tf.compat.v1.Variable(np.int64(40), name="global_step", dtype=tf.int64))
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, str(tmp_path / "model.ckpt"), global_step=40)
+    conftest.write_checkpoint(
+        tmp_path / "model.ckpt", {**saved, "global_step": np.int64(40)}, global_step=40
+    )
 
     x, y = _data()
     estimator = _estimator(tmp_path, model_fn=_bert_style_model_fn)
@@ -302,12 +306,15 @@ def test_checkpoint_of_a_plain_saver_with_original_names_resumes(tmp_path):
     learning_rate = 0.01 * (1 - 40 / 100)
     for name, grad in grads.items():
         grad = np.asarray(grad) * (1.0 / max(norm, 1.0))
-        m = 0.9 * saved[f"{name}/adam_m"] + 0.1 * grad
-        v = 0.999 * saved[f"{name}/adam_v"] + 0.001 * grad**2
-        update = m / (np.sqrt(v) + 1e-6)
-        if name == "output_weights":
-            update = update + 0.01 * saved[name]
-        expected = saved[name] - learning_rate * update
+        decay = 0.01 if name == "output_weights" else 0.0
+        expected, m, _ = npr.adam_step(
+            saved[name],
+            saved[f"{name}/adam_m"],
+            saved[f"{name}/adam_v"],
+            grad,
+            learning_rate,
+            decay,
+        )
         np.testing.assert_allclose(tf.train.load_variable(checkpoint, name), expected, rtol=1e-5)
         np.testing.assert_allclose(
             tf.train.load_variable(checkpoint, f"{name}/adam_m"), m, rtol=1e-5
@@ -411,11 +418,10 @@ def _run_main_in_subprocess(body, tmp_path):
         f"{body}\n"
         "runner.run_main(main)\n"
     )
-    return subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
-    )
+    return conftest.run_python(str(script))
 
 
+@pytest.mark.slow
 def test_run_main_turns_user_errors_into_one_line_and_exit_1(tmp_path):
     done = _run_main_in_subprocess(
         "def main(argv):\n"
@@ -451,8 +457,9 @@ def _free_port():
 
 
 def _worker(args, env=None):
-    return subprocess.Popen(
-        [sys.executable, os.path.join(conftest.REPO, "tests", "runner_worker.py"), *args],
+    return conftest.start_python(
+        os.path.join(conftest.TESTS, "runner_worker.py"),
+        *args,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -460,8 +467,8 @@ def _worker(args, env=None):
     )
 
 
-def _finish(process, timeout=240):
-    output, _ = process.communicate(timeout=timeout)
+def _finish(process):
+    output, _ = process.communicate(timeout=conftest.SUBPROCESS_TIMEOUT)
     assert process.returncode == 0, output[-3000:]
     return output
 
@@ -484,10 +491,11 @@ def worker_runs(tmp_path_factory):
         ),
     }
     for index in range(2):
-        env = dict(os.environ)
-        env["TF_CONFIG"] = json.dumps(
-            {"cluster": cluster, "task": {"type": "worker", "index": index}}
-        )
+        env = {
+            "TF_CONFIG": json.dumps(
+                {"cluster": cluster, "task": {"type": "worker", "index": index}}
+            )
+        }
         processes[f"worker{index}"] = _worker(
             ["multi_worker", str(root / f"worker{index}")], env=env
         )
@@ -500,6 +508,7 @@ def worker_runs(tmp_path_factory):
     return root, outputs
 
 
+@pytest.mark.slow
 def test_two_logical_cpus_mirrored_give_the_one_device_loss_curve(worker_runs):
     """Same global batch over 1 and 2 replicas: same losses (and weights).
 
@@ -535,6 +544,7 @@ def test_two_logical_cpus_mirrored_give_the_one_device_loss_curve(worker_runs):
     assert not [name for name in names if "replica" in name]
 
 
+@pytest.mark.slow
 def test_two_workers_on_localhost_end_with_identical_weights(worker_runs):
     root, outputs = worker_runs
     assert "over 2 replica(s)" in outputs["worker0"]
@@ -556,19 +566,9 @@ def test_two_workers_on_localhost_end_with_identical_weights(worker_runs):
 # --------------------------------------------------------------------------
 # A multi-worker job that loses a worker: run_pretraining.py on two workers.
 
-TINY_BERT = {
-    "vocab_size": 30522,
-    "hidden_size": 32,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 2,
-    "intermediate_size": 64,
-    "hidden_act": "gelu",
-    "hidden_dropout_prob": 0.0,
-    "attention_probs_dropout_prob": 0.0,
-    "max_position_embeddings": 128,
-    "type_vocab_size": 2,
-    "initializer_range": 0.02,
-}
+TINY_BERT = conftest.tiny_bert_config(
+    30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
+)
 LOSS_TRAIN_STEPS = 24
 LOSS_SAVE_STEPS = 4
 
@@ -579,7 +579,6 @@ def _start_pretraining_workers(tmp_path, ports, run):
     config_file.write_text(json.dumps(TINY_BERT))
     cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
     command = [
-        sys.executable,
         os.path.join(conftest.REPO, "run_pretraining.py"),
         f"--bert_config_file={config_file}",
         f"--input_file={os.path.join(conftest.GOLDEN, 'pretraining', 'default.tfrecord')}",
@@ -593,14 +592,15 @@ def _start_pretraining_workers(tmp_path, ports, run):
     ]
     processes, logs = [], []
     for index in range(2):
-        env = dict(os.environ)
-        env["TF_CONFIG"] = json.dumps(
-            {"cluster": cluster, "task": {"type": "worker", "index": index}}
-        )
+        env = {
+            "TF_CONFIG": json.dumps(
+                {"cluster": cluster, "task": {"type": "worker", "index": index}}
+            )
+        }
         log = tmp_path / f"run{run}_worker{index}.log"
         with open(log, "w") as out:
             processes.append(
-                subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT)
+                conftest.start_python(*command, env=env, stdout=out, stderr=subprocess.STDOUT)
             )
         logs.append(log)
     return processes, logs
@@ -702,8 +702,8 @@ def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
         "print('watching', flush=True)\n"
         "time.sleep(600)\n"
     )
-    process = subprocess.Popen(
-        [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    process = conftest.start_python(
+        str(script), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:
         assert process.stdout.readline() == "watching\n"

@@ -4,6 +4,7 @@ import collections
 import json
 
 import numpy as np
+import numpy_reference as npr
 import pytest
 from squad_helpers import load_run_squad, qa, squad_json, write_json, write_vocab
 
@@ -45,12 +46,6 @@ def _logits(length, default, **values):
     return out
 
 
-def _softmax(scores):
-    scores = np.asarray(scores, dtype=np.float64)
-    exp = np.exp(scores - scores.max())
-    return exp / exp.sum()
-
-
 def _write(rs, tmp_path, examples, features, results, n_best, max_len, v2=False, thresh=0.0):
     paths = [str(tmp_path / n) for n in ("pred.json", "nbest.json", "null.json")]
     rs.write_predictions(
@@ -82,7 +77,7 @@ def _write(rs, tmp_path, examples, features, results, n_best, max_len, v2=False,
 
 def _check_nbest(entries, expected):
     """expected: [(text, start_logit, end_logit)], probabilities computed here."""
-    probs = _softmax([s + e for _, s, e in expected])
+    probs = npr.softmax([s + e for _, s, e in expected])
     assert [e["text"] for e in entries] == [t for t, _, _ in expected]
     for entry, (_, start, end), prob in zip(entries, expected, probs):
         assert list(entry.keys()) == ["text", "probability", "start_logit", "end_logit"]

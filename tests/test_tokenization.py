@@ -10,13 +10,11 @@ import json
 import os
 import pickle
 import random
-import subprocess
-import sys
 import unicodedata
 
 import pytest
 import reference_tokenizer as ref
-from conftest import GOLDEN, REPO, VOCAB_UNCASED
+from conftest import GOLDEN, VOCAB_UNCASED, run_code
 
 import tokenization
 
@@ -586,10 +584,10 @@ def test_bounded_memo_tables_give_the_same_results(monkeypatch, uncased_vocab):
     assert len(tokenization._CLEAN_TABLE) <= 8
 
 
+@pytest.mark.slow
 def test_import_does_not_load_tensorflow():
-    code = "import sys, tokenization; sys.exit('tensorflow' in sys.modules)"
-    result = subprocess.run([sys.executable, "-c", code], cwd=REPO, timeout=120)
-    assert result.returncode == 0
+    result = run_code("import tokenization\nsys.exit('tensorflow' in sys.modules)")
+    assert result.returncode == 0, result.stderr
 
 
 # --- Random text through both implementations ----------------------------------------------

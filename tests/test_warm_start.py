@@ -3,17 +3,9 @@
 import numpy as np
 import tensorflow as tf
 from absl import logging
+from conftest import write_checkpoint
 
 import runner
-
-
-def _write_checkpoint(path, values):
-    with tf.Graph().as_default():
-        variables = [tf.compat.v1.get_variable(name, initializer=value) for name, value in values]
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, path)
 
 
 def _build(init_checkpoint, use_tpu=False):
@@ -25,7 +17,7 @@ def _build(init_checkpoint, use_tpu=False):
 
 def test_loads_the_variables_the_checkpoint_has_and_logs_which(tmp_path, monkeypatch):
     checkpoint = str(tmp_path / "model.ckpt")
-    _write_checkpoint(checkpoint, [("bert/a", np.array([1.0, 2.0, 3.0], np.float32))])
+    write_checkpoint(checkpoint, {"bert/a": np.array([1.0, 2.0, 3.0], np.float32)})
     logged = []
     monkeypatch.setattr(logging, "info", lambda fmt, *args: logged.append(fmt % args))
     with tf.Graph().as_default():
@@ -51,7 +43,7 @@ def test_without_a_checkpoint_only_logs(monkeypatch):
 
 def test_on_tpu_loading_waits_for_the_scaffold(tmp_path):
     checkpoint = str(tmp_path / "model.ckpt")
-    _write_checkpoint(checkpoint, [("bert/a", np.array([4.0, 5.0, 6.0], np.float32))])
+    write_checkpoint(checkpoint, {"bert/a": np.array([4.0, 5.0, 6.0], np.float32)})
     with tf.Graph().as_default():
         a, _, scaffold_fn = _build(checkpoint, use_tpu=True)
         with tf.compat.v1.Session() as session:

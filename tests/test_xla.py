@@ -11,9 +11,13 @@ import numpy as np
 import pytest
 import speed_helpers
 import tensorflow as tf
-from test_extract_features import _flags, _run, model_files  # noqa: F401 (fixture)
+from conftest import checkpoint_values
+from extract_features_helpers import run_extract_features, write_model_files
 
 import runner
+
+# Every test here trains or starts a script.
+pytestmark = pytest.mark.slow
 
 STEPS = 3
 LEARNING_RATE = 3e-3
@@ -67,7 +71,7 @@ def _train(model_dir, **kwargs):
     predictions = [
         p["logits"] for p in estimator.predict(speed_helpers.input_fn_builder(data, repeat=False))
     ]
-    weights = speed_helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    weights = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
     return probe, np.stack(predictions), weights
 
 
@@ -118,14 +122,16 @@ def _features(path):
     )
 
 
-def test_scripts_take_the_speed_flags(model_files, tmp_path):  # noqa: F811 (fixture)
+def test_scripts_take_the_speed_flags(tmp_path):
     """extract_features with --use_xla --precision=bf16: bf16-close to the default output."""
-    plain_dir, fast_dir = tmp_path / "plain", tmp_path / "fast"
-    plain_dir.mkdir()
-    fast_dir.mkdir()
-    proc = _run(_flags(model_files, plain_dir, "-1,0"))
+    model_files, plain_dir, fast_dir = tmp_path / "model", tmp_path / "plain", tmp_path / "fast"
+    for directory in (model_files, plain_dir, fast_dir):
+        directory.mkdir()
+    write_model_files(model_files)
+    proc = run_extract_features(model_files, plain_dir, "-1,0")
     assert proc.returncode == 0, proc.stderr[-3000:]
-    proc = _run(_flags(model_files, fast_dir, "-1,0") + ["--use_xla", "--precision=bf16"])
+    fast_flags = ["--use_xla", "--precision=bf16"]
+    proc = run_extract_features(model_files, fast_dir, "-1,0", *fast_flags)
     assert proc.returncode == 0, proc.stderr[-3000:]
     plain = _features(plain_dir / "out" / "features.jsonl")
     fast = _features(fast_dir / "out" / "features.jsonl")
@@ -147,9 +153,7 @@ def test_several_steps_per_run_equal_one_step_per_run(tmp_path):
             log_step_count_steps=4,
             save_checkpoints_steps=5,
         )
-        runs[steps_per_run] = speed_helpers.checkpoint_values(
-            runner.newest_checkpoint(str(model_dir))
-        )
+        runs[steps_per_run] = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
         # Saved at the boundary (5) and at the end (7), as with one step per run.
         state = tf.train.get_checkpoint_state(str(model_dir))
         steps = sorted(runner.checkpoint_step(p) for p in state.all_model_checkpoint_paths)
