@@ -12,7 +12,6 @@ decimals, in the original script's format:
 import collections
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
@@ -24,7 +23,7 @@ from absl import flags, logging
 import modeling
 import runner
 import tokenization
-from features import pack_pair, truncate_seq_pair
+from features import pack_pair, split_text_pair, truncate_seq_pair
 
 FLAGS = flags.FLAGS
 
@@ -228,8 +227,6 @@ def convert_examples_to_features(examples, seq_length, tokenizer):
 # Kept under the original's name for code that imports it from here.
 _truncate_seq_pair = truncate_seq_pair
 
-_PAIR_PATTERN = re.compile(r"^(.*) \|\|\| (.*)$")
-
 
 def read_examples(input_file):
     """Reads one InputExample per line (stripped); "a ||| b" makes a pair.
@@ -240,12 +237,7 @@ def read_examples(input_file):
     examples = []
     with tf.io.gfile.GFile(input_file, "r") as reader:
         for unique_id, line in enumerate(reader):
-            line = tokenization.convert_to_unicode(line).strip()
-            match = _PAIR_PATTERN.match(line)
-            if match is None:
-                text_a, text_b = line, None
-            else:
-                text_a, text_b = match.group(1), match.group(2)
+            text_a, text_b = split_text_pair(tokenization.convert_to_unicode(line))
             examples.append(InputExample(unique_id=unique_id, text_a=text_a, text_b=text_b))
     return examples
 
