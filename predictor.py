@@ -31,6 +31,41 @@ EXTRA_DIR = "assets.extra"
 SETTINGS_FILE = "predictor.json"
 
 
+class TextEncoder:
+    """Texts to the classifier's model inputs, exactly as run_classifier.py builds them.
+
+    [CLS] a [SEP] (b [SEP]) with FullTokenizer word pieces, cut to
+    max_seq_length by features.pack_pair and zero-padded.
+    """
+
+    def __init__(self, vocab_file, do_lower_case, max_seq_length):
+        self.tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=do_lower_case)
+        self.max_seq_length = max_seq_length
+
+    def __call__(self, texts):
+        """input_ids, input_mask, segment_ids ([n, max_seq_length] int32) of `texts`.
+
+        Each text is a string or a (text_a, text_b) pair.
+        """
+        ids, masks, segments = [], [], []
+        for text in texts:
+            text_a, text_b = (text, None) if isinstance(text, str) else text
+            tokens_a = self.tokenizer.tokenize(text_a)
+            tokens_b = self.tokenizer.tokenize(text_b) if text_b else None
+            _, input_ids, input_mask, segment_ids = features.pack_pair(
+                self.tokenizer, tokens_a, tokens_b, self.max_seq_length
+            )
+            ids.append(input_ids)
+            masks.append(input_mask)
+            segments.append(segment_ids)
+        shape = [len(ids), self.max_seq_length]
+        return {
+            "input_ids": np.array(ids, np.int32).reshape(shape),
+            "input_mask": np.array(masks, np.int32).reshape(shape),
+            "segment_ids": np.array(segments, np.int32).reshape(shape),
+        }
+
+
 class Predictor:
     """Loads an exported classifier and its vocabulary once, then classifies many texts.
 
@@ -59,34 +94,14 @@ class Predictor:
         self.multi_label = bool(settings.get("multi_label", False))
         self.threshold = float(settings.get("multi_label_threshold", 0.5))
         self.batch_size = batch_size
-        self.tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=do_lower_case)
         self._model = tf.saved_model.load(export_dir)
         self._serve = self._model.signatures["serving_default"]
         self.output_name = next(iter(self._serve.structured_outputs))
-        self.max_seq_length = int(self._serve.structured_input_signature[1]["input_ids"].shape[1])
+        max_seq_length = int(self._serve.structured_input_signature[1]["input_ids"].shape[1])
+        self.encode = TextEncoder(vocab_file, do_lower_case, max_seq_length)
         if self.labels is None and self.output_name == "probabilities":
             width = int(self._serve.structured_outputs["probabilities"].shape[-1])
             self.labels = [str(i) for i in range(width)]
-
-    def encode(self, texts):
-        """input_ids, input_mask, segment_ids ([n, max_seq_length] int32) of `texts`."""
-        ids, masks, segments = [], [], []
-        for text in texts:
-            text_a, text_b = (text, None) if isinstance(text, str) else text
-            tokens_a = self.tokenizer.tokenize(text_a)
-            tokens_b = self.tokenizer.tokenize(text_b) if text_b else None
-            _, input_ids, input_mask, segment_ids = features.pack_pair(
-                self.tokenizer, tokens_a, tokens_b, self.max_seq_length
-            )
-            ids.append(input_ids)
-            masks.append(input_mask)
-            segments.append(segment_ids)
-        shape = [len(ids), self.max_seq_length]
-        return {
-            "input_ids": np.array(ids, np.int32).reshape(shape),
-            "input_mask": np.array(masks, np.int32).reshape(shape),
-            "segment_ids": np.array(segments, np.int32).reshape(shape),
-        }
 
     def predict_arrays(self, texts):
         """The model's raw outputs for `texts`: [n, labels] probabilities or [n] scores."""
