@@ -236,7 +236,7 @@ sed 's/^/      /' "$OUT/custom/eval_results.txt"
 echo "--> $OUT/custom/text_predictions.jsonl:"
 sed 's/^/      /' "$OUT/custom/text_predictions.jsonl"
 echo "--> predictor.Predictor on $OUT/custom_export, raw strings in:"
-"$PYTHON" - "$OUT/custom_export" <<'EOF'
+"$PYTHON" - "$OUT/custom_export" 2>"$OUT/logs/predictor.log" <<'EOF'
 import sys
 
 from predictor import Predictor
