@@ -136,8 +136,9 @@ flags.DEFINE_bool(
 )
 flags.DEFINE_integer(
     "window_stride",
-    64,
-    "With --long_text_windows: how many word pieces apart consecutive windows start.",
+    None,
+    "With --long_text_windows: how many word pieces apart consecutive windows start "
+    "(default: half a window, (max_seq_length - 2) // 2).",
 )
 flags.DEFINE_string(
     "predict_text_file",
@@ -1439,13 +1440,24 @@ def _check_custom_flags(is_custom):
         raise ValueError(
             f"--multi_label_threshold={FLAGS.multi_label_threshold}: must be between 0 and 1"
         )
-    if FLAGS.long_text_windows and not 1 <= FLAGS.window_stride <= FLAGS.max_seq_length - 2:
+    if (
+        FLAGS.long_text_windows
+        and FLAGS.window_stride is not None
+        and not 1 <= FLAGS.window_stride <= FLAGS.max_seq_length - 2
+    ):
         raise ValueError(
             f"--window_stride={FLAGS.window_stride}: must be between 1 and max_seq_length - 2 "
             f"({FLAGS.max_seq_length - 2})"
         )
     if FLAGS.predict_text_file:
         _check_file_flag("predict_text_file")
+
+
+def _window_stride():
+    """The stride of long-text windows, or None when texts are truncated."""
+    if not FLAGS.long_text_windows:
+        return None
+    return FLAGS.window_stride or max(1, (FLAGS.max_seq_length - 2) // 2)
 
 
 def _custom_processor():
@@ -1477,6 +1489,14 @@ def _custom_processor():
     elif saved is not None:
         labels = saved
     else:
+        if not FLAGS.do_train:
+            try:
+                custom_data.find_split_file(FLAGS.data_dir, "train")
+            except ValueError:
+                raise ValueError(
+                    f"--task_name=custom: no {labels_path} and no train file in "
+                    f"--data_dir={FLAGS.data_dir} to take the labels from; pass --labels"
+                ) from None
         train_examples = processor.get_train_examples(FLAGS.data_dir)
         labels = custom_data.labels_from_examples(train_examples, FLAGS.multi_label)
     if len(labels) < (1 if FLAGS.multi_label else 2):
@@ -1551,10 +1571,10 @@ def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label
     examples = read_text_examples(FLAGS.predict_text_file, label_list, multi_label)
     feature_list, owners = [], []
     for ex_index, example in enumerate(examples):
-        if FLAGS.long_text_windows:
+        if _window_stride():
             converted = convert_example_windows(
                 ex_index, example, label_list, FLAGS.max_seq_length, tokenizer,
-                FLAGS.window_stride, multi_label,
+                _window_stride(), multi_label,
             )  # fmt: skip
         else:
             converted = [
@@ -1626,7 +1646,7 @@ def main(_):
     multi_label = FLAGS.multi_label
     if FLAGS.class_weights and is_regression:
         raise ValueError(f"--class_weights: task {FLAGS.task_name} is a regression task")
-    window_stride = FLAGS.window_stride if FLAGS.long_text_windows else None
+    window_stride = _window_stride()
     label_width = len(label_list) if multi_label else None
     num_labels = 1 if is_regression else len(label_list)
     output_name = "score" if is_regression else "probabilities"

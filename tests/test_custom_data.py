@@ -238,3 +238,65 @@ def test_predictor_encoder_gives_the_original_tokenizer_ids_on_the_golden_inputs
         [0] * (len(records[0]["ids"]) + 2) + [1] * (len(records[1]["ids"]) + 1)
         + [0] * (64 - len(expected))
     )  # fmt: skip
+
+
+@pytest.fixture
+def parse_flags(rc, tmp_path):
+    """Parses run_classifier flags in-process with a tiny model; undone after the test."""
+    from absl import flags
+    from test_run_classifier import _model_files
+
+    vocab, config = _model_files(tmp_path)
+
+    def parse(*args):
+        flags.FLAGS.unparse_flags()
+        flags.FLAGS(["run_classifier.py", f"--vocab_file={vocab}", f"--bert_config_file={config}",
+                     f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}",
+                     "--max_seq_length=16", *args])  # fmt: skip
+
+    yield parse
+    flags.FLAGS.unparse_flags()
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--task_name=sst-2", "--do_train", "--multi_label"],
+         "--multi_label needs --task_name=custom"),
+        (["--task_name=custom", "--do_train", "--long_text_windows", "--window_stride=15"],
+         "--window_stride=15: must be between 1 and max_seq_length - 2 (14)"),
+        (["--task_name=custom", "--do_predict"], "no train file in --data_dir="),
+        (["--task_name=sts-b", "--do_eval", "--class_weights=balanced"], "is a regression task"),
+        (["--task_name=custom", "--do_predict", "--labels=a,,b"], "--labels=a,,b: empty label"),
+        (["--task_name=custom", "--do_predict", "--labels=a"], "needs at least two labels"),
+        (["--task_name=custom", "--predict_text_file=/no/such.txt"],
+         "--predict_text_file=/no/such.txt: no such file"),
+    ],
+)  # fmt: skip
+def test_new_flag_errors_come_before_any_work(rc, parse_flags, tmp_path, args, message):
+    parse_flags(*args)
+    with pytest.raises(ValueError) as info:
+        rc.main([])
+    assert message in str(info.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_text_file_lines_become_examples_and_records(rc, tmp_path):
+    path = _write(tmp_path / "t.txt", "one text\n\n  a ||| b  \nx ||| y ||| z\n")
+    examples = rc.read_text_examples(path, ["neg", "pos"], False)
+    assert [(e.text_a, e.text_b) for e in examples] == [
+        ("one text", None), ("a", "b"), ("x ||| y", "z")
+    ]  # fmt: skip
+    records = predictor.prediction_records(
+        [(e.text_a, e.text_b) for e in examples[:2]], [[0.3, 0.7], [0.9, 0.1]], ["neg", "pos"],
+        False, 0.5,
+    )  # fmt: skip
+    assert records == [
+        {"text_a": "one text", "label": "pos", "probabilities": {"neg": 0.3, "pos": 0.7}},
+        {"text_a": "a", "text_b": "b", "label": "neg", "probabilities": {"neg": 0.9, "pos": 0.1}},
+    ]
+    (multi,) = predictor.prediction_records([("t", None)], [[0.6, 0.2, 0.5]], ["a", "b", "c"],
+                                            True, 0.5)  # fmt: skip
+    assert multi["labels"] == ["a", "c"]
+    with pytest.raises(ValueError, match="no text in the file"):
+        rc.read_text_examples(_write(tmp_path / "e.txt", "\n \n"), None, False)
