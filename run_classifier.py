@@ -4,7 +4,10 @@ Same flags, files and outputs as the original script: examples are read by a
 per-task processor, turned into output_dir/{train,eval,predict}.tf_record,
 trained with the runner, evaluated into eval_results.txt and predicted into
 test_results.tsv. Beyond it: every GLUE task (STS-B as regression), each
-task's official metric, a GLUE submission file and a SavedModel export.
+task's official metric, a GLUE submission file and a SavedModel export; a
+task of one's own without writing a processor (--task_name=custom: CSV, TSV
+or JSON lines by column name, multi-label, class weights, long texts as
+windows); and predictions on a plain text file.
 """
 
 import csv
@@ -769,30 +772,20 @@ def convert_example_windows(
     the example's label. Pairs and texts that fit give one InputFeatures, as
     convert_single_example.
     """
+    first = convert_single_example(
+        ex_index, example, label_list, max_seq_length, tokenizer, multi_label
+    )
     if isinstance(example, PaddingInputExample) or example.text_b:
-        return [
-            convert_single_example(
-                ex_index, example, label_list, max_seq_length, tokenizer, multi_label
-            )
-        ]
+        return [first]
     tokens = tokenizer.tokenize(example.text_a)
-    window = max_seq_length - 2
-    if len(tokens) <= window:
-        return [
-            convert_single_example(
-                ex_index, example, label_list, max_seq_length, tokenizer, multi_label
-            )
-        ]
-    template = convert_single_example(
-        ex_index, InputExample(example.guid, "", None, example.label), label_list,
-        max_seq_length, tokenizer, multi_label,
-    )  # fmt: skip
-    result = []
-    for start, length in custom_data.window_spans(len(tokens), window, stride):
+    spans = custom_data.window_spans(len(tokens), max_seq_length - 2, stride)
+    # The first window is the text as convert_single_example truncates it.
+    result = [first]
+    for start, length in spans[1:]:
         _, input_ids, input_mask, segment_ids = features.pack_pair(
             tokenizer, tokens[start : start + length], None, max_seq_length
         )
-        result.append(InputFeatures(input_ids, input_mask, segment_ids, template.label_id, True))
+        result.append(InputFeatures(input_ids, input_mask, segment_ids, first.label_id, True))
     return result
 
 
