@@ -181,6 +181,7 @@ def test_refuses_an_output_directory_it_did_not_make(tmp_path):
     assert (keep / "precious.txt").read_text() == "keep\n"
 
 
+@pytest.mark.slow
 def test_custom_data_step_reads_its_csv_and_jsonl_and_predicts_plain_text(demo):
     from predictor import Predictor
 
@@ -208,6 +209,7 @@ def test_custom_data_step_reads_its_csv_and_jsonl_and_predicts_plain_text(demo):
     assert "predictor.Predictor on" in stdout
 
 
+@pytest.mark.slow
 def test_pooled_sentence_vectors_are_the_mean_of_the_last_layer(demo):
     out, _ = demo
     records = [json.loads(line) for line in _lines(out / "features.jsonl")]
