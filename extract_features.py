@@ -288,7 +288,9 @@ def write_pooled(pooled, jsonl_path, npy_path):
     Rows are in unique_id (input line) order; both files appear only complete.
     """
     ids = sorted(pooled)
-    matrix = np.stack([np.asarray(pooled[i], np.float32) for i in ids])
+    matrix = np.zeros([0, 0], np.float32)  # an empty input file
+    if ids:
+        matrix = np.stack([np.asarray(pooled[i], np.float32) for i in ids])
     for path in (jsonl_path, npy_path):
         directory = os.path.dirname(os.path.abspath(path))
         tf.io.gfile.makedirs(directory)

@@ -211,6 +211,8 @@ def test_multi_label_run_reports_f1_and_subset_accuracy_of_its_probabilities(tmp
     with open(data / "test.jsonl", "w", encoding="utf-8") as f:
         for text in dev:
             f.write(json.dumps({"text": text}) + "\n")  # unlabeled
+    texts = tmp_path / "texts.txt"
+    texts.write_text("\n".join(dev[:6]) + "\n", encoding="utf-8")
     vocab, config = _model_files(tmp_path)
     out = tmp_path / "out"
     proc = _run_script(
@@ -218,6 +220,7 @@ def test_multi_label_run_reports_f1_and_subset_accuracy_of_its_probabilities(tmp
         "--do_eval", "--do_predict", "--num_train_epochs=8", "--multi_label_threshold=0.4",
         "--class_weights=praise:2", f"--data_dir={data}", f"--output_dir={out}",
         f"--vocab_file={vocab}", f"--bert_config_file={config}", *COMMON,
+        f"--predict_text_file={texts}", f"--export_dir={tmp_path / 'export'}",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
     labels = ["negation", "pets", "praise"]
@@ -235,6 +238,16 @@ def test_multi_label_run_reports_f1_and_subset_accuracy_of_its_probabilities(tmp
     bce = -(gold * np.log(p) + (1 - gold) * np.log(1 - p))
     assert float(result["eval_loss"]) == pytest.approx(float(bce.mean()), rel=1e-3)
     assert expected["eval_micro_f1"] >= 0.6  # the topics are learnable
+
+    # Plain-text predictions and the Predictor name every class at or above the threshold.
+    records = _jsonl(out / "text_predictions.jsonl")
+    served = Predictor(str(tmp_path / "export"))(dev[:6])
+    for record, answer, row in zip(records, served, probabilities[:6]):
+        assert list(record) == ["text_a", "labels", "probabilities"]
+        assert record["labels"] == [x for x, p in zip(labels, row) if p >= 0.4]
+        assert answer["labels"] == record["labels"]
+        np.testing.assert_allclose(list(record["probabilities"].values()), row, atol=1e-5)
+        np.testing.assert_allclose(list(answer["probabilities"].values()), row, atol=1e-5)
 
 
 def test_long_texts_average_the_probabilities_of_their_windows(tmp_path, monkeypatch):
