@@ -168,14 +168,6 @@ def read_labels_file(path):
         return [line.rstrip("\n") for line in f if line.rstrip("\n")]
 
 
-def write_labels_file(path, labels):
-    """Writes labels.txt (one name a line, class-id order) through a temporary name."""
-    temp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(temp, "w") as f:
-        f.write("".join(f"{name}\n" for name in labels))
-    tf.io.gfile.rename(temp, path, overwrite=True)
-
-
 def parse_class_weights(spec, label_list, train_examples, multi_label):
     """One loss weight per class, in label_list order, from --class_weights.
 

@@ -1679,7 +1679,7 @@ def main(_):
     tf.io.gfile.makedirs(FLAGS.output_dir)
     labels_path = os.path.join(FLAGS.output_dir, custom_data.LABELS_FILE)
     if is_custom and not tf.io.gfile.exists(labels_path):
-        custom_data.write_labels_file(labels_path, label_list)
+        _write_text_atomically(labels_path, "".join(f"{name}\n" for name in label_list))
 
     num_train_steps = None
     num_warmup_steps = None
