@@ -6,7 +6,11 @@
 #   3. run_pretraining.py          pre-train a small BERT from scratch, then evaluate it
 #   4. run_classifier.py           fine-tune it on demo_data/sentiment (SST-2 layout),
 #                                  evaluate, predict the test set, export a SavedModel
-#   5. extract_features.py         contextual embeddings of a few sentences
+#   5. run_classifier.py           the same sentences as your own CSV / JSON-lines files
+#                                  (--task_name=custom), plain-text predictions, and
+#                                  predictor.Predictor answering raw strings
+#   6. extract_features.py         contextual embeddings of a few sentences, and one
+#                                  mean-pooled vector per sentence
 #
 # Every step is one of the real scripts with real flags: copy a command, point it at
 # your own data and model, and it does the same at full size.
@@ -21,6 +25,7 @@
 #   DEMO_SEQ_LENGTH      max_seq_length everywhere (64)
 #   DEMO_PRETRAIN_STEPS  pretraining steps (300)
 #   DEMO_EPOCHS          fine-tuning epochs (10)
+#   DEMO_CUSTOM_EPOCHS   fine-tuning epochs of the custom-data step (3)
 #   DEMO_SEED            --tf_random_seed of pretraining and fine-tuning (12345)
 set -euo pipefail
 
@@ -34,6 +39,7 @@ DUPE_FACTOR=${DEMO_DUPE_FACTOR:-5}
 SEQ=${DEMO_SEQ_LENGTH:-64}
 PRETRAIN_STEPS=${DEMO_PRETRAIN_STEPS:-300}
 EPOCHS=${DEMO_EPOCHS:-10}
+CUSTOM_EPOCHS=${DEMO_CUSTOM_EPOCHS:-3}
 SEED=${DEMO_SEED:-12345}
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-2}
 
@@ -73,7 +79,7 @@ done_in() {
     echo "    ($((SECONDS - STEP_START))s; log: $OUT/logs/$1.log)"
 }
 
-step "1/5 Learn a WordPiece vocabulary from demo_data/corpus (create_vocab.py)"
+step "1/6 Learn a WordPiece vocabulary from demo_data/corpus (create_vocab.py)"
 run vocab "$PYTHON" create_vocab.py \
     --input_file='demo_data/corpus/*.txt' \
     --output_file="$OUT/vocab.txt" \
@@ -102,7 +108,7 @@ cat >"$OUT/bert_config.json" <<EOF
 EOF
 echo "--> $OUT/bert_config.json: 2 layers, hidden size 128, 2 attention heads"
 
-step "2/5 Create pretraining examples (create_pretraining_data.py)"
+step "2/6 Create pretraining examples (create_pretraining_data.py)"
 run pretraining_data "$PYTHON" create_pretraining_data.py \
     --input_file='demo_data/corpus/*.txt' \
     --output_file="$OUT/pretraining_data.tfrecord" \
@@ -118,7 +124,7 @@ INSTANCES=$(grep -o 'Wrote [0-9]* total instances' "$OUT/logs/pretraining_data.l
 echo "--> $OUT/pretraining_data.tfrecord: $INSTANCES examples"
 done_in pretraining_data
 
-step "3/5 Pre-train a small BERT from scratch and evaluate it (run_pretraining.py)"
+step "3/6 Pre-train a small BERT from scratch and evaluate it (run_pretraining.py)"
 WARMUP=$((PRETRAIN_STEPS / 10))
 run pretraining "$PYTHON" run_pretraining.py \
     --input_file="$OUT/pretraining_data.tfrecord" \
@@ -142,7 +148,7 @@ echo "--> $OUT/pretraining/eval_results.txt:"
 sed 's/^/      /' "$OUT/pretraining/eval_results.txt"
 done_in pretraining
 
-step "4/5 Fine-tune on demo_data/sentiment, evaluate, predict, export (run_classifier.py)"
+step "4/6 Fine-tune on demo_data/sentiment, evaluate, predict, export (run_classifier.py)"
 run classifier "$PYTHON" run_classifier.py \
     --task_name=sst-2 \
     --do_train=True \
@@ -168,7 +174,81 @@ paste "$OUT/classifier/test_results.tsv" <(tail -n +2 demo_data/sentiment/test.t
 echo "--> $OUT/classifier_export: a SavedModel (signature serving_default)"
 done_in classifier
 
-step "5/5 Extract contextual embeddings of two inputs (extract_features.py)"
+step "5/6 Fine-tune on your own files: --task_name=custom (run_classifier.py)"
+# Your data as it usually comes: a CSV with a header, JSON lines, named columns and
+# label names instead of GLUE's fixed layouts. Here the sentiment sentences again.
+mkdir -p "$OUT/sentiment_custom"
+"$PYTHON" - demo_data/sentiment "$OUT/sentiment_custom" <<'EOF'
+import csv
+import json
+import sys
+
+source, target = sys.argv[1:]
+names = {"0": "negative", "1": "positive"}
+
+
+def rows(split):
+    with open(f"{source}/{split}.tsv", encoding="utf-8") as f:
+        return [line.rstrip("\n").split("\t") for line in f][1:]
+
+
+with open(f"{target}/train.csv", "w", newline="", encoding="utf-8") as f:
+    writer = csv.writer(f)
+    writer.writerow(["review", "sentiment"])
+    writer.writerows((text, names[label]) for text, label in rows("train"))
+with open(f"{target}/dev.jsonl", "w", encoding="utf-8") as f:
+    for text, label in rows("dev"):
+        f.write(json.dumps({"review": text, "sentiment": names[label]}) + "\n")
+with open(f"{target}/test.csv", "w", newline="", encoding="utf-8") as f:
+    writer = csv.writer(f)
+    writer.writerow(["id", "review"])
+    writer.writerows(rows("test"))
+EOF
+echo "--> $OUT/sentiment_custom: train.csv, dev.jsonl, test.csv (columns review, sentiment)"
+cat >"$OUT/texts.txt" <<'EOF'
+the soup was cold and the waiter was rude .
+a charming little hotel , we would happily stay there again .
+EOF
+run custom "$PYTHON" run_classifier.py \
+    --task_name=custom \
+    --data_dir="$OUT/sentiment_custom" \
+    --text_a_column=review \
+    --label_column=sentiment \
+    --class_weights=balanced \
+    --do_train=True \
+    --do_eval=True \
+    --do_predict=True \
+    --predict_text_file="$OUT/texts.txt" \
+    --vocab_file="$OUT/vocab.txt" \
+    --bert_config_file="$OUT/bert_config.json" \
+    --init_checkpoint="$PRETRAINED" \
+    --do_lower_case=True \
+    --max_seq_length="$SEQ" \
+    --train_batch_size=32 \
+    --learning_rate=5e-4 \
+    --num_train_epochs="$CUSTOM_EPOCHS" \
+    --output_dir="$OUT/custom" \
+    --export_dir="$OUT/custom_export" \
+    --tf_random_seed="$SEED"
+echo "--> $OUT/custom/labels.txt (the class order, kept for later runs): $(tr '\n' ' ' <"$OUT/custom/labels.txt")"
+echo "--> $OUT/custom/eval_results.txt:"
+sed 's/^/      /' "$OUT/custom/eval_results.txt"
+echo "--> $OUT/custom/text_predictions.jsonl:"
+sed 's/^/      /' "$OUT/custom/text_predictions.jsonl"
+echo "--> predictor.Predictor on $OUT/custom_export, raw strings in:"
+"$PYTHON" - "$OUT/custom_export" 2>"$OUT/logs/predictor.log" <<'EOF'
+import sys
+
+from predictor import Predictor
+
+predictor = Predictor(sys.argv[1])
+for record in predictor(["a real delight.", "it stopped working after two weeks."]):
+    probabilities = ", ".join(f"{k} {v:.3f}" for k, v in record["probabilities"].items())
+    print(f"      {record['label']:<9} ({probabilities})  {record['text_a']}")
+EOF
+done_in custom
+
+step "6/6 Extract contextual embeddings of two inputs (extract_features.py)"
 cat >"$OUT/sentences.txt" <<'EOF'
 the soup was cold and the waiter was rude .
 a charming little hotel ||| we would happily stay there again .
@@ -181,6 +261,7 @@ run features "$PYTHON" extract_features.py \
     --init_checkpoint="$PRETRAINED" \
     --do_lower_case=True \
     --layers=-1,-2 \
+    --pooling=mean \
     --max_seq_length="$SEQ" \
     --batch_size=8
 "$PYTHON" - "$OUT/features.jsonl" <<'EOF'
@@ -196,7 +277,8 @@ with open(sys.argv[1], encoding="utf-8") as f:
               f"({' '.join(tokens)}), layers {[layer['index'] for layer in layers]} "
               f"of {len(layers[0]['values'])} values each")
 EOF
-echo "--> $OUT/features.jsonl"
+echo "--> $OUT/features.jsonl; one mean-pooled vector a line in $OUT/features.pooled.jsonl"
+echo "    (and $OUT/features.pooled.npy)"
 done_in features
 
 ACCURACY=$(awk -F' = ' '$1 == "eval_accuracy" { printf "%.3f", $2 }' \
@@ -213,6 +295,7 @@ pretrained BERT       $PRETRAINED (masked LM accuracy $MLM after $PRETRAIN_STEPS
 sentiment classifier  $OUT/classifier (dev accuracy $ACCURACY; chance is 0.5)
 test predictions      $OUT/classifier/test_results.tsv
 SavedModel            $OUT/classifier_export
-features              $OUT/features.jsonl
+custom-data run       $OUT/custom (labels.txt, text_predictions.jsonl; export $OUT/custom_export)
+features              $OUT/features.jsonl (sentence vectors: $OUT/features.pooled.jsonl)
 logs                  $OUT/logs/
 EOF

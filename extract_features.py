@@ -12,18 +12,18 @@ decimals, in the original script's format:
 import collections
 import json
 import os
-import re
 import shutil
 import tempfile
 import time
 
+import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
 import modeling
 import runner
 import tokenization
-from features import pack_pair, truncate_seq_pair
+from features import pack_pair, split_text_pair, truncate_seq_pair
 
 FLAGS = flags.FLAGS
 
@@ -57,6 +57,21 @@ flags.DEFINE_bool(
     "use_one_hot_embeddings",
     False,
     "Look embeddings up with a one-hot matmul instead of a gather (faster on TPUs).",
+)
+
+flags.DEFINE_enum(
+    "pooling",
+    None,
+    ["cls", "mean"],
+    "Also write one vector per example, of the first layer in --layers: 'cls' takes "
+    "the [CLS] vector, 'mean' the mean over the real word pieces (padding excluded).",
+)
+flags.DEFINE_string(
+    "pooled_output_file",
+    None,
+    "With --pooling: where the JSON lines of sentence vectors go (default: "
+    "--output_file with '.pooled.jsonl' in place of its extension). The same "
+    "vectors are written as float32 [examples, hidden] to the same name with '.npy'.",
 )
 
 # Examples below this index are logged in full while converting.
@@ -116,8 +131,14 @@ def input_fn_builder(features, seq_length):
     return input_fn
 
 
-def model_fn_builder(bert_config, init_checkpoint, layer_indexes, use_tpu, use_one_hot_embeddings):
-    """Returns a PREDICT-only model_fn giving "unique_id" and "layer_output_<i>"."""
+def model_fn_builder(
+    bert_config, init_checkpoint, layer_indexes, use_tpu, use_one_hot_embeddings, pooling=None
+):
+    """Returns a PREDICT-only model_fn giving "unique_id" and "layer_output_<i>".
+
+    With `pooling` ("cls" or "mean") it also gives "pooled": one [hidden]
+    vector per example of layer_indexes[0], see pool_layer.
+    """
 
     def model_fn(features, labels, mode, params):
         """Runs BERT and exposes the requested encoder layers."""
@@ -140,9 +161,31 @@ def model_fn_builder(bert_config, init_checkpoint, layer_indexes, use_tpu, use_o
         predictions = {"unique_id": features["unique_ids"]}
         for i, layer_index in enumerate(layer_indexes):
             predictions[f"layer_output_{i}"] = all_layers[layer_index]
+        if pooling:
+            predictions["pooled"] = pool_layer(
+                all_layers[layer_indexes[0]], features["input_mask"], pooling
+            )
         return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
+
+
+def pool_layer(layer, input_mask, pooling):
+    """One vector per example from a [batch, seq, hidden] layer.
+
+    "cls": the vector at position 0. "mean": the mean over positions whose
+    input_mask is 1, so padding never dilutes short inputs.
+    """
+    if pooling == "cls":
+        return layer[:, 0]
+    mask = tf.cast(input_mask, layer.dtype)[:, :, None]
+    return tf.reduce_sum(layer * mask, axis=1) / tf.maximum(tf.reduce_sum(mask, axis=1), 1.0)
+
+
+def pooled_output_paths(output_file, pooled_output_file=None):
+    """The (.jsonl, .npy) paths of the sentence vectors for --output_file."""
+    jsonl = pooled_output_file or f"{os.path.splitext(output_file)[0]}.pooled.jsonl"
+    return jsonl, f"{os.path.splitext(jsonl)[0]}.npy"
 
 
 def convert_examples_to_features(examples, seq_length, tokenizer):
@@ -184,8 +227,6 @@ def convert_examples_to_features(examples, seq_length, tokenizer):
 # Kept under the original's name for code that imports it from here.
 _truncate_seq_pair = truncate_seq_pair
 
-_PAIR_PATTERN = re.compile(r"^(.*) \|\|\| (.*)$")
-
 
 def read_examples(input_file):
     """Reads one InputExample per line (stripped); "a ||| b" makes a pair.
@@ -196,12 +237,7 @@ def read_examples(input_file):
     examples = []
     with tf.io.gfile.GFile(input_file, "r") as reader:
         for unique_id, line in enumerate(reader):
-            line = tokenization.convert_to_unicode(line).strip()
-            match = _PAIR_PATTERN.match(line)
-            if match is None:
-                text_a, text_b = line, None
-            else:
-                text_a, text_b = match.group(1), match.group(2)
+            text_a, text_b = split_text_pair(tokenization.convert_to_unicode(line))
             examples.append(InputExample(unique_id=unique_id, text_a=text_a, text_b=text_b))
     return examples
 
@@ -246,6 +282,39 @@ def feature_json(unique_id, feature, result, layer_indexes):
     return output_json
 
 
+def write_pooled(pooled, jsonl_path, npy_path):
+    """Writes {unique_id: vector} as JSON lines (6 decimals) and a float32 .npy.
+
+    Rows are in unique_id (input line) order; both files appear only complete.
+    """
+    ids = sorted(pooled)
+    matrix = np.zeros([0, 0], np.float32)  # an empty input file
+    if ids:
+        matrix = np.stack([np.asarray(pooled[i], np.float32) for i in ids])
+    for path in (jsonl_path, npy_path):
+        directory = os.path.dirname(os.path.abspath(path))
+        tf.io.gfile.makedirs(directory)
+    temp_jsonl = f"{jsonl_path}.tmp-{os.getpid()}"
+    temp_npy = f"{npy_path}.tmp-{os.getpid()}.npy"
+    try:
+        with tf.io.gfile.GFile(temp_jsonl, "w") as writer:
+            for unique_id, vector in zip(ids, matrix):
+                record = {
+                    "linex_index": unique_id,
+                    "embedding": [round(float(x), 6) for x in vector],
+                }
+                writer.write(json.dumps(record) + "\n")
+        with tf.io.gfile.GFile(temp_npy, "wb") as writer:
+            np.save(writer, matrix)
+        tf.io.gfile.rename(temp_jsonl, jsonl_path, overwrite=True)
+        tf.io.gfile.rename(temp_npy, npy_path, overwrite=True)
+    finally:
+        for temp in (temp_jsonl, temp_npy):
+            if tf.io.gfile.exists(temp):
+                tf.io.gfile.remove(temp)
+    logging.info("Wrote %d sentence vectors to %s and %s", len(ids), jsonl_path, npy_path)
+
+
 def main(_):
     logging.set_verbosity(logging.INFO)
 
@@ -280,7 +349,12 @@ def main(_):
         layer_indexes=layer_indexes,
         use_tpu=FLAGS.use_tpu,
         use_one_hot_embeddings=FLAGS.use_one_hot_embeddings,
+        pooling=FLAGS.pooling,
     )
+    pooled_jsonl = pooled_npy = None
+    pooled = {}
+    if FLAGS.pooling:
+        pooled_jsonl, pooled_npy = pooled_output_paths(FLAGS.output_file, FLAGS.pooled_output_file)
     # Nothing is trained or saved; the runner only needs a scratch directory.
     scratch_dir = tempfile.mkdtemp(prefix="extract_features-")
     temp_output = f"{FLAGS.output_file}.tmp-{os.getpid()}"
@@ -300,6 +374,8 @@ def main(_):
                     unique_id, unique_id_to_feature[unique_id], result, layer_indexes
                 )
                 writer.write(json.dumps(record) + "\n")
+                if FLAGS.pooling:
+                    pooled[unique_id] = result["pooled"]
                 if count % 1000 == 0 or count == len(features):
                     elapsed = time.time() - start_time
                     rate = count / max(elapsed, 1e-9)
@@ -310,6 +386,8 @@ def main(_):
                         rate,
                         (len(features) - count) / rate,
                     )
+        if FLAGS.pooling:
+            write_pooled(pooled, pooled_jsonl, pooled_npy)
         tf.io.gfile.rename(temp_output, FLAGS.output_file, overwrite=True)
     finally:
         if tf.io.gfile.exists(temp_output):

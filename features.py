@@ -9,6 +9,7 @@ pair truncation used by the classifier and feature extractor.
 import collections
 import contextlib
 import os
+import re
 
 import tensorflow as tf
 
@@ -102,3 +103,19 @@ def pack_pair(tokenizer, tokens_a, tokens_b, max_seq_length):
     padding = [0] * (max_seq_length - len(input_ids))
     input_mask = [1] * len(input_ids) + padding
     return tokens, input_ids + padding, input_mask, segment_ids + padding
+
+
+_PAIR_PATTERN = re.compile(r"^(.*) \|\|\| (.*)$")
+
+
+def split_text_pair(line):
+    """Splits one plain-text input line into (text_a, text_b) at its last " ||| ".
+
+    The line is stripped first; without the separator text_b is None. The
+    feature extractor and the classifier's --predict_text_file read the same
+    one-example-a-line files this way.
+    """
+    match = _PAIR_PATTERN.match(line.strip())
+    if match is None:
+        return line.strip(), None
+    return match.group(1), match.group(2)

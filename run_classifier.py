@@ -4,10 +4,14 @@ Same flags, files and outputs as the original script: examples are read by a
 per-task processor, turned into output_dir/{train,eval,predict}.tf_record,
 trained with the runner, evaluated into eval_results.txt and predicted into
 test_results.tsv. Beyond it: every GLUE task (STS-B as regression), each
-task's official metric, a GLUE submission file and a SavedModel export.
+task's official metric, a GLUE submission file and a SavedModel export; a
+task of one's own without writing a processor (--task_name=custom: CSV, TSV
+or JSON lines by column name, multi-label, class weights, long texts as
+windows); and predictions on a plain text file.
 """
 
 import csv
+import json
 import math
 import os
 import time
@@ -16,10 +20,13 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
+import custom_data
 import features
 import modeling
 import optimization
+import predictor
 import runner
+import serving
 import tokenization
 
 FLAGS = flags.FLAGS
@@ -83,6 +90,64 @@ flags.DEFINE_string(
     "If set, export the newest checkpoint in output_dir as a SavedModel here, with a "
     "serving signature from input_ids/input_mask/segment_ids to probabilities (or "
     "score for regression tasks). The directory must not exist yet.",
+)
+
+flags.DEFINE_string(
+    "text_a_column",
+    "text",
+    "--task_name=custom: the column (or JSON key) holding the text of each example.",
+)
+flags.DEFINE_string(
+    "text_b_column",
+    None,
+    "--task_name=custom: the column holding the second text of a pair; unset for single texts.",
+)
+flags.DEFINE_string(
+    "label_column", "label", "--task_name=custom: the column holding the label(s)."
+)
+flags.DEFINE_string(
+    "labels",
+    None,
+    "--task_name=custom: the comma-separated label names, in class-id order. Default: "
+    "output_dir/labels.txt if an earlier run wrote it, else the sorted labels of the "
+    "training file.",
+)
+flags.DEFINE_bool(
+    "multi_label",
+    False,
+    "--task_name=custom: each example has any number of labels (separated by "
+    "--label_delimiter); one sigmoid per class and binary cross-entropy.",
+)
+flags.DEFINE_string("label_delimiter", "|", "With --multi_label: separates the labels of a row.")
+flags.DEFINE_float(
+    "multi_label_threshold",
+    0.5,
+    "With --multi_label: a class is predicted when its probability is at least this.",
+)
+flags.DEFINE_string(
+    "class_weights",
+    None,
+    "Weights of the classes in the training loss: 'balanced' (n / (classes * count) "
+    "from the training set) or 'label:weight,...' (unnamed classes weigh 1).",
+)
+flags.DEFINE_bool(
+    "long_text_windows",
+    False,
+    "Cut a single text longer than max_seq_length into overlapping windows instead of "
+    "truncating it: training uses every window, eval and predict average the windows' "
+    "probabilities. Pairs are still truncated.",
+)
+flags.DEFINE_integer(
+    "window_stride",
+    None,
+    "With --long_text_windows: how many word pieces apart consecutive windows start "
+    "(default: half a window, (max_seq_length - 2) // 2).",
+)
+flags.DEFINE_string(
+    "predict_text_file",
+    None,
+    "Plain text to classify, one example a line ('text_a ||| text_b' for pairs); the "
+    "predictions go to output_dir/text_predictions.jsonl.",
 )
 
 
@@ -526,8 +591,73 @@ class StsbProcessor(_GlueProcessor):
         return examples
 
 
+class CustomProcessor(DataProcessor):
+    """A user's own data: train/dev/test as .csv, .tsv or .jsonl, columns by name.
+
+    Texts come from `text_a_column` (and `text_b_column` for pairs), labels
+    from `label_column`: one name, or with `multi_label` several separated by
+    `label_delimiter` (the example's label is then a tuple of names). The
+    label set is given by `set_labels`; a test file may lack labels.
+    """
+
+    def __init__(
+        self,
+        text_a_column="text",
+        text_b_column=None,
+        label_column="label",
+        multi_label=False,
+        label_delimiter="|",
+    ):
+        self.text_a_column = text_a_column
+        self.text_b_column = text_b_column
+        self.label_column = label_column
+        self.multi_label = multi_label
+        self.label_delimiter = label_delimiter
+        self.labels = None
+
+    def set_labels(self, labels):
+        self.labels = list(labels)
+
+    def get_labels(self):
+        """See base class; None until set_labels (custom tasks are never regression)."""
+        return self.labels
+
+    def get_train_examples(self, data_dir):
+        """See base class."""
+        return self._create_examples(custom_data.find_split_file(data_dir, "train"), "train")
+
+    def get_dev_examples(self, data_dir):
+        """See base class."""
+        return self._create_examples(custom_data.find_split_file(data_dir, "dev"), "dev")
+
+    def get_test_examples(self, data_dir):
+        """See base class; rows without a label get a placeholder one."""
+        return self._create_examples(custom_data.find_split_file(data_dir, "test"), "test")
+
+    def _create_examples(self, path, set_type):
+        examples = []
+        for i, row in enumerate(custom_data.read_rows(path)):
+            text_a = custom_data.row_text(row, self.text_a_column)
+            text_b = None
+            if self.text_b_column:
+                text_b = custom_data.row_text(row, self.text_b_column)
+            label = custom_data.row_labels(
+                row, self.label_column, self.multi_label, self.label_delimiter
+            )
+            if label is None:
+                if set_type != "test":
+                    raise ValueError(f"{row.where()}: no label in column {self.label_column!r}")
+                label = () if self.multi_label else (self.labels or [""])[0]
+            elif self.labels is not None:
+                for name in label if self.multi_label else [label]:
+                    _check_label(row, i, name, self.labels)
+            examples.append(InputExample(f"{set_type}-{row.line_number}", text_a, text_b, label))
+        return examples
+
+
 PROCESSORS = {
     "cola": ColaProcessor,
+    "custom": CustomProcessor,
     "mnli": MnliProcessor,
     "mnli-mm": MnliMismatchedProcessor,
     "mrpc": MrpcProcessor,
@@ -551,22 +681,26 @@ def get_processor(task_name):
     return PROCESSORS[name]()
 
 
-def convert_single_example(ex_index, example, label_list, max_seq_length, tokenizer):
+def convert_single_example(
+    ex_index, example, label_list, max_seq_length, tokenizer, multi_label=False
+):
     """Converts one `InputExample` into one `InputFeatures`.
 
     Layout: [CLS] a [SEP] for singles, [CLS] a [SEP] b [SEP] for pairs (segment
     ids 0 through the first [SEP], then 1), zero-padded to max_seq_length. Pairs
     are cut to max_seq_length - 3 tokens by trimming the longer side, singles to
     max_seq_length - 2. A None label_list means regression: label_id is the
-    float value of the label. A PaddingInputExample gives all-zero features with
-    is_real_example=False. An unknown label is a ValueError.
+    float value of the label. With `multi_label`, the label is a tuple of names
+    and label_id a 0/1 list over label_list. A PaddingInputExample gives
+    all-zero features with is_real_example=False. An unknown label is a
+    ValueError.
     """
     if isinstance(example, PaddingInputExample):
         return InputFeatures(
             input_ids=[0] * max_seq_length,
             input_mask=[0] * max_seq_length,
             segment_ids=[0] * max_seq_length,
-            label_id=0.0 if label_list is None else 0,
+            label_id=_padding_label_id(label_list, multi_label),
             is_real_example=False,
         )
 
@@ -581,6 +715,8 @@ def convert_single_example(ex_index, example, label_list, max_seq_length, tokeni
 
     if label_list is None:
         label_id = float(example.label)
+    elif multi_label:
+        label_id = multi_hot(example, label_list)
     else:
         label_map = {label: i for i, label in enumerate(label_list)}
         if example.label not in label_map:
@@ -608,6 +744,51 @@ def convert_single_example(ex_index, example, label_list, max_seq_length, tokeni
     )
 
 
+def _padding_label_id(label_list, multi_label):
+    if label_list is None:
+        return 0.0
+    return [0] * len(label_list) if multi_label else 0
+
+
+def multi_hot(example, label_list):
+    """The 0/1 list over label_list of a multi-label example; unknown names are errors."""
+    unknown = [name for name in example.label if name not in label_list]
+    if unknown:
+        raise ValueError(
+            f"Example {example.guid}: label {unknown[0]!r} is not one of "
+            f"{', '.join(map(str, label_list))}"
+        )
+    return [int(name in example.label) for name in label_list]
+
+
+def convert_example_windows(
+    ex_index, example, label_list, max_seq_length, tokenizer, stride, multi_label=False
+):
+    """Converts one example into one InputFeatures per window of its text.
+
+    A single text longer than max_seq_length - 2 word pieces becomes
+    overlapping windows of that many pieces, starting `stride` apart (see
+    custom_data.window_spans), each wrapped in [CLS] ... [SEP] and carrying
+    the example's label. Pairs and texts that fit give one InputFeatures, as
+    convert_single_example.
+    """
+    first = convert_single_example(
+        ex_index, example, label_list, max_seq_length, tokenizer, multi_label
+    )
+    if isinstance(example, PaddingInputExample) or example.text_b:
+        return [first]
+    tokens = tokenizer.tokenize(example.text_a)
+    spans = custom_data.window_spans(len(tokens), max_seq_length - 2, stride)
+    # The first window is the text as convert_single_example truncates it.
+    result = [first]
+    for start, length in spans[1:]:
+        _, input_ids, input_mask, segment_ids = features.pack_pair(
+            tokenizer, tokens[start : start + length], None, max_seq_length
+        )
+        result.append(InputFeatures(input_ids, input_mask, segment_ids, first.label_id, True))
+    return result
+
+
 class _Progress:
     """Logs 'done of total' with a rate and the time left, every `every` items."""
 
@@ -627,53 +808,78 @@ class _Progress:
 
 
 def file_based_convert_examples_to_features(
-    examples, label_list, max_seq_length, tokenizer, output_file
+    examples,
+    label_list,
+    max_seq_length,
+    tokenizer,
+    output_file,
+    multi_label=False,
+    window_stride=None,
 ):
     """Converts `InputExample`s into a TFRecord file of tf.train.Examples.
 
     Features, in order: input_ids, input_mask, segment_ids, label_ids (int64, or
-    float for regression) and is_real_example. The file appears only complete.
+    float for regression, or a 0/1 list with `multi_label`) and
+    is_real_example. The file appears only complete. With `window_stride`,
+    long single texts become several records (convert_example_windows).
+
+    Returns the example index of each record, in order.
     """
+    owners = []
     progress = _Progress("Writing example", len(examples))
     with features.atomic_record_writers([output_file]) as (writer,):
         for ex_index, example in enumerate(examples):
             progress.update(ex_index)
-            feature = convert_single_example(
-                ex_index, example, label_list, max_seq_length, tokenizer
-            )
-            if label_list is None:
-                label_feature = features.create_float_feature([feature.label_id])
+            if window_stride:
+                converted = convert_example_windows(
+                    ex_index, example, label_list, max_seq_length, tokenizer, window_stride,
+                    multi_label,
+                )  # fmt: skip
             else:
-                label_feature = features.create_int_feature([feature.label_id])
-            tf_example = features.make_example(
-                [
-                    ("input_ids", features.create_int_feature(feature.input_ids)),
-                    ("input_mask", features.create_int_feature(feature.input_mask)),
-                    ("segment_ids", features.create_int_feature(feature.segment_ids)),
-                    ("label_ids", label_feature),
-                    (
-                        "is_real_example",
-                        features.create_int_feature([int(feature.is_real_example)]),
-                    ),
+                converted = [
+                    convert_single_example(
+                        ex_index, example, label_list, max_seq_length, tokenizer, multi_label
+                    )
                 ]
-            )
-            writer.write(tf_example.SerializeToString())
+            owners.extend([ex_index] * len(converted))
+            for feature in converted:
+                writer.write(_feature_record(feature, label_list).SerializeToString())
+    return owners
+
+
+def _feature_record(feature, label_list):
+    """The tf.train.Example of one InputFeatures."""
+    if label_list is None:
+        label_feature = features.create_float_feature([feature.label_id])
+    else:
+        label_feature = features.create_int_feature(np.atleast_1d(feature.label_id))
+    return features.make_example(
+        [
+            ("input_ids", features.create_int_feature(feature.input_ids)),
+            ("input_mask", features.create_int_feature(feature.input_mask)),
+            ("segment_ids", features.create_int_feature(feature.segment_ids)),
+            ("label_ids", label_feature),
+            ("is_real_example", features.create_int_feature([int(feature.is_real_example)])),
+        ]
+    )
 
 
 def file_based_input_fn_builder(
-    input_file, seq_length, is_training, drop_remainder, is_regression=False
+    input_file, seq_length, is_training, drop_remainder, is_regression=False, num_labels=None
 ):
     """Returns an input_fn(params) reading `input_file` in batches of params["batch_size"].
 
     Training repeats the records and shuffles them (buffer 100); eval and
     predict read them once, in order. Integer features come out as int32;
-    label_ids is float32 when `is_regression`.
+    label_ids is float32 when `is_regression`, and [num_labels] 0/1 values
+    when `num_labels` is given (multi-label records).
     """
+    label_shape = [] if num_labels is None else [num_labels]
     name_to_features = {
         "input_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
         "input_mask": tf.io.FixedLenFeature([seq_length], tf.int64),
         "segment_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
-        "label_ids": tf.io.FixedLenFeature([], tf.float32 if is_regression else tf.int64),
+        "label_ids": tf.io.FixedLenFeature(label_shape, tf.float32 if is_regression else tf.int64),
         "is_real_example": tf.io.FixedLenFeature([], tf.int64),
     }
 
@@ -706,6 +912,8 @@ def create_model(
     num_labels,
     use_one_hot_embeddings,
     is_regression=False,
+    multi_label=False,
+    class_weights=None,
 ):
     """Builds BERT plus a linear head on the pooled [CLS] output.
 
@@ -713,11 +921,19 @@ def create_model(
     [num_labels], at no variable scope, with 0.1 dropout on its input while
     training. Classification: softmax cross entropy. Regression (num_labels
     must be 1): the single logit is the score, loss is the squared error.
+    Multi-label (`labels` [batch, num_labels] 0/1): one sigmoid per class,
+    per-example loss the mean over classes of the binary cross-entropy.
+
+    `class_weights` ([num_labels] floats) weigh the training loss only:
+    loss = mean over examples of weight[label] * per_example_loss, or for
+    multi-label the mean over examples and classes of weight[class] * BCE.
+    per_example_loss stays unweighted, so eval_loss is comparable across
+    weightings.
 
     Returns:
       (loss, per_example_loss, logits, probabilities): probabilities is
-      [batch, num_labels] softmax output, or the [batch] scores for regression.
-      loss and per_example_loss are None when `labels` is None.
+      [batch, num_labels] softmax (sigmoid) output, or the [batch] scores for
+      regression. loss and per_example_loss are None when `labels` is None.
     """
     model = modeling.BertModel(
         config=bert_config,
@@ -747,20 +963,40 @@ def create_model(
 
         if is_regression:
             probabilities = tf.squeeze(logits, axis=-1)
+        elif multi_label:
+            probabilities = tf.sigmoid(logits)
         else:
             probabilities = tf.nn.softmax(logits, axis=-1)
 
         if labels is None:
             return None, None, logits, probabilities
 
+        if multi_label:
+            return _multi_label_loss(logits, labels, class_weights) + (logits, probabilities)
         if is_regression:
             per_example_loss = tf.square(probabilities - tf.cast(labels, tf.float32))
         else:
             log_probs = tf.nn.log_softmax(logits, axis=-1)
             one_hot_labels = tf.one_hot(labels, depth=num_labels, dtype=tf.float32)
             per_example_loss = -tf.reduce_sum(one_hot_labels * log_probs, axis=-1)
-        loss = tf.reduce_mean(per_example_loss)
+        if class_weights is None:
+            loss = tf.reduce_mean(per_example_loss)
+        else:
+            weights = tf.gather(tf.constant(class_weights, tf.float32), labels)
+            loss = tf.reduce_mean(weights * per_example_loss)
         return loss, per_example_loss, logits, probabilities
+
+
+def _multi_label_loss(logits, labels, class_weights):
+    """(loss, per_example_loss) of independent sigmoids; see create_model."""
+    per_class = tf.nn.sigmoid_cross_entropy_with_logits(
+        labels=tf.cast(labels, tf.float32), logits=logits
+    )
+    per_example_loss = tf.reduce_mean(per_class, axis=-1)
+    if class_weights is None:
+        return tf.reduce_mean(per_example_loss), per_example_loss
+    weighted = per_class * tf.constant(class_weights, tf.float32)
+    return tf.reduce_mean(weighted), per_example_loss
 
 
 def model_fn_builder(
@@ -773,13 +1009,16 @@ def model_fn_builder(
     use_tpu,
     use_one_hot_embeddings,
     is_regression=False,
+    multi_label=False,
+    class_weights=None,
 ):
     """Returns the model_fn(features, labels, mode, params) for runner.Estimator.
 
     Train: Adam with weight decay via optimization.create_optimizer. Eval:
-    eval_accuracy (classification) and eval_loss, padding examples weighted 0.
-    Predict: {"probabilities": [num_labels] floats}, or {"score": float} for
-    regression.
+    eval_accuracy (single-label classification) and eval_loss, padding
+    examples weighted 0. Predict: {"probabilities": [num_labels] floats}, or
+    {"score": float} for regression. `multi_label` and `class_weights` go to
+    create_model.
     """
 
     def model_fn(features, labels, mode, params):
@@ -795,7 +1034,7 @@ def model_fn_builder(
         if "is_real_example" in features:
             is_real_example = tf.cast(features["is_real_example"], dtype=tf.float32)
         else:
-            is_real_example = tf.ones(tf.shape(label_ids), dtype=tf.float32)
+            is_real_example = tf.ones(tf.shape(input_ids)[:1], dtype=tf.float32)
 
         is_training = mode == runner.ModeKeys.TRAIN
         total_loss, per_example_loss, logits, probabilities = create_model(
@@ -808,6 +1047,8 @@ def model_fn_builder(
             num_labels,
             use_one_hot_embeddings,
             is_regression=is_regression,
+            multi_label=multi_label,
+            class_weights=class_weights,
         )
 
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
@@ -828,7 +1069,7 @@ def model_fn_builder(
                         values=per_example_loss, weights=is_real_example
                     )
                 }
-                if not is_regression:
+                if not (is_regression or multi_label):
                     predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
                     metrics["eval_accuracy"] = tf.compat.v1.metrics.accuracy(
                         labels=label_ids, predictions=predictions, weights=is_real_example
@@ -1051,26 +1292,8 @@ def format_glue_submission(outputs, label_list):
 # SavedModel export.
 
 
-def _check_checkpoint_holds(checkpoint_path, variables):
-    """Raises ValueError unless the checkpoint has every variable, in its shape.
-
-    Restoring resource variables would otherwise silently take the
-    checkpoint's shape (say a 3-class head into a 2-class model).
-    """
-    try:
-        saved = dict(tf.train.list_variables(checkpoint_path))
-    except (tf.errors.NotFoundError, ValueError):
-        raise ValueError(f"checkpoint {checkpoint_path} not found") from None
-    for variable in variables:
-        name = variable.op.name
-        shape = variable.shape.as_list()
-        if name not in saved:
-            raise ValueError(f"checkpoint {checkpoint_path} has no variable {name}")
-        if list(saved[name]) != shape:
-            raise ValueError(
-                f"variable {name} has shape {list(saved[name])} in checkpoint "
-                f"{checkpoint_path} but {shape} in the model"
-            )
+# Kept under its earlier name; the check lives with the shared export code.
+_check_checkpoint_holds = serving.check_checkpoint_holds
 
 
 def export_saved_model(
@@ -1080,22 +1303,23 @@ def export_saved_model(
     num_labels,
     max_seq_length,
     is_regression=False,
+    multi_label=False,
+    predictor_files=None,
 ):
     """Exports the classifier in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
     segment_ids (int32 [batch, max_seq_length]) and returns "probabilities"
-    ([batch, num_labels]) or, for regression, "score" ([batch]). The graph is
-    built fresh in inference mode, the variables restored from the checkpoint,
-    and the model written under a temporary name that is renamed to
-    `export_dir` only when complete. `export_dir` must not exist; a checkpoint
-    without the classifier's variables is a ValueError.
+    ([batch, num_labels], sigmoids with `multi_label`) or, for regression,
+    "score" ([batch]). The graph is built fresh in inference mode, the
+    variables restored from the checkpoint, and the model written under a
+    temporary name that is renamed to `export_dir` only when complete.
+    `predictor_files` (see predictor_files) go to assets.extra/ for
+    predictor.Predictor. `export_dir` must not exist; a checkpoint without
+    the classifier's variables is a ValueError.
     """
-    if tf.io.gfile.exists(export_dir):
-        raise ValueError(f"--export_dir={export_dir} already exists; choose a new directory")
-    temp_dir = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
-    graph = tf.Graph()
-    with graph.as_default():
+
+    def build():
         inputs = {
             name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
@@ -1110,27 +1334,25 @@ def export_saved_model(
             num_labels,
             False,
             is_regression=is_regression,
+            multi_label=multi_label,
         )
-        output_name = "score" if is_regression else "probabilities"
-        output = tf.identity(output, name=output_name)
-        variables = tf.compat.v1.global_variables()
-        _check_checkpoint_holds(checkpoint_path, variables)
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session(graph=graph) as sess:
-            saver.restore(sess, checkpoint_path)
-            builder = tf.compat.v1.saved_model.Builder(temp_dir)
-            signature = tf.compat.v1.saved_model.predict_signature_def(
-                inputs=inputs, outputs={output_name: output}
-            )
-            builder.add_meta_graph_and_variables(
-                sess,
-                [tf.compat.v1.saved_model.tag_constants.SERVING],
-                signature_def_map={"serving_default": signature},
-                strip_default_attrs=True,
-            )
-            builder.save()
-    tf.io.gfile.rename(temp_dir, export_dir)
-    logging.info("Exported %s as a SavedModel to %s", checkpoint_path, export_dir)
+        return inputs, {"score" if is_regression else "probabilities": output}
+
+    serving.export_graph(export_dir, checkpoint_path, build, predictor_files)
+
+
+def predictor_files(vocab_file, do_lower_case, label_list, multi_label, threshold):
+    """The assets.extra/ files predictor.Predictor reads: the vocabulary and its settings."""
+    with tf.io.gfile.GFile(vocab_file, "r") as f:
+        vocab = f.read()
+    settings = {
+        "task": "classifier",
+        "do_lower_case": bool(do_lower_case),
+        "labels": label_list,
+        "multi_label": bool(multi_label),
+        "multi_label_threshold": float(threshold),
+    }
+    return {"vocab.txt": vocab, "predictor.json": json.dumps(settings, indent=2) + "\n"}
 
 
 # ---------------------------------------------------------------------------
@@ -1172,8 +1394,16 @@ def _nonempty(examples, split):
     return examples
 
 
-def _predict_outputs(estimator, input_fn, output_name, count):
-    """The first `count` predictions (padding examples come last and are dropped)."""
+def _predict_outputs(estimator, input_fn, output_name, count, owners=None):
+    """The first `count` predictions (padding examples come last and are dropped).
+
+    With `owners` (the example index of each record, from long-text windows)
+    the records of each example are averaged into one output per example.
+    """
+    if owners is not None:
+        num_records = sum(1 for owner in owners if owner < count)
+        records = _predict_outputs(estimator, input_fn, output_name, num_records)
+        return combine_windows(records, owners[:num_records], count)
     outputs = []
     for i, prediction in enumerate(estimator.predict(input_fn=input_fn)):
         if i >= count:
@@ -1184,15 +1414,205 @@ def _predict_outputs(estimator, input_fn, output_name, count):
     return outputs
 
 
+def combine_windows(outputs, owners, count):
+    """The mean of the outputs of each example's windows: `count` outputs, in order."""
+    totals = [None] * count
+    sizes = [0] * count
+    for output, owner in zip(outputs, owners):
+        output = np.asarray(output, np.float64)
+        totals[owner] = output if totals[owner] is None else totals[owner] + output
+        sizes[owner] += 1
+    return [(total / size).astype(np.float32) for total, size in zip(totals, sizes)]
+
+
+def _check_custom_flags(is_custom):
+    """The flags of the user-data features, checked before any work."""
+    if FLAGS.multi_label and not is_custom:
+        raise ValueError("--multi_label needs --task_name=custom")
+    if not 0 < FLAGS.multi_label_threshold < 1:
+        raise ValueError(
+            f"--multi_label_threshold={FLAGS.multi_label_threshold}: must be between 0 and 1"
+        )
+    if (
+        FLAGS.long_text_windows
+        and FLAGS.window_stride is not None
+        and not 1 <= FLAGS.window_stride <= FLAGS.max_seq_length - 2
+    ):
+        raise ValueError(
+            f"--window_stride={FLAGS.window_stride}: must be between 1 and max_seq_length - 2 "
+            f"({FLAGS.max_seq_length - 2})"
+        )
+    if FLAGS.predict_text_file:
+        _check_file_flag("predict_text_file")
+
+
+def _window_stride():
+    """The stride of long-text windows, or None when texts are truncated."""
+    if not FLAGS.long_text_windows:
+        return None
+    return FLAGS.window_stride or max(1, (FLAGS.max_seq_length - 2) // 2)
+
+
+def _custom_processor():
+    """A CustomProcessor from the flags, its label set resolved.
+
+    The labels come from --labels, else from output_dir/labels.txt of an
+    earlier run, else from the training file (sorted); a --labels that
+    differs from labels.txt is an error, as the checkpoint's class order
+    follows labels.txt.
+    """
+    processor = CustomProcessor(
+        text_a_column=FLAGS.text_a_column,
+        text_b_column=FLAGS.text_b_column,
+        label_column=FLAGS.label_column,
+        multi_label=FLAGS.multi_label,
+        label_delimiter=FLAGS.label_delimiter,
+    )
+    labels_path = os.path.join(FLAGS.output_dir, custom_data.LABELS_FILE)
+    saved = None
+    if tf.io.gfile.exists(labels_path):
+        saved = custom_data.read_labels_file(labels_path)
+    if FLAGS.labels:
+        labels = custom_data.parse_labels_flag(FLAGS.labels)
+        if saved is not None and saved != labels:
+            raise ValueError(
+                f"--labels={FLAGS.labels} differs from {labels_path} ({','.join(saved)}) of an "
+                "earlier run; use another --output_dir"
+            )
+    elif saved is not None:
+        labels = saved
+    else:
+        if not FLAGS.do_train:
+            try:
+                custom_data.find_split_file(FLAGS.data_dir, "train")
+            except ValueError:
+                raise ValueError(
+                    f"--task_name=custom: no {labels_path} and no train file in "
+                    f"--data_dir={FLAGS.data_dir} to take the labels from; pass --labels"
+                ) from None
+        train_examples = processor.get_train_examples(FLAGS.data_dir)
+        labels = custom_data.labels_from_examples(train_examples, FLAGS.multi_label)
+    if len(labels) < (1 if FLAGS.multi_label else 2):
+        raise ValueError(f"--task_name=custom: needs at least two labels, found {labels}")
+    processor.set_labels(labels)
+    return processor
+
+
+def _window_metrics(outputs, examples, label_list, multi_label):
+    """eval_accuracy and eval_loss over whole examples from their averaged windows."""
+    probabilities = np.clip(np.asarray(outputs, np.float64), 1e-12, 1 - 1e-12)
+    if multi_label:
+        gold = np.array([multi_hot(e, label_list) for e in examples], np.float64)
+        losses = -(gold * np.log(probabilities) + (1 - gold) * np.log(1 - probabilities))
+        return {"eval_loss": float(losses.mean())}
+    gold = np.array([label_list.index(e.label) for e in examples])
+    return {
+        "eval_accuracy": accuracy(gold, probabilities.argmax(axis=1)),
+        "eval_loss": float(-np.log(probabilities[np.arange(len(gold)), gold]).mean()),
+    }
+
+
+def _text_input_fn(feature_list, seq_length, label_shape, label_dtype):
+    """An input_fn streaming in-memory InputFeatures, in order, with no TFRecord."""
+
+    def generate():
+        for f in feature_list:
+            yield {
+                "input_ids": f.input_ids,
+                "input_mask": f.input_mask,
+                "segment_ids": f.segment_ids,
+                "label_ids": f.label_id,
+            }
+
+    def input_fn(params):
+        spec = {
+            name: tf.TensorSpec([seq_length], tf.int32)
+            for name in ("input_ids", "input_mask", "segment_ids")
+        }
+        spec["label_ids"] = tf.TensorSpec(label_shape, label_dtype)
+        dataset = tf.data.Dataset.from_generator(generate, output_signature=spec)
+        return dataset.batch(params["batch_size"], drop_remainder=False)
+
+    return input_fn
+
+
+def read_text_examples(path, label_list, multi_label):
+    """InputExamples of a plain text file: one a line, "a ||| b" for pairs.
+
+    Blank lines are skipped. Labels are placeholders (the first label, no
+    label for multi-label, 0 for regression); only the texts matter.
+    """
+    if label_list is None:
+        placeholder = "0"
+    else:
+        placeholder = () if multi_label else label_list[0]
+    examples = []
+    with tf.io.gfile.GFile(path, "r") as f:
+        for line_number, line in enumerate(f, start=1):
+            line = tokenization.convert_to_unicode(line)
+            if not line.strip():
+                continue
+            text_a, text_b = features.split_text_pair(line)
+            examples.append(InputExample(f"text-{line_number}", text_a, text_b, placeholder))
+    if not examples:
+        raise ValueError(f"--predict_text_file={path}: no text in the file")
+    return examples
+
+
+def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label):
+    """Classifies --predict_text_file into output_dir/text_predictions.jsonl."""
+    examples = read_text_examples(FLAGS.predict_text_file, label_list, multi_label)
+    feature_list, owners = [], []
+    for ex_index, example in enumerate(examples):
+        if _window_stride():
+            converted = convert_example_windows(
+                ex_index, example, label_list, FLAGS.max_seq_length, tokenizer,
+                _window_stride(), multi_label,
+            )  # fmt: skip
+        else:
+            converted = [
+                convert_single_example(
+                    ex_index, example, label_list, FLAGS.max_seq_length, tokenizer, multi_label
+                )
+            ]
+        feature_list.extend(converted)
+        owners.extend([ex_index] * len(converted))
+    if label_list is None:
+        label_shape, label_dtype = [], tf.float32
+    else:
+        label_shape, label_dtype = ([len(label_list)] if multi_label else []), tf.int32
+    input_fn = _text_input_fn(feature_list, FLAGS.max_seq_length, label_shape, label_dtype)
+    logging.info("***** Predicting %d texts of %s *****", len(examples), FLAGS.predict_text_file)
+    outputs = _predict_outputs(estimator, input_fn, output_name, len(examples), owners)
+    records = predictor.prediction_records(
+        [(e.text_a, e.text_b) for e in examples],
+        outputs,
+        label_list,
+        multi_label,
+        FLAGS.multi_label_threshold,
+    )
+    path = os.path.join(FLAGS.output_dir, "text_predictions.jsonl")
+    _write_text_atomically(
+        path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    )
+    logging.info("Wrote %d predictions to %s", len(records), path)
+
+
 def main(_):
     logging.set_verbosity(logging.INFO)
 
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
 
-    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
+    if not (
+        FLAGS.do_train
+        or FLAGS.do_eval
+        or FLAGS.do_predict
+        or FLAGS.export_dir
+        or FLAGS.predict_text_file
+    ):
         raise ValueError(
             "At least one of `do_train`, `do_eval` or `do_predict' must be True "
-            "(or --export_dir set)."
+            "(or --export_dir or --predict_text_file set)."
         )
     if FLAGS.glue_submission_file and not FLAGS.do_predict:
         raise ValueError("--glue_submission_file needs --do_predict")
@@ -1210,8 +1630,17 @@ def main(_):
         raise ValueError(f"--output_dir={FLAGS.output_dir} is an existing file, not a directory")
 
     processor = get_processor(FLAGS.task_name)
+    is_custom = isinstance(processor, CustomProcessor)
+    _check_custom_flags(is_custom)
+    if is_custom:
+        processor = _custom_processor()
     label_list = processor.get_labels()
     is_regression = label_list is None
+    multi_label = FLAGS.multi_label
+    if FLAGS.class_weights and is_regression:
+        raise ValueError(f"--class_weights: task {FLAGS.task_name} is a regression task")
+    window_stride = _window_stride()
+    label_width = len(label_list) if multi_label else None
     num_labels = 1 if is_regression else len(label_list)
     output_name = "score" if is_regression else "probabilities"
 
@@ -1240,7 +1669,17 @@ def main(_):
     if FLAGS.do_predict:
         predict_examples = _nonempty(processor.get_test_examples(FLAGS.data_dir), "test")
 
+    class_weights = None
+    if FLAGS.class_weights:
+        class_weights = custom_data.parse_class_weights(
+            FLAGS.class_weights, label_list, train_examples, multi_label
+        )
+        logging.info("Class weights: %s", dict(zip(label_list, class_weights)))
+
     tf.io.gfile.makedirs(FLAGS.output_dir)
+    labels_path = os.path.join(FLAGS.output_dir, custom_data.LABELS_FILE)
+    if is_custom and not tf.io.gfile.exists(labels_path):
+        _write_text_atomically(labels_path, "".join(f"{name}\n" for name in label_list))
 
     num_train_steps = None
     num_warmup_steps = None
@@ -1260,6 +1699,8 @@ def main(_):
         use_tpu=FLAGS.use_tpu,
         use_one_hot_embeddings=FLAGS.use_tpu,
         is_regression=is_regression,
+        multi_label=multi_label,
+        class_weights=class_weights,
     )
     estimator = runner.Estimator(
         model_fn=model_fn,
@@ -1272,8 +1713,9 @@ def main(_):
     if FLAGS.do_train:
         train_file = os.path.join(FLAGS.output_dir, "train.tf_record")
         file_based_convert_examples_to_features(
-            train_examples, label_list, FLAGS.max_seq_length, tokenizer, train_file
-        )
+            train_examples, label_list, FLAGS.max_seq_length, tokenizer, train_file,
+            multi_label=multi_label, window_stride=window_stride,
+        )  # fmt: skip
         logging.info("***** Running training *****")
         logging.info("  Num examples = %d", len(train_examples))
         logging.info("  Batch size = %d", FLAGS.train_batch_size)
@@ -1284,6 +1726,7 @@ def main(_):
             is_training=True,
             drop_remainder=True,
             is_regression=is_regression,
+            num_labels=label_width,
         )
         estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
 
@@ -1294,9 +1737,12 @@ def main(_):
             while len(eval_examples) % FLAGS.eval_batch_size != 0:
                 eval_examples.append(PaddingInputExample())
         eval_file = os.path.join(FLAGS.output_dir, "eval.tf_record")
-        file_based_convert_examples_to_features(
-            eval_examples, label_list, FLAGS.max_seq_length, tokenizer, eval_file
-        )
+        eval_owners = file_based_convert_examples_to_features(
+            eval_examples, label_list, FLAGS.max_seq_length, tokenizer, eval_file,
+            multi_label=multi_label, window_stride=window_stride,
+        )  # fmt: skip
+        if not window_stride:
+            eval_owners = None
         logging.info("***** Running evaluation *****")
         logging.info(
             "  Num examples = %d (%d actual, %d padding)",
@@ -1314,6 +1760,7 @@ def main(_):
             is_training=False,
             drop_remainder=bool(FLAGS.use_tpu),
             is_regression=is_regression,
+            num_labels=label_width,
         )
         result = dict(estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps))
 
@@ -1321,7 +1768,7 @@ def main(_):
             # The official metrics need every prediction at once (Spearman does
             # not stream), so predict over the dev set and score it in numpy.
             outputs = _predict_outputs(
-                estimator, eval_input_fn, output_name, num_actual_eval_examples
+                estimator, eval_input_fn, output_name, num_actual_eval_examples, eval_owners
             )
             real = eval_examples[:num_actual_eval_examples]
             if is_regression:
@@ -1332,6 +1779,20 @@ def main(_):
                 predicted = [int(np.argmax(o)) for o in outputs]
             result.update(compute_metrics(processor.metric_names, gold, predicted))
 
+        if multi_label or window_stride:
+            # Scores over whole examples, from each example's averaged windows.
+            outputs = _predict_outputs(
+                estimator, eval_input_fn, output_name, num_actual_eval_examples, eval_owners
+            )
+            real = eval_examples[:num_actual_eval_examples]
+            if window_stride and not is_regression:
+                result.update(_window_metrics(outputs, real, label_list, multi_label))
+            if multi_label:
+                gold = [multi_hot(e, label_list) for e in real]
+                result.update(
+                    custom_data.multi_label_metrics(gold, outputs, FLAGS.multi_label_threshold)
+                )
+
         write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
 
     if FLAGS.do_predict:
@@ -1340,9 +1801,12 @@ def main(_):
             while len(predict_examples) % FLAGS.predict_batch_size != 0:
                 predict_examples.append(PaddingInputExample())
         predict_file = os.path.join(FLAGS.output_dir, "predict.tf_record")
-        file_based_convert_examples_to_features(
-            predict_examples, label_list, FLAGS.max_seq_length, tokenizer, predict_file
-        )
+        predict_owners = file_based_convert_examples_to_features(
+            predict_examples, label_list, FLAGS.max_seq_length, tokenizer, predict_file,
+            multi_label=multi_label, window_stride=window_stride,
+        )  # fmt: skip
+        if not window_stride:
+            predict_owners = None
         logging.info("***** Running prediction*****")
         logging.info(
             "  Num examples = %d (%d actual, %d padding)",
@@ -1357,9 +1821,10 @@ def main(_):
             is_training=False,
             drop_remainder=bool(FLAGS.use_tpu),
             is_regression=is_regression,
+            num_labels=label_width,
         )
         outputs = _predict_outputs(
-            estimator, predict_input_fn, output_name, num_actual_predict_examples
+            estimator, predict_input_fn, output_name, num_actual_predict_examples, predict_owners
         )
         logging.info("***** Predict results *****")
         _write_text_atomically(
@@ -1372,6 +1837,9 @@ def main(_):
             _write_text_atomically(
                 FLAGS.glue_submission_file, format_glue_submission(outputs, label_list)
             )
+
+    if FLAGS.predict_text_file:
+        predict_text_file(estimator, tokenizer, label_list, output_name, multi_label)
 
     if FLAGS.export_dir:
         # As for predict: the newest checkpoint in output_dir, else init_checkpoint
@@ -1389,6 +1857,14 @@ def main(_):
             num_labels,
             FLAGS.max_seq_length,
             is_regression=is_regression,
+            multi_label=multi_label,
+            predictor_files=predictor_files(
+                FLAGS.vocab_file,
+                FLAGS.do_lower_case,
+                label_list,
+                multi_label,
+                FLAGS.multi_label_threshold,
+            ),
         )
 
 

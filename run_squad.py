@@ -5,6 +5,11 @@ predictions.json, nbest_predictions.json and (v2) null_odds.json come out
 identical for the same logits and input. After --do_predict on a file that
 carries gold answers, the official SQuAD exact-match / F1 scores (v1.1 or
 v2.0 rules) are computed in-process and written to eval_results.txt.
+
+Beyond it: --predict_file may also be a plain list of {"context", "question"}
+objects (JSON, or one a line in .jsonl) for answering questions outside
+SQuAD's nesting, and --export_dir writes the model as a SavedModel giving
+start and end logits.
 """
 
 import collections
@@ -23,6 +28,7 @@ from absl import flags, logging
 import modeling
 import optimization
 import runner
+import serving
 import tokenization
 from features import atomic_record_writers, create_int_feature, decode_record, make_example
 
@@ -102,6 +108,14 @@ flags.DEFINE_float(
     "null_score_diff_threshold",
     0.0,
     "Predict no answer when null score - best non-null score exceeds this.",
+)
+
+flags.DEFINE_string(
+    "export_dir",
+    None,
+    "If set, export the newest checkpoint in output_dir (else --init_checkpoint) as a "
+    "SavedModel here, with a serving signature from input_ids/input_mask/segment_ids to "
+    "start_logits/end_logits. The directory must not exist yet.",
 )
 
 # Characters that separate words in a SQuAD context (the narrow no-break space
@@ -274,6 +288,17 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=None):
     and the missing key (or the question id).
     """
     version_2_with_negative = _flag_or(version_2_with_negative, "version_2_with_negative")
+    records = read_simple_questions(input_file)
+    if records is not None:
+        if is_training:
+            raise ValueError(
+                f"{input_file}: a plain list of questions has no answers to train on; "
+                "training needs SQuAD's layout"
+            )
+        return [
+            _simple_example(record, where, str(i), input_file)
+            for i, (where, record) in enumerate(records)
+        ]
     input_data = _load_squad_json(input_file)
 
     examples = []
@@ -292,6 +317,46 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=None):
             if example is not None:
                 examples.append(example)
     return examples
+
+
+def read_simple_questions(input_file):
+    """The (where, record) pairs of a plain question file, or None for a SQuAD file.
+
+    Plain files are .jsonl (one {"context", "question"[, "id"]} object a
+    line) or JSON holding a list of such objects, or one object with a
+    "question" key. Anything else is read as SQuAD's nesting.
+    """
+    if input_file.endswith(".jsonl"):
+        records = []
+        with tf.io.gfile.GFile(input_file, "r") as reader:
+            for line_number, line in enumerate(reader, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    records.append((f"line {line_number}", json.loads(line)))
+                except json.JSONDecodeError as err:
+                    raise ValueError(
+                        f"{input_file}: line {line_number} is not JSON ({err.msg})"
+                    ) from None
+        return records
+    input_data = _load_squad_json(input_file)
+    if isinstance(input_data, list):
+        return [(f"item {i}", record) for i, record in enumerate(input_data)]
+    if isinstance(input_data, dict) and "data" not in input_data and "question" in input_data:
+        return [("the top level", input_data)]
+    return None
+
+
+def _simple_example(record, where, position, input_file):
+    """The SquadExample of one plain {"context", "question"[, "id"]} record.
+
+    Without an "id" the question is named by its position: "0", "1", ...
+    """
+    context = _require(record, "context", input_file, where, str)
+    question = _require(record, "question", input_file, where, str)
+    qas_id = str(record["id"]) if "id" in record else position
+    doc_tokens, _ = _split_context(context)
+    return SquadExample(qas_id=qas_id, question_text=question, doc_tokens=doc_tokens)
 
 
 def _read_question(
@@ -1060,8 +1125,10 @@ def validate_flags_or_throw(bert_config):
     """Raises ValueError, naming the flag, for inconsistent flags, before any work."""
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
 
-    if not FLAGS.do_train and not FLAGS.do_predict:
+    if not FLAGS.do_train and not FLAGS.do_predict and not FLAGS.export_dir:
         raise ValueError("At least one of `do_train` or `do_predict` must be True.")
+    if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
+        raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     if FLAGS.do_train and not FLAGS.train_file:
         raise ValueError("If `do_train` is True, then `train_file` must be specified.")
     if FLAGS.do_predict and not FLAGS.predict_file:
@@ -1345,6 +1412,9 @@ def _predict(estimator, tokenizer):
 
 def _score(predictions, null_odds):
     """Scores the predictions against the predict file's answers, if it has them."""
+    if read_simple_questions(FLAGS.predict_file) is not None:
+        logging.info("%s is a plain question list: no answers to score.", FLAGS.predict_file)
+        return None
     golds = _gold_answers(_load_squad_json(FLAGS.predict_file))
     if golds is not None and not FLAGS.version_2_with_negative and not any(golds.values()):
         golds = None
@@ -1427,6 +1497,42 @@ def main(_):
         del train_examples
     if FLAGS.do_predict:
         _predict(estimator, tokenizer)
+    if FLAGS.export_dir:
+        checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
+        if not checkpoint_path:
+            raise ValueError(
+                f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
+                "--init_checkpoint to export"
+            )
+        export_saved_model(FLAGS.export_dir, checkpoint_path, bert_config, FLAGS.max_seq_length)
+
+
+def export_saved_model(export_dir, checkpoint_path, bert_config, max_seq_length):
+    """Exports the SQuAD model in `checkpoint_path` as a SavedModel for serving.
+
+    The "serving_default" signature takes input_ids, input_mask and
+    segment_ids (int32 [batch, max_seq_length], laid out as
+    convert_examples_to_features builds them) and returns start_logits and
+    end_logits ([batch, max_seq_length]). Written complete or not at all;
+    `export_dir` must not exist.
+    """
+
+    def build():
+        inputs = {
+            name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
+            for name in ("input_ids", "input_mask", "segment_ids")
+        }
+        start_logits, end_logits = create_model(
+            bert_config,
+            False,
+            inputs["input_ids"],
+            inputs["input_mask"],
+            inputs["segment_ids"],
+            False,
+        )
+        return inputs, {"start_logits": start_logits, "end_logits": end_logits}
+
+    serving.export_graph(export_dir, checkpoint_path, build)
 
 
 if __name__ == "__main__":

@@ -35,6 +35,7 @@ def demo(tmp_path_factory):
         DEMO_SEQ_LENGTH=str(SEQ),
         DEMO_PRETRAIN_STEPS=str(STEPS),
         DEMO_EPOCHS=str(EPOCHS),
+        DEMO_CUSTOM_EPOCHS=str(EPOCHS),
         PYTHON=sys.executable,
     )
     result = run_command(["bash", os.path.join(REPO, "demo.sh")], env=env)
@@ -53,8 +54,8 @@ def _results(path):
 
 def test_every_step_ran_and_said_where_its_output_is(demo):
     out, stdout = demo
-    for step in range(1, 6):
-        assert f"=== {step}/5 " in stdout
+    for step in range(1, 7):
+        assert f"=== {step}/6 " in stdout
     for script in (
         "create_vocab",
         "create_pretraining_data",
@@ -167,3 +168,42 @@ def test_refuses_an_output_directory_it_did_not_make(tmp_path):
     assert result.returncode != 0
     assert "was not made by demo.sh" in result.stderr
     assert (keep / "precious.txt").read_text() == "keep\n"
+
+
+@pytest.mark.slow
+def test_custom_data_step_reads_its_csv_and_jsonl_and_predicts_plain_text(demo):
+    from predictor import Predictor
+
+    out, stdout = demo
+    sentiment = os.path.join(REPO, "demo_data", "sentiment")
+    train_rows = len(_lines(os.path.join(sentiment, "train.tsv"))) - 1
+    assert len(_lines(out / "sentiment_custom" / "train.csv")) == train_rows + 1
+    assert _lines(out / "custom" / "labels.txt") == ["negative", "positive"]
+    results = _results(out / "custom" / "eval_results.txt")
+    assert sorted(results) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
+    test_rows = len(_lines(os.path.join(sentiment, "test.tsv"))) - 1
+    predictions = [[float(x) for x in line.split("\t")]
+                   for line in _lines(out / "custom" / "test_results.tsv")]  # fmt: skip
+    assert len(predictions) == test_rows
+
+    texts = _lines(out / "texts.txt")
+    records = [json.loads(line) for line in _lines(out / "custom" / "text_predictions.jsonl")]
+    assert [r["text_a"] for r in records] == texts
+    served = Predictor(str(out / "custom_export"))(texts)
+    for record, answer in zip(records, served):
+        assert record["label"] == answer["label"]
+        assert list(record["probabilities"]) == ["negative", "positive"]
+        np.testing.assert_allclose(list(record["probabilities"].values()),
+                                   list(answer["probabilities"].values()), atol=1e-5)  # fmt: skip
+    assert "predictor.Predictor on" in stdout
+
+
+@pytest.mark.slow
+def test_pooled_sentence_vectors_are_the_mean_of_the_last_layer(demo):
+    out, _ = demo
+    records = [json.loads(line) for line in _lines(out / "features.jsonl")]
+    pooled = np.load(out / "features.pooled.npy")
+    assert pooled.shape == (len(records), 128)
+    for record, vector in zip(records, pooled):
+        last = np.array([f["layers"][0]["values"] for f in record["features"]])  # layer -1
+        np.testing.assert_allclose(vector, last.mean(axis=0), atol=2e-6)

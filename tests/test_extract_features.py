@@ -133,3 +133,33 @@ def test_a_layer_the_model_lacks_is_a_one_line_error(model_files, tmp_path):
         "ERROR: --layers=-1,-2,-3,-4: layer -3 does not exist in a model with 2 layers (use -2..1)"
     ]
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_pooled_vectors_match_numpy_over_the_per_token_output(model_files, tmp_path, pooling):
+    proc = _run([*_flags(model_files, tmp_path, "-2,-1"), f"--pooling={pooling}"])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = tmp_path / "out"
+    assert sorted(os.listdir(out)) == ["features.jsonl", "features.pooled.jsonl",
+                                       "features.pooled.npy"]  # fmt: skip
+    with open(out / "features.jsonl", encoding="utf-8") as f:
+        per_token = [json.loads(line) for line in f]
+    with open(out / "features.pooled.jsonl", encoding="utf-8") as f:
+        pooled = [json.loads(line) for line in f]
+    matrix = np.load(out / "features.pooled.npy")
+    assert matrix.shape == (len(LINES), CONFIG["hidden_size"]) and matrix.dtype == np.float32
+    for i, (tokens_record, record) in enumerate(zip(per_token, pooled)):
+        assert list(record) == ["linex_index", "embedding"] and record["linex_index"] == i
+        # The first layer of --layers (-2), over the word pieces the per-token output lists.
+        vectors = np.array([t["layers"][0]["values"] for t in tokens_record["features"]])
+        assert [t["layers"][0]["index"] for t in tokens_record["features"]] == [-2] * len(vectors)
+        expected = vectors[0] if pooling == "cls" else vectors.mean(axis=0)
+        np.testing.assert_allclose(record["embedding"], expected, rtol=0, atol=2e-6)
+        np.testing.assert_allclose(matrix[i], record["embedding"], rtol=0, atol=1e-6)
+    # Padding must not count: the mean over all 12 positions would differ.
+    if pooling == "mean":
+        short = np.array([t["layers"][0]["values"] for t in per_token[0]["features"]])
+        assert len(short) < SEQ_LENGTH
+        reference = _reference_layers(model_files, *zip(*EXPECTED))[-2][0]
+        assert np.abs(reference.mean(axis=0) - short.mean(axis=0)).max() > 1e-3

@@ -1,0 +1,83 @@
+"""Exporting a fine-tuned checkpoint as a SavedModel, shared by the classifier and SQuAD.
+
+Each script says how to build its inference graph from placeholders; this
+module restores the checkpoint into it, refuses a checkpoint whose variables
+do not fit, and writes the SavedModel under a temporary name that becomes
+`export_dir` only when complete. Files the Python Predictor needs next to
+the graph (vocabulary, settings) go to the SavedModel's assets.extra/
+directory, which TensorFlow Serving ignores.
+"""
+
+import os
+
+import tensorflow as tf
+from absl import logging
+
+EXTRA_DIR = "assets.extra"
+
+
+def check_checkpoint_holds(checkpoint_path, variables):
+    """Raises ValueError unless the checkpoint has every variable, in its shape.
+
+    Restoring resource variables would otherwise silently take the
+    checkpoint's shape (say a 3-class head into a 2-class model).
+    """
+    try:
+        saved = dict(tf.train.list_variables(checkpoint_path))
+    except (tf.errors.NotFoundError, ValueError):
+        raise ValueError(f"checkpoint {checkpoint_path} not found") from None
+    for variable in variables:
+        name = variable.op.name
+        shape = variable.shape.as_list()
+        if name not in saved:
+            raise ValueError(f"checkpoint {checkpoint_path} has no variable {name}")
+        if list(saved[name]) != shape:
+            raise ValueError(
+                f"variable {name} has shape {list(saved[name])} in checkpoint "
+                f"{checkpoint_path} but {shape} in the model"
+            )
+
+
+def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
+    """Writes the graph of `build_fn` with the variables of `checkpoint_path`.
+
+    `build_fn()` is called inside a fresh graph and returns (inputs, outputs),
+    dicts of tensors by name that become the "serving_default" signature.
+    `extra_files` maps a file name to its text, written to
+    `export_dir`/assets.extra/. `export_dir` must not exist.
+    """
+    if tf.io.gfile.exists(export_dir):
+        raise ValueError(f"--export_dir={export_dir} already exists; choose a new directory")
+    temp_dir = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
+    graph = tf.Graph()
+    with graph.as_default():
+        inputs, outputs = build_fn()
+        outputs = {name: tf.identity(tensor, name=name) for name, tensor in outputs.items()}
+        variables = tf.compat.v1.global_variables()
+        check_checkpoint_holds(checkpoint_path, variables)
+        saver = tf.compat.v1.train.Saver(variables)
+        with tf.compat.v1.Session(graph=graph) as sess:
+            saver.restore(sess, checkpoint_path)
+            builder = tf.compat.v1.saved_model.Builder(temp_dir)
+            signature = tf.compat.v1.saved_model.predict_signature_def(
+                inputs=inputs, outputs=outputs
+            )
+            builder.add_meta_graph_and_variables(
+                sess,
+                [tf.compat.v1.saved_model.tag_constants.SERVING],
+                signature_def_map={"serving_default": signature},
+                strip_default_attrs=True,
+            )
+            builder.save()
+    try:
+        if extra_files:
+            extra_dir = os.path.join(temp_dir, EXTRA_DIR)
+            tf.io.gfile.makedirs(extra_dir)
+            for name, text in extra_files.items():
+                with tf.io.gfile.GFile(os.path.join(extra_dir, name), "w") as f:
+                    f.write(text)
+        tf.io.gfile.rename(temp_dir, export_dir)
+    finally:
+        if tf.io.gfile.exists(temp_dir):
+            tf.io.gfile.rmtree(temp_dir)
+    logging.info("Exported %s as a SavedModel to %s", checkpoint_path, export_dir)
