@@ -138,7 +138,7 @@ def test_a_layer_the_model_lacks_is_a_one_line_error(model_files, tmp_path):
 @pytest.mark.slow
 @pytest.mark.parametrize("pooling", ["cls", "mean"])
 def test_pooled_vectors_match_numpy_over_the_per_token_output(model_files, tmp_path, pooling):
-    proc = _run([*_flags(model_files, tmp_path, "-2,-1"), f"--pooling={pooling}"])
+    proc = run_extract_features(model_files, tmp_path, "-2,-1", f"--pooling={pooling}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = tmp_path / "out"
     assert sorted(os.listdir(out)) == ["features.jsonl", "features.pooled.jsonl",
