@@ -282,7 +282,11 @@ def read_hf_weights(hf_dir):
 
 
 def _encoder_names(num_layers):
-    """[(our name, HF name without the "bert." prefix, transpose)] of the encoder."""
+    """[(our name, HF name without the "bert." prefix, transpose)] of the encoder.
+
+    The pooler is apart (POOLER): Hugging Face's question answering and
+    masked LM models have none.
+    """
     names = [
         ("bert/embeddings/word_embeddings", "embeddings.word_embeddings.weight", False),
         ("bert/embeddings/position_embeddings", "embeddings.position_embeddings.weight", False),
@@ -304,7 +308,6 @@ def _encoder_names(num_layers):
         names += _dense(ours + "intermediate/dense", theirs + "intermediate.dense")
         names += _dense(ours + "output/dense", theirs + "output.dense")
         names += _layer_norm(ours + "output/LayerNorm", theirs + "output.LayerNorm")
-    names += _dense("bert/pooler/dense", "pooler.dense")
     return names
 
 
@@ -331,6 +334,7 @@ def _output_layer(ours, theirs):
 
 
 # Heads: name -> [(our name, HF name, transpose)].
+POOLER = _dense("bert/pooler/dense", "pooler.dense")
 HEADS = {
     "predictions": _dense("cls/predictions/transform/dense", "cls.predictions.transform.dense")
     + _layer_norm("cls/predictions/transform/LayerNorm", "cls.predictions.transform.LayerNorm")
@@ -358,6 +362,10 @@ def _architecture(heads):
     if heads == {"seq_relationship"}:
         return "BertForNextSentencePrediction"
     return "BertModel"
+
+
+# Hugging Face builds these without a pooler.
+_NO_POOLER = ("BertForQuestionAnswering", "BertForMaskedLM")
 
 
 # ---------------------------------------------------------------------------
@@ -496,16 +504,17 @@ def convert_hf_weights(weights, config, source):
             out[ours] = np.ascontiguousarray(value.T) if transpose else value
             used.add(theirs)
 
+    if "cls.predictions.bias" not in hf and "cls.predictions.decoder.bias" in hf:
+        hf["cls.predictions.bias"] = hf["cls.predictions.decoder.bias"]
+    heads = [h for h, pairs in HEADS.items() if any(theirs in hf for _, theirs, _ in pairs)]
     take(_encoder_names(config.num_hidden_layers))
-    heads = []
-    for head, pairs in HEADS.items():
-        names = [theirs for _, theirs, _ in pairs]
-        if head == "predictions" and "cls.predictions.bias" not in hf:
-            if "cls.predictions.decoder.bias" in hf:
-                hf["cls.predictions.bias"] = hf["cls.predictions.decoder.bias"]
-        if any(name in hf for name in names):
-            take(pairs)
-            heads.append(head)
+    for head in heads:
+        take(HEADS[head])
+    has_pooler = any(theirs in hf for _, theirs, _ in POOLER)
+    if has_pooler or _architecture(set(heads)) not in _NO_POOLER:
+        take(POOLER)
+    else:
+        logging.info("No pooler in the source (none in a %s)", _architecture(set(heads)))
     for copy, original in _HF_TIED.items():
         if copy in hf and original in hf:
             if hf[copy].shape != hf[original].shape or not np.array_equal(hf[copy], hf[original]):
@@ -532,7 +541,7 @@ def _strip_one(name):
 
 
 def _all_pairs(config):
-    pairs = list(_encoder_names(config.num_hidden_layers))
+    pairs = _encoder_names(config.num_hidden_layers) + POOLER
     for head_pairs in HEADS.values():
         pairs += head_pairs
     return pairs
@@ -691,7 +700,10 @@ def convert_tf_variables(variables, config, source, task_name=None):
     heads = task or present
     architecture = _architecture(set(heads))
     prefix = "" if architecture == "BertModel" else "bert."
-    pairs = [(o, prefix + t, tr) for o, t, tr in _encoder_names(config.num_hidden_layers)]
+    base = _encoder_names(config.num_hidden_layers)
+    if architecture not in _NO_POOLER:
+        base += POOLER
+    pairs = [(o, prefix + t, tr) for o, t, tr in base]
     for head in heads:
         pairs += HEADS[head]
     expected = modeling.bert_variable_shapes(config)

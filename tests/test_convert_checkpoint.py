@@ -91,8 +91,11 @@ def st_write(path, tensors, codes=None):
 # Random Hugging Face models
 
 
-def hf_tensors(heads=(), num_labels=3, seed=0):
-    """Random float32 tensors under Hugging Face's names for a BERT with `heads`."""
+def hf_tensors(heads=(), num_labels=3, seed=0, pooler=None):
+    """Random float32 tensors under Hugging Face's names for a BERT with `heads`.
+
+    As transformers saves them: no pooler in a question answering model.
+    """
     rng = np.random.RandomState(seed)
     v = HF_CONFIG["vocab_size"]
     shapes = {
@@ -101,9 +104,9 @@ def hf_tensors(heads=(), num_labels=3, seed=0):
         "embeddings.token_type_embeddings.weight": [TYPES, HIDDEN],
         "embeddings.LayerNorm.weight": [HIDDEN],
         "embeddings.LayerNorm.bias": [HIDDEN],
-        "pooler.dense.weight": [HIDDEN, HIDDEN],
-        "pooler.dense.bias": [HIDDEN],
     }
+    if pooler or (pooler is None and "squad" not in heads):
+        shapes.update({"pooler.dense.weight": [HIDDEN, HIDDEN], "pooler.dense.bias": [HIDDEN]})
     for i in range(LAYERS):
         p = f"encoder.layer.{i}."
         for name, (n_out, n_in) in {
@@ -223,9 +226,9 @@ def write_our_checkpoint(prefix, variables):
 
 def our_variables(cc, heads, num_labels=3):
     """Random variables under our names (via the HF names and the inverse layout)."""
-    hf = hf_tensors(heads, num_labels=num_labels, seed=7)
+    hf = hf_tensors(heads, num_labels=num_labels, seed=7, pooler=True)
     hf = {k[len("bert.") :] if k.startswith("bert.") else k: v for k, v in hf.items()}
-    pairs = list(cc._encoder_names(LAYERS))
+    pairs = cc._encoder_names(LAYERS) + cc.POOLER
     for head_pairs in cc.HEADS.values():
         pairs += head_pairs
     return {ours: (hf[t].T.copy() if tr else hf[t]) for ours, t, tr in pairs if t in hf}
@@ -267,7 +270,11 @@ def test_ours_to_hf_to_ours_gives_back_every_variable_and_drops_training_state(
         task_name=task,
     )
     assert sorted(result["dropped"]) == sorted(state)
-    assert result["unused"] == []
+    # Hugging Face's question answering model has no pooler: it is listed, not lost silently.
+    pooler = ["bert/pooler/dense/bias", "bert/pooler/dense/kernel"] if "squad" in heads else []
+    assert result["unused"] == pooler
+    for name in pooler:
+        del variables[name]
     hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert hf_config["hidden_act"] == "gelu_new"  # ours is the tanh form
     if task:
@@ -363,7 +370,7 @@ def np_hf_bert(t, ids, mask, types):
         )
         inner = np_erf_gelu(linear(x, p + "intermediate.dense"))
         x = norm(linear(inner, p + "output.dense") + x, p + "output.LayerNorm")
-    pooled = np.tanh(linear(x[:, 0], "pooler.dense"))
+    pooled = np.tanh(linear(x[:, 0], "pooler.dense")) if "pooler.dense.bias" in t else None
     return x, pooled, t, linear, norm
 
 
@@ -382,9 +389,15 @@ def run_converted(ours_dir, build):
     with tf.Graph().as_default():
         ids, mask, types = (tf.constant(a) for a in INPUTS)
         outputs = build(config, ids, mask, types)
+        checkpoint = os.path.join(ours_dir, "bert_model.ckpt")
+        saved = dict(tf.train.list_variables(checkpoint))
         tf.compat.v1.train.init_from_checkpoint(
-            os.path.join(ours_dir, "bert_model.ckpt"),
-            {v.op.name: v.op.name for v in tf.compat.v1.trainable_variables()},
+            checkpoint,
+            {
+                v.op.name: v.op.name
+                for v in tf.compat.v1.trainable_variables()
+                if v.op.name in saved
+            },
         )
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.global_variables_initializer())
@@ -587,6 +600,23 @@ def test_sharded_safetensors_and_bf16_tensors_are_read(cc, tmp_path):
         got["bert/encoder/layer_0/output/dense/kernel"],
         tensors["encoder.layer.0.output.dense.weight"].T,
     )
+
+
+def test_pooler_may_be_absent_only_where_transformers_saves_none(cc, tmp_path):
+    tensors = hf_tensors(("pretraining",))
+    for name in ("cls.seq_relationship.weight", "cls.seq_relationship.bias"):
+        del tensors[name]  # a BertForMaskedLM
+    del tensors["bert.pooler.dense.weight"], tensors["bert.pooler.dense.bias"]
+    hf_dir = make_hf_dir(tmp_path / "hf", tensors, ("pretraining",))
+    result = cc.hf_to_tf(hf_dir, str(tmp_path / "ours"))
+    assert result["heads"] == ["predictions"]
+    saved = checkpoint_variables(str(tmp_path / "ours" / "bert_model.ckpt"))
+    assert "cls/predictions/output_bias" in saved
+    assert not [name for name in saved if "pooler" in name]
+    tensors = hf_tensors(("classifier",))
+    del tensors["bert.pooler.dense.bias"]
+    message = _hf_error(cc, tmp_path / "b", tensors, ("classifier",))
+    assert "pooler.dense.bias is missing" in message
 
 
 def test_unused_and_tied_tensors_are_listed_or_checked(cc, tmp_path):
