@@ -22,8 +22,9 @@ cls/seq_relationship), run_classifier's output_weights / output_bias
 (Hugging Face's classifier.*) and run_squad's cls/squad/output_* (qa_outputs.*,
 row 0 the start logits, row 1 the end logits). Dense kernels are stored
 [in, out] here and [out, in] there; the head matrices above are [out, in] in
-both. Floating tensors are float32 here; float16 / bfloat16 sources are
-widened exactly.
+both. Hugging Face's question answering and masked LM models have no
+pooler, so none is required from them and none is written to them. Floating
+tensors are float32 here; float16 / bfloat16 sources are widened exactly.
 
 Activations keep the function the model was trained with:
 
