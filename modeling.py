@@ -14,7 +14,8 @@ checkpoint loading.
 Numeric choices, named where they are made:
   * weights start as a truncated normal with stddev `initializer_range`,
     biases and LayerNorm beta at 0, gamma at 1;
-  * GELU is the tanh approximation;
+  * GELU ("gelu") is the tanh approximation; "gelu_erf" is the exact erf
+    form, for models trained with it (Hugging Face's "gelu");
   * LayerNorm uses epsilon 1e-12 over the last axis;
   * masked attention positions get -10000 added to their scores.
 """
@@ -37,6 +38,8 @@ ATTENTION_MASK_ADDER = -10000.0
 # Constants of the tanh approximation of GELU.
 GELU_TANH_SCALE = math.sqrt(2.0 / math.pi)
 GELU_CUBIC_COEFF = 0.044715
+# 1/sqrt(2): the exact GELU is x * Phi(x) = 0.5*x*(1 + erf(x/sqrt(2))).
+GELU_ERF_SCALE = 1.0 / math.sqrt(2.0)
 
 # The dtype BertModel computes its Transformer layers in; None means float32
 # throughout (the original arithmetic). Set it with `compute_dtype(...)`.
@@ -208,7 +211,8 @@ class BertConfig:
             get_activation(self.hidden_act)
         except ValueError:
             raise ValueError(
-                f"{source}: hidden_act {self.hidden_act!r} is not one of gelu, relu, tanh, linear"
+                f"{source}: hidden_act {self.hidden_act!r} is not one of "
+                "gelu, gelu_erf, relu, tanh, linear"
             ) from None
         if self.hidden_size % self.num_attention_heads:
             raise ValueError(
@@ -385,13 +389,24 @@ def gelu(x):
     return x * cdf
 
 
+def gelu_erf(x):
+    """GELU, exact: 0.5*x*(1 + erf(x/sqrt(2))).
+
+    Not what "gelu" means here (that stays the tanh approximation, as in
+    every existing bert_config.json); models trained with the exact form,
+    such as most Hugging Face BERTs, name it "gelu_erf" so that they compute
+    what they were trained to.
+    """
+    return 0.5 * x * (1.0 + tf.math.erf(x * GELU_ERF_SCALE))
+
+
 def get_activation(activation_string):
     """Maps an activation name to a function.
 
     Returns:
-      None for None, "" and "linear"; `tf.nn.relu`, `gelu` or `tf.tanh` for
-      "relu", "gelu", "tanh" (any case). Anything that is not a string (for
-      example a callable) is returned unchanged.
+      None for None, "" and "linear"; `tf.nn.relu`, `gelu`, `gelu_erf` or
+      `tf.tanh` for "relu", "gelu", "gelu_erf", "tanh" (any case). Anything
+      that is not a string (for example a callable) is returned unchanged.
 
     Raises:
       ValueError: an unknown name.
@@ -408,6 +423,8 @@ def get_activation(activation_string):
         return tf.nn.relu
     if act == "gelu":
         return gelu
+    if act == "gelu_erf":
+        return gelu_erf
     if act == "tanh":
         return tf.tanh
     raise ValueError(f"Unsupported activation: {act}")

@@ -36,6 +36,7 @@ _SCRIPTS = (
     "run_classifier",
     "run_squad",
     "extract_features",
+    "convert_checkpoint",
 )
 
 

@@ -1,8 +1,15 @@
 """Small fixtures shared by the SQuAD tests: a tiny vocabulary and SQuAD files."""
 
 import json
+import random
 
-from conftest import load_script, write_lines
+from conftest import (
+    load_script,
+    run_script,
+    tiny_bert_config,
+    write_bert_config,
+    write_lines,
+)
 
 # Every word the hand-built documents use, so word pieces can be worked out by eye.
 VOCAB = [
@@ -81,3 +88,57 @@ def write_json(path, obj):
 
 def load_run_squad():
     return load_script("run_squad")
+
+
+# A toy task a tiny model learns: the answer is the word after "marker".
+
+FILLERS = [f"w{i}" for i in range(20)]
+TOY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "follows", "marker", "?"]
+TOY_VOCAB += FILLERS
+QUESTION = "what follows marker ?"
+TOY_CONFIG = tiny_bert_config(
+    len(TOY_VOCAB),
+    hidden_size=64,
+    num_attention_heads=4,
+    intermediate_size=128,
+    hidden_dropout_prob=0.0,
+    attention_probs_dropout_prob=0.0,
+    max_position_embeddings=32,
+)
+
+
+def toy_squad(num_questions, seed, impossible_fraction=0.0):
+    """Contexts of filler words; the answer is the word after "marker".
+
+    With impossible_fraction, some contexts have no marker and no answer
+    (SQuAD 2.0 style). Returns (squad json, {id: gold text or ""}).
+    """
+    rng = random.Random(seed)
+    paragraphs = []
+    golds = {}
+    for i in range(num_questions):
+        words = [rng.choice(FILLERS) for _ in range(rng.randint(6, 10))]
+        qid = f"q{i}"
+        if rng.random() < impossible_fraction:
+            paragraphs.append((" ".join(words), [qa(qid, QUESTION, is_impossible=True)]))
+            golds[qid] = ""
+            continue
+        pos = rng.randint(0, len(words) - 1)
+        words.insert(pos, "marker")
+        answer = words[pos + 1]
+        start = len(" ".join(words[: pos + 1])) + 1
+        item = qa(qid, QUESTION, [(answer, start)], is_impossible=False)
+        paragraphs.append((" ".join(words), [item]))
+        golds[qid] = answer
+    return squad_json(paragraphs), golds
+
+
+def toy_model_flags(tmp_path):
+    """--vocab_file and --bert_config_file flags of the toy task's model files."""
+    vocab = write_lines(tmp_path / "vocab.txt", TOY_VOCAB)
+    config = write_bert_config(tmp_path / "bert_config.json", **TOY_CONFIG)
+    return [f"--vocab_file={vocab}", f"--bert_config_file={config}"]
+
+
+def run_squad_script(args):
+    return run_script("run_squad.py", *args)

@@ -244,9 +244,9 @@ def test_predictor_encoder_gives_the_original_tokenizer_ids_on_the_golden_inputs
 def parse_flags(rc, tmp_path):
     """Parses run_classifier flags in-process with a tiny model; undone after the test."""
     from absl import flags
-    from test_run_classifier import _model_files
+    from classifier_helpers import model_files
 
-    vocab, config = _model_files(tmp_path)
+    vocab, config = model_files(tmp_path)
 
     def parse(*args):
         flags.FLAGS.unparse_flags()

@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 import pytest
-from test_run_classifier import FILLER, _model_files, _read_eval_results, _run_script
+from classifier_helpers import FILLER, model_files, read_eval_results, run_classifier_script
 
 import tokenization
 from predictor import Predictor
@@ -64,10 +64,10 @@ def single_label_run(tmp_path_factory):
                [(i, t, _sentiment(t)) for i, t in enumerate(dev)])  # fmt: skip
     _write_csv(data / "test.csv", ["id", "review"], [(i, t) for i, t in enumerate(test)])
     (root / "texts.txt").write_text("\n".join(test) + "\n\n", encoding="utf-8")
-    vocab, config = _model_files(root)
+    vocab, config = model_files(root)
     out = root / "out"
     model_flags = [f"--vocab_file={vocab}", f"--bert_config_file={config}", *COMMON]
-    proc = _run_script(
+    proc = run_classifier_script(
         "--task_name=custom", "--do_train", "--do_eval", "--do_predict",
         f"--data_dir={data}", f"--output_dir={out}", "--text_a_column=review",
         "--label_column=sentiment", "--class_weights=balanced", "--num_train_epochs=10",
@@ -90,7 +90,7 @@ def test_labels_come_sorted_from_the_training_file_and_are_written(single_label_
 
 
 def test_custom_run_learns_and_writes_the_usual_outputs(single_label_run):
-    result = _read_eval_results(single_label_run["out"] / "eval_results.txt")
+    result = read_eval_results(single_label_run["out"] / "eval_results.txt")
     assert sorted(result) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
     assert float(result["eval_accuracy"]) >= 0.9
     probabilities = _test_results(single_label_run["out"] / "test_results.tsv")
@@ -137,12 +137,12 @@ def test_a_later_predict_run_reuses_labels_txt(single_label_run, tmp_path):
     (out / "test_results.tsv").unlink()
     args = ["--task_name=custom", "--do_predict", f"--data_dir={data}", f"--output_dir={out}",
             "--text_a_column=review", *single_label_run["flags"]]  # fmt: skip
-    proc = _run_script(*args)
+    proc = run_classifier_script(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]
     np.testing.assert_allclose(_test_results(out / "test_results.tsv"),
                                np.array([[float(v) for v in ln.split("\t")]
                                          for ln in before.splitlines()]), atol=1e-6)  # fmt: skip
-    proc = _run_script(*args, "--labels=pos,neg")
+    proc = run_classifier_script(*args, "--labels=pos,neg")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
         f"ERROR: --labels=pos,neg differs from {out / 'labels.txt'} (neg,pos) of an earlier "
@@ -155,11 +155,12 @@ def test_bad_dev_row_is_named_and_nothing_is_trained(tmp_path):
     data.mkdir()
     _write_csv(data / "train.csv", ["text", "label"], [("good movie", "pos"), ("bad", "neg")])
     _write_csv(data / "dev.csv", ["text", "label"], [("a dog", "neg"), ("a cat", "maybe")])
-    vocab, config = _model_files(tmp_path)
+    vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
-    proc = _run_script("--task_name=custom", "--do_train", "--do_eval", f"--data_dir={data}",
-                       f"--output_dir={out}", f"--vocab_file={vocab}",
-                       f"--bert_config_file={config}", *COMMON)  # fmt: skip
+    proc = run_classifier_script(
+        "--task_name=custom", "--do_train", "--do_eval", f"--data_dir={data}",
+        f"--output_dir={out}", f"--vocab_file={vocab}", f"--bert_config_file={config}", *COMMON,
+    )  # fmt: skip
     assert proc.returncode == 1
     assert "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1] == (
@@ -213,9 +214,9 @@ def test_multi_label_run_reports_f1_and_subset_accuracy_of_its_probabilities(tmp
             f.write(json.dumps({"text": text}) + "\n")  # unlabeled
     texts = tmp_path / "texts.txt"
     texts.write_text("\n".join(dev[:6]) + "\n", encoding="utf-8")
-    vocab, config = _model_files(tmp_path)
+    vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
-    proc = _run_script(
+    proc = run_classifier_script(
         "--task_name=custom", "--multi_label", "--label_delimiter=;", "--do_train",
         "--do_eval", "--do_predict", "--num_train_epochs=8", "--multi_label_threshold=0.4",
         "--class_weights=praise:2", f"--data_dir={data}", f"--output_dir={out}",
@@ -225,7 +226,7 @@ def test_multi_label_run_reports_f1_and_subset_accuracy_of_its_probabilities(tmp
     assert proc.returncode == 0, proc.stderr[-3000:]
     labels = ["negation", "pets", "praise"]
     assert (out / "labels.txt").read_text() == "".join(f"{x}\n" for x in labels)
-    result = _read_eval_results(out / "eval_results.txt")
+    result = read_eval_results(out / "eval_results.txt")
     assert sorted(result) == ["eval_loss", "eval_macro_f1", "eval_micro_f1",
                               "eval_subset_accuracy", "global_step", "loss"]  # fmt: skip
     probabilities = _test_results(out / "test_results.tsv")  # the dev texts again
@@ -261,9 +262,9 @@ def test_long_texts_average_the_probabilities_of_their_windows(tmp_path, monkeyp
     _write_csv(data / "train.csv", ["text", "label"], [(t, _sentiment(t)) for t in texts[:48]])
     _write_csv(data / "dev.csv", ["text", "label"], [(t, _sentiment(t)) for t in texts[48:]])
     _write_csv(data / "test.csv", ["text"], [(t,) for t in texts[48:]])
-    vocab, config = _model_files(tmp_path)
+    vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
-    proc = _run_script(
+    proc = run_classifier_script(
         "--task_name=custom", "--do_train", "--do_eval", "--do_predict", "--long_text_windows",
         "--window_stride=3", "--max_seq_length=8", "--num_train_epochs=2",
         "--train_batch_size=16", "--learning_rate=2e-3", "--tf_random_seed=1",
@@ -292,7 +293,7 @@ def test_long_texts_average_the_probabilities_of_their_windows(tmp_path, monkeyp
     assert max(len(tokenizer.tokenize(t)) for t in texts[48:]) > 9  # some have 3+ windows
     np.testing.assert_allclose(probabilities, expected, atol=1e-5)
 
-    result = _read_eval_results(out / "eval_results.txt")
+    result = read_eval_results(out / "eval_results.txt")
     gold = np.array([_sentiment(t) == "pos" for t in texts[48:]], int)
     assert float(result["eval_accuracy"]) == pytest.approx(
         float(np.mean(probabilities.argmax(axis=1) == gold)), abs=1e-6

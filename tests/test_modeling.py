@@ -9,6 +9,7 @@ variables).
 
 import collections
 import json
+import math
 import re
 
 import numpy as np
@@ -38,7 +39,7 @@ def tiny_config(**overrides):
 
 
 def expected_variables(config):
-    """The section 2 checkpoint layout of a BertModel, in creation order."""
+    """The checkpoint layout of a BertModel, in creation order."""
     h, i = config.hidden_size, config.intermediate_size
     names = [
         ("bert/embeddings/word_embeddings", [config.vocab_size, h]),
@@ -477,11 +478,23 @@ def test_gelu_is_the_tanh_approximation():
     assert abs(actual[6] - 0.841192) < 1e-6
 
 
+def test_gelu_erf_is_the_exact_form():
+    x = np.array([-6.0, -2.5, -1.0, -0.1, 0.0, 0.3, 1.0, 2.0, 7.5], np.float32)
+    actual = run_graph(lambda: modeling.gelu_erf(tf.constant(x)))
+    expected = [0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x.astype(float)]
+    # 1 + erf cancels in float32 on the negative tail: absolute 5e-7 there.
+    np.testing.assert_allclose(actual, expected, rtol=1e-6, atol=5e-7)
+    # Hand value: Phi(1) = 0.841345, against 0.841192 for the tanh form.
+    assert abs(actual[6] - 0.841345) < 1e-6
+
+
 @pytest.mark.parametrize(
     "name, expected",
     [
         ("gelu", modeling.gelu),
         ("GeLU", modeling.gelu),
+        ("gelu_erf", modeling.gelu_erf),
+        ("GELU_ERF", modeling.gelu_erf),
         ("relu", tf.nn.relu),
         ("RELU", tf.nn.relu),
         ("tanh", tf.tanh),

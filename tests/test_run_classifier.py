@@ -2,20 +2,18 @@
 
 import os
 import random
-import re
 import shutil
 
 import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import load_script, run_script, tiny_bert_config, write_bert_config, write_lines
+from classifier_helpers import FILLER, VOCAB, model_files, read_eval_results, run_classifier_script
+from conftest import load_script, tiny_bert_config
 
 import tokenization
 
 # id:     0       1       2       3       4        5      6      7     8        9      10
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "dog", "is", "hairy", "cat",
-         "##s", "run", "good", "bad", "movie", "a", "very", "not", "."]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -188,7 +186,6 @@ def test_head_variables_and_math(rc, tmp_path, is_regression):
 # ---------------------------------------------------------------------------
 # Whole runs of the script on a synthetic task: label 1 iff the text holds "good".
 
-FILLER = ["the", "dog", "is", "hairy", "cat", "run", "movie", "a", "very", "not", "bad", "."]
 TRAIN_ROWS, DEV_ROWS, TEST_ROWS = 96, 40, 24
 
 
@@ -201,26 +198,6 @@ def _synthetic_rows(rng, count):
             words.insert(rng.randint(0, len(words)), "good")
         rows.append((" ".join(words), label))
     return rows
-
-
-def _model_files(directory):
-    vocab = write_lines(directory / "vocab.txt", VOCAB)
-    return vocab, write_bert_config(directory / "bert_config.json", len(VOCAB))
-
-
-def _run_script(*args):
-    return run_script("run_classifier.py", *args)
-
-
-def _read_eval_results(path):
-    result = {}
-    with open(path) as f:
-        for line in f:
-            match = re.fullmatch(r"(\w+) = (\S+)\n", line)
-            assert match, line
-            result[match.group(1)] = match.group(2)
-    assert list(result) == sorted(result)
-    return result
 
 
 def _serve(export_dir, tokenizer, rc, examples, output_name, max_seq_length=16):
@@ -253,9 +230,9 @@ def sst2_run(tmp_path_factory):
     (data / "test.tsv").write_text(
         "index\tsentence\n" + "".join(f"{i}\t{s}\n" for i, (s, _) in enumerate(test))
     )
-    vocab, config = _model_files(root)
+    vocab, config = model_files(root)
     out = root / "out"
-    proc = _run_script(
+    proc = run_classifier_script(
         "--task_name=SST-2", "--do_train=true", "--do_eval=true", "--do_predict=true",
         f"--data_dir={data}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
         "--max_seq_length=16", "--train_batch_size=16", "--learning_rate=2e-3",
@@ -269,7 +246,7 @@ def sst2_run(tmp_path_factory):
 
 @pytest.mark.slow
 def test_tiny_run_learns_the_task_and_writes_eval_results(sst2_run):
-    result = _read_eval_results(sst2_run["out"] / "eval_results.txt")
+    result = read_eval_results(sst2_run["out"] / "eval_results.txt")
     assert sorted(result) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
     assert int(result["global_step"]) == int(TRAIN_ROWS / 16 * 10)
     assert float(result["eval_accuracy"]) >= 0.9  # chance is about 0.5
@@ -318,13 +295,13 @@ def test_cola_eval_reports_matthews_of_all_dev_predictions(rc, sst2_run, tmp_pat
     (data / "dev.tsv").write_text("".join(f"src\t{y}\t\t{s}\n" for s, y in dev))
     out = tmp_path / "out"
     shutil.copytree(sst2_run["out"], out)
-    proc = _run_script(
+    proc = run_classifier_script(
         "--task_name=cola", "--do_eval=true", f"--data_dir={data}",
         f"--vocab_file={sst2_run['vocab']}", f"--bert_config_file={sst2_run['config']}",
         "--max_seq_length=16", "--eval_batch_size=7", f"--output_dir={out}",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    result = _read_eval_results(out / "eval_results.txt")
+    result = read_eval_results(out / "eval_results.txt")
     assert sorted(result) == ["eval_accuracy", "eval_loss", "eval_mcc", "global_step", "loss"]
 
     tokenizer = tokenization.FullTokenizer(sst2_run["vocab"], do_lower_case=True)
@@ -365,9 +342,9 @@ def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
     (data / "train.tsv").write_text("\n".join([header + "\tscore"] + train) + "\n")
     (data / "dev.tsv").write_text("\n".join([header + "\tscore"] + dev) + "\n")
     (data / "test.tsv").write_text("\n".join([header] + test) + "\n")
-    vocab, config = _model_files(tmp_path)
+    vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
-    proc = _run_script(
+    proc = run_classifier_script(
         "--task_name=STS-B", "--do_train=true", "--do_eval=true", "--do_predict=true",
         f"--data_dir={data}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
         "--max_seq_length=16", "--train_batch_size=8", "--learning_rate=1e-3",
@@ -375,7 +352,7 @@ def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
         f"--glue_submission_file={tmp_path / 'STS-B.tsv'}",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    result = _read_eval_results(out / "eval_results.txt")
+    result = read_eval_results(out / "eval_results.txt")
     assert sorted(result) == ["eval_loss", "eval_pearson", "eval_spearman", "global_step", "loss"]
 
     tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
@@ -406,9 +383,9 @@ def test_bad_training_row_is_one_line_error_before_any_work(tmp_path):
     data.mkdir()
     rows = ["sentence\tlabel", "good movie\t1", "bad dog\t0", "a cat\t1", "the dog\t2"]
     (data / "train.tsv").write_text("\n".join(rows) + "\n")
-    vocab, config = _model_files(tmp_path)
+    vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
-    proc = _run_script(
+    proc = run_classifier_script(
         "--task_name=sst-2", "--do_train=true", f"--data_dir={data}", f"--vocab_file={vocab}",
         f"--bert_config_file={config}", "--max_seq_length=16", f"--output_dir={out}",
     )  # fmt: skip
@@ -425,7 +402,7 @@ def parsed_flags(rc, tmp_path):
     """Parses run_classifier flags in-process; undone after the test."""
     from absl import flags
 
-    vocab, config = _model_files(tmp_path)
+    vocab, config = model_files(tmp_path)
 
     def parse(*args):
         flags.FLAGS.unparse_flags()

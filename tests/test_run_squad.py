@@ -2,65 +2,24 @@
 
 import json
 import os
-import random
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import run_script, tiny_bert_config, write_bert_config, write_lines
-from squad_helpers import load_run_squad, qa, squad_json, write_json
-
-import modeling
-
-FILLERS = [f"w{i}" for i in range(20)]
-TOY_VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "what", "follows", "marker", "?"]
-TOY_VOCAB += FILLERS
-QUESTION = "what follows marker ?"
-CONFIG = tiny_bert_config(
-    len(TOY_VOCAB),
-    hidden_size=64,
-    num_attention_heads=4,
-    intermediate_size=128,
-    hidden_dropout_prob=0.0,
-    attention_probs_dropout_prob=0.0,
-    max_position_embeddings=32,
+from squad_helpers import (
+    QUESTION,
+    TOY_CONFIG,
+    TOY_VOCAB,
+    load_run_squad,
+    qa,
+    run_squad_script,
+    squad_json,
+    toy_model_flags,
+    toy_squad,
+    write_json,
 )
 
-
-def _toy_squad(num_questions, seed, impossible_fraction=0.0):
-    """Contexts of filler words; the answer is the word after "marker".
-
-    With impossible_fraction, some contexts have no marker and no answer
-    (SQuAD 2.0 style). Returns (squad json, {id: gold text or ""}).
-    """
-    rng = random.Random(seed)
-    paragraphs = []
-    golds = {}
-    for i in range(num_questions):
-        words = [rng.choice(FILLERS) for _ in range(rng.randint(6, 10))]
-        qid = f"q{i}"
-        if rng.random() < impossible_fraction:
-            paragraphs.append((" ".join(words), [qa(qid, QUESTION, is_impossible=True)]))
-            golds[qid] = ""
-            continue
-        pos = rng.randint(0, len(words) - 1)
-        words.insert(pos, "marker")
-        answer = words[pos + 1]
-        start = len(" ".join(words[: pos + 1])) + 1
-        item = qa(qid, QUESTION, [(answer, start)], is_impossible=False)
-        paragraphs.append((" ".join(words), [item]))
-        golds[qid] = answer
-    return squad_json(paragraphs), golds
-
-
-def _setup(tmp_path):
-    vocab = write_lines(tmp_path / "vocab.txt", TOY_VOCAB)
-    config = write_bert_config(tmp_path / "bert_config.json", **CONFIG)
-    return [f"--vocab_file={vocab}", f"--bert_config_file={config}"]
-
-
-def _run(args):
-    return run_script("run_squad.py", *args)
+import modeling
 
 
 def _read_results(path):
@@ -91,11 +50,11 @@ TRAIN_FLAGS = [
 
 @pytest.mark.slow
 def test_train_and_predict_learns_the_toy_task(tmp_path):
-    train, _ = _toy_squad(640, seed=1)
-    dev, golds = _toy_squad(40, seed=2)
+    train, _ = toy_squad(640, seed=1)
+    dev, golds = toy_squad(40, seed=2)
     out = tmp_path / "out"
-    proc = _run(
-        _setup(tmp_path)
+    proc = run_squad_script(
+        toy_model_flags(tmp_path)
         + TRAIN_FLAGS
         + [
             f"--train_file={write_json(tmp_path / 'train.json', train)}",
@@ -134,11 +93,11 @@ def test_train_and_predict_learns_the_toy_task(tmp_path):
 
 @pytest.mark.slow
 def test_v2_training_learns_when_there_is_no_answer(tmp_path):
-    train, _ = _toy_squad(640, seed=3, impossible_fraction=0.3)
-    dev, golds = _toy_squad(40, seed=4, impossible_fraction=0.3)
+    train, _ = toy_squad(640, seed=3, impossible_fraction=0.3)
+    dev, golds = toy_squad(40, seed=4, impossible_fraction=0.3)
     out = tmp_path / "out"
-    proc = _run(
-        _setup(tmp_path)
+    proc = run_squad_script(
+        toy_model_flags(tmp_path)
         + TRAIN_FLAGS
         + [
             "--version_2_with_negative",
@@ -177,7 +136,7 @@ def test_v2_training_learns_when_there_is_no_answer(tmp_path):
 
 def test_create_model_head_is_a_two_row_projection_of_the_sequence_output():
     rs = load_run_squad()
-    config = modeling.BertConfig.from_dict(dict(CONFIG, initializer_range=0.5))
+    config = modeling.BertConfig.from_dict(dict(TOY_CONFIG, initializer_range=0.5))
     rng = np.random.RandomState(0)
     ids = rng.randint(0, len(TOY_VOCAB), size=[3, 7]).astype(np.int32)
     mask = np.ones_like(ids)
@@ -219,8 +178,8 @@ def _error_line(proc):
 )
 def test_bad_input_is_a_one_line_error(tmp_path, case):
     out = tmp_path / "out"
-    args = _setup(tmp_path) + [f"--output_dir={out}"]
-    good = write_json(tmp_path / "good.json", _toy_squad(4, seed=5)[0])
+    args = toy_model_flags(tmp_path) + [f"--output_dir={out}"]
+    good = write_json(tmp_path / "good.json", toy_squad(4, seed=5)[0])
     if case == "not_json":
         bad = tmp_path / "dev.json"
         bad.write_text('{"data": [', encoding="utf-8")
@@ -263,7 +222,7 @@ def test_bad_input_is_a_one_line_error(tmp_path, case):
     else:
         args += ["--do_predict", f"--predict_file={good}", "--max_seq_length=10"]
         expected = ["max_seq_length (10)", "max_query_length (64) + 3"]
-    line = _error_line(_run(args))
+    line = _error_line(run_squad_script(args))
     for text in expected:
         assert text in line
     assert not (out / "train.tf_record").exists()

@@ -5,8 +5,15 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
-from squad_helpers import load_run_squad
-from test_run_squad import CONFIG, TOY_VOCAB, _dump, _run, _setup, _toy_squad
+from squad_helpers import (
+    TOY_CONFIG,
+    TOY_VOCAB,
+    load_run_squad,
+    run_squad_script,
+    toy_model_flags,
+    toy_squad,
+    write_json,
+)
 
 import modeling
 import tokenization
@@ -24,11 +31,11 @@ def _plain(squad):
 
 def test_plain_question_files_read_as_the_squad_nesting(tmp_path):
     rs = load_run_squad()
-    squad, _ = _toy_squad(5, seed=4)
-    nested = rs.read_squad_examples(_dump(tmp_path / "s.json", squad), False, False)
+    squad, _ = toy_squad(5, seed=4)
+    nested = rs.read_squad_examples(write_json(tmp_path / "s.json", squad), False, False)
     plain = _plain(squad)
     records = [{"context": c, "question": q} for c, q, _ in plain]
-    as_list = rs.read_squad_examples(_dump(tmp_path / "l.json", records), False, False)
+    as_list = rs.read_squad_examples(write_json(tmp_path / "l.json", records), False, False)
     jsonl = tmp_path / "q.jsonl"
     jsonl.write_text("\n".join(json.dumps(r) for r in records) + "\n\n", encoding="utf-8")
     as_lines = rs.read_squad_examples(str(jsonl), False, False)
@@ -38,29 +45,29 @@ def test_plain_question_files_read_as_the_squad_nesting(tmp_path):
             (e.question_text, e.doc_tokens) for e in nested
         ]
     single = {"context": "a b", "question": "what ?", "id": "x1"}
-    (example,) = rs.read_squad_examples(_dump(tmp_path / "one.json", single), False, False)
+    (example,) = rs.read_squad_examples(write_json(tmp_path / "one.json", single), False, False)
     assert (example.qas_id, example.doc_tokens) == ("x1", ["a", "b"])
 
     jsonl.write_text('{"context": "a"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"q.jsonl: missing key 'question' in line 1"):
         rs.read_squad_examples(str(jsonl), False, False)
     with pytest.raises(ValueError, match="training needs SQuAD's layout"):
-        rs.read_squad_examples(_dump(tmp_path / "l.json", records), True, False)
+        rs.read_squad_examples(write_json(tmp_path / "l.json", records), True, False)
 
 
 @pytest.mark.slow
 def test_plain_questions_get_the_answers_of_the_nested_file_and_export_serves_logits(tmp_path):
-    train, _ = _toy_squad(96, seed=1)
-    dev, _ = _toy_squad(12, seed=2)
-    model_flags = _setup(tmp_path)
+    train, _ = toy_squad(96, seed=1)
+    dev, _ = toy_squad(12, seed=2)
+    model_flags = toy_model_flags(tmp_path)
     sizes = ["--max_seq_length=24", "--doc_stride=8", "--max_query_length=8"]
     out = tmp_path / "out"
-    proc = _run(
+    proc = run_squad_script(
         model_flags + sizes + [
             "--do_train", "--do_predict", "--train_batch_size=16", "--learning_rate=1e-3",
             "--num_train_epochs=2", "--tf_random_seed=7",
-            f"--train_file={_dump(tmp_path / 'train.json', train)}",
-            f"--predict_file={_dump(tmp_path / 'dev.json', dev)}",
+            f"--train_file={write_json(tmp_path / 'train.json', train)}",
+            f"--predict_file={write_json(tmp_path / 'dev.json', dev)}",
             f"--output_dir={out}", f"--export_dir={tmp_path / 'export'}",
         ]
     )  # fmt: skip
@@ -74,7 +81,7 @@ def test_plain_questions_get_the_answers_of_the_nested_file_and_export_serves_lo
         encoding="utf-8",
     )
     plain_out = tmp_path / "plain"
-    proc = _run(model_flags + sizes + [
+    proc = run_squad_script(model_flags + sizes + [
         "--do_predict", f"--predict_file={questions}", f"--output_dir={plain_out}",
         f"--init_checkpoint={out / 'model.ckpt-12'}",
     ])  # fmt: skip
@@ -97,7 +104,7 @@ def test_plain_questions_get_the_answers_of_the_nested_file_and_export_serves_lo
     serve = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]
     served = serve(**{k: tf.constant(v) for k, v in inputs.items()})
     assert sorted(served) == ["end_logits", "start_logits"]
-    config = modeling.BertConfig.from_dict(CONFIG)
+    config = modeling.BertConfig.from_dict(TOY_CONFIG)
     with tf.Graph().as_default():
         placeholders = {k: tf.compat.v1.placeholder(tf.int32, [None, 24]) for k in inputs}
         logits = rs.create_model(
@@ -113,4 +120,4 @@ def test_plain_questions_get_the_answers_of_the_nested_file_and_export_serves_lo
             start, end = sess.run(logits, {placeholders[k]: v for k, v in inputs.items()})
     np.testing.assert_allclose(served["start_logits"].numpy(), start, atol=1e-5)
     np.testing.assert_allclose(served["end_logits"].numpy(), end, atol=1e-5)
-    assert len(TOY_VOCAB) == CONFIG["vocab_size"]
+    assert len(TOY_VOCAB) == TOY_CONFIG["vocab_size"]
