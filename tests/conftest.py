@@ -23,6 +23,7 @@ _SCRIPTS = (
     "run_classifier",
     "run_squad",
     "extract_features",
+    "run_ner",
 )
 
 
