@@ -6,7 +6,9 @@
 #   3. run_pretraining.py          pre-train a small BERT from scratch, then evaluate it
 #   4. run_classifier.py           fine-tune it on demo_data/sentiment (SST-2 layout),
 #                                  evaluate, predict the test set, export a SavedModel
-#   5. extract_features.py         contextual embeddings of a few sentences
+#   5. run_ner.py                  fine-tune it to tag names, places, organizations and
+#                                  other names in demo_data/ner (CoNLL layout)
+#   6. extract_features.py         contextual embeddings of a few sentences
 #
 # Every step is one of the real scripts with real flags: copy a command, point it at
 # your own data and model, and it does the same at full size.
@@ -20,7 +22,7 @@
 #   DEMO_DUPE_FACTOR     masked copies of the corpus for pretraining (5)
 #   DEMO_SEQ_LENGTH      max_seq_length everywhere (64)
 #   DEMO_PRETRAIN_STEPS  pretraining steps (300)
-#   DEMO_EPOCHS          fine-tuning epochs (10)
+#   DEMO_EPOCHS          fine-tuning epochs of the classifier and the tagger (10)
 #   DEMO_SEED            --tf_random_seed of pretraining and fine-tuning (12345)
 set -euo pipefail
 
@@ -73,7 +75,7 @@ done_in() {
     echo "    ($((SECONDS - STEP_START))s; log: $OUT/logs/$1.log)"
 }
 
-step "1/5 Learn a WordPiece vocabulary from demo_data/corpus (create_vocab.py)"
+step "1/6 Learn a WordPiece vocabulary from demo_data/corpus (create_vocab.py)"
 run vocab "$PYTHON" create_vocab.py \
     --input_file='demo_data/corpus/*.txt' \
     --output_file="$OUT/vocab.txt" \
@@ -102,7 +104,7 @@ cat >"$OUT/bert_config.json" <<EOF
 EOF
 echo "--> $OUT/bert_config.json: 2 layers, hidden size 128, 2 attention heads"
 
-step "2/5 Create pretraining examples (create_pretraining_data.py)"
+step "2/6 Create pretraining examples (create_pretraining_data.py)"
 run pretraining_data "$PYTHON" create_pretraining_data.py \
     --input_file='demo_data/corpus/*.txt' \
     --output_file="$OUT/pretraining_data.tfrecord" \
@@ -118,7 +120,7 @@ INSTANCES=$(grep -o 'Wrote [0-9]* total instances' "$OUT/logs/pretraining_data.l
 echo "--> $OUT/pretraining_data.tfrecord: $INSTANCES examples"
 done_in pretraining_data
 
-step "3/5 Pre-train a small BERT from scratch and evaluate it (run_pretraining.py)"
+step "3/6 Pre-train a small BERT from scratch and evaluate it (run_pretraining.py)"
 WARMUP=$((PRETRAIN_STEPS / 10))
 run pretraining "$PYTHON" run_pretraining.py \
     --input_file="$OUT/pretraining_data.tfrecord" \
@@ -142,7 +144,7 @@ echo "--> $OUT/pretraining/eval_results.txt:"
 sed 's/^/      /' "$OUT/pretraining/eval_results.txt"
 done_in pretraining
 
-step "4/5 Fine-tune on demo_data/sentiment, evaluate, predict, export (run_classifier.py)"
+step "4/6 Fine-tune on demo_data/sentiment, evaluate, predict, export (run_classifier.py)"
 run classifier "$PYTHON" run_classifier.py \
     --task_name=sst-2 \
     --do_train=True \
@@ -168,7 +170,30 @@ paste "$OUT/classifier/test_results.tsv" <(tail -n +2 demo_data/sentiment/test.t
 echo "--> $OUT/classifier_export: a SavedModel (signature serving_default)"
 done_in classifier
 
-step "5/5 Extract contextual embeddings of two inputs (extract_features.py)"
+step "5/6 Fine-tune a named-entity tagger on demo_data/ner, evaluate, predict (run_ner.py)"
+run ner "$PYTHON" run_ner.py \
+    --do_train=True \
+    --do_eval=True \
+    --do_predict=True \
+    --data_dir=demo_data/ner \
+    --tag_scheme=IOB2 \
+    --vocab_file="$OUT/vocab.txt" \
+    --bert_config_file="$OUT/bert_config.json" \
+    --init_checkpoint="$PRETRAINED" \
+    --do_lower_case=True \
+    --max_seq_length="$SEQ" \
+    --train_batch_size=32 \
+    --learning_rate=1e-3 \
+    --num_train_epochs="$EPOCHS" \
+    --output_dir="$OUT/ner" \
+    --tf_random_seed="$SEED"
+echo "--> $OUT/ner/eval_results.txt (dev set, entity-level scores as conlleval counts them):"
+sed 's/^/      /' "$OUT/ner/eval_results.txt"
+echo "--> $OUT/ner/test_predictions.txt: test.txt with a predicted tag column, e.g."
+awk 'NF == 3 && n < 8 { printf "      %s\n", $0; n++ }' "$OUT/ner/test_predictions.txt"
+done_in ner
+
+step "6/6 Extract contextual embeddings of two inputs (extract_features.py)"
 cat >"$OUT/sentences.txt" <<'EOF'
 the soup was cold and the waiter was rude .
 a charming little hotel ||| we would happily stay there again .
@@ -201,6 +226,7 @@ done_in features
 
 ACCURACY=$(awk -F' = ' '$1 == "eval_accuracy" { printf "%.3f", $2 }' \
     "$OUT/classifier/eval_results.txt")
+NER_F1=$(awk -F' = ' '$1 == "eval_f1" { printf "%.3f", $2 }' "$OUT/ner/eval_results.txt")
 MLM=$(awk -F' = ' '$1 == "masked_lm_accuracy" { printf "%.3f", $2 }' \
     "$OUT/pretraining/eval_results.txt")
 cat <<EOF
@@ -212,6 +238,8 @@ pretraining data      $OUT/pretraining_data.tfrecord ($INSTANCES examples)
 pretrained BERT       $PRETRAINED (masked LM accuracy $MLM after $PRETRAIN_STEPS steps)
 sentiment classifier  $OUT/classifier (dev accuracy $ACCURACY; chance is 0.5)
 test predictions      $OUT/classifier/test_results.tsv
+entity tagger         $OUT/ner (dev entity F1 $NER_F1; tagging every word O scores 0)
+tagged test set       $OUT/ner/test_predictions.txt
 SavedModel            $OUT/classifier_export
 features              $OUT/features.jsonl
 logs                  $OUT/logs/

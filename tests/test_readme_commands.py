@@ -21,6 +21,7 @@ SCRIPTS = (
     "run_classifier",
     "run_squad",
     "extract_features",
+    "run_ner",
 )
 
 
