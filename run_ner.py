@@ -863,7 +863,9 @@ def main(_):
     if FLAGS.max_seq_length < 3:
         raise ValueError(f"--max_seq_length={FLAGS.max_seq_length}: needs room for [CLS] x [SEP]")
     max_pieces = FLAGS.max_seq_length - 2
-    window_stride = FLAGS.window_stride or max(1, max_pieces // 2)
+    window_stride = FLAGS.window_stride
+    if window_stride is None:
+        window_stride = max(1, max_pieces // 2)
     if not 1 <= window_stride <= max_pieces:
         raise ValueError(
             f"--window_stride={FLAGS.window_stride} must be between 1 and max_seq_length - 2 "

@@ -199,6 +199,8 @@ def parsed_flags(ner, tmp_path):
         ({"dev.txt": "a O\n"}, ["--do_eval", "--labels=O,S-X"], r"--labels: tag 'S-X' is not"),
         ({"dev.txt": "a O\n"}, ["--do_eval", "--labels=O", "--window_stride=15"],
          r"--window_stride=15 must be between 1 and max_seq_length - 2 = 14"),
+        ({"dev.txt": "a O\n"}, ["--do_eval", "--labels=O", "--window_stride=0"],
+         r"--window_stride=0 must be between 1 and"),
         ({}, ["--do_predict", "--labels=O"], r"test.txt: no such file"),
         ({}, [], r"At least one of `do_train`, `do_eval` or `do_predict'"),
     ],
