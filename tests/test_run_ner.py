@@ -389,3 +389,17 @@ def test_bad_line_is_one_error_line_and_nothing_written(tmp_path):
         f"ERROR: {data / 'train.txt'}, line 6: 3 columns where the file's first word line has 2"
     )
     assert not out.exists()
+
+
+def test_demo_set_is_what_its_generator_writes(tmp_path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_ner_data", os.path.join(DEMO, "make_ner_data.py")
+    )
+    generator = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(generator)
+    generator.main(str(tmp_path))
+    for name in ("train.txt", "dev.txt", "test.txt"):
+        with open(os.path.join(DEMO, name), "rb") as shipped:
+            assert (tmp_path / name).read_bytes() == shipped.read(), name
