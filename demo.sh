@@ -190,7 +190,7 @@ run ner "$PYTHON" run_ner.py \
 echo "--> $OUT/ner/eval_results.txt (dev set, entity-level scores as conlleval counts them):"
 sed 's/^/      /' "$OUT/ner/eval_results.txt"
 echo "--> $OUT/ner/test_predictions.txt: test.txt with a predicted tag column, e.g."
-awk 'NF == 3 && n < 8 { printf "      %s\n", $0; n++ }' "$OUT/ner/test_predictions.txt"
+awk 'NF == 3 && $1 != "-DOCSTART-" && n < 8 { printf "      %s\n", $0; n++ }' "$OUT/ner/test_predictions.txt"
 done_in ner
 
 step "6/6 Extract contextual embeddings of two inputs (extract_features.py)"

@@ -403,3 +403,31 @@ def test_demo_set_is_what_its_generator_writes(tmp_path):
     for name in ("train.txt", "dev.txt", "test.txt"):
         with open(os.path.join(DEMO, name), "rb") as shipped:
             assert (tmp_path / name).read_bytes() == shipped.read(), name
+
+
+def test_flags_are_the_classifiers_without_its_task_flags(ner):
+    from absl import flags
+
+    defined = {name: flags.FLAGS.find_module_defining_flag(name) for name in flags.FLAGS}
+    for name in (
+        "init_checkpoint",
+        "max_seq_length",
+        "learning_rate",
+        "export_dir",
+        "iterations_per_loop",
+        "tag_column",
+        "tag_scheme",
+        "labels",
+        "window_stride",
+    ):
+        assert defined[name] == "run_ner", name
+    for name in (
+        "use_xla",
+        "precision",
+        "num_accumulation_steps",
+        "steps_per_run",
+        "use_tpu",
+        "tf_random_seed",
+    ):
+        assert defined[name] == "runner", name
+    assert "task_name" not in defined and "glue_submission_file" not in defined
