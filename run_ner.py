@@ -842,9 +842,61 @@ def _pad_for_tpu(feature_list, batch_size):
     return feature_list
 
 
-def main(_):
-    logging.set_verbosity(logging.INFO)
+def _window_stride():
+    """--window_stride, or half a window; more than a window would skip words."""
+    max_pieces = FLAGS.max_seq_length - 2
+    stride = FLAGS.window_stride
+    if stride is None:
+        stride = max(1, max_pieces // 2)
+    if not 1 <= stride <= max_pieces:
+        raise ValueError(
+            f"--window_stride={FLAGS.window_stride} must be between 1 and max_seq_length - 2 "
+            f"= {max_pieces}, or windows would skip words"
+        )
+    return stride
 
+
+def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_list):
+    """Writes the windows of `examples` to output_dir/<record_name>.tf_record and tags them.
+
+    Returns (input_fn, steps, tags): the input_fn over those records, the
+    number of batches for evaluate (None but on TPU, where the last batch
+    is padded) and each sentence's predicted tags, one per word.
+    """
+    feature_list = convert(examples)
+    num_actual = len(feature_list)
+    _pad_for_tpu(feature_list, batch_size)
+    record_file = os.path.join(FLAGS.output_dir, f"{record_name}.tf_record")
+    file_based_write_features(feature_list, record_file)
+    logging.info("  Num sentences = %d", len(examples))
+    logging.info("  Num windows = %d (%d padding)", num_actual, len(feature_list) - num_actual)
+    logging.info("  Batch size = %d", batch_size)
+    input_fn = file_based_input_fn_builder(
+        input_file=record_file,
+        seq_length=FLAGS.max_seq_length,
+        is_training=False,
+        drop_remainder=bool(FLAGS.use_tpu),
+    )
+    outputs = run_classifier._predict_outputs(estimator, input_fn, "probabilities", num_actual)
+    steps = len(feature_list) // batch_size if FLAGS.use_tpu else None
+    return input_fn, steps, word_predictions(examples, feature_list, outputs, label_list)
+
+
+def _export(bert_config, num_labels):
+    """As predict: the newest checkpoint in output_dir, else --init_checkpoint."""
+    checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
+    if not checkpoint_path:
+        raise ValueError(
+            f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
+            "--init_checkpoint to export"
+        )
+    export_saved_model(
+        FLAGS.export_dir, checkpoint_path, bert_config, num_labels, FLAGS.max_seq_length
+    )
+
+
+def _check_flags():
+    """Checks the flags and the config before any work; returns (bert_config, window_stride)."""
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
 
     if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
@@ -862,21 +914,19 @@ def main(_):
         )
     if FLAGS.max_seq_length < 3:
         raise ValueError(f"--max_seq_length={FLAGS.max_seq_length}: needs room for [CLS] x [SEP]")
-    max_pieces = FLAGS.max_seq_length - 2
-    window_stride = FLAGS.window_stride
-    if window_stride is None:
-        window_stride = max(1, max_pieces // 2)
-    if not 1 <= window_stride <= max_pieces:
-        raise ValueError(
-            f"--window_stride={FLAGS.window_stride} must be between 1 and max_seq_length - 2 "
-            f"= {max_pieces}, or windows would skip words"
-        )
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
         raise ValueError(f"--output_dir={FLAGS.output_dir} is an existing file, not a directory")
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
         raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
+    return bert_config, _window_stride()
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+
+    bert_config, window_stride = _check_flags()
 
     # Read every needed set and settle the tag set before any work, so that a
     # bad line stops the run before training rather than after.
@@ -965,33 +1015,16 @@ def main(_):
         estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
 
     if FLAGS.do_eval:
-        eval_features = convert(eval_examples)
-        num_actual = len(eval_features)
-        _pad_for_tpu(eval_features, FLAGS.eval_batch_size)
-        eval_file = os.path.join(FLAGS.output_dir, "eval.tf_record")
-        file_based_write_features(eval_features, eval_file)
         logging.info("***** Running evaluation *****")
-        logging.info("  Num sentences = %d", len(eval_examples))
-        logging.info(
-            "  Num windows = %d (%d padding)", num_actual, len(eval_features) - num_actual
+        eval_input_fn, eval_steps, predicted = _tag_sentences(
+            estimator, eval_examples, convert, "eval", FLAGS.eval_batch_size, label_list
         )
-        logging.info("  Batch size = %d", FLAGS.eval_batch_size)
-        eval_steps = len(eval_features) // FLAGS.eval_batch_size if FLAGS.use_tpu else None
-        eval_input_fn = file_based_input_fn_builder(
-            input_file=eval_file,
-            seq_length=FLAGS.max_seq_length,
-            is_training=False,
-            drop_remainder=bool(FLAGS.use_tpu),
-        )
-        evaluated = estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps)
-        # Entities need every word's tag at once: predict the dev set and score it.
-        outputs = run_classifier._predict_outputs(
-            estimator, eval_input_fn, "probabilities", num_actual
-        )
-        predicted = word_predictions(eval_examples, eval_features, outputs, label_list)
+        # Entities need every word's tag at once, so they are scored from the
+        # dev predictions; evaluate gives the loss.
         result = conll_scores(
             [example.labels for example in eval_examples], predicted, entity_types(label_list)
         )
+        evaluated = estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps)
         result["eval_loss"] = evaluated["eval_loss"]
         result["global_step"] = evaluated["global_step"]
         run_classifier.write_eval_results(
@@ -999,42 +1032,17 @@ def main(_):
         )
 
     if FLAGS.do_predict:
-        predict_features = convert(predict_examples)
-        num_actual = len(predict_features)
-        _pad_for_tpu(predict_features, FLAGS.predict_batch_size)
-        predict_file = os.path.join(FLAGS.output_dir, "predict.tf_record")
-        file_based_write_features(predict_features, predict_file)
         logging.info("***** Running prediction*****")
-        logging.info("  Num sentences = %d", len(predict_examples))
-        logging.info(
-            "  Num windows = %d (%d padding)", num_actual, len(predict_features) - num_actual
+        _, _, predicted = _tag_sentences(
+            estimator, predict_examples, convert, "predict", FLAGS.predict_batch_size, label_list
         )
-        logging.info("  Batch size = %d", FLAGS.predict_batch_size)
-        predict_input_fn = file_based_input_fn_builder(
-            input_file=predict_file,
-            seq_length=FLAGS.max_seq_length,
-            is_training=False,
-            drop_remainder=bool(FLAGS.use_tpu),
-        )
-        outputs = run_classifier._predict_outputs(
-            estimator, predict_input_fn, "probabilities", num_actual
-        )
-        predicted = word_predictions(predict_examples, predict_features, outputs, label_list)
         run_classifier._write_text_atomically(
             os.path.join(FLAGS.output_dir, "test_predictions.txt"),
             format_predictions(predict_path, predict_examples, predicted),
         )
 
     if FLAGS.export_dir:
-        checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
-        if not checkpoint_path:
-            raise ValueError(
-                f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
-                "--init_checkpoint to export"
-            )
-        export_saved_model(
-            FLAGS.export_dir, checkpoint_path, bert_config, num_labels, FLAGS.max_seq_length
-        )
+        _export(bert_config, num_labels)
 
 
 if __name__ == "__main__":
