@@ -9,7 +9,9 @@
 #   5. run_classifier.py           the same sentences as your own CSV / JSON-lines files
 #                                  (--task_name=custom), plain-text predictions, and
 #                                  predictor.Predictor answering raw strings
-#   6. extract_features.py         contextual embeddings of a few sentences, and one
+#   6. run_ner.py                  fine-tune it to tag names, places, organizations and
+#                                  other names in demo_data/ner (CoNLL layout)
+#   7. extract_features.py         contextual embeddings of a few sentences, and one
 #                                  mean-pooled vector per sentence
 #
 # Every step is one of the real scripts with real flags: copy a command, point it at
@@ -24,7 +26,7 @@
 #   DEMO_DUPE_FACTOR     masked copies of the corpus for pretraining (5)
 #   DEMO_SEQ_LENGTH      max_seq_length everywhere (64)
 #   DEMO_PRETRAIN_STEPS  pretraining steps (300)
-#   DEMO_EPOCHS          fine-tuning epochs (10)
+#   DEMO_EPOCHS          fine-tuning epochs of the classifier and the tagger (10)
 #   DEMO_CUSTOM_EPOCHS   fine-tuning epochs of the custom-data step (3)
 #   DEMO_SEED            --tf_random_seed of pretraining and fine-tuning (12345)
 set -euo pipefail
@@ -79,7 +81,7 @@ done_in() {
     echo "    ($((SECONDS - STEP_START))s; log: $OUT/logs/$1.log)"
 }
 
-step "1/6 Learn a WordPiece vocabulary from demo_data/corpus (create_vocab.py)"
+step "1/7 Learn a WordPiece vocabulary from demo_data/corpus (create_vocab.py)"
 run vocab "$PYTHON" create_vocab.py \
     --input_file='demo_data/corpus/*.txt' \
     --output_file="$OUT/vocab.txt" \
@@ -108,7 +110,7 @@ cat >"$OUT/bert_config.json" <<EOF
 EOF
 echo "--> $OUT/bert_config.json: 2 layers, hidden size 128, 2 attention heads"
 
-step "2/6 Create pretraining examples (create_pretraining_data.py)"
+step "2/7 Create pretraining examples (create_pretraining_data.py)"
 run pretraining_data "$PYTHON" create_pretraining_data.py \
     --input_file='demo_data/corpus/*.txt' \
     --output_file="$OUT/pretraining_data.tfrecord" \
@@ -124,7 +126,7 @@ INSTANCES=$(grep -o 'Wrote [0-9]* total instances' "$OUT/logs/pretraining_data.l
 echo "--> $OUT/pretraining_data.tfrecord: $INSTANCES examples"
 done_in pretraining_data
 
-step "3/6 Pre-train a small BERT from scratch and evaluate it (run_pretraining.py)"
+step "3/7 Pre-train a small BERT from scratch and evaluate it (run_pretraining.py)"
 WARMUP=$((PRETRAIN_STEPS / 10))
 run pretraining "$PYTHON" run_pretraining.py \
     --input_file="$OUT/pretraining_data.tfrecord" \
@@ -148,7 +150,7 @@ echo "--> $OUT/pretraining/eval_results.txt:"
 sed 's/^/      /' "$OUT/pretraining/eval_results.txt"
 done_in pretraining
 
-step "4/6 Fine-tune on demo_data/sentiment, evaluate, predict, export (run_classifier.py)"
+step "4/7 Fine-tune on demo_data/sentiment, evaluate, predict, export (run_classifier.py)"
 run classifier "$PYTHON" run_classifier.py \
     --task_name=sst-2 \
     --do_train=True \
@@ -174,7 +176,7 @@ paste "$OUT/classifier/test_results.tsv" <(tail -n +2 demo_data/sentiment/test.t
 echo "--> $OUT/classifier_export: a SavedModel (signature serving_default)"
 done_in classifier
 
-step "5/6 Fine-tune on your own files: --task_name=custom (run_classifier.py)"
+step "5/7 Fine-tune on your own files: --task_name=custom (run_classifier.py)"
 # Your data as it usually comes: a CSV with a header, JSON lines, named columns and
 # label names instead of GLUE's fixed layouts. Here the sentiment sentences again.
 mkdir -p "$OUT/sentiment_custom"
@@ -248,7 +250,30 @@ for record in predictor(["a real delight.", "it stopped working after two weeks.
 EOF
 done_in custom
 
-step "6/6 Extract contextual embeddings of two inputs (extract_features.py)"
+step "6/7 Fine-tune a named-entity tagger on demo_data/ner, evaluate, predict (run_ner.py)"
+run ner "$PYTHON" run_ner.py \
+    --do_train=True \
+    --do_eval=True \
+    --do_predict=True \
+    --data_dir=demo_data/ner \
+    --tag_scheme=IOB2 \
+    --vocab_file="$OUT/vocab.txt" \
+    --bert_config_file="$OUT/bert_config.json" \
+    --init_checkpoint="$PRETRAINED" \
+    --do_lower_case=True \
+    --max_seq_length="$SEQ" \
+    --train_batch_size=32 \
+    --learning_rate=1e-3 \
+    --num_train_epochs="$EPOCHS" \
+    --output_dir="$OUT/ner" \
+    --tf_random_seed="$SEED"
+echo "--> $OUT/ner/eval_results.txt (dev set, entity-level scores as conlleval counts them):"
+sed 's/^/      /' "$OUT/ner/eval_results.txt"
+echo "--> $OUT/ner/test_predictions.txt: test.txt with a predicted tag column, e.g."
+awk 'NF == 3 && $1 != "-DOCSTART-" && n < 8 { printf "      %s\n", $0; n++ }' "$OUT/ner/test_predictions.txt"
+done_in ner
+
+step "7/7 Extract contextual embeddings of two inputs (extract_features.py)"
 cat >"$OUT/sentences.txt" <<'EOF'
 the soup was cold and the waiter was rude .
 a charming little hotel ||| we would happily stay there again .
@@ -283,6 +308,7 @@ done_in features
 
 ACCURACY=$(awk -F' = ' '$1 == "eval_accuracy" { printf "%.3f", $2 }' \
     "$OUT/classifier/eval_results.txt")
+NER_F1=$(awk -F' = ' '$1 == "eval_f1" { printf "%.3f", $2 }' "$OUT/ner/eval_results.txt")
 MLM=$(awk -F' = ' '$1 == "masked_lm_accuracy" { printf "%.3f", $2 }' \
     "$OUT/pretraining/eval_results.txt")
 cat <<EOF
@@ -294,6 +320,8 @@ pretraining data      $OUT/pretraining_data.tfrecord ($INSTANCES examples)
 pretrained BERT       $PRETRAINED (masked LM accuracy $MLM after $PRETRAIN_STEPS steps)
 sentiment classifier  $OUT/classifier (dev accuracy $ACCURACY; chance is 0.5)
 test predictions      $OUT/classifier/test_results.tsv
+entity tagger         $OUT/ner (dev entity F1 $NER_F1; tagging every word O scores 0)
+tagged test set       $OUT/ner/test_predictions.txt
 SavedModel            $OUT/classifier_export
 custom-data run       $OUT/custom (labels.txt, text_predictions.jsonl; export $OUT/custom_export)
 features              $OUT/features.jsonl (sentence vectors: $OUT/features.pooled.jsonl)

@@ -37,6 +37,7 @@ _SCRIPTS = (
     "run_squad",
     "extract_features",
     "convert_checkpoint",
+    "run_ner",
 )
 
 

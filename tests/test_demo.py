@@ -54,13 +54,14 @@ def _results(path):
 
 def test_every_step_ran_and_said_where_its_output_is(demo):
     out, stdout = demo
-    for step in range(1, 7):
-        assert f"=== {step}/6 " in stdout
+    for step in range(1, 8):
+        assert f"=== {step}/7 " in stdout
     for script in (
         "create_vocab",
         "create_pretraining_data",
         "run_pretraining",
         "run_classifier",
+        "run_ner",
         "extract_features",
     ):
         assert re.search(rf"^\$ \S*python\S* {script}\.py --", stdout, re.M), script
@@ -139,6 +140,25 @@ def test_classifier_eval_predict_and_export(demo):
         segment_ids=tf.zeros([len(ids), SEQ], tf.int32),
     )["probabilities"].numpy()
     np.testing.assert_allclose(served, predictions[:4], atol=1e-5)
+
+
+def test_ner_tagger_eval_and_predictions(demo):
+    import tensorflow as tf
+
+    out, stdout = demo
+    windows = sum(1 for _ in tf.data.TFRecordDataset(str(out / "ner" / "train.tf_record")))
+    results = _results(out / "ner" / "eval_results.txt")
+    assert sorted(results) == [
+        "eval_f1", "eval_f1_LOC", "eval_f1_MISC", "eval_f1_ORG", "eval_f1_PER", "eval_loss",
+        "eval_precision", "eval_recall", "eval_token_accuracy", "global_step",
+    ]  # fmt: skip
+    assert int(results["global_step"]) == int(windows / 32 * EPOCHS)
+    assert all(0.0 <= float(v) <= 1.0 for k, v in results.items() if k.startswith("eval_f1"))
+    test = _lines(os.path.join(REPO, "demo_data", "ner", "test.txt"))
+    predicted = _lines(out / "ner" / "test_predictions.txt")
+    assert len(predicted) == len(test)
+    assert [p.rsplit(" ", 1)[0] if p else "" for p in predicted] == test
+    assert "dev entity F1" in stdout
 
 
 def test_features(demo):

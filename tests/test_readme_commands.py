@@ -22,6 +22,7 @@ SCRIPTS = (
     "run_squad",
     "extract_features",
     "convert_checkpoint",
+    "run_ner",
 )
 
 
