@@ -48,12 +48,13 @@ does, and so do tf.compat.v1.train optimizers, which average rather than
 sum here, as under tf.estimator) so that every replica computes the same
 update.
 
-Errors: bad user input should surface as a ValueError (or this module's
-UsageError) with a one-line message naming the flag or file at fault.
-Scripts start with `runner.run_main(main)` instead of absl's app.run: it
-turns those errors, missing or corrupt files (OSError, NotFoundError,
-DataLossError) and NanLossError into "ERROR: <message>" on stderr and exit
-status 1, without a traceback (--show_traceback prints it).
+Errors: bad user input should surface as a UsageError (errors.py) with a
+one-line message naming the flag or file at fault. Scripts start with
+`runner.run_main(main)` (errors.run_main) instead of absl's app.run: it
+turns user errors (UsageError, OSError, TensorFlow's errors about missing
+or corrupt data, NanLossError) into "ERROR: <message>" on stderr and exit
+status 1, without a traceback (--show_traceback prints it); a bug keeps
+its traceback.
 
 With --tf_random_seed set, runs are reproducible: the graph-level seed is
 fixed, tf.data pipelines are made deterministic, and a resumed run skips
@@ -66,17 +67,19 @@ import collections
 import contextlib
 import json
 import os
-import re
-import sys
 import time
-import traceback
 
 import numpy as np
 import tensorflow as tf
-from absl import app, flags, logging
+from absl import flags, logging
 
+import checkpoint_shapes
 import modeling
 import optimization
+import startup_checks
+from errors import RunError, UsageError, run_main  # noqa: F401  (scripts call runner.run_main)
+from progress import TrainingProgress as _Progress
+from progress import format_seconds as _format_seconds
 
 FLAGS = flags.FLAGS
 
@@ -180,11 +183,7 @@ class ModeKeys:
     PREDICT = "infer"
 
 
-class UsageError(ValueError):
-    """A mistake in flags or input files; run_main reports it in one line."""
-
-
-class NanLossError(RuntimeError):
+class NanLossError(RunError):
     """Training produced a NaN or Inf loss; nothing after the last good save is kept."""
 
 
@@ -600,8 +599,7 @@ def warm_start_from_checkpoint(init_checkpoint, use_tpu=False):
 
 
 def _check_model_dir(model_dir, create):
-    if tf.io.gfile.exists(model_dir) and not tf.io.gfile.isdir(model_dir):
-        raise UsageError(f"output directory {model_dir} is an existing file, not a directory")
+    startup_checks.check_output_dir(model_dir, "model_dir")
     if create:
         tf.io.gfile.makedirs(model_dir)
 
@@ -618,25 +616,16 @@ def _make_saver(max_to_keep=5):
 
 def _restore(saver, session, checkpoint_path):
     """Restores all of the saver's variables, naming any the checkpoint lacks."""
-    in_checkpoint = dict(tf.train.list_variables(checkpoint_path))
-    missing, mismatched = [], []
-    for variable in saver.runner_var_list:
-        name = variable.op.name
-        if name not in in_checkpoint:
-            missing.append(name)
-        elif not variable.shape.is_compatible_with(in_checkpoint[name]):
-            mismatched.append(
-                f"{name} is {variable.shape.as_list()} in the model but "
-                f"{list(in_checkpoint[name])} in the checkpoint"
-            )
-    if missing or mismatched:
-        problems = []
-        if missing:
-            more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
-            problems.append("it lacks " + ", ".join(sorted(missing)[:5]) + more)
-        problems += mismatched[:3]
+    in_checkpoint = checkpoint_shapes.read_shapes(checkpoint_path)
+    expected = {variable.op.name: variable.shape for variable in saver.runner_var_list}
+    checkpoint_shapes.check_shapes(expected, checkpoint_path, in_checkpoint)
+    missing = sorted(name for name in expected if name not in in_checkpoint)
+    if missing:
+        more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
         raise UsageError(
-            f"checkpoint {checkpoint_path} does not match the model: " + "; ".join(problems)
+            f"checkpoint {checkpoint_path} does not match the model: it lacks "
+            + ", ".join(missing[:5])
+            + more
         )
     saver.restore(session, checkpoint_path)
 
@@ -657,17 +646,6 @@ def _crosses(before, after, every):
     return bool(every) and after // every > before // every
 
 
-def _format_seconds(seconds):
-    seconds = int(max(0, seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{secs:02d}s"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
-
-
 def _scalar_summary(values):
     return tf.compat.v1.Summary(
         value=[
@@ -675,41 +653,6 @@ def _scalar_summary(values):
             for tag, value in values.items()
         ]
     )
-
-
-class _Progress:
-    """Console progress of a training run: step/total, loss, rates, time left."""
-
-    def __init__(self, start_step, max_steps, global_batch_size):
-        self.total = "?" if max_steps is None else str(max_steps)
-        self.max_steps = max_steps
-        self.global_batch_size = global_batch_size
-        self.t_start = time.time()
-        self._t_last = None
-        self._step_last = start_step
-
-    def log(self, step, scalars):
-        """Logs one line; returns {"global_step/sec", "examples/sec"} (empty at first)."""
-        now = time.time()
-        parts = [f"step {step}/{self.total}"]
-        parts += [f"{key} = {value:.6g}" for key, value in scalars.items()]
-        rates = {}
-        if self._t_last is not None and step > self._step_last:
-            steps_per_sec = (step - self._step_last) / max(now - self._t_last, 1e-9)
-            rates = {
-                "global_step/sec": steps_per_sec,
-                "examples/sec": steps_per_sec * self.global_batch_size,
-            }
-            parts.append(f"{steps_per_sec:.3g} steps/sec")
-            parts.append(f"{rates['examples/sec']:.4g} examples/sec")
-            parts.append(f"{_format_seconds(now - self.t_start)} elapsed")
-            if self.max_steps is not None:
-                parts.append(f"{_format_seconds((self.max_steps - step) / steps_per_sec)} left")
-        logging.info(", ".join(parts))
-        # Rates are measured from the first logged step on, leaving out graph
-        # building and the first step's one-off costs.
-        self._t_last, self._step_last = now, step
-        return rates
 
 
 class Estimator:
@@ -1428,55 +1371,3 @@ def _to_python(value):
     if value.shape == ():
         return value.item()
     return value.tolist()
-
-
-# --------------------------------------------------------------------------
-# Entry point for scripts
-
-
-_GENERIC_LINES = ("Graph execution error:", "Detected at node", "Detected unsupported")
-
-
-def _first_line(error):
-    """The first informative line of an error's message, for a one-line report."""
-    message = getattr(error, "message", None) or str(error)
-    for line in str(message).splitlines():
-        line = re.sub(r"\{\{function_node [^}]*\}\}", "", line).strip()
-        if line and not line.startswith(_GENERIC_LINES) and not line.startswith("[["):
-            return line
-    return type(error).__name__
-
-
-USER_ERRORS = (
-    ValueError,
-    OSError,
-    NanLossError,
-    tf.errors.NotFoundError,
-    tf.errors.DataLossError,
-    tf.errors.InvalidArgumentError,
-    tf.errors.OutOfRangeError,
-)
-
-
-def run_main(main, argv=None):
-    """Runs `main` through absl's app.run, reporting user errors in one line.
-
-    A USER_ERRORS exception becomes "ERROR: <first informative line of its
-    message>" on stderr and exit status 1, with no traceback unless
-    --show_traceback is set; anything else keeps its traceback.
-    """
-
-    def guarded_main(args):
-        try:
-            return main(args)
-        except USER_ERRORS as e:
-            if FLAGS.show_traceback:
-                traceback.print_exc()
-            message = _first_line(e)
-            if isinstance(e, tf.errors.OpError):
-                message = f"{type(e).__name__}: {message}"
-            sys.stderr.write(f"ERROR: {message}\n")
-            sys.stderr.flush()
-            sys.exit(1)
-
-    app.run(guarded_main, argv=argv)
