@@ -55,27 +55,32 @@ def _is_write_failure(error):
     )
 
 
-class _File:
-    """A file object whose failed writes name the output file they were for."""
+class GuardedWriter:
+    """Wraps a file or record writer so that a failed write names the output file.
 
-    def __init__(self, handle, path, flag):
+    `path` is the file's final name (not the temporary one), `flag` the
+    flag that named it.
+    """
+
+    def __init__(self, handle, path, flag=None):
         self._handle, self._path, self._flag = handle, path, flag
 
-    def write(self, data):
+    def _call(self, method, *args):
         try:
-            return self._handle.write(data)
+            return getattr(self._handle, method)(*args)
         except Exception as e:
             if _is_write_failure(e):
                 raise write_error(self._path, e, self._flag) from e
             raise
 
+    def write(self, data):
+        return self._call("write", data)
+
+    def flush(self):
+        return self._call("flush")
+
     def close(self):
-        try:
-            self._handle.close()
-        except Exception as e:
-            if _is_write_failure(e):
-                raise write_error(self._path, e, self._flag) from e
-            raise
+        return self._call("close")
 
 
 @contextlib.contextmanager
@@ -123,7 +128,7 @@ def atomic_files(paths, mode="w", flag=None):
         try:
             for temp, final in zip(temps, paths):
                 try:
-                    files.append(_File(_open(temp, mode), final, flag))
+                    files.append(GuardedWriter(_open(temp, mode), final, flag))
                 except Exception as e:
                     if _is_write_failure(e):
                         raise write_error(final, e, flag) from e
