@@ -44,7 +44,7 @@ _TF_USER_ERRORS = frozenset(
     ]
 )
 
-_GENERIC_LINES = ("Graph execution error:", "Detected at node", "Detected unsupported")
+_GENERIC_LINES = ("Graph execution error:", "Detected at node", "Detected unsupported", "Node: ")
 _STACK_HEAD = re.compile(r"defined at \(most recent call last\):\s*$")
 _STACK_LINE = re.compile(r"^\s+(File \".*\", line \d+, in .*|\S.*)$")
 _NODE = re.compile(r"\{\{function_node [^}]*\}\}|\{\{node [^}]*\}\}|\[\[.*?\]\]|\[Op:\w+\]")
