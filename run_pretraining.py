@@ -13,6 +13,7 @@ import os
 import tensorflow as tf
 from absl import flags, logging
 
+import errors
 import eval_results
 import features as features_lib
 import modeling
@@ -413,7 +414,10 @@ def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
         try:
             record = next(iter(tf.compat.v1.io.tf_record_iterator(path)), None)
         except (tf.errors.OpError, OSError) as e:
-            raise runner.UsageError(f"--input_file: cannot read {path}: {e}") from None
+            damaged = _find_damaged_record([path])
+            if damaged is not None:
+                raise damaged from None
+            raise UsageError(f"--input_file: cannot read {path}: {errors.first_line(e)}") from None
         if record is None:
             continue
         try:
