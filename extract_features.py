@@ -286,6 +286,7 @@ def _naming_unreadable_checkpoint():
 def main(_):
     logging.set_verbosity(logging.INFO)
 
+    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     layer_indexes = parse_layers(FLAGS.layers, bert_config.num_hidden_layers)
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)

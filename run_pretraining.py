@@ -448,8 +448,7 @@ def _validate_flags():
     for name in ("bert_config_file", "input_file", "output_dir"):
         if not getattr(FLAGS, name):
             raise runner.UsageError(f"--{name} must be set")
-    if not tf.io.gfile.exists(FLAGS.bert_config_file):
-        raise runner.UsageError(f"--bert_config_file: {FLAGS.bert_config_file} does not exist")
+    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     try:
         bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     except ValueError as e:

@@ -1315,8 +1315,13 @@ def _score(predictions, null_odds):
 def main(_):
     logging.set_verbosity(logging.INFO)
 
+    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     validate_flags_or_throw(bert_config)
+    if FLAGS.do_train:
+        startup_checks.check_input_file(FLAGS.train_file, "--train_file")
+    if FLAGS.do_predict:
+        startup_checks.check_input_file(FLAGS.predict_file, "--predict_file")
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     startup_checks.check_output_dir(FLAGS.output_dir)
