@@ -66,7 +66,8 @@ def _raised_outside_repo(error):
     while tb.tb_next is not None:
         tb = tb.tb_next
     filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
-    return os.path.dirname(filename) != _REPO_DIR
+    ours = filename.startswith(_REPO_DIR + os.sep) and "site-packages" not in filename
+    return not ours
 
 
 def is_user_error(error):
