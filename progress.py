@@ -39,10 +39,15 @@ def _count(n):
     return f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"
 
 
-def progress_line(what, done, total, unit, elapsed, extra=""):
-    """The one progress format: "<what>: done/total unit (rate/s)<extra>, T elapsed, T left"."""
+def progress_line(what, done, total, unit, elapsed, extra="", rate=None):
+    """The one progress format: "<what>: done/total unit (rate/s)<extra>, T elapsed, T left".
+
+    `rate` defaults to done / elapsed; pass it when the count started
+    elsewhere than 0 or the start-up time should not count.
+    """
     elapsed = max(elapsed, 1e-9)
-    rate = done / elapsed
+    if rate is None:
+        rate = done / elapsed
     if total is None:
         left = None
         counts = _count(done)
@@ -74,7 +79,10 @@ class Progress:
 
 
 class TrainingProgress:
-    """Console progress of a training run: step/total, loss, rates, time elapsed and left."""
+    """Console progress of a training run, in progress_line's format with the loss added.
+
+    Training: 120/1,000 steps (3.2/s), loss = 2.5, 102.4 examples/s, 38s elapsed, 4m35s left
+    """
 
     def __init__(self, start_step, max_steps, global_batch_size):
         self.total = "?" if max_steps is None else str(max_steps)
@@ -87,8 +95,7 @@ class TrainingProgress:
     def log(self, step, scalars):
         """Logs one line; returns {"global_step/sec", "examples/sec"} (empty at first)."""
         now = time.time()
-        parts = [f"step {step}/{self.total}"]
-        parts += [f"{key} = {value:.6g}" for key, value in scalars.items()]
+        values = "".join(f", {key} = {value:.6g}" for key, value in scalars.items())
         rates = {}
         if self._t_last is not None and step > self._step_last:
             steps_per_sec = (step - self._step_last) / max(now - self._t_last, 1e-9)
@@ -96,12 +103,14 @@ class TrainingProgress:
                 "global_step/sec": steps_per_sec,
                 "examples/sec": steps_per_sec * self.global_batch_size,
             }
-            parts.append(f"{steps_per_sec:.3g} steps/sec")
-            parts.append(f"{rates['examples/sec']:.4g} examples/sec")
-            parts.append(f"{format_seconds(now - self.t_start)} elapsed")
-            if self.max_steps is not None:
-                parts.append(f"{format_seconds((self.max_steps - step) / steps_per_sec)} left")
-        logging.info(", ".join(parts))
+            extra = f"{values}, {rates['examples/sec']:,.4g} examples/s"
+            line = progress_line(
+                "Training", step, self.max_steps, "steps", now - self.t_start, extra, steps_per_sec
+            )
+        else:
+            total = "" if self.max_steps is None else f"/{_count(self.max_steps)}"
+            line = f"Training: {_count(step)}{total} steps{values}"
+        logging.info(line)
         # Rates are measured from the first logged step on, leaving out graph
         # building and the first step's one-off costs.
         self._t_last, self._step_last = now, step

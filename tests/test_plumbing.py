@@ -241,6 +241,22 @@ def test_progress_logs_at_most_every_interval(monkeypatch):
     ]
 
 
+def test_training_progress_rates_leave_out_start_up(monkeypatch):
+    lines = []
+    monkeypatch.setattr(progress.logging, "info", lines.append)
+    clock = iter([0.0, 30.0, 40.0])
+    monkeypatch.setattr(progress.time, "time", lambda: next(clock))
+    p = progress.TrainingProgress(start_step=500, max_steps=1000, global_batch_size=32)
+    assert p.log(500, {"loss": 2.5}) == {}  # at 30 s, after graph building
+    rates = p.log(520, {"loss": 2.25})  # 20 steps in 10 s
+    assert rates == {"global_step/sec": 2.0, "examples/sec": 64.0}
+    assert lines == [
+        "Training: 500/1,000 steps, loss = 2.5",
+        # 480 steps left at 2/s: 4 minutes.
+        "Training: 520/1,000 steps (2/s), loss = 2.25, 64 examples/s, 40s elapsed, 4m00s left",
+    ]
+
+
 def test_eval_results_print_ints_and_float32():
     text = eval_results.format_eval_results(
         {"loss": 0.4000000059604645, "global_step": np.int64(12), "f1": 60.5, "mcc": 11 / 35}
