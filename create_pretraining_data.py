@@ -11,10 +11,9 @@ is drawn from in the order the original script draws it. What differs is
 cost:
 
 - TensorFlow, seconds of CPU and hundreds of MB to import, is not loaded
-  for local files: the TFRecord framing (lengths and masked CRC-32C
-  checksums) is written directly, the checksums computed with numpy for
-  thousands of records at once, byte for byte what tf.io.TFRecordWriter
-  writes. Paths with a scheme (gs://, ...) go through tf.io.gfile.
+  for local files: the TFRecord framing is written directly
+  (tfrecord_format.py), byte for byte what tf.io.TFRecordWriter writes.
+  Paths with a scheme (gs://, ...) go through tf.io.gfile.
 - Tokenization has no randomness, so it runs in `--num_workers` forked
   processes over chunks of lines, in order, memoised per word, and the
   documents are kept as tuples of token ids rather than lists of strings.
@@ -26,7 +25,7 @@ cost:
   `random.Random` uses, checked against it at start-up (with a fall-back to
   the library methods should a Python version ever differ).
 - Each instance is serialized as soon as it is made, by a small encoder
-  whose bytes equal `tf.train.Example.SerializeToString(deterministic=True)`
+  (tfrecord_format.py) whose bytes equal `tf.train.Example.SerializeToString(deterministic=True)`
   (features sorted by name; protobuf's default map order changes from one
   process to the next, so the original's files differ in byte order
   between runs while parsing to the same Examples). Only these bytes are
@@ -40,21 +39,23 @@ cost:
 import array
 import collections
 import contextlib
-import glob
 import itertools
-import math
 import multiprocessing
 import os
 import random
 import re
-import struct
-import sys
 import time
 import warnings
 
-from absl import app, flags, logging
+from absl import flags, logging
 
+import errors
+import fileio
+import startup_checks
+import tfrecord_format
 import tokenization
+from errors import UsageError
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -95,25 +96,42 @@ flags.DEFINE_integer(
 )
 
 _CLS, _SEP, _MASK, _UNK = "[CLS]", "[SEP]", "[MASK]", "[UNK]"
-# Seconds between progress lines of long phases.
-_LOG_EVERY = 10.0
 # Lines handed to a tokenizer worker at a time, and bytes read at a time.
 _LINES_PER_CHUNK = 2000
 _BYTES_PER_READ = 1 << 22
 # Features in the order the original inserts (and logs) them.
-_FEATURE_NAMES = (
-    "input_ids",
-    "input_mask",
-    "segment_ids",
-    "masked_lm_positions",
-    "masked_lm_ids",
-    "masked_lm_weights",
-    "next_sentence_labels",
-)
+_FEATURE_NAMES = tfrecord_format.PRETRAINING_FEATURE_NAMES
 
 
-class InputError(ValueError):
+class InputError(UsageError):
     """Bad user input: reported as one line naming the flag or file, no traceback."""
+
+
+class Recipe(
+    collections.namedtuple(
+        "Recipe",
+        [
+            "max_seq_length",
+            "dupe_factor",
+            "short_seq_prob",
+            "masked_lm_prob",
+            "max_predictions_per_seq",
+            "do_whole_word_mask",
+        ],
+    )
+):
+    """The recipe that decide which instances are made (the flags of the same names)."""
+
+    @classmethod
+    def from_flags(cls):
+        return cls(
+            FLAGS.max_seq_length,
+            FLAGS.dupe_factor,
+            FLAGS.short_seq_prob,
+            FLAGS.masked_lm_prob,
+            FLAGS.max_predictions_per_seq,
+            FLAGS.do_whole_word_mask,
+        )
 
 
 class TrainingInstance:
@@ -237,25 +255,21 @@ class _InstancePlanner:
         doc_lengths,
         doc_kinds,
         num_documents,
-        max_seq_length,
-        short_seq_prob,
-        masked_lm_prob,
-        max_predictions_per_seq,
-        do_whole_word_mask,
+        recipe,
         vocab_items,
         mask_item,
         rng,
     ):
-        if do_whole_word_mask and doc_kinds is None:
+        if recipe.do_whole_word_mask and doc_kinds is None:
             raise ValueError("whole word masking needs the kinds of the tokens")
         self.doc_lengths = doc_lengths
         self.doc_kinds = doc_kinds
         self.num_documents = num_documents
-        self.max_num_tokens = max_seq_length - 3
-        self.short_seq_prob = short_seq_prob
-        self.masked_lm_prob = masked_lm_prob
-        self.max_predictions_per_seq = max_predictions_per_seq
-        self.do_whole_word_mask = do_whole_word_mask
+        self.max_num_tokens = recipe.max_seq_length - 3
+        self.short_seq_prob = recipe.short_seq_prob
+        self.masked_lm_prob = recipe.masked_lm_prob
+        self.max_predictions_per_seq = recipe.max_predictions_per_seq
+        self.do_whole_word_mask = recipe.do_whole_word_mask
         self.vocab_items = vocab_items
         self.mask_item = mask_item
         self.draws = _Draws(rng)
@@ -445,17 +459,15 @@ def _string_kinds(tokens):
     return bytes(2 if t in (_CLS, _SEP) else 1 if t.startswith("##") else 0 for t in tokens)
 
 
-def _string_planner(all_documents, settings, vocab_words, rng, do_whole_word_mask):
-    max_seq_length, short_seq_prob, masked_lm_prob, max_predictions_per_seq = settings
+def _string_planner(all_documents, recipe, vocab_words, rng):
+    """A planner over documents of token strings; `recipe.do_whole_word_mask` may be None."""
+    wwm = _resolve_whole_word_mask(recipe.do_whole_word_mask)
+    recipe = recipe._replace(do_whole_word_mask=wwm)
     return _InstancePlanner(
         _LazyPerDocument(all_documents, lambda doc: [len(s) for s in doc]),
         _LazyPerDocument(all_documents, lambda doc: [_string_kinds(s) for s in doc]),
         len(all_documents),
-        max_seq_length,
-        short_seq_prob,
-        masked_lm_prob,
-        max_predictions_per_seq,
-        _resolve_whole_word_mask(do_whole_word_mask),
+        recipe,
         vocab_words,
         _MASK,
         rng,
@@ -484,13 +496,15 @@ def create_instances_from_document(
     Draws from `rng` exactly as the original does. `do_whole_word_mask`
     defaults to the flag of that name (False if flags are not parsed).
     """
-    planner = _string_planner(
-        all_documents,
-        (max_seq_length, short_seq_prob, masked_lm_prob, max_predictions_per_seq),
-        vocab_words,
-        rng,
+    recipe = Recipe(
+        max_seq_length,
+        1,
+        short_seq_prob,
+        masked_lm_prob,
+        max_predictions_per_seq,
         do_whole_word_mask,
     )
+    planner = _string_planner(all_documents, recipe, vocab_words, rng)
     assembler = _InstanceAssembler(all_documents, _CLS, _SEP)
     instances = []
 
@@ -517,9 +531,8 @@ def create_masked_lm_predictions(
     max(1, round(len(tokens) * masked_lm_prob))) tokens are chosen; each
     becomes [MASK] (80%), stays (10%) or a random vocabulary word (10%).
     """
-    planner = _string_planner(
-        [], (3, 0.0, masked_lm_prob, max_predictions_per_seq), vocab_words, rng, do_whole_word_mask
-    )
+    recipe = Recipe(3, 1, 0.0, masked_lm_prob, max_predictions_per_seq, do_whole_word_mask)
+    planner = _string_planner([], recipe, vocab_words, rng)
     positions, changes = planner.plan_masks(0, 0, _string_kinds(tokens))
     output_tokens = list(tokens)
     for i, item in changes:
@@ -545,229 +558,15 @@ def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
 # Serialization.
 
 
-def _varint(value):
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-class _ExampleEncoder:
-    """Serializes pre-training instances given as token ids.
-
-    The bytes are those of `tf.train.Example.SerializeToString(deterministic=
-    True)`: Example.features (field 1) holds one map entry (field 1) per
-    feature in name order, each entry a key (field 1) and a Feature (field 2)
-    whose int64_list (field 3) or float_list (field 2) packs its values
-    into field 1. The framing bytes depend only on the lengths of the packed
-    values, so they are built once per length and cached; 0/1 features
-    (input_mask, segment_ids) always pack to max_seq_length bytes.
-    """
-
-    def __init__(self, vocab_size, max_seq_length, max_predictions_per_seq):
-        self.max_seq_length = max_seq_length
-        self.max_predictions = max_predictions_per_seq
-        # Varints of every id, position and field length that can occur.
-        longest_record = 8 * max_seq_length + 12 * max_predictions_per_seq + 256
-        self.varints = [_varint(i) for i in range(max(vocab_size, longest_record))]
-        self.zeros = [bytes(k) for k in range(max(max_seq_length, max_predictions_per_seq) + 1)]
-        self.ones = [b"\x01" * k for k in range(max_seq_length + 1)]
-        self.prefixes = {name: {} for name in _FEATURE_NAMES}
-        self.mask_prefix = self._prefix("input_mask", b"\x1a", max_seq_length)
-        self.segment_prefix = self._prefix("segment_ids", b"\x1a", max_seq_length)
-        one, zero = struct.pack("<f", 1.0), struct.pack("<f", 0.0)
-        self.weight_entries = [
-            self._entry(
-                "masked_lm_weights",
-                b"\x12",
-                one * k + zero * (max_predictions_per_seq - k),
-            )
-            for k in range(max_predictions_per_seq + 1)
-        ]
-        self.label_entries = [
-            self._entry("next_sentence_labels", b"\x1a", bytes([label])) for label in (0, 1)
-        ]
-
-    def _prefix(self, name, kind_tag, packed_length):
-        """The bytes of a feature map entry that come before its packed values."""
-        cache = self.prefixes[name]
-        prefix = cache.get(packed_length)
-        if prefix is None:
-            v = _varint
-            value_list = 1 + len(v(packed_length)) + packed_length
-            feature = 1 + len(v(value_list)) + value_list
-            key = b"\x0a" + v(len(name)) + name.encode()
-            entry = len(key) + 1 + len(v(feature)) + feature
-            prefix = cache[packed_length] = b"".join(
-                (
-                    b"\x0a" + v(entry),
-                    key,
-                    b"\x12" + v(feature),
-                    kind_tag + v(value_list),
-                    b"\x0a" + v(packed_length),
-                )
-            )
-        return prefix
-
-    def _entry(self, name, kind_tag, packed):
-        return self._prefix(name, kind_tag, len(packed)) + packed
-
-    def encode(self, input_ids, num_a, num_b, positions, label_ids, is_random_next):
-        """The serialized Example of [CLS] a [SEP] b [SEP] (ids, after masking)."""
-        length = len(input_ids)
-        pad = self.max_seq_length - length
-        pad_p = self.max_predictions - len(positions)
-        if pad < 0 or pad_p < 0:
-            raise ValueError(f"instance of {length} tokens, {len(positions)} predictions")
-        varint = self.varints.__getitem__
-        prefixes = self.prefixes
-        zeros = self.zeros
-        ids = b"".join(map(varint, input_ids)) + zeros[pad]
-        prefix = prefixes["input_ids"].get(len(ids)) or self._prefix(
-            "input_ids", b"\x1a", len(ids)
-        )
-        labels = b"".join(map(varint, label_ids)) + zeros[pad_p]
-        label_prefix = prefixes["masked_lm_ids"].get(len(labels)) or self._prefix(
-            "masked_lm_ids", b"\x1a", len(labels)
-        )
-        where = b"".join(map(varint, positions)) + zeros[pad_p]
-        where_prefix = prefixes["masked_lm_positions"].get(len(where)) or self._prefix(
-            "masked_lm_positions", b"\x1a", len(where)
-        )
-        ones = self.ones
-        body = b"".join(
-            (
-                prefix,
-                ids,
-                self.mask_prefix,
-                ones[length],
-                zeros[pad],
-                label_prefix,
-                labels,
-                where_prefix,
-                where,
-                self.weight_entries[len(positions)],
-                self.label_entries[1 if is_random_next else 0],
-                self.segment_prefix,
-                zeros[num_a + 2],
-                ones[num_b + 1],
-                zeros[pad],
-            )
-        )
-        return b"\x0a" + self.varints[len(body)] + body
-
-
-def _read_varint(data, pos):
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, pos
-        shift += 7
-
-
-def _fields(data):
-    """Yields (field number, wire type, value) of a protobuf message's bytes.
-
-    Length-delimited values come as bytes; varints as ints; fixed32 as bytes.
-    """
-    pos = 0
-    while pos < len(data):
-        key, pos = _read_varint(data, pos)
-        number, wire_type = key >> 3, key & 7
-        if wire_type == 0:
-            value, pos = _read_varint(data, pos)
-        elif wire_type == 2:
-            size, pos = _read_varint(data, pos)
-            value, pos = data[pos : pos + size], pos + size
-        elif wire_type == 5:
-            value, pos = data[pos : pos + 4], pos + 4
-        elif wire_type == 1:
-            value, pos = data[pos : pos + 8], pos + 8
-        else:
-            raise ValueError(f"unsupported wire type {wire_type}")
-        yield number, wire_type, value
-
-
-def _example_values(record):
-    """{feature name: list of values} of a serialized tf.train.Example.
-
-    Decodes the wire format directly, so logging needs no TensorFlow.
-    """
-    values = {}
-    for number, _, features_bytes in _fields(record):
-        if number != 1:
-            continue
-        for entry_number, _, entry in _fields(features_bytes):
-            if entry_number != 1:
-                continue
-            name, feature = "", b""
-            for field, _, value in _fields(entry):
-                if field == 1:
-                    name = value.decode("utf-8")
-                elif field == 2:
-                    feature = value
-            decoded = []
-            for kind, _, value_list in _fields(feature):
-                for _, wire_type, value in _fields(value_list):
-                    if kind == 2:  # float_list, packed or not
-                        decoded += [x for (x,) in struct.iter_unpack("<f", value)]
-                    elif wire_type == 2:  # packed int64_list
-                        pos = 0
-                        while pos < len(value):
-                            item, pos = _read_varint(value, pos)
-                            decoded.append(item - (1 << 64) if item >= 1 << 63 else item)
-                    else:
-                        decoded.append(value - (1 << 64) if value >= 1 << 63 else value)
-            values[name] = decoded
-    return values
-
-
 def _log_example(record, inv_vocab):
     """Logs one serialized Example the way the original logs its first 20."""
-    feature = _example_values(record)
+    feature = tfrecord_format.example_values(record)
     num_tokens = sum(feature["input_mask"])
     tokens = [inv_vocab[i] for i in feature["input_ids"][:num_tokens]]
     logging.info("*** Example ***")
     logging.info("tokens: %s", " ".join(tokenization.printable_text(x) for x in tokens))
     for name in _FEATURE_NAMES:
         logging.info("%s: %s", name, " ".join(str(x) for x in feature[name]))
-
-
-class _Progress:
-    """Logs done/total, rate and time left at most every _LOG_EVERY seconds."""
-
-    def __init__(self, what, total, unit):
-        self.what, self.total, self.unit = what, total, unit
-        self.start = self.last = time.monotonic()
-
-    def update(self, done, extra="", force=False):
-        now = time.monotonic()
-        if not force and now - self.last < _LOG_EVERY:
-            return
-        self.last = now
-        elapsed = max(now - self.start, 1e-9)
-        rate = done / elapsed
-        left = (self.total - done) / rate if rate > 0 else math.inf
-        logging.info(
-            "%s: %s/%s %s (%.0f/s)%s, %.0fs elapsed, ~%.0fs left",
-            self.what,
-            _human(done),
-            _human(self.total),
-            self.unit,
-            rate,
-            extra,
-            elapsed,
-            left,
-        )
-
-
-def _human(n):
-    return f"{n:,}" if isinstance(n, int) else f"{n:,.1f}"
 
 
 def write_instance_to_example_files(
@@ -778,7 +577,9 @@ def write_instance_to_example_files(
     Files appear under their names only once complete.
     """
     vocab = tokenizer.vocab
-    encoder = _ExampleEncoder(len(vocab), max_seq_length, max_predictions_per_seq)
+    encoder = tfrecord_format.PretrainingExampleEncoder(
+        len(vocab), max_seq_length, max_predictions_per_seq
+    )
     records = []
     for instance in instances:
         num_a = instance.segment_ids.count(0) - 2
@@ -799,172 +600,15 @@ def write_instance_to_example_files(
 def _write_records(records, inv_vocab, output_files):
     """Writes serialized Examples round-robin to `output_files`; logs the first 20.
 
-    The files appear under their names only once all are complete. Local
-    files are written here, with no TensorFlow; other paths through
-    tf.io.TFRecordWriter.
+    The files appear under their names only once all are complete; local
+    files are written with no TensorFlow.
     """
     for record in records[:20]:
         _log_example(record, inv_vocab)
-    progress = _Progress("Writing", len(records), "instances")
-    if any(_is_remote(path) for path in output_files):
-        import features
-
-        with features.atomic_record_writers(output_files) as writers:
-            for index, record in enumerate(records):
-                writers[index % len(writers)].write(record)
-                if index & 1023 == 0:
-                    progress.update(index)
-    else:
-        _write_local_tfrecords(records, output_files, progress)
+    progress = Progress("Writing", len(records), "instances")
+    tfrecord_format.write_tfrecords(records, output_files, progress, flag="--output_file")
+    progress.update(len(records), force=True)
     logging.info("Wrote %d total instances", len(records))
-
-
-# TFRecord framing: per record, the little-endian uint64 length, the masked
-# CRC-32C of those 8 bytes, the data, the masked CRC-32C of the data.
-_CRC32C_POLY = 0x82F63B78  # Castagnoli, bit-reflected
-_CRC_MASK_DELTA = 0xA282EAD8
-_RECORDS_PER_BATCH = 8192
-
-
-def _crc32c_table():
-    import numpy as np
-
-    table = []
-    for byte in range(256):
-        crc = byte
-        for _ in range(8):
-            crc = (crc >> 1) ^ _CRC32C_POLY if crc & 1 else crc >> 1
-        table.append(crc)
-    return np.array(table, dtype=np.uint32)
-
-
-def _masked_crc32c(datas, table):
-    """The masked CRC-32C of each byte string, computed for all of them at once.
-
-    The strings are laid out as rows of a zero-padded matrix, longest first;
-    the table-driven update runs column by column over the rows still going.
-    """
-    import numpy as np
-
-    n = len(datas)
-    lengths = np.fromiter(map(len, datas), dtype=np.int64, count=n)
-    order = np.argsort(-lengths, kind="stable")
-    longest = int(lengths[order[0]]) if n else 0
-    rows = np.zeros((n, longest), dtype=np.uint8)
-    rows[np.arange(longest)[None, :] < lengths[order][:, None]] = np.frombuffer(
-        b"".join([datas[i] for i in order]), dtype=np.uint8
-    )
-    columns = np.ascontiguousarray(rows.T)
-    del rows
-    # active[c]: how many strings are longer than c (a prefix of the sorted rows).
-    active = n - np.cumsum(np.bincount(lengths, minlength=longest + 1))[:longest]
-    crc = np.full(n, 0xFFFFFFFF, dtype=np.uint32)
-    for column, count in zip(columns, active.tolist()):
-        head = crc[:count]
-        crc[:count] = table[(head ^ column[:count]) & 0xFF] ^ (head >> 8)
-    crc ^= np.uint32(0xFFFFFFFF)
-    unsorted = np.empty_like(crc)
-    unsorted[order] = crc
-    return ((unsorted >> 15) | (unsorted << 17)) + np.uint32(_CRC_MASK_DELTA)
-
-
-def _tfrecord_bytes(datas, table):
-    """The TFRecord file bytes of the records `datas`."""
-    import numpy as np
-
-    lengths = np.fromiter(map(len, datas), dtype="<u8", count=len(datas))
-    length_bytes = lengths.tobytes()
-    heads = [length_bytes[8 * i : 8 * i + 8] for i in range(len(datas))]
-    head_crcs = _masked_crc32c(heads, table).astype("<u4").tobytes()
-    data_crcs = _masked_crc32c(datas, table).astype("<u4").tobytes()
-    parts = []
-    for i, data in enumerate(datas):
-        parts += (heads[i], head_crcs[4 * i : 4 * i + 4], data, data_crcs[4 * i : 4 * i + 4])
-    return b"".join(parts)
-
-
-def _write_local_tfrecords(records, output_files, progress=None):
-    """Writes records round-robin as TFRecord files, byte for byte as TensorFlow would.
-
-    Each file goes to a temporary name first; all are renamed into place
-    only when all are complete, and removed on any error.
-    """
-    table = _crc32c_table()
-    temp_files = [f"{path}.tmp-{os.getpid()}" for path in output_files]
-    written = 0
-    try:
-        for k, temp in enumerate(temp_files):
-            with open(temp, "wb") as f:
-                mine = records[k :: len(output_files)]
-                for start in range(0, len(mine), _RECORDS_PER_BATCH):
-                    batch = mine[start : start + _RECORDS_PER_BATCH]
-                    f.write(_tfrecord_bytes(batch, table))
-                    written += len(batch)
-                    if progress is not None:
-                        progress.update(written)
-    except BaseException:
-        for temp in temp_files:
-            with contextlib.suppress(OSError):
-                os.remove(temp)
-        raise
-    for temp, final in zip(temp_files, output_files):
-        os.replace(temp, final)
-
-
-# ---------------------------------------------------------------------------
-# Files. TensorFlow is imported only where it is needed: paths with a scheme
-# (gs://, ...) and glob patterns plain Python cannot match the same way.
-
-
-def _tf():
-    import tensorflow as tf
-
-    return tf
-
-
-def _is_remote(path):
-    return "://" in path
-
-
-def _exists(path):
-    return _tf().io.gfile.exists(path) if _is_remote(path) else os.path.exists(path)
-
-
-def _isdir(path):
-    return _tf().io.gfile.isdir(path) if _is_remote(path) else os.path.isdir(path)
-
-
-def _file_size(path):
-    return _tf().io.gfile.stat(path).length if _is_remote(path) else os.path.getsize(path)
-
-
-def _open_binary(path):
-    return _tf().io.gfile.GFile(path, "rb") if _is_remote(path) else open(path, "rb")
-
-
-def _glob(pattern):
-    """The files `pattern` matches, in the order tf.io.gfile.glob gives them.
-
-    TensorFlow lists a directory in its on-disk order and matches hidden
-    files too; so does glob.glob(include_hidden=True) for a pattern with *
-    and ? in its last component only. Anything else goes to TensorFlow.
-    """
-    if not any(c in pattern for c in "*?["):
-        if _is_remote(pattern):
-            return _tf().io.gfile.glob(pattern)
-        return [pattern] if os.path.exists(pattern) else []
-    directory, name = os.path.split(pattern)
-    if (
-        _is_remote(pattern)
-        or sys.version_info < (3, 11)
-        or any(c in directory for c in "*?[")
-        or "[" in name
-        or "\\" in pattern
-    ):
-        return _tf().io.gfile.glob(pattern)
-    matches = glob.glob(pattern, include_hidden=True)
-    # TensorFlow names matches in the current directory "./name".
-    return matches if directory else [os.path.join(".", m) for m in matches]
 
 
 # ---------------------------------------------------------------------------
@@ -1074,7 +718,7 @@ def _line_chunks(input_files):
     line break).
     """
     for path in input_files:
-        with _open_binary(path) as reader:
+        with fileio.open_binary(path) as reader:
             line_number = 1
             rest = b""
             while True:
@@ -1099,8 +743,8 @@ def _read_documents(input_files, tokenizer, num_workers):
     """
     global _worker_line_tokenizer
     line_tokenizer = _LineTokenizer(tokenizer)
-    total_bytes = sum(_file_size(p) for p in input_files)
-    progress = _Progress("Reading input", total_bytes / 1e6, "MB")
+    total_bytes = sum(fileio.file_size(p) for p in input_files)
+    progress = Progress("Reading input", total_bytes / 1e6, "MB")
     documents = [[]]
     num_lines = 0
     done_bytes = 0
@@ -1181,13 +825,12 @@ def _id_kinds(tokenizer):
     return bytes(kinds)
 
 
-def _id_plans(documents, tokenizer, settings, rng, emit):
+def _id_plans(documents, tokenizer, recipe, rng, emit):
     """Plans every instance of the (already shuffled) id documents, as the original draws.
 
-    `settings` = (max_seq_length, dupe_factor, short_seq_prob, masked_lm_prob,
-    max_predictions_per_seq, do_whole_word_mask). Returns how many instances.
+    Returns how many instances there are.
     """
-    max_seq_length, dupe_factor, short_seq_prob, masked_lm_prob, max_predictions, wwm = settings
+    wwm = recipe.do_whole_word_mask
     doc_lengths = [[len(sentence) for sentence in doc] for doc in documents]
     doc_kinds = None
     if wwm:
@@ -1197,19 +840,15 @@ def _id_plans(documents, tokenizer, settings, rng, emit):
         doc_lengths,
         doc_kinds,
         len(documents),
-        max_seq_length,
-        short_seq_prob,
-        masked_lm_prob,
-        max_predictions,
-        wwm,
+        recipe,
         _vocab_items(tokenizer),
         tokenizer.vocab[_MASK],
         rng,
     )
-    total = dupe_factor * len(documents)
-    progress = _Progress("Creating instances", total, "documents")
+    total = recipe.dupe_factor * len(documents)
+    progress = Progress("Creating instances", total, "documents")
     done = count = 0
-    for _ in range(dupe_factor):
+    for _ in range(recipe.dupe_factor):
         for d in range(len(documents)):
             count += planner.plan_document(d, emit)
             done += 1
@@ -1219,7 +858,7 @@ def _id_plans(documents, tokenizer, settings, rng, emit):
     return count
 
 
-def _records_in_process(documents, tokenizer, settings, rng, encoder):
+def _records_in_process(documents, tokenizer, recipe, rng, encoder):
     assemble = _InstanceAssembler(documents, *_specials(tokenizer)[:2]).assemble
     encode = encoder.encode
     records = []
@@ -1227,7 +866,7 @@ def _records_in_process(documents, tokenizer, settings, rng, encoder):
     def emit(plan):
         records.append(encode(*assemble(plan)))
 
-    _id_plans(documents, tokenizer, settings, rng, emit)
+    _id_plans(documents, tokenizer, recipe, rng, emit)
     return records
 
 
@@ -1236,15 +875,15 @@ def _specials(tokenizer):
     return vocab[_CLS], vocab[_SEP], vocab[_MASK]
 
 
-def _create_records(documents, tokenizer, settings, rng, encoder):
+def _create_records(documents, tokenizer, recipe, rng, encoder):
     """The serialized Examples of the recipe, in their final (shuffled) order.
 
-    `settings` as for _id_plans. Each record is serialized as soon as it is
+    Each record is serialized as soon as it is
     planned; only the bytes are kept until the final shuffle.
     """
     draws = _Draws(rng)
     draws.shuffle(documents)
-    records = _records_in_process(documents, tokenizer, settings, rng, encoder)
+    records = _records_in_process(documents, tokenizer, recipe, rng, encoder)
     draws.shuffle(records)
     return records
 
@@ -1267,7 +906,7 @@ def create_training_instances(
     parsed); `num_workers` processes tokenize in parallel.
     """
     documents = _read_documents(input_files, tokenizer, num_workers)
-    settings = (
+    recipe = Recipe(
         max_seq_length,
         dupe_factor,
         short_seq_prob,
@@ -1290,7 +929,7 @@ def create_training_instances(
             _training_instance(tokens, num_a, num_b, positions, labels, is_random_next)
         )
 
-    _id_plans(documents, tokenizer, settings, rng, emit)
+    _id_plans(documents, tokenizer, recipe, rng, emit)
     draws.shuffle(instances)
     return instances
 
@@ -1323,54 +962,21 @@ def _check_flags():
         raise InputError(f"--num_workers={FLAGS.num_workers} must be at least 1")
 
 
-def _input_files(patterns):
-    files = []
-    for pattern in patterns.split(","):
-        if not pattern:
-            raise InputError(f"--input_file: empty entry in {patterns!r}")
-        matches = _glob(pattern)
-        if not matches:
-            if any(c in pattern for c in "*?["):
-                raise InputError(f"--input_file: no file matches {pattern}")
-            raise InputError(f"--input_file: no such file: {pattern}")
-        for path in matches:
-            if _isdir(path):
-                raise InputError(f"--input_file: {path} is a directory")
-        files.extend(matches)
-    return files
-
-
 def _output_files(names):
     files = names.split(",")
     for path in files:
         if not path:
             raise InputError(f"--output_file: empty entry in {names!r}")
         directory = os.path.dirname(path) or "."
-        if not _isdir(directory):
+        if not fileio.isdir(directory):
             raise InputError(f"--output_file: no such directory: {directory}")
-        if not _is_remote(directory) and not os.access(directory, os.W_OK | os.X_OK):
+        if not fileio.is_remote(directory) and not os.access(directory, os.W_OK | os.X_OK):
             raise InputError(f"--output_file: cannot write in directory {directory}")
-        if _isdir(path):
+        if fileio.isdir(path):
             raise InputError(f"--output_file: {path} is a directory")
     if len(set(files)) != len(files):
         raise InputError(f"--output_file: a file is named twice in {names}")
     return files
-
-
-def _load_tokenizer(vocab_file, do_lower_case):
-    if not _exists(vocab_file):
-        raise InputError(f"--vocab_file: no such file: {vocab_file}")
-    if _isdir(vocab_file):
-        raise InputError(f"--vocab_file: {vocab_file} is a directory")
-    try:
-        tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=do_lower_case)
-    except UnicodeDecodeError as e:
-        raise InputError(f"--vocab_file: {vocab_file} is not UTF-8 text ({e.reason})") from None
-    try:
-        tokenization.check_special_tokens(tokenizer.vocab, vocab_file)
-    except ValueError as e:
-        raise InputError(str(e)) from None
-    return tokenizer
 
 
 def _default_num_workers():
@@ -1383,8 +989,8 @@ def _default_num_workers():
 def run():
     """Creates the output files from the flags; raises InputError on bad input."""
     _check_flags()
-    tokenizer = _load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-    input_files = _input_files(FLAGS.input_file)
+    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
+    input_files = startup_checks.expand_input_files(FLAGS.input_file)
     output_files = _output_files(FLAGS.output_file)
     num_workers = FLAGS.num_workers or _default_num_workers()
     logging.info("*** Reading from input files ***")
@@ -1396,22 +1002,15 @@ def run():
         raise InputError(f"--input_file: no text in {FLAGS.input_file} (every line is blank)")
     logging.info("Tokenized in %.1fs with %d worker(s)", time.monotonic() - start, num_workers)
 
-    encoder = _ExampleEncoder(
+    encoder = tfrecord_format.PretrainingExampleEncoder(
         max(tokenizer.vocab.values()) + 1,
         FLAGS.max_seq_length,
         FLAGS.max_predictions_per_seq,
     )
-    settings = (
-        FLAGS.max_seq_length,
-        FLAGS.dupe_factor,
-        FLAGS.short_seq_prob,
-        FLAGS.masked_lm_prob,
-        FLAGS.max_predictions_per_seq,
-        FLAGS.do_whole_word_mask,
-    )
+    recipe = Recipe.from_flags()
     start = time.monotonic()
     rng = random.Random(FLAGS.random_seed)
-    records = _create_records(documents, tokenizer, settings, rng, encoder)
+    records = _create_records(documents, tokenizer, recipe, rng, encoder)
     del documents
     logging.info("Instances created in %.1fs", time.monotonic() - start)
 
@@ -1422,12 +1021,8 @@ def run():
 
 
 def main(_):
-    try:
-        run()
-    except InputError as e:
-        sys.stderr.write(f"{os.path.basename(__file__)}: error: {e}\n")
-        sys.exit(2)
+    errors.call(run)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    errors.run_main(main)

@@ -34,13 +34,17 @@ at --vocab_size or when no pair occurs --min_frequency times.
 import collections
 import heapq
 import os
-import sys
 import time
 
-import tensorflow as tf
-from absl import app, flags, logging
+from absl import flags, logging
 
+import atomic_write
+import errors
+import fileio
+import startup_checks
 import tokenization
+from errors import UsageError
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -76,11 +80,9 @@ flags.DEFINE_integer(
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Google's vocabularies put this many [unused] tokens between [PAD] and [UNK].
 _UNUSED_BEFORE_UNK = 99
-_LOG_EVERY = 10.0
-_BYTES_PER_READ = 1 << 22
 
 
-class InputError(ValueError):
+class InputError(UsageError):
     """Bad user input: reported as one line naming the flag or file, no traceback."""
 
 
@@ -99,52 +101,17 @@ def count_words(input_files, do_lower_case=True, max_input_chars_per_word=200):
     """
     basic = tokenization.BasicTokenizer(do_lower_case=do_lower_case)
     counts = collections.Counter()
-    total_bytes = sum(tf.io.gfile.stat(p).length for p in input_files)
+    total_bytes = sum(fileio.file_size(p) for p in input_files)
+    progress = Progress("Counting words", total_bytes / 1e6, "MB")
     done_bytes = 0
-    start = last = time.monotonic()
     for path in input_files:
-        for line_number, raw in _numbered_lines(path):
+        for line_number, raw in fileio.numbered_lines(path):
             done_bytes += len(raw) + 1
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError:
-                raise InputError(
-                    f"--input_file: {path}: line {line_number} is not UTF-8 text"
-                ) from None
-            counts.update(basic.tokenize(line))
-            now = time.monotonic()
-            if now - last >= _LOG_EVERY:
-                last = now
-                rate = done_bytes / (now - start)
-                logging.info(
-                    "Counting words: %.1f/%.1f MB (%.1f MB/s), %d distinct, ~%.0fs left",
-                    done_bytes / 1e6,
-                    total_bytes / 1e6,
-                    rate / 1e6,
-                    len(counts),
-                    (total_bytes - done_bytes) / rate,
-                )
+            counts.update(basic.tokenize(startup_checks.decode_line(raw, path, line_number)))
+            progress.update(done_bytes / 1e6, extra=f", {len(counts):,} distinct")
     for word in [w for w in counts if len(w) > max_input_chars_per_word]:
         del counts[word]
     return counts
-
-
-def _numbered_lines(path):
-    """Yields (line number, raw bytes) of a file, lines ending at b"\\n"."""
-    with tf.io.gfile.GFile(path, "rb") as reader:
-        number = 0
-        rest = b""
-        while True:
-            block = reader.read(_BYTES_PER_READ)
-            if not block:
-                break
-            lines = (rest + block).split(b"\n")
-            rest = lines.pop()
-            for line in lines:
-                number += 1
-                yield number, line
-        if rest:
-            yield number + 1, rest
 
 
 def _merged(left, right):
@@ -255,7 +222,7 @@ def learn_vocab(word_counts, vocab_size, num_unused=0, min_frequency=2):
     merger = _PairMerger(word_counts)
     target = vocab_size - len(vocab)
     learned = 0
-    start = last = time.monotonic()
+    progress = Progress("Learning pieces", target, "pieces")
     while learned < target:
         pair = merger.best_pair(min_frequency)
         if pair is None:
@@ -265,17 +232,7 @@ def learn_vocab(word_counts, vocab_size, num_unused=0, min_frequency=2):
             known.add(piece)
             vocab.append(piece)
             learned += 1
-        now = time.monotonic()
-        if now - last >= _LOG_EVERY:
-            last = now
-            rate = learned / (now - start)
-            logging.info(
-                "Learning pieces: %d/%d (%.0f/s), ~%.0fs left",
-                learned,
-                target,
-                rate,
-                (target - learned) / max(rate, 1e-9),
-            )
+        progress.update(learned)
     if learned < target:
         logging.info(
             "No pair occurs %d times any more: the vocabulary has %d tokens, not %d",
@@ -288,15 +245,8 @@ def learn_vocab(word_counts, vocab_size, num_unused=0, min_frequency=2):
 
 def write_vocab(vocab, output_file):
     """Writes one token a line; the file appears under its name only when complete."""
-    temp = f"{output_file}.tmp-{os.getpid()}"
-    try:
-        with tf.io.gfile.GFile(temp, "wb") as writer:
-            writer.write("".join(token + "\n" for token in vocab).encode("utf-8"))
-        tf.io.gfile.rename(temp, output_file, overwrite=True)
-    except BaseException:
-        if tf.io.gfile.exists(temp):
-            tf.io.gfile.remove(temp)
-        raise
+    text = "".join(token + "\n" for token in vocab)
+    atomic_write.write_text(output_file, text, flag="--output_file")
 
 
 def _check_flags():
@@ -319,35 +269,18 @@ def _check_flags():
         )
 
 
-def _input_files(patterns):
-    files = []
-    for pattern in patterns.split(","):
-        if not pattern:
-            raise InputError(f"--input_file: empty entry in {patterns!r}")
-        matches = tf.io.gfile.glob(pattern)
-        if not matches:
-            if any(c in pattern for c in "*?["):
-                raise InputError(f"--input_file: no file matches {pattern}")
-            raise InputError(f"--input_file: no such file: {pattern}")
-        for path in matches:
-            if tf.io.gfile.isdir(path):
-                raise InputError(f"--input_file: {path} is a directory")
-        files.extend(matches)
-    return files
-
-
 def _check_output(path):
     directory = os.path.dirname(path) or "."
-    if not tf.io.gfile.isdir(directory):
+    if not fileio.isdir(directory):
         raise InputError(f"--output_file: no such directory: {directory}")
-    if tf.io.gfile.isdir(path):
+    if fileio.isdir(path):
         raise InputError(f"--output_file: {path} is a directory")
 
 
 def run():
     """Builds the vocabulary from the flags; raises InputError on bad input."""
     _check_flags()
-    input_files = _input_files(FLAGS.input_file)
+    input_files = startup_checks.expand_input_files(FLAGS.input_file)
     _check_output(FLAGS.output_file)
     start = time.monotonic()
     counts = count_words(input_files, FLAGS.do_lower_case, FLAGS.max_input_chars_per_word)
@@ -367,12 +300,8 @@ def run():
 
 
 def main(_):
-    try:
-        run()
-    except InputError as e:
-        sys.stderr.write(f"{os.path.basename(__file__)}: error: {e}\n")
-        sys.exit(2)
+    errors.call(run)
 
 
 if __name__ == "__main__":
-    app.run(main)
+    errors.run_main(main)

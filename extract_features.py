@@ -10,20 +10,26 @@ decimals, in the original script's format:
 """
 
 import collections
+import contextlib
 import json
 import os
 import shutil
 import tempfile
-import time
 
 import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
+import atomic_write
+import errors
+import fileio
 import modeling
 import runner
+import startup_checks
 import tokenization
+from errors import UsageError
 from features import pack_pair, split_text_pair, truncate_seq_pair
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -232,13 +238,15 @@ def read_examples(input_file):
     """Reads one InputExample per line (stripped); "a ||| b" makes a pair.
 
     unique_id is the 0-based line number. A blank line is an example with
-    empty text, as before.
+    empty text, as before. A line that is not UTF-8 is a UsageError naming
+    the file and line.
     """
     examples = []
-    with tf.io.gfile.GFile(input_file, "r") as reader:
-        for unique_id, line in enumerate(reader):
-            text_a, text_b = split_text_pair(tokenization.convert_to_unicode(line))
-            examples.append(InputExample(unique_id=unique_id, text_a=text_a, text_b=text_b))
+    for line_number, raw in fileio.numbered_lines(input_file):
+        unique_id = line_number - 1
+        line = startup_checks.decode_line(raw, input_file, line_number)
+        text_a, text_b = split_text_pair(line)
+        examples.append(InputExample(unique_id=unique_id, text_a=text_a, text_b=text_b))
     return examples
 
 
@@ -292,56 +300,70 @@ def write_pooled(pooled, jsonl_path, npy_path):
     if ids:
         matrix = np.stack([np.asarray(pooled[i], np.float32) for i in ids])
     for path in (jsonl_path, npy_path):
-        directory = os.path.dirname(os.path.abspath(path))
-        tf.io.gfile.makedirs(directory)
-    temp_jsonl = f"{jsonl_path}.tmp-{os.getpid()}"
-    temp_npy = f"{npy_path}.tmp-{os.getpid()}.npy"
-    try:
-        with tf.io.gfile.GFile(temp_jsonl, "w") as writer:
-            for unique_id, vector in zip(ids, matrix):
-                record = {
-                    "linex_index": unique_id,
-                    "embedding": [round(float(x), 6) for x in vector],
-                }
-                writer.write(json.dumps(record) + "\n")
-        with tf.io.gfile.GFile(temp_npy, "wb") as writer:
-            np.save(writer, matrix)
-        tf.io.gfile.rename(temp_jsonl, jsonl_path, overwrite=True)
-        tf.io.gfile.rename(temp_npy, npy_path, overwrite=True)
-    finally:
-        for temp in (temp_jsonl, temp_npy):
-            if tf.io.gfile.exists(temp):
-                tf.io.gfile.remove(temp)
+        fileio.makedirs(os.path.dirname(os.path.abspath(path)))
+    with atomic_write.atomic_files([jsonl_path], "w", flag="--pooled_output_file") as (writer,):
+        for unique_id, vector in zip(ids, matrix):
+            record = {"linex_index": unique_id, "embedding": [round(float(x), 6) for x in vector]}
+            writer.write(json.dumps(record) + "\n")
+    with atomic_write.atomic_files([npy_path], "wb", flag="--pooled_output_file") as (writer,):
+        np.save(writer, matrix)
     logging.info("Wrote %d sentence vectors to %s and %s", len(ids), jsonl_path, npy_path)
+
+
+def _write_features(estimator, input_fn, features, layer_indexes, pooled=None):
+    """Writes one JSON line per example to --output_file, all-or-nothing.
+
+    With `pooled` (a dict), each example's sentence vector is kept in it by unique_id.
+    """
+    unique_id_to_feature = {feature.unique_id: feature for feature in features}
+    progress = Progress("Writing", len(features), "examples")
+    with atomic_write.atomic_files([FLAGS.output_file], "w", flag="--output_file") as (writer,):
+        for count, result in enumerate(estimator.predict(input_fn), start=1):
+            unique_id = int(result["unique_id"])
+            record = feature_json(
+                unique_id, unique_id_to_feature[unique_id], result, layer_indexes
+            )
+            writer.write(json.dumps(record) + "\n")
+            if pooled is not None:
+                pooled[unique_id] = result["pooled"]
+            progress.update(count, force=count == len(features))
+
+
+@contextlib.contextmanager
+def _naming_unreadable_checkpoint():
+    """The checkpoint is the only file TensorFlow reads here: a read error names it.
+
+    A checkpoint cut short or damaged fails only when its values are read,
+    with TensorFlow's OutOfRangeError or DataLossError and no file name.
+    """
+    try:
+        yield
+    except (tf.errors.OutOfRangeError, tf.errors.DataLossError) as e:
+        raise UsageError(
+            f"--init_checkpoint: cannot read {FLAGS.init_checkpoint} "
+            f"(cut short or damaged?): {errors.first_line(e)}"
+        ) from e
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
 
+    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     layer_indexes = parse_layers(FLAGS.layers, bert_config.num_hidden_layers)
-    if FLAGS.max_seq_length > bert_config.max_position_embeddings:
-        raise ValueError(
-            f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
-            f"was only trained up to sequence length {bert_config.max_position_embeddings}"
-        )
+    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     if FLAGS.max_seq_length < 3:
-        raise ValueError(f"--max_seq_length must be at least 3, got {FLAGS.max_seq_length}")
+        raise UsageError(f"--max_seq_length must be at least 3, got {FLAGS.max_seq_length}")
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
     modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
-    output_dir = os.path.dirname(os.path.abspath(FLAGS.output_file))
-    if tf.io.gfile.exists(output_dir) and not tf.io.gfile.isdir(output_dir):
-        raise ValueError(f"--output_file={FLAGS.output_file}: {output_dir} is not a directory")
-    tokenizer = tokenization.FullTokenizer(
-        vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
-    )
-    tokenization.check_special_tokens(tokenizer.vocab, FLAGS.vocab_file)
+    startup_checks.check_output_file(FLAGS.output_file)
+    startup_checks.check_input_file(FLAGS.input_file, "--input_file")
+    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
 
     examples = read_examples(FLAGS.input_file)
     features = convert_examples_to_features(
         examples=examples, seq_length=FLAGS.max_seq_length, tokenizer=tokenizer
     )
-    unique_id_to_feature = {feature.unique_id: feature for feature in features}
 
     model_fn = model_fn_builder(
         bert_config=bert_config,
@@ -357,7 +379,6 @@ def main(_):
         pooled_jsonl, pooled_npy = pooled_output_paths(FLAGS.output_file, FLAGS.pooled_output_file)
     # Nothing is trained or saved; the runner only needs a scratch directory.
     scratch_dir = tempfile.mkdtemp(prefix="extract_features-")
-    temp_output = f"{FLAGS.output_file}.tmp-{os.getpid()}"
     try:
         estimator = runner.Estimator(
             model_fn=model_fn,
@@ -365,33 +386,14 @@ def main(_):
             predict_batch_size=FLAGS.batch_size,
         )
         input_fn = input_fn_builder(features=features, seq_length=FLAGS.max_seq_length)
-        tf.io.gfile.makedirs(output_dir)
-        start_time = time.time()
-        with tf.io.gfile.GFile(temp_output, "w") as writer:
-            for count, result in enumerate(estimator.predict(input_fn), start=1):
-                unique_id = int(result["unique_id"])
-                record = feature_json(
-                    unique_id, unique_id_to_feature[unique_id], result, layer_indexes
-                )
-                writer.write(json.dumps(record) + "\n")
-                if FLAGS.pooling:
-                    pooled[unique_id] = result["pooled"]
-                if count % 1000 == 0 or count == len(features):
-                    elapsed = time.time() - start_time
-                    rate = count / max(elapsed, 1e-9)
-                    logging.info(
-                        "Wrote %d/%d examples, %.1f examples/sec, %.0fs left",
-                        count,
-                        len(features),
-                        rate,
-                        (len(features) - count) / rate,
-                    )
+        fileio.makedirs(os.path.dirname(os.path.abspath(FLAGS.output_file)))
+        with _naming_unreadable_checkpoint():
+            _write_features(
+                estimator, input_fn, features, layer_indexes, pooled if FLAGS.pooling else None
+            )
         if FLAGS.pooling:
             write_pooled(pooled, pooled_jsonl, pooled_npy)
-        tf.io.gfile.rename(temp_output, FLAGS.output_file, overwrite=True)
     finally:
-        if tf.io.gfile.exists(temp_output):
-            tf.io.gfile.remove(temp_output)
         shutil.rmtree(scratch_dir, ignore_errors=True)
 
 

@@ -2,16 +2,18 @@
 
 The original repeated these in each script; here each lives once:
 tf.train.Feature builders, an all-or-nothing TFRecord writer, the record
-decoder that casts int64 to int32 (TPUs and XLA want int32), and the
-pair truncation used by the classifier and feature extractor.
+decoder that casts int64 to int32 (TPUs and XLA want int32), the input_fn
+over fixed-length records of the classifier and SQuAD, and the pair
+truncation used by the classifier and feature extractor.
 """
 
 import collections
 import contextlib
-import os
 import re
 
 import tensorflow as tf
+
+import atomic_write
 
 
 def create_int_feature(values):
@@ -31,27 +33,27 @@ def make_example(named_features):
 
 
 @contextlib.contextmanager
-def atomic_record_writers(output_files):
+def atomic_record_writers(output_files, flag=None):
     """Yields one TFRecordWriter per path; the files appear only on success.
 
-    Records go to "<path>.tmp-<pid>" and are renamed into place when the
-    block exits normally, so an error or interrupt leaves no half-written
-    file under the real name.
+    Records go to temporary names that are renamed into place when the
+    block exits normally (atomic_write.atomic_paths), so an error or
+    interrupt leaves no half-written file; a failed write (a full disk)
+    is one UsageError naming the output file.
     """
-    temp_files = [f"{path}.tmp-{os.getpid()}" for path in output_files]
-    writers = [tf.io.TFRecordWriter(path) for path in temp_files]
-    try:
-        yield writers
-    except BaseException:
-        for writer, path in zip(writers, temp_files):
+    with atomic_write.atomic_paths(output_files, flag) as temp_files:
+        writers = []
+        try:
+            for temp, final in zip(temp_files, output_files):
+                writers.append(atomic_write.GuardedWriter(tf.io.TFRecordWriter(temp), final, flag))
+            yield writers
+        except BaseException:
+            for writer in writers:
+                with contextlib.suppress(Exception):
+                    writer.close()
+            raise
+        for writer in writers:
             writer.close()
-            with contextlib.suppress(OSError):
-                tf.io.gfile.remove(path)
-        raise
-    for writer in writers:
-        writer.close()
-    for temp, final in zip(temp_files, output_files):
-        tf.io.gfile.rename(temp, final, overwrite=True)
 
 
 def decode_record(record, name_to_features):
@@ -62,6 +64,28 @@ def decode_record(record, name_to_features):
         if tensor.dtype == tf.int64:
             example[name] = tf.cast(tensor, tf.int32)
     return example
+
+
+def record_input_fn_builder(input_file, name_to_features, is_training, drop_remainder):
+    """Returns an input_fn(params) reading fixed-length records in batches of params["batch_size"].
+
+    Training repeats the records forever and shuffles them (buffer 100);
+    eval and predict read them once, in order (parallel decoding keeps the
+    order). Integer features come out as int32 (decode_record).
+    """
+
+    def input_fn(params):
+        dataset = tf.data.TFRecordDataset(input_file)
+        if is_training:
+            dataset = dataset.repeat()
+            dataset = dataset.shuffle(buffer_size=100)
+        dataset = dataset.map(
+            lambda record: decode_record(record, name_to_features),
+            num_parallel_calls=tf.data.AUTOTUNE,
+        )
+        return dataset.batch(params["batch_size"], drop_remainder=drop_remainder)
+
+    return input_fn
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_length):

@@ -31,6 +31,8 @@ import six
 import tensorflow as tf
 from absl import logging as absl_logging
 
+import checkpoint_shapes
+
 LAYER_NORM_EPSILON = 1e-12
 # Added to the attention scores of padding positions: large enough that
 # softmax gives them ~0 weight, small enough to stay finite in float16.
@@ -1083,17 +1085,12 @@ def check_checkpoint_shapes(init_checkpoint, config):
       ValueError: no checkpoint at `init_checkpoint`, or a shape differs (the
         message names the variable and both shapes).
     """
-    try:
-        in_checkpoint = dict(tf.train.list_variables(init_checkpoint))
-    except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError):
-        raise ValueError(f"--init_checkpoint: no checkpoint at {init_checkpoint}") from None
-    for name, shape in bert_variable_shapes(config).items():
-        if name in in_checkpoint and list(in_checkpoint[name]) != shape:
-            raise ValueError(
-                f"Variable {name} has shape {shape} in the graph but "
-                f"{list(in_checkpoint[name])} in checkpoint {init_checkpoint} "
-                "(does --bert_config_file belong to this checkpoint?)"
-            )
+    checkpoint_shapes.check_shapes(
+        bert_variable_shapes(config),
+        init_checkpoint,
+        hint=" (does --bert_config_file belong to this checkpoint?)",
+        flag="--init_checkpoint",
+    )
 
 
 def get_assignment_map_from_checkpoint(tvars, init_checkpoint):
@@ -1120,15 +1117,15 @@ def get_assignment_map_from_checkpoint(tvars, init_checkpoint):
 
     assignment_map = collections.OrderedDict()
     initialized_variable_names = {}
-    for name, ckpt_shape in tf.train.list_variables(init_checkpoint):
+    in_checkpoint = tf.train.list_variables(init_checkpoint)
+    checkpoint_shapes.check_shapes(
+        {name: var.shape for name, var in name_to_variable.items()},
+        init_checkpoint,
+        in_checkpoint=dict(in_checkpoint),
+    )
+    for name, _ in in_checkpoint:
         if name not in name_to_variable:
             continue
-        graph_shape = name_to_variable[name].shape
-        if not graph_shape.is_compatible_with(ckpt_shape):
-            raise ValueError(
-                f"Variable {name} has shape {graph_shape.as_list()} in the graph but "
-                f"{list(ckpt_shape)} in checkpoint {init_checkpoint}"
-            )
         assignment_map[name] = name
         initialized_variable_names[name] = 1
         initialized_variable_names[name + ":0"] = 1

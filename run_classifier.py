@@ -14,20 +14,24 @@ import csv
 import json
 import math
 import os
-import time
 
 import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
+import atomic_write
+import checkpoint_shapes
 import custom_data
+import eval_results
 import features
 import modeling
 import optimization
 import predictor
 import runner
 import serving
+import startup_checks
 import tokenization
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -789,24 +793,6 @@ def convert_example_windows(
     return result
 
 
-class _Progress:
-    """Logs 'done of total' with a rate and the time left, every `every` items."""
-
-    def __init__(self, what, total, every=10000):
-        self.what = what
-        self.total = total
-        self.every = every
-        self.start = time.time()
-
-    def update(self, done):
-        if done % self.every:
-            return
-        elapsed = max(time.time() - self.start, 1e-9)
-        rate = done / elapsed
-        left = (self.total - done) / rate if rate else float("nan")
-        logging.info("%s %d of %d (%.0f/s, %.0fs left)", self.what, done, self.total, rate, left)
-
-
 def file_based_convert_examples_to_features(
     examples,
     label_list,
@@ -826,7 +812,7 @@ def file_based_convert_examples_to_features(
     Returns the example index of each record, in order.
     """
     owners = []
-    progress = _Progress("Writing example", len(examples))
+    progress = Progress("Writing", len(examples), "examples")
     with features.atomic_record_writers([output_file]) as (writer,):
         for ex_index, example in enumerate(examples):
             progress.update(ex_index)
@@ -883,19 +869,9 @@ def file_based_input_fn_builder(
         "is_real_example": tf.io.FixedLenFeature([], tf.int64),
     }
 
-    def input_fn(params):
-        batch_size = params["batch_size"]
-        d = tf.data.TFRecordDataset(input_file)
-        if is_training:
-            d = d.repeat()
-            d = d.shuffle(buffer_size=100)
-        d = d.map(
-            lambda record: features.decode_record(record, name_to_features),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
-        return d.batch(batch_size, drop_remainder=drop_remainder)
-
-    return input_fn
+    return features.record_input_fn_builder(
+        input_file, name_to_features, is_training, drop_remainder
+    )
 
 
 # Kept under the original's name for code that imports it from here.
@@ -1130,7 +1106,7 @@ def input_fn_builder(features, seq_length, is_training, drop_remainder):
 
 def convert_examples_to_features(examples, label_list, max_seq_length, tokenizer):
     """Converts `InputExample`s into a list of `InputFeatures`."""
-    progress = _Progress("Converting example", len(examples))
+    progress = Progress("Converting", len(examples), "examples")
     result = []
     for ex_index, example in enumerate(examples):
         progress.update(ex_index)
@@ -1234,29 +1210,8 @@ def compute_metrics(metric_names, labels, predictions):
 # Outputs.
 
 
-def _format_value(value):
-    """Formats a result the way the original's float32 / int64 results printed."""
-    if isinstance(value, (bool, int, np.integer)):
-        return str(int(value))
-    return str(np.float32(value))
-
-
-def _write_text_atomically(path, text):
-    """Writes `text` to `path` through a temporary name, so it is never half there."""
-    temp = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(temp, "w") as f:
-        f.write(text)
-    tf.io.gfile.rename(temp, path, overwrite=True)
-
-
-def write_eval_results(path, result):
-    """Writes one 'key = value' line per result, sorted by key, and logs them."""
-    logging.info("***** Eval results *****")
-    lines = []
-    for key in sorted(result.keys()):
-        logging.info("  %s = %s", key, _format_value(result[key]))
-        lines.append(f"{key} = {_format_value(result[key])}\n")
-    _write_text_atomically(path, "".join(lines))
+# Kept under this module's name for code that imports it from here.
+write_eval_results = eval_results.write_eval_results
 
 
 def format_test_results(outputs):
@@ -1360,9 +1315,7 @@ def predictor_files(vocab_file, do_lower_case, label_list, multi_label, threshol
 
 
 def _check_file_flag(name):
-    path = getattr(FLAGS, name)
-    if not path or not tf.io.gfile.exists(path):
-        raise ValueError(f"--{name}={path}: no such file")
+    startup_checks.check_input_file(getattr(FLAGS, name), f"--{name}")
 
 
 def _check_head_of_existing_checkpoint(output_dir, num_labels, hidden_size):
@@ -1375,14 +1328,10 @@ def _check_head_of_existing_checkpoint(output_dir, num_labels, hidden_size):
     checkpoint_path = runner.newest_checkpoint(output_dir)
     if checkpoint_path is None:
         return
-    saved = dict(tf.train.list_variables(checkpoint_path))
     expected = {"output_weights": [num_labels, hidden_size], "output_bias": [num_labels]}
-    for name, shape in expected.items():
-        if name in saved and list(saved[name]) != shape:
-            raise ValueError(
-                f"{checkpoint_path} holds {name} of shape {list(saved[name])}, but this task "
-                f"needs {shape}: use another --output_dir"
-            )
+    checkpoint_shapes.check_shapes(
+        expected, checkpoint_path, hint=" (it belongs to another task: use another --output_dir)"
+    )
 
 
 def _nonempty(examples, split):
@@ -1592,7 +1541,7 @@ def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label
         FLAGS.multi_label_threshold,
     )
     path = os.path.join(FLAGS.output_dir, "text_predictions.jsonl")
-    _write_text_atomically(
+    atomic_write.write_text(
         path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     )
     logging.info("Wrote %d predictions to %s", len(records), path)
@@ -1619,15 +1568,10 @@ def main(_):
 
     _check_file_flag("bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
-    if FLAGS.max_seq_length > bert_config.max_position_embeddings:
-        raise ValueError(
-            f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
-            f"was only trained up to sequence length {bert_config.max_position_embeddings}"
-        )
+    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
-    if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
-        raise ValueError(f"--output_dir={FLAGS.output_dir} is an existing file, not a directory")
+    startup_checks.check_output_dir(FLAGS.output_dir)
 
     processor = get_processor(FLAGS.task_name)
     is_custom = isinstance(processor, CustomProcessor)
@@ -1647,11 +1591,7 @@ def main(_):
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
         raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     _check_head_of_existing_checkpoint(FLAGS.output_dir, num_labels, bert_config.hidden_size)
-    _check_file_flag("vocab_file")
-    tokenizer = tokenization.FullTokenizer(
-        vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
-    )
-    tokenization.check_special_tokens(tokenizer.vocab, FLAGS.vocab_file)
+    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
 
     run_config = runner.RunConfig(
         model_dir=FLAGS.output_dir,
@@ -1679,7 +1619,7 @@ def main(_):
     tf.io.gfile.makedirs(FLAGS.output_dir)
     labels_path = os.path.join(FLAGS.output_dir, custom_data.LABELS_FILE)
     if is_custom and not tf.io.gfile.exists(labels_path):
-        _write_text_atomically(labels_path, "".join(f"{name}\n" for name in label_list))
+        atomic_write.write_text(labels_path, "".join(f"{name}\n" for name in label_list))
 
     num_train_steps = None
     num_warmup_steps = None
@@ -1827,14 +1767,14 @@ def main(_):
             estimator, predict_input_fn, output_name, num_actual_predict_examples, predict_owners
         )
         logging.info("***** Predict results *****")
-        _write_text_atomically(
+        atomic_write.write_text(
             os.path.join(FLAGS.output_dir, "test_results.tsv"), format_test_results(outputs)
         )
         if FLAGS.glue_submission_file:
             submission_dir = os.path.dirname(FLAGS.glue_submission_file)
             if submission_dir:
                 tf.io.gfile.makedirs(submission_dir)
-            _write_text_atomically(
+            atomic_write.write_text(
                 FLAGS.glue_submission_file, format_glue_submission(outputs, label_list)
             )
 

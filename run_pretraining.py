@@ -7,16 +7,21 @@ friends, --tf_random_seed live there). Input is what
 create_pretraining_data.py writes.
 """
 
+import contextlib
 import os
 
-import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
+import errors
+import eval_results
 import features as features_lib
 import modeling
 import optimization
 import runner
+import startup_checks
+import tfrecord_format
+from errors import UsageError
 
 FLAGS = flags.FLAGS
 
@@ -370,34 +375,42 @@ def input_fn_builder(
     return input_fn
 
 
-def format_eval_results(result):
-    """eval_results.txt text: "key = value" lines sorted by key.
-
-    Floats print as float32 (as the original's numpy results did), so the
-    file reads the same as one the original wrote.
-    """
-    lines = []
-    for key in sorted(result.keys()):
-        value = result[key]
-        if isinstance(value, float):
-            value = np.float32(value)
-        lines.append(f"{key} = {str(value)}\n")
-    return "".join(lines)
+# Kept under this module's name for code that imports it from here.
+format_eval_results = eval_results.format_eval_results
 
 
 def _input_files(pattern_list):
-    input_files = []
-    for input_pattern in pattern_list.split(","):
-        input_pattern = input_pattern.strip()
-        if not input_pattern:
-            continue
-        matches = tf.io.gfile.glob(input_pattern)
-        if not matches:
-            raise runner.UsageError(f"--input_file: {input_pattern} matches no files")
-        input_files.extend(matches)
-    if not input_files:
+    patterns = [p.strip() for p in pattern_list.split(",") if p.strip()]
+    if not patterns:
         raise runner.UsageError("--input_file is empty")
-    return input_files
+    return startup_checks.expand_input_files(",".join(patterns))
+
+
+def _find_damaged_record(input_files):
+    """The UsageError naming the first damaged record of the input files, or None.
+
+    tf.data reports a damaged record as "corrupted record at <offset>"
+    without the file; reading the files again here finds which one it is.
+    """
+    for path in input_files:
+        try:
+            for _ in tfrecord_format.read_records(path):
+                pass
+        except UsageError as e:
+            return UsageError(f"--input_file: {e}")
+    return None
+
+
+@contextlib.contextmanager
+def _naming_damaged_records(input_files):
+    """Turns tf.data's DataLossError about a damaged record into one naming its file."""
+    try:
+        yield
+    except tf.errors.DataLossError as e:
+        damaged = _find_damaged_record(input_files)
+        if damaged is None:
+            raise
+        raise damaged from e
 
 
 def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
@@ -418,7 +431,10 @@ def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
         try:
             record = next(iter(tf.compat.v1.io.tf_record_iterator(path)), None)
         except (tf.errors.OpError, OSError) as e:
-            raise runner.UsageError(f"--input_file: cannot read {path}: {e}") from None
+            damaged = _find_damaged_record([path])
+            if damaged is not None:
+                raise damaged from None
+            raise UsageError(f"--input_file: cannot read {path}: {errors.first_line(e)}") from None
         if record is None:
             continue
         try:
@@ -449,19 +465,14 @@ def _validate_flags():
     for name in ("bert_config_file", "input_file", "output_dir"):
         if not getattr(FLAGS, name):
             raise runner.UsageError(f"--{name} must be set")
-    if not tf.io.gfile.exists(FLAGS.bert_config_file):
-        raise runner.UsageError(f"--bert_config_file: {FLAGS.bert_config_file} does not exist")
+    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     try:
         bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     except ValueError as e:
         raise runner.UsageError(
             f"--bert_config_file: {FLAGS.bert_config_file} is not a valid BERT config ({e})"
         ) from None
-    if FLAGS.max_seq_length > bert_config.max_position_embeddings:
-        raise runner.UsageError(
-            f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
-            f"was only trained up to sequence length {bert_config.max_position_embeddings}"
-        )
+    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     positive = ["max_seq_length", "max_predictions_per_seq"]
     if FLAGS.do_train:
         positive += ["train_batch_size", "num_train_steps", "save_checkpoints_steps"]
@@ -479,8 +490,7 @@ def _validate_flags():
         raise runner.UsageError(f"--init_checkpoint: no checkpoint at {FLAGS.init_checkpoint}")
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
-    if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
-        raise runner.UsageError(f"--output_dir: {FLAGS.output_dir} is a file, not a directory")
+    startup_checks.check_output_dir(FLAGS.output_dir)
     return bert_config
 
 
@@ -529,7 +539,8 @@ def main(_):
             max_predictions_per_seq=FLAGS.max_predictions_per_seq,
             is_training=True,
         )
-        estimator.train(input_fn=train_input_fn, max_steps=FLAGS.num_train_steps)
+        with _naming_damaged_records(input_files):
+            estimator.train(input_fn=train_input_fn, max_steps=FLAGS.num_train_steps)
 
     if FLAGS.do_eval:
         logging.info("***** Running evaluation *****")
@@ -540,17 +551,11 @@ def main(_):
             max_predictions_per_seq=FLAGS.max_predictions_per_seq,
             is_training=False,
         )
-        result = estimator.evaluate(input_fn=eval_input_fn, steps=FLAGS.max_eval_steps)
+        with _naming_damaged_records(input_files):
+            result = estimator.evaluate(input_fn=eval_input_fn, steps=FLAGS.max_eval_steps)
 
         output_eval_file = os.path.join(FLAGS.output_dir, "eval_results.txt")
-        text = format_eval_results(result)
-        logging.info("***** Eval results *****")
-        for line in text.splitlines():
-            logging.info("  %s", line)
-        temp_file = f"{output_eval_file}.tmp-{os.getpid()}"
-        with tf.io.gfile.GFile(temp_file, "w") as writer:
-            writer.write(text)
-        tf.io.gfile.rename(temp_file, output_eval_file, overwrite=True)
+        eval_results.write_eval_results(output_eval_file, result)
 
 
 if __name__ == "__main__":

@@ -20,17 +20,25 @@ import os
 import random
 import re
 import string
-import time
 
 import tensorflow as tf
 from absl import flags, logging
 
+import atomic_write
+import eval_results
 import modeling
 import optimization
 import runner
 import serving
+import startup_checks
 import tokenization
-from features import atomic_record_writers, create_int_feature, decode_record, make_example
+from features import (
+    atomic_record_writers,
+    create_int_feature,
+    make_example,
+    record_input_fn_builder,
+)
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -438,35 +446,6 @@ def _doc_spans(num_doc_tokens, max_tokens_for_doc, doc_stride):
     return doc_spans
 
 
-class _Progress:
-    """Logs "done/total, rate, time left" every `every` items."""
-
-    def __init__(self, verb, total, what="windows", every=1000):
-        self._verb = verb
-        self._total = total
-        self._what = what
-        self._every = every
-        self._start = time.time()
-
-    def update(self, done):
-        if done == 0 or done % self._every:
-            return
-        elapsed = time.time() - self._start
-        rate = done / max(elapsed, 1e-9)
-        if self._total is None:
-            logging.info("%s %d %s, %.1f/sec", self._verb, done, self._what, rate)
-            return
-        logging.info(
-            "%s %d/%d %s, %.1f/sec, %.0fs left",
-            self._verb,
-            done,
-            self._total,
-            self._what,
-            rate,
-            max(self._total - done, 0) / rate,
-        )
-
-
 def convert_examples_to_features(
     examples, tokenizer, max_seq_length, doc_stride, max_query_length, is_training, output_fn
 ):
@@ -479,7 +458,7 @@ def convert_examples_to_features(
     """
     unique_id = 1000000000
     num_examples = len(examples) if hasattr(examples, "__len__") else None
-    progress = _Progress("Converted", num_examples, what="examples")
+    progress = Progress("Converting", num_examples, "examples")
     for example_index, example in enumerate(examples):
         progress.update(example_index)
         query_tokens = tokenizer.tokenize(example.question_text)
@@ -757,22 +736,7 @@ def input_fn_builder(input_file, seq_length, is_training, drop_remainder):
     if is_training:
         name_to_features["start_positions"] = tf.io.FixedLenFeature([], tf.int64)
         name_to_features["end_positions"] = tf.io.FixedLenFeature([], tf.int64)
-
-    def input_fn(params):
-        """Builds the tf.data pipeline."""
-        batch_size = params["batch_size"]
-        dataset = tf.data.TFRecordDataset(input_file)
-        if is_training:
-            dataset = dataset.repeat()
-            dataset = dataset.shuffle(buffer_size=100)
-        # Parallel decoding keeps the record order (deterministic map).
-        dataset = dataset.map(
-            lambda record: decode_record(record, name_to_features),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
-        return dataset.batch(batch_size, drop_remainder=drop_remainder)
-
-    return input_fn
+    return record_input_fn_builder(input_file, name_to_features, is_training, drop_remainder)
 
 
 RawResult = collections.namedtuple("RawResult", ["unique_id", "start_logits", "end_logits"])
@@ -785,11 +749,8 @@ _NbestPrediction = collections.namedtuple("NbestPrediction", ["text", "start_log
 
 
 def _write_json_atomically(path, obj):
-    """Writes json.dumps(obj, indent=4) + newline to `path` via a temporary name."""
-    temp_path = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(temp_path, "w") as writer:
-        writer.write(json.dumps(obj, indent=4) + "\n")
-    tf.io.gfile.rename(temp_path, path, overwrite=True)
+    """Writes json.dumps(obj, indent=4) + newline to `path`, all-or-nothing."""
+    atomic_write.write_text(path, json.dumps(obj, indent=4) + "\n")
 
 
 def _nbest_for_example(
@@ -1133,11 +1094,7 @@ def validate_flags_or_throw(bert_config):
         raise ValueError("If `do_train` is True, then `train_file` must be specified.")
     if FLAGS.do_predict and not FLAGS.predict_file:
         raise ValueError("If `do_predict` is True, then `predict_file` must be specified.")
-    if FLAGS.max_seq_length > bert_config.max_position_embeddings:
-        raise ValueError(
-            f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
-            f"was only trained up to sequence length {bert_config.max_position_embeddings}"
-        )
+    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     if FLAGS.max_seq_length <= FLAGS.max_query_length + 3:
         raise ValueError(
             f"The max_seq_length ({FLAGS.max_seq_length}) must be greater than "
@@ -1308,13 +1265,8 @@ def squad_v2_scores(golds, predictions, na_probs=None):
     return result
 
 
-def write_eval_results(path, results):
-    """Writes "key = value" lines sorted by key, via a temporary name."""
-    temp_path = f"{path}.tmp-{os.getpid()}"
-    with tf.io.gfile.GFile(temp_path, "w") as writer:
-        for key in sorted(results):
-            writer.write(f"{key} = {results[key]}\n")
-    tf.io.gfile.rename(temp_path, path, overwrite=True)
+# Kept under this module's name for code that imports it from here.
+write_eval_results = eval_results.write_eval_results
 
 
 # ---------------------------------------------------------------------------
@@ -1382,7 +1334,7 @@ def _predict(estimator, tokenizer):
         drop_remainder=False,
     )
     all_results = []
-    progress = _Progress("Predicted", len(eval_features))
+    progress = Progress("Predicting", len(eval_features), "windows")
     for result in estimator.predict(input_fn=predict_input_fn):
         progress.update(len(all_results))
         all_results.append(
@@ -1427,25 +1379,23 @@ def _score(predictions, null_odds):
         results = squad_v1_scores(golds, predictions)
     output_eval_file = os.path.join(FLAGS.output_dir, "eval_results.txt")
     write_eval_results(output_eval_file, results)
-    logging.info("***** Eval results *****")
-    for key in sorted(results):
-        logging.info("  %s = %s", key, results[key])
     return results
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
 
+    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     validate_flags_or_throw(bert_config)
+    if FLAGS.do_train:
+        startup_checks.check_input_file(FLAGS.train_file, "--train_file")
+    if FLAGS.do_predict:
+        startup_checks.check_input_file(FLAGS.predict_file, "--predict_file")
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
-    if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
-        raise ValueError(f"--output_dir={FLAGS.output_dir} is an existing file, not a directory")
-    tokenizer = tokenization.FullTokenizer(
-        vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
-    )
-    tokenization.check_special_tokens(tokenizer.vocab, FLAGS.vocab_file)
+    startup_checks.check_output_dir(FLAGS.output_dir)
+    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
     tf.io.gfile.makedirs(FLAGS.output_dir)
 
     run_config = runner.RunConfig(

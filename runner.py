@@ -61,6 +61,14 @@ the batches the checkpointed steps already consumed, so a run that was
 killed and restarted ends with the same weights as one that was not
 (provided the model itself is deterministic, e.g. dropout off).
 
+Errors: bad user input should surface as a UsageError (errors.py) with a
+one-line message naming the flag or file at fault. Scripts start with
+`runner.run_main(main)` (errors.run_main) instead of absl's app.run: it
+turns user errors (UsageError, OSError, TensorFlow's errors about missing
+or corrupt data, NanLossError) into "ERROR: <message>" on stderr and exit
+status 1, without a traceback (--show_traceback prints it); a bug keeps
+its traceback.
+
 Multi-worker jobs watch their workers: when one is lost (killed, crashed,
 its machine gone), every other worker ends within seconds with one line,
 "ERROR: lost worker I (host:port) of N: the newest checkpoint is ...;
@@ -77,15 +85,13 @@ The runner is layered; each module can be read alone:
 """
 
 import os
-import re
-import sys
 import time
-import traceback
 
 import numpy as np
 import tensorflow as tf
-from absl import app, logging
+from absl import logging
 
+from errors import RunError, run_main  # noqa: F401  (scripts call runner.run_main)
 from runner_checkpoints import (  # noqa: F401  (public names of runner)
     _check_model_dir,
     _make_saver,
@@ -376,51 +382,3 @@ def _to_python(value):
 
 # --------------------------------------------------------------------------
 # Entry point for scripts
-
-
-_GENERIC_LINES = ("Graph execution error:", "Detected at node", "Detected unsupported")
-
-
-def _first_line(error):
-    """The first informative line of an error's message, for a one-line report."""
-    message = getattr(error, "message", None) or str(error)
-    for line in str(message).splitlines():
-        line = re.sub(r"\{\{function_node [^}]*\}\}", "", line).strip()
-        if line and not line.startswith(_GENERIC_LINES) and not line.startswith("[["):
-            return line
-    return type(error).__name__
-
-
-USER_ERRORS = (
-    ValueError,
-    OSError,
-    NanLossError,
-    tf.errors.NotFoundError,
-    tf.errors.DataLossError,
-    tf.errors.InvalidArgumentError,
-    tf.errors.OutOfRangeError,
-)
-
-
-def run_main(main, argv=None):
-    """Runs `main` through absl's app.run, reporting user errors in one line.
-
-    A USER_ERRORS exception becomes "ERROR: <first informative line of its
-    message>" on stderr and exit status 1, with no traceback unless
-    --show_traceback is set; anything else keeps its traceback.
-    """
-
-    def guarded_main(args):
-        try:
-            return main(args)
-        except USER_ERRORS as e:
-            if FLAGS.show_traceback:
-                traceback.print_exc()
-            message = _first_line(e)
-            if isinstance(e, tf.errors.OpError):
-                message = f"{type(e).__name__}: {message}"
-            sys.stderr.write(f"ERROR: {message}\n")
-            sys.stderr.flush()
-            sys.exit(1)
-
-    app.run(guarded_main, argv=argv)

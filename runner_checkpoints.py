@@ -12,7 +12,9 @@ import os
 import tensorflow as tf
 from absl import logging
 
+import checkpoint_shapes
 import modeling
+import startup_checks
 from runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
 
 
@@ -77,8 +79,7 @@ def warm_start_from_checkpoint(init_checkpoint, use_tpu=False):
 
 
 def _check_model_dir(model_dir, create):
-    if tf.io.gfile.exists(model_dir) and not tf.io.gfile.isdir(model_dir):
-        raise UsageError(f"output directory {model_dir} is an existing file, not a directory")
+    startup_checks.check_output_dir(model_dir, "model_dir")
     if create:
         tf.io.gfile.makedirs(model_dir)
 
@@ -95,25 +96,16 @@ def _make_saver(max_to_keep=5):
 
 def _restore(saver, session, checkpoint_path):
     """Restores all of the saver's variables, naming any the checkpoint lacks."""
-    in_checkpoint = dict(tf.train.list_variables(checkpoint_path))
-    missing, mismatched = [], []
-    for variable in saver.runner_var_list:
-        name = variable.op.name
-        if name not in in_checkpoint:
-            missing.append(name)
-        elif not variable.shape.is_compatible_with(in_checkpoint[name]):
-            mismatched.append(
-                f"{name} is {variable.shape.as_list()} in the model but "
-                f"{list(in_checkpoint[name])} in the checkpoint"
-            )
-    if missing or mismatched:
-        problems = []
-        if missing:
-            more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
-            problems.append("it lacks " + ", ".join(sorted(missing)[:5]) + more)
-        problems += mismatched[:3]
+    in_checkpoint = checkpoint_shapes.read_shapes(checkpoint_path)
+    expected = {variable.op.name: variable.shape for variable in saver.runner_var_list}
+    checkpoint_shapes.check_shapes(expected, checkpoint_path, in_checkpoint)
+    missing = sorted(name for name in expected if name not in in_checkpoint)
+    if missing:
+        more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
         raise UsageError(
-            f"checkpoint {checkpoint_path} does not match the model: " + "; ".join(problems)
+            f"checkpoint {checkpoint_path} does not match the model: it lacks "
+            + ", ".join(missing[:5])
+            + more
         )
     saver.restore(session, checkpoint_path)
 

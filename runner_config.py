@@ -12,6 +12,8 @@ import collections
 import tensorflow as tf
 from absl import flags, logging
 
+from errors import RunError, UsageError
+
 FLAGS = flags.FLAGS
 
 # The original's TPU flags, defined here once for every script.
@@ -114,11 +116,7 @@ class ModeKeys:
     PREDICT = "infer"
 
 
-class UsageError(ValueError):
-    """A mistake in flags or input files; run_main reports it in one line."""
-
-
-class NanLossError(RuntimeError):
+class NanLossError(RunError):
     """Training produced a NaN or Inf loss; nothing after the last good save is kept."""
 
 

@@ -14,6 +14,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from progress import TrainingProgress as _Progress
+from progress import format_seconds as _format_seconds
 from runner_checkpoints import newest_checkpoint, save_checkpoint
 from runner_config import NanLossError
 
@@ -23,17 +25,6 @@ def _crosses(before, after, every):
     return bool(every) and after // every > before // every
 
 
-def _format_seconds(seconds):
-    seconds = int(max(0, seconds))
-    hours, rest = divmod(seconds, 3600)
-    minutes, secs = divmod(rest, 60)
-    if hours:
-        return f"{hours}h{minutes:02d}m{secs:02d}s"
-    if minutes:
-        return f"{minutes}m{secs:02d}s"
-    return f"{secs}s"
-
-
 def _scalar_summary(values):
     return tf.compat.v1.Summary(
         value=[
@@ -41,41 +32,6 @@ def _scalar_summary(values):
             for tag, value in values.items()
         ]
     )
-
-
-class _Progress:
-    """Console progress of a training run: step/total, loss, rates, time left."""
-
-    def __init__(self, start_step, max_steps, global_batch_size):
-        self.total = "?" if max_steps is None else str(max_steps)
-        self.max_steps = max_steps
-        self.global_batch_size = global_batch_size
-        self.t_start = time.time()
-        self._t_last = None
-        self._step_last = start_step
-
-    def log(self, step, scalars):
-        """Logs one line; returns {"global_step/sec", "examples/sec"} (empty at first)."""
-        now = time.time()
-        parts = [f"step {step}/{self.total}"]
-        parts += [f"{key} = {value:.6g}" for key, value in scalars.items()]
-        rates = {}
-        if self._t_last is not None and step > self._step_last:
-            steps_per_sec = (step - self._step_last) / max(now - self._t_last, 1e-9)
-            rates = {
-                "global_step/sec": steps_per_sec,
-                "examples/sec": steps_per_sec * self.global_batch_size,
-            }
-            parts.append(f"{steps_per_sec:.3g} steps/sec")
-            parts.append(f"{rates['examples/sec']:.4g} examples/sec")
-            parts.append(f"{_format_seconds(now - self.t_start)} elapsed")
-            if self.max_steps is not None:
-                parts.append(f"{_format_seconds((self.max_steps - step) / steps_per_sec)} left")
-        logging.info(", ".join(parts))
-        # Rates are measured from the first logged step on, leaving out graph
-        # building and the first step's one-off costs.
-        self._t_last, self._step_last = now, step
-        return rates
 
 
 # Something the loop does each time global_step passes a multiple of `steps`:

@@ -13,29 +13,24 @@ import os
 import tensorflow as tf
 from absl import logging
 
+import checkpoint_shapes
+from errors import UsageError
+
 EXTRA_DIR = "assets.extra"
 
 
 def check_checkpoint_holds(checkpoint_path, variables):
-    """Raises ValueError unless the checkpoint has every variable, in its shape.
+    """Raises a UsageError unless the checkpoint has every variable, in its shape.
 
     Restoring resource variables would otherwise silently take the
     checkpoint's shape (say a 3-class head into a 2-class model).
     """
-    try:
-        saved = dict(tf.train.list_variables(checkpoint_path))
-    except (tf.errors.NotFoundError, ValueError):
-        raise ValueError(f"checkpoint {checkpoint_path} not found") from None
+    saved = checkpoint_shapes.read_shapes(checkpoint_path)
     for variable in variables:
-        name = variable.op.name
-        shape = variable.shape.as_list()
-        if name not in saved:
-            raise ValueError(f"checkpoint {checkpoint_path} has no variable {name}")
-        if list(saved[name]) != shape:
-            raise ValueError(
-                f"variable {name} has shape {list(saved[name])} in checkpoint "
-                f"{checkpoint_path} but {shape} in the model"
-            )
+        if variable.op.name not in saved:
+            raise UsageError(f"checkpoint {checkpoint_path} has no variable {variable.op.name}")
+    expected = {variable.op.name: variable.shape.as_list() for variable in variables}
+    checkpoint_shapes.check_shapes(expected, checkpoint_path, saved)
 
 
 def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):

@@ -1,7 +1,7 @@
-"""Bad input to every script: one line naming the culprit, non-zero exit, nothing left.
+"""Bad input to every script: one line naming the culprit, exit status 1, nothing left.
 
 Each case runs the real script in a subprocess, as a user would, and checks that
-it exits non-zero, that the last line of stderr is the error and names the file,
+it exits with status 1, that the last line of stderr is the error and names the file,
 flag or variable at fault, that no traceback is printed, and that the directory
 the run writes to holds exactly what it held before.
 """
@@ -143,7 +143,8 @@ def _assert_fails(workdir, script, args, *names):
     assert "Traceback" not in result.stderr, result.stderr
     assert lines, "no error message"
     last = lines[-1]
-    assert last.startswith("ERROR: ") or last.startswith(f"{script}: error: "), result.stderr
+    assert last.startswith("ERROR: "), result.stderr
+    assert result.returncode == 1, result.stderr
     for name in names:
         assert name in last, f"{name!r} not in {last!r}"
     assert _listing(workdir) == before, "output left behind"

@@ -16,6 +16,9 @@ import tensorflow as tf
 from absl import flags
 from conftest import GOLDEN, REPO, VOCAB_UNCASED, load_script, run_code, run_python
 
+import fileio
+import tfrecord_format
+
 SCRIPT = os.path.join(REPO, "create_pretraining_data.py")
 GOLDEN_DIR = os.path.join(GOLDEN, "pretraining")
 SAMPLE_TEXT = os.path.join(GOLDEN_DIR, "sample_text.txt")
@@ -307,8 +310,8 @@ def test_tfrecord_files_equal_tensorflows(cpd, tmp_path, monkeypatch):
     records = [bytes(rng.randrange(256) for _ in range(rng.choice([0, 1, 7, 300, 2000])))]
     records += [bytes(rng.randrange(256) for _ in range(rng.randint(0, 900))) for _ in range(300)]
     ours = [str(tmp_path / f"ours-{k}.tfrecord") for k in range(3)]
-    monkeypatch.setattr(cpd, "_RECORDS_PER_BATCH", 37)  # several batches per file
-    cpd._write_local_tfrecords(records, ours)
+    monkeypatch.setattr(tfrecord_format, "_RECORDS_PER_BATCH", 37)  # several batches per file
+    tfrecord_format.write_tfrecords(records, ours)
     for k, path in enumerate(ours):
         theirs = str(tmp_path / f"theirs-{k}.tfrecord")
         with tf.io.TFRecordWriter(theirs) as writer:
@@ -323,7 +326,7 @@ def test_tfrecord_files_equal_tensorflows(cpd, tmp_path, monkeypatch):
 
 def test_failed_write_leaves_no_file(cpd, tmp_path):
     with pytest.raises(TypeError):
-        cpd._write_local_tfrecords([b"fine", "not bytes"], [str(tmp_path / "x.tfrecord")])
+        tfrecord_format.write_tfrecords([b"fine", "not bytes"], [str(tmp_path / "x.tfrecord")])
     assert os.listdir(tmp_path) == []
 
 
@@ -340,7 +343,7 @@ def test_example_decoder_matches_protobuf(cpd):
                 }
             )
         )
-        got = cpd._example_values(example.SerializeToString())
+        got = tfrecord_format.example_values(example.SerializeToString())
         assert got["a"] == ints
         assert got["b"] == list(example.features.feature["b"].float_list.value)
 
@@ -352,10 +355,10 @@ def test_glob_lists_files_as_tensorflow_does(cpd, tmp_path, monkeypatch):
     (tmp_path / "sub").mkdir()
     for pattern in ("*", "*.txt", "a?*.txt", "a[0-9]*", "zeta.txt", "missing.txt", "*/x*"):
         full = str(tmp_path / pattern)
-        assert cpd._glob(full) == tf.io.gfile.glob(full), pattern
+        assert fileio.glob(full) == tf.io.gfile.glob(full), pattern
     monkeypatch.chdir(tmp_path)
     for pattern in ("*", "a*.txt", "zeta.txt"):
-        assert cpd._glob(pattern) == tf.io.gfile.glob(pattern), pattern
+        assert fileio.glob(pattern) == tf.io.gfile.glob(pattern), pattern
 
 
 def test_library_fallback_draws_give_the_same_records(cpd, corpus, tmp_path, monkeypatch):
@@ -437,7 +440,7 @@ def test_truncate_seq_pair_draws_like_the_original(cpd):
 def test_encoder_bytes_equal_deterministic_protobuf(cpd):
     rng = random.Random(5)
     for max_seq_length, max_predictions in ((8, 2), (200, 30)):
-        encoder = cpd._ExampleEncoder(40000, max_seq_length, max_predictions)
+        encoder = tfrecord_format.PretrainingExampleEncoder(40000, max_seq_length, max_predictions)
         for _ in range(30):
             length = rng.randint(5, max_seq_length)
             ids = [rng.randrange(40000) for _ in range(length)]
@@ -484,7 +487,7 @@ def test_training_instances_api_round_trips_through_writer(cpd, corpus, tmp_path
 
 
 # ---------------------------------------------------------------------------
-# Bad input: one line naming the culprit, exit code 2, no file left behind.
+# Bad input: one line naming the culprit, exit code 1, no file left behind.
 
 
 def _listing(directory):
@@ -502,11 +505,11 @@ def test_missing_vocab_file_is_a_one_line_error(tmp_path):
             f"--vocab_file={tmp_path / 'nope.txt'}",
         ]
     )
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     missing = tmp_path / "nope.txt"
-    assert last == f"create_pretraining_data.py: error: --vocab_file: no such file: {missing}"
+    assert last == f"ERROR: --vocab_file: no such file: {missing}"
     assert _listing(out) == []
 
 
@@ -523,7 +526,7 @@ def test_corpus_without_text_is_a_one_line_error(tmp_path):
             f"--vocab_file={VOCAB_UNCASED}",
         ]
     )
-    assert result.returncode == 2
+    assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "--input_file: no text in" in result.stderr.strip().splitlines()[-1]
     assert _listing(out) == []
@@ -575,10 +578,10 @@ def test_bad_input_is_a_one_line_error(cpd, tmp_path, capsys, case, overrides, e
         value = {"BAD_VOCAB": str(_bad_vocab(tmp_path)), "LATIN1": str(latin1)}.get(value, value)
         settings[name] = value
     code, err = run_in_process(cpd, flag_args(settings), capsys)
-    assert code == 2, case
+    assert code == 1, case
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith("create_pretraining_data.py: error: ")
+    assert lines[0].startswith("ERROR: ")
     assert expected in lines[0]
     if case == "vocab lacks [MASK]":
         assert "lacks [MASK]" in lines[0]

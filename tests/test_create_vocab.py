@@ -254,9 +254,9 @@ def test_bad_input_is_a_one_line_error(cv, corpus, tmp_path, capsys, case, overr
             value = str(tmp_path / value)
         settings[name] = value
     code, err = run_main(cv, [f"--{k}={v}" for k, v in settings.items()], capsys)
-    assert code == 2, case
+    assert code == 1, case
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith("create_vocab.py: error: ")
+    assert lines[0].startswith("ERROR: ")
     assert expected in lines[0]
     assert os.listdir(work) == []

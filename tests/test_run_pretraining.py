@@ -374,7 +374,7 @@ def test_whole_word_mask_records_of_seq_64_train(rp, tmp_path):
     [
         ([], "At least one of `do_train` or `do_eval` must be True"),
         (["--do_train", "--max_seq_length=256"], "Cannot use sequence length 256"),
-        (["--do_train", "--input_file=/nonexistent/*.tfrecord"], "matches no files"),
+        (["--do_train", "--input_file=/nonexistent/*.tfrecord"], "no file matches /nonexistent"),
         (["--do_eval", "--eval_batch_size=0"], "--eval_batch_size must be positive"),
         (["--do_train", "--init_checkpoint=/nonexistent/model.ckpt"], "no checkpoint at"),
         (

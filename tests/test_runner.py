@@ -245,7 +245,7 @@ def test_output_dir_that_is_a_file_is_a_one_line_error(tmp_path):
     path = tmp_path / "not_a_dir"
     path.write_text("x")
     x, y = _data()
-    with pytest.raises(runner.UsageError, match="is an existing file") as error:
+    with pytest.raises(runner.UsageError, match="is a file, not a directory") as error:
         _estimator(path).train(_input_fn_builder(x, y), max_steps=2)
     assert "\n" not in str(error.value)
     assert path.read_text() == "x"

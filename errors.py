@@ -1,0 +1,154 @@
+"""One error contract for every script: "ERROR: <one line>" on stderr, exit status 1.
+
+A mistake the user can fix (a bad flag, a missing, unreadable or corrupt
+file, a full disk) is reported in one line saying what is wrong and where,
+with no traceback; anything else is a bug and keeps its traceback. This
+module imports no TensorFlow, so the data-preparation scripts can use it
+without paying for TensorFlow: TensorFlow's errors are recognised by the
+module their class comes from.
+
+    if __name__ == "__main__":
+        errors.run_main(main)
+"""
+
+import os
+import re
+import sys
+import traceback
+
+from absl import app, flags
+
+_REPO_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+class UsageError(ValueError):
+    """A mistake in flags or input files; run_main reports it in one line."""
+
+
+class RunError(RuntimeError):
+    """A run that cannot go on for a reason the user can act on (say a NaN loss)."""
+
+
+# TensorFlow runtime errors that come from the data a user gave: missing,
+# unreadable, corrupt or truncated files, records that do not parse, a
+# full disk or too little memory.
+_TF_USER_ERRORS = frozenset(
+    [
+        "NotFoundError",
+        "DataLossError",
+        "OutOfRangeError",
+        "InvalidArgumentError",
+        "PermissionDeniedError",
+        "ResourceExhaustedError",
+        "FailedPreconditionError",
+    ]
+)
+
+_GENERIC_LINES = ("Graph execution error:", "Detected at node", "Detected unsupported", "Node: ")
+_STACK_HEAD = re.compile(r"defined at \(most recent call last\):\s*$")
+_STACK_LINE = re.compile(r"^\s+(File \".*\", line \d+, in .*|\S.*)$")
+_NODE = re.compile(r"\{\{function_node [^}]*\}\}|\{\{node [^}]*\}\}|\[\[.*?\]\]|\[Op:\w+\]")
+
+
+def is_tf_error(error):
+    """Whether `error` is a tf.errors.OpError (a TensorFlow runtime error)."""
+    return any(
+        cls.__name__ == "OpError" and cls.__module__.startswith("tensorflow")
+        for cls in type(error).__mro__
+    )
+
+
+def _raised_outside_repo(error):
+    """Whether the innermost frame of `error`'s traceback is library code, not ours."""
+    tb = error.__traceback__
+    if tb is None:
+        return False
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
+    ours = filename.startswith(_REPO_DIR + os.sep) and "site-packages" not in filename
+    return not ours
+
+
+def is_user_error(error):
+    """Whether `error` is a user's mistake (one line) rather than a bug (traceback).
+
+    UsageError, RunError and OSError always are; TensorFlow's runtime errors
+    about data (not found, data loss, out of range, ...) are. Any other
+    ValueError counts only if our own code raised it: one raised inside
+    TensorFlow while a graph is built (a shape mismatch, say) is a bug.
+    """
+    if isinstance(error, (UsageError, RunError, OSError)):
+        return True
+    if is_tf_error(error):
+        return type(error).__name__ in _TF_USER_ERRORS
+    if isinstance(error, ValueError):
+        return not _raised_outside_repo(error)
+    return False
+
+
+def _tf_message_lines(message):
+    """The lines of a TensorFlow error message with its "defined at" stack left out.
+
+    TensorFlow puts "Detected at node X defined at (most recent call last):"
+    and a Python stack before the actual message; the stack's lines are
+    indented, and the message follows it.
+    """
+    lines = str(message).splitlines()
+    kept, in_stack = [], False
+    for line in lines:
+        if _STACK_HEAD.search(line):
+            in_stack = True
+            continue
+        if in_stack:
+            if not line.strip() or _STACK_LINE.match(line):
+                continue
+            in_stack = False
+        kept.append(line)
+    return kept
+
+
+def first_line(error):
+    """The first informative line of an error's message, for a one-line report."""
+    message = getattr(error, "message", None) or str(error)
+    for line in _tf_message_lines(message):
+        line = _NODE.sub("", line).strip()
+        if line and not line.startswith(_GENERIC_LINES):
+            return line
+    return type(error).__name__
+
+
+def message(error):
+    """The text after "ERROR: " for a user error: TF errors keep their class name."""
+    text = first_line(error)
+    if is_tf_error(error):
+        return f"{type(error).__name__}: {text}"
+    return text
+
+
+def _show_traceback():
+    return "show_traceback" in flags.FLAGS and flags.FLAGS["show_traceback"].value
+
+
+def report(error):
+    """Writes "ERROR: <one line>" (and the traceback under --show_traceback); exits 1."""
+    if _show_traceback():
+        traceback.print_exception(type(error), error, error.__traceback__)
+    sys.stderr.write(f"ERROR: {message(error)}\n")
+    sys.stderr.flush()
+    sys.exit(1)
+
+
+def call(function, *args):
+    """Returns function(*args); a user error is reported in one line (exit 1), a bug re-raised."""
+    try:
+        return function(*args)
+    except Exception as e:
+        if not is_user_error(e):
+            raise
+        report(e)
+
+
+def run_main(main, argv=None):
+    """Runs `main` through absl's app.run; a user error becomes one line and exit 1."""
+    app.run(lambda args: call(main, args), argv=argv)
