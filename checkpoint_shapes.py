@@ -67,3 +67,19 @@ def check_shapes(expected, checkpoint_path, in_checkpoint=None, hint="", flag=No
     mismatches = find_mismatches(expected, in_checkpoint)
     if mismatches:
         raise UsageError(mismatch_message(checkpoint_path, *mismatches[0], hint=hint))
+
+
+def check_head_of_newest_checkpoint(output_dir, num_labels, hidden_size):
+    """A checkpoint already in output_dir must have this task's head, or nothing fits.
+
+    Training resumes from it and eval / predict / export read it; a head
+    with another number of labels (say an MNLI model under --task_name=mrpc)
+    would otherwise be restored as it is, giving outputs of the wrong width.
+    """
+    checkpoint_path = tf.train.latest_checkpoint(output_dir) if output_dir else None
+    if checkpoint_path is None:
+        return
+    expected = {"output_weights": [num_labels, hidden_size], "output_bias": [num_labels]}
+    check_shapes(
+        expected, checkpoint_path, hint=" (it belongs to another task: use another --output_dir)"
+    )

@@ -1318,22 +1318,6 @@ def _check_file_flag(name):
     startup_checks.check_input_file(getattr(FLAGS, name), f"--{name}")
 
 
-def _check_head_of_existing_checkpoint(output_dir, num_labels, hidden_size):
-    """A checkpoint in output_dir must have this task's head, or nothing fits.
-
-    Training resumes from it and eval / predict / export read it; a head
-    with another number of labels (say an MNLI model under --task_name=mrpc)
-    would otherwise be restored as it is, giving outputs of the wrong width.
-    """
-    checkpoint_path = runner.newest_checkpoint(output_dir)
-    if checkpoint_path is None:
-        return
-    expected = {"output_weights": [num_labels, hidden_size], "output_bias": [num_labels]}
-    checkpoint_shapes.check_shapes(
-        expected, checkpoint_path, hint=" (it belongs to another task: use another --output_dir)"
-    )
-
-
 def _nonempty(examples, split):
     if not examples:
         raise ValueError(
@@ -1353,13 +1337,7 @@ def _predict_outputs(estimator, input_fn, output_name, count, owners=None):
         num_records = sum(1 for owner in owners if owner < count)
         records = _predict_outputs(estimator, input_fn, output_name, num_records)
         return combine_windows(records, owners[:num_records], count)
-    outputs = []
-    for i, prediction in enumerate(estimator.predict(input_fn=input_fn)):
-        if i >= count:
-            break
-        outputs.append(prediction[output_name])
-    if len(outputs) != count:
-        raise RuntimeError(f"Expected {count} predictions, got {len(outputs)}")
+    outputs = runner.first_predictions(estimator, input_fn, output_name, count)
     return outputs
 
 
@@ -1590,7 +1568,9 @@ def main(_):
 
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
         raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
-    _check_head_of_existing_checkpoint(FLAGS.output_dir, num_labels, bert_config.hidden_size)
+    checkpoint_shapes.check_head_of_newest_checkpoint(
+        FLAGS.output_dir, num_labels, bert_config.hidden_size
+    )
     tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
 
     run_config = runner.RunConfig(

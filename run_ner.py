@@ -21,21 +21,19 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
+import atomic_write
+import checkpoint_shapes
+import eval_results
 import features
 import modeling
 import optimization
-import run_classifier
 import runner
+import serving
+import startup_checks
 import tokenization
+from progress import Progress
 
 FLAGS = flags.FLAGS
-
-# run_classifier (imported for its checked-file, atomic-write and eval-results
-# helpers) defines flags on import; this script defines its own, the shared
-# names meaning the same, so the classifier's are dropped first.
-for _name in list(FLAGS):
-    if FLAGS.find_module_defining_flag(_name) == "run_classifier":
-        delattr(FLAGS, _name)
 
 # Required parameters.
 flags.DEFINE_string(
@@ -504,7 +502,7 @@ def padding_features(max_seq_length):
 def convert_examples_to_features(examples, label_list, max_seq_length, window_stride, tokenizer):
     """Converts every sentence into windows (InputFeatures), in order."""
     label_map = {label: i for i, label in enumerate(label_list)}
-    progress = run_classifier._Progress("Converting sentence", len(examples))
+    progress = Progress("Converting", len(examples), "sentences")
     result = []
     for ex_index, example in enumerate(examples):
         progress.update(ex_index)
@@ -543,19 +541,9 @@ def file_based_input_fn_builder(input_file, seq_length, is_training, drop_remain
         name: tf.io.FixedLenFeature([seq_length], tf.int64)
         for name in ("input_ids", "input_mask", "segment_ids", "label_ids", "label_mask")
     }
-
-    def input_fn(params):
-        d = tf.data.TFRecordDataset(input_file)
-        if is_training:
-            d = d.repeat()
-            d = d.shuffle(buffer_size=100)
-        d = d.map(
-            lambda record: features.decode_record(record, name_to_features),
-            num_parallel_calls=tf.data.AUTOTUNE,
-        )
-        return d.batch(params["batch_size"], drop_remainder=drop_remainder)
-
-    return input_fn
+    return features.record_input_fn_builder(
+        input_file, name_to_features, is_training, drop_remainder
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -752,11 +740,8 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, num_labels, max
     and renamed when complete; `export_dir` must not exist, and a checkpoint
     without the tagger's variables in their shapes is a ValueError.
     """
-    if tf.io.gfile.exists(export_dir):
-        raise ValueError(f"--export_dir={export_dir} already exists; choose a new directory")
-    temp_dir = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
-    graph = tf.Graph()
-    with graph.as_default():
+
+    def build():
         inputs = {
             name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
@@ -772,25 +757,9 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, num_labels, max
             num_labels,
             False,
         )
-        probabilities = tf.identity(probabilities, name="probabilities")
-        variables = tf.compat.v1.global_variables()
-        run_classifier._check_checkpoint_holds(checkpoint_path, variables)
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session(graph=graph) as sess:
-            saver.restore(sess, checkpoint_path)
-            builder = tf.compat.v1.saved_model.Builder(temp_dir)
-            signature = tf.compat.v1.saved_model.predict_signature_def(
-                inputs=inputs, outputs={"probabilities": probabilities}
-            )
-            builder.add_meta_graph_and_variables(
-                sess,
-                [tf.compat.v1.saved_model.tag_constants.SERVING],
-                signature_def_map={"serving_default": signature},
-                strip_default_attrs=True,
-            )
-            builder.save()
-    tf.io.gfile.rename(temp_dir, export_dir)
-    logging.info("Exported %s as a SavedModel to %s", checkpoint_path, export_dir)
+        return inputs, {"probabilities": probabilities}
+
+    serving.export_graph(export_dir, checkpoint_path, build)
 
 
 # ---------------------------------------------------------------------------
@@ -877,7 +846,7 @@ def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_
         is_training=False,
         drop_remainder=bool(FLAGS.use_tpu),
     )
-    outputs = run_classifier._predict_outputs(estimator, input_fn, "probabilities", num_actual)
+    outputs = runner.first_predictions(estimator, input_fn, "probabilities", num_actual)
     steps = len(feature_list) // batch_size if FLAGS.use_tpu else None
     return input_fn, steps, word_predictions(examples, feature_list, outputs, label_list)
 
@@ -905,19 +874,14 @@ def _check_flags():
             "(or --export_dir set)."
         )
 
-    run_classifier._check_file_flag("bert_config_file")
+    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
-    if FLAGS.max_seq_length > bert_config.max_position_embeddings:
-        raise ValueError(
-            f"Cannot use sequence length {FLAGS.max_seq_length} because the BERT model "
-            f"was only trained up to sequence length {bert_config.max_position_embeddings}"
-        )
+    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     if FLAGS.max_seq_length < 3:
         raise ValueError(f"--max_seq_length={FLAGS.max_seq_length}: needs room for [CLS] x [SEP]")
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
-    if tf.io.gfile.exists(FLAGS.output_dir) and not tf.io.gfile.isdir(FLAGS.output_dir):
-        raise ValueError(f"--output_dir={FLAGS.output_dir} is an existing file, not a directory")
+    startup_checks.check_output_dir(FLAGS.output_dir)
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
         raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     return bert_config, _window_stride()
@@ -944,14 +908,10 @@ def main(_):
             check_example_tags(examples, path, FLAGS.tag_scheme, label_list)
     num_labels = len(label_list)
 
-    run_classifier._check_head_of_existing_checkpoint(
+    checkpoint_shapes.check_head_of_newest_checkpoint(
         FLAGS.output_dir, num_labels, bert_config.hidden_size
     )
-    run_classifier._check_file_flag("vocab_file")
-    tokenizer = tokenization.FullTokenizer(
-        vocab_file=FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case
-    )
-    tokenization.check_special_tokens(tokenizer.vocab, FLAGS.vocab_file)
+    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
 
     run_config = runner.RunConfig(
         model_dir=FLAGS.output_dir,
@@ -968,7 +928,7 @@ def main(_):
 
     tf.io.gfile.makedirs(FLAGS.output_dir)
     if write_label_file:
-        run_classifier._write_text_atomically(
+        atomic_write.write_text(
             os.path.join(FLAGS.output_dir, "labels.txt"), "".join(f"{x}\n" for x in label_list)
         )
 
@@ -1027,16 +987,14 @@ def main(_):
         evaluated = estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps)
         result["eval_loss"] = evaluated["eval_loss"]
         result["global_step"] = evaluated["global_step"]
-        run_classifier.write_eval_results(
-            os.path.join(FLAGS.output_dir, "eval_results.txt"), result
-        )
+        eval_results.write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
 
     if FLAGS.do_predict:
         logging.info("***** Running prediction*****")
         _, _, predicted = _tag_sentences(
             estimator, predict_examples, convert, "predict", FLAGS.predict_batch_size, label_list
         )
-        run_classifier._write_text_atomically(
+        atomic_write.write_text(
             os.path.join(FLAGS.output_dir, "test_predictions.txt"),
             format_predictions(predict_path, predict_examples, predicted),
         )

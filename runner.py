@@ -382,3 +382,15 @@ def _to_python(value):
 
 # --------------------------------------------------------------------------
 # Entry point for scripts
+
+
+def first_predictions(estimator, input_fn, output_name, count):
+    """output_name of the first `count` predictions; padding examples come last and are dropped."""
+    outputs = []
+    for i, prediction in enumerate(estimator.predict(input_fn=input_fn)):
+        if i >= count:
+            break
+        outputs.append(prediction[output_name])
+    if len(outputs) != count:
+        raise RuntimeError(f"Expected {count} predictions, got {len(outputs)}")
+    return outputs

@@ -270,7 +270,7 @@ def parse_flags(rc, tmp_path):
         (["--task_name=custom", "--do_predict", "--labels=a,,b"], "--labels=a,,b: empty label"),
         (["--task_name=custom", "--do_predict", "--labels=a"], "needs at least two labels"),
         (["--task_name=custom", "--predict_text_file=/no/such.txt"],
-         "--predict_text_file=/no/such.txt: no such file"),
+         "--predict_text_file: no such file: /no/such.txt"),
     ],
 )  # fmt: skip
 def test_new_flag_errors_come_before_any_work(rc, parse_flags, tmp_path, args, message):

@@ -429,5 +429,5 @@ def test_flags_are_the_classifiers_without_its_task_flags(ner):
         "use_tpu",
         "tf_random_seed",
     ):
-        assert defined[name] == "runner", name
+        assert defined[name] == "runner_config", name
     assert "task_name" not in defined and "glue_submission_file" not in defined
