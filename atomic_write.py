@@ -13,6 +13,7 @@ they import TensorFlow.
 
 import contextlib
 import os
+import shutil
 
 import errors
 from fileio import is_remote, tf_gfile
@@ -148,3 +149,50 @@ def write_text(path, text, flag=None):
     """Writes `text` (UTF-8) to `path` through a temporary name, all-or-nothing."""
     with atomic_files([path], "w", flag) as (f,):
         f.write(text)
+
+
+def _remove_tree(path):
+    with contextlib.suppress(Exception):
+        if is_remote(path):
+            if tf_gfile().exists(path):
+                tf_gfile().rmtree(path)
+        elif os.path.isdir(path):
+            shutil.rmtree(path)
+
+
+@contextlib.contextmanager
+def staged_directory(path, names=None, flag=None):
+    """Yields a temporary directory to fill; when the block ends normally it becomes `path`.
+
+    A `path` that does not exist yet appears whole, with one rename. Into an
+    existing directory (allowed only when `names` lists what the block
+    writes) the files move in the order of `names`, whose last should be
+    the one that makes the result usable (a checkpoint index, a config).
+    On any error the staging directory is removed.
+    """
+    existing = not is_remote(path) and os.path.isdir(path)
+    if existing and names is None:
+        where = f"{flag}: " if flag else ""
+        raise errors.UsageError(f"{where}{path} already exists; choose a new directory")
+    parent = path if existing else os.path.dirname(os.path.abspath(path))
+    stage = os.path.join(parent, f".{os.path.basename(os.path.abspath(path))}.tmp-{os.getpid()}")
+    try:
+        if is_remote(path):
+            stage = temp_path(path.rstrip("/"))
+        else:
+            os.makedirs(stage)
+        yield stage
+        if existing:
+            written = sorted(os.listdir(stage))
+            if sorted(names) != written:
+                raise RuntimeError(f"expected to write {sorted(names)}, wrote {written}")
+            for name in names:
+                os.replace(os.path.join(stage, name), os.path.join(path, name))
+            os.rmdir(stage)
+        elif is_remote(path):
+            tf_gfile().rename(stage, path)
+        else:
+            os.rename(stage, path)
+    except BaseException:
+        _remove_tree(stage)
+        raise

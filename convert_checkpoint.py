@@ -49,6 +49,7 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
+import atomic_write
 import modeling
 import run_classifier  # the label names of --task_name (its flags are overridden below)
 import runner
@@ -825,33 +826,9 @@ def _check_output_dir(output_dir, names):
 
 
 def _write_directory(output_dir, names, write):
-    """Has write(stage) fill a staging directory, then moves its files into output_dir.
-
-    A new output_dir appears whole (one rename); into an existing one the
-    files move in the order of `names`, whose last is the file that makes
-    the result usable (the checkpoint index, config.json).
-    """
-    output_dir = os.path.abspath(output_dir)
-    parent = output_dir if os.path.isdir(output_dir) else os.path.dirname(output_dir)
-    os.makedirs(parent, exist_ok=True)
-    stage = os.path.join(parent, f".{os.path.basename(output_dir)}.tmp-{os.getpid()}")
-    if parent == output_dir:
-        stage = os.path.join(output_dir, f".convert.tmp-{os.getpid()}")
-    os.makedirs(stage)
-    try:
+    """Has write(stage) fill a staging directory that then becomes output_dir's files."""
+    with atomic_write.staged_directory(output_dir, names, flag="--output_dir") as stage:
         write(stage)
-        written = sorted(os.listdir(stage))
-        if sorted(names) != written:
-            raise RuntimeError(f"expected to write {sorted(names)}, wrote {written}")
-        if parent == output_dir:
-            for name in names:
-                os.replace(os.path.join(stage, name), os.path.join(output_dir, name))
-            os.rmdir(stage)
-        else:
-            os.rename(stage, output_dir)
-    except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
-        raise
 
 
 def _log_list(what, names):

@@ -13,6 +13,7 @@ import os
 import tensorflow as tf
 from absl import logging
 
+import atomic_write
 import checkpoint_shapes
 from errors import UsageError
 
@@ -43,36 +44,33 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
     """
     if tf.io.gfile.exists(export_dir):
         raise ValueError(f"--export_dir={export_dir} already exists; choose a new directory")
-    temp_dir = f"{export_dir.rstrip('/')}.tmp-{os.getpid()}"
-    graph = tf.Graph()
-    with graph.as_default():
-        inputs, outputs = build_fn()
-        outputs = {name: tf.identity(tensor, name=name) for name, tensor in outputs.items()}
-        variables = tf.compat.v1.global_variables()
-        check_checkpoint_holds(checkpoint_path, variables)
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session(graph=graph) as sess:
-            saver.restore(sess, checkpoint_path)
-            builder = tf.compat.v1.saved_model.Builder(temp_dir)
-            signature = tf.compat.v1.saved_model.predict_signature_def(
-                inputs=inputs, outputs=outputs
-            )
-            builder.add_meta_graph_and_variables(
-                sess,
-                [tf.compat.v1.saved_model.tag_constants.SERVING],
-                signature_def_map={"serving_default": signature},
-                strip_default_attrs=True,
-            )
-            builder.save()
-    try:
+    with atomic_write.staged_directory(export_dir, flag="--export_dir") as stage:
+        # The SavedModel builder accepts an existing directory while it is empty.
+        temp_dir = stage
+        graph = tf.Graph()
+        with graph.as_default():
+            inputs, outputs = build_fn()
+            outputs = {name: tf.identity(tensor, name=name) for name, tensor in outputs.items()}
+            variables = tf.compat.v1.global_variables()
+            check_checkpoint_holds(checkpoint_path, variables)
+            saver = tf.compat.v1.train.Saver(variables)
+            with tf.compat.v1.Session(graph=graph) as sess:
+                saver.restore(sess, checkpoint_path)
+                builder = tf.compat.v1.saved_model.Builder(temp_dir)
+                signature = tf.compat.v1.saved_model.predict_signature_def(
+                    inputs=inputs, outputs=outputs
+                )
+                builder.add_meta_graph_and_variables(
+                    sess,
+                    [tf.compat.v1.saved_model.tag_constants.SERVING],
+                    signature_def_map={"serving_default": signature},
+                    strip_default_attrs=True,
+                )
+                builder.save()
         if extra_files:
             extra_dir = os.path.join(temp_dir, EXTRA_DIR)
             tf.io.gfile.makedirs(extra_dir)
             for name, text in extra_files.items():
                 with tf.io.gfile.GFile(os.path.join(extra_dir, name), "w") as f:
                     f.write(text)
-        tf.io.gfile.rename(temp_dir, export_dir)
-    finally:
-        if tf.io.gfile.exists(temp_dir):
-            tf.io.gfile.rmtree(temp_dir)
     logging.info("Exported %s as a SavedModel to %s", checkpoint_path, export_dir)
