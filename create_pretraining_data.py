@@ -54,7 +54,11 @@ import warnings
 
 from absl import app, flags, logging
 
-import tokenization
+if __package__:
+    from . import script_flags, tokenization
+else:
+    import script_flags
+    import tokenization
 
 FLAGS = flags.FLAGS
 
@@ -93,6 +97,9 @@ flags.DEFINE_integer(
     "Processes that tokenize the input in parallel (default: all CPU cores). "
     "The output does not depend on it.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 _CLS, _SEP, _MASK, _UNK = "[CLS]", "[SEP]", "[MASK]", "[UNK]"
 # Seconds between progress lines of long phases.
@@ -807,7 +814,10 @@ def _write_records(records, inv_vocab, output_files):
         _log_example(record, inv_vocab)
     progress = _Progress("Writing", len(records), "instances")
     if any(_is_remote(path) for path in output_files):
-        import features
+        if __package__:
+            from . import features
+        else:
+            import features
 
         with features.atomic_record_writers(output_files) as writers:
             for index, record in enumerate(records):

@@ -40,7 +40,11 @@ import time
 import tensorflow as tf
 from absl import app, flags, logging
 
-import tokenization
+if __package__:
+    from . import script_flags, tokenization
+else:
+    import script_flags
+    import tokenization
 
 FLAGS = flags.FLAGS
 
@@ -72,6 +76,9 @@ flags.DEFINE_integer(
     200,
     "Words longer than this are ignored (WordPiece turns them into [UNK] anyway).",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Google's vocabularies put this many [unused] tokens between [PAD] and [UNK].

@@ -20,10 +20,15 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import modeling
-import runner
-import tokenization
-from features import pack_pair, split_text_pair, truncate_seq_pair
+if __package__:
+    from . import modeling, runner, script_flags, tokenization
+    from .features import pack_pair, split_text_pair, truncate_seq_pair
+else:
+    import modeling
+    import runner
+    import script_flags
+    import tokenization
+    from features import pack_pair, split_text_pair, truncate_seq_pair
 
 FLAGS = flags.FLAGS
 
@@ -73,6 +78,9 @@ flags.DEFINE_string(
     "--output_file with '.pooled.jsonl' in place of its extension). The same "
     "vectors are written as float32 [examples, hidden] to the same name with '.npy'.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 # Examples below this index are logged in full while converting.
 _NUM_LOGGED_EXAMPLES = 5

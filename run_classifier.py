@@ -20,14 +20,28 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import custom_data
-import features
-import modeling
-import optimization
-import predictor
-import runner
-import serving
-import tokenization
+if __package__:
+    from . import (
+        custom_data,
+        features,
+        modeling,
+        optimization,
+        predictor,
+        runner,
+        script_flags,
+        serving,
+        tokenization,
+    )
+else:
+    import custom_data
+    import features
+    import modeling
+    import optimization
+    import predictor
+    import runner
+    import script_flags
+    import serving
+    import tokenization
 
 FLAGS = flags.FLAGS
 
@@ -149,6 +163,9 @@ flags.DEFINE_string(
     "Plain text to classify, one example a line ('text_a ||| text_b' for pairs); the "
     "predictions go to output_dir/text_predictions.jsonl.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 
 class InputExample:

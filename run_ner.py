@@ -21,12 +21,24 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import features
-import modeling
-import optimization
-import run_classifier
-import runner
-import tokenization
+if __package__:
+    from . import (
+        features,
+        modeling,
+        optimization,
+        run_classifier,
+        runner,
+        script_flags,
+        tokenization,
+    )
+else:
+    import features
+    import modeling
+    import optimization
+    import run_classifier
+    import runner
+    import script_flags
+    import tokenization
 
 FLAGS = flags.FLAGS
 
@@ -34,7 +46,7 @@ FLAGS = flags.FLAGS
 # helpers) defines flags on import; this script defines its own, the shared
 # names meaning the same, so the classifier's are dropped first.
 for _name in list(FLAGS):
-    if FLAGS.find_module_defining_flag(_name) == "run_classifier":
+    if FLAGS.find_module_defining_flag(_name) == run_classifier.__name__:
         delattr(FLAGS, _name)
 
 # Required parameters.
@@ -121,6 +133,9 @@ flags.DEFINE_integer(
     "are at least this many pieces apart (moved on to a word start). Default: half a "
     "window, (max_seq_length - 2) // 2.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 OUTSIDE = "O"
 SCHEME_PREFIXES = {"IOB1": "BI", "IOB2": "BI", "IOBES": "BIES"}

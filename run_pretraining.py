@@ -13,10 +13,15 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import features as features_lib
-import modeling
-import optimization
-import runner
+if __package__:
+    from . import features as features_lib
+    from . import modeling, optimization, runner, script_flags
+else:
+    import features as features_lib
+    import modeling
+    import optimization
+    import runner
+    import script_flags
 
 FLAGS = flags.FLAGS
 
@@ -70,6 +75,9 @@ flags.DEFINE_enum(
 )
 # The TPU and distribution flags live in runner.py; list them in --helpshort too.
 flags.adopt_module_key_flags(runner)
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 
 def model_fn_builder(

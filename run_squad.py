@@ -25,12 +25,17 @@ import time
 import tensorflow as tf
 from absl import flags, logging
 
-import modeling
-import optimization
-import runner
-import serving
-import tokenization
-from features import atomic_record_writers, create_int_feature, decode_record, make_example
+if __package__:
+    from . import modeling, optimization, runner, script_flags, serving, tokenization
+    from .features import atomic_record_writers, create_int_feature, decode_record, make_example
+else:
+    import modeling
+    import optimization
+    import runner
+    import script_flags
+    import serving
+    import tokenization
+    from features import atomic_record_writers, create_int_feature, decode_record, make_example
 
 FLAGS = flags.FLAGS
 
@@ -117,6 +122,9 @@ flags.DEFINE_string(
     "SavedModel here, with a serving signature from input_ids/input_mask/segment_ids to "
     "start_logits/end_logits. The directory must not exist yet.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 # Characters that separate words in a SQuAD context (the narrow no-break space
 # U+202F shows up in the data and must split words like a space does).

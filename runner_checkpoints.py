@@ -12,8 +12,12 @@ import os
 import tensorflow as tf
 from absl import logging
 
-import modeling
-from runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
+if __package__:
+    from . import modeling
+    from .runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
+else:
+    import modeling
+    from runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
 
 
 def newest_checkpoint(model_dir):

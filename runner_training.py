@@ -14,8 +14,12 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from runner_checkpoints import newest_checkpoint, save_checkpoint
-from runner_config import NanLossError
+if __package__:
+    from .runner_checkpoints import newest_checkpoint, save_checkpoint
+    from .runner_config import NanLossError
+else:
+    from runner_checkpoints import newest_checkpoint, save_checkpoint
+    from runner_config import NanLossError
 
 
 def _crosses(before, after, every):
