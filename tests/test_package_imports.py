@@ -159,18 +159,14 @@ def test_package_dependencies_are_the_requirements_files():
 
 
 def _module_level_flag_calls(tree):
-    """Line numbers of module-level `flags.<anything>(...)` statements."""
-    lines = []
+    """(line, "flags.DEFINE_string", ...) of module-level `flags.<name>(...)` calls."""
+    calls = []
     for node in tree.body:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-            func = node.value.func
-            if (
-                isinstance(func, ast.Attribute)
-                and isinstance(func.value, ast.Name)
-                and func.value.id == "flags"
-            ):
-                lines.append((node.lineno, ast.unparse(func)))
-    return lines
+        call = getattr(node, "value", None)  # an expression or the value assigned
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute):
+            if isinstance(call.func.value, ast.Name) and call.func.value.id == "flags":
+                calls.append((node.lineno, ast.unparse(call.func)))
+    return calls
 
 
 def _is_script(tree):
@@ -196,7 +192,7 @@ def test_script_lets_later_scripts_redefine_its_flags(module):
     """Without the call after its last flag, importing another script after it fails."""
     tree = _tree(module)
     calls = _module_level_flag_calls(tree)
-    last_flag_line = max(line for line, name in calls if name.startswith("flags."))
+    last_flag_line = max(line for line, _ in calls)
     marks = [
         node.lineno
         for node in tree.body
