@@ -15,8 +15,12 @@ import contextlib
 import os
 import shutil
 
-import errors
-from fileio import is_remote, tf_gfile
+if __package__:
+    from . import errors
+    from .fileio import is_remote, tf_gfile
+else:
+    import errors
+    from fileio import is_remote, tf_gfile
 
 
 def temp_path(path):

@@ -11,7 +11,10 @@ and a checkpoint that cannot be read at all as "<flag>: no checkpoint at <path>"
 
 import tensorflow as tf
 
-from errors import UsageError
+if __package__:
+    from .errors import UsageError
+else:
+    from errors import UsageError
 
 
 def read_shapes(checkpoint_path, flag=None):

@@ -49,10 +49,14 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import modeling
-import run_classifier  # the label names of --task_name (its flags are overridden below)
-import runner
+if __package__:
+    from . import atomic_write, modeling, run_classifier, runner, script_flags
+else:
+    import atomic_write
+    import modeling
+    import run_classifier  # the label names of --task_name (its flags are overridden below)
+    import runner
+    import script_flags
 
 FLAGS = flags.FLAGS
 
@@ -69,32 +73,24 @@ flags.DEFINE_string(
     "hf_to_tf: the Hugging Face model directory; tf_to_hf: the checkpoint path prefix "
     "(e.g. model.ckpt-1000) or a directory holding checkpoints (the newest is used).",
 )
-# Same names as run_classifier's flags, which this module imports for its label lists.
-flags.DEFINE_string(
-    "output_dir", None, "Directory to write the converted model to.", allow_override=True
-)
-flags.DEFINE_string(
-    "bert_config_file",
-    None,
-    "tf_to_hf: the bert_config.json of the checkpoint.",
-    allow_override=True,
-)
-flags.DEFINE_string(
-    "vocab_file", None, "tf_to_hf: the vocab.txt of the checkpoint.", allow_override=True
-)
+# Same names as run_classifier's flags (imported for its label lists): these replace them.
+flags.DEFINE_string("output_dir", None, "Directory to write the converted model to.")
+flags.DEFINE_string("bert_config_file", None, "tf_to_hf: the bert_config.json of the checkpoint.")
+flags.DEFINE_string("vocab_file", None, "tf_to_hf: the vocab.txt of the checkpoint.")
 flags.DEFINE_bool(
     "do_lower_case",
     True,
     "tf_to_hf: whether the model lower-cases its input (written to tokenizer_config.json).",
-    allow_override=True,
 )
 flags.DEFINE_string(
     "task_name",
     None,
     "tf_to_hf, classifier checkpoints: the run_classifier task, whose labels name the "
     "classes in config.json (otherwise LABEL_0, LABEL_1, ...).",
-    allow_override=True,
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 # Activation names: ours -> Hugging Face, and Hugging Face -> ours (each pair
 # computes the same function).

@@ -49,13 +49,19 @@ import warnings
 
 from absl import flags, logging
 
-import errors
-import fileio
-import startup_checks
-import tfrecord_format
-import tokenization
-from errors import UsageError
-from progress import Progress
+if __package__:
+    from . import errors, fileio, script_flags, startup_checks, tfrecord_format, tokenization
+    from .errors import UsageError
+    from .progress import Progress
+else:
+    import errors
+    import fileio
+    import script_flags
+    import startup_checks
+    import tfrecord_format
+    import tokenization
+    from errors import UsageError
+    from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -94,6 +100,9 @@ flags.DEFINE_integer(
     "Processes that tokenize the input in parallel (default: all CPU cores). "
     "The output does not depend on it.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 _CLS, _SEP, _MASK, _UNK = "[CLS]", "[SEP]", "[MASK]", "[UNK]"
 # Lines handed to a tokenizer worker at a time, and bytes read at a time.

@@ -38,13 +38,19 @@ import time
 
 from absl import flags, logging
 
-import atomic_write
-import errors
-import fileio
-import startup_checks
-import tokenization
-from errors import UsageError
-from progress import Progress
+if __package__:
+    from . import atomic_write, errors, fileio, script_flags, startup_checks, tokenization
+    from .errors import UsageError
+    from .progress import Progress
+else:
+    import atomic_write
+    import errors
+    import fileio
+    import script_flags
+    import startup_checks
+    import tokenization
+    from errors import UsageError
+    from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -76,6 +82,9 @@ flags.DEFINE_integer(
     200,
     "Words longer than this are ignored (WordPiece turns them into [UNK] anyway).",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Google's vocabularies put this many [unused] tokens between [PAD] and [UNK].

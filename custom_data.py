@@ -16,7 +16,10 @@ import os
 import numpy as np
 import tensorflow as tf
 
-import tokenization
+if __package__:
+    from . import tokenization
+else:
+    import tokenization
 
 EXTENSIONS = (".csv", ".tsv", ".jsonl")
 LABELS_FILE = "labels.txt"

@@ -8,7 +8,10 @@ written here reads the same as one the original wrote.
 import numpy as np
 from absl import logging
 
-import atomic_write
+if __package__:
+    from . import atomic_write
+else:
+    import atomic_write
 
 
 def format_value(value):

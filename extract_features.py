@@ -20,16 +20,32 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import errors
-import fileio
-import modeling
-import runner
-import startup_checks
-import tokenization
-from errors import UsageError
-from features import pack_pair, split_text_pair, truncate_seq_pair
-from progress import Progress
+if __package__:
+    from . import (
+        atomic_write,
+        errors,
+        fileio,
+        modeling,
+        runner,
+        script_flags,
+        startup_checks,
+        tokenization,
+    )
+    from .errors import UsageError
+    from .features import pack_pair, split_text_pair, truncate_seq_pair
+    from .progress import Progress
+else:
+    import atomic_write
+    import errors
+    import fileio
+    import modeling
+    import runner
+    import script_flags
+    import startup_checks
+    import tokenization
+    from errors import UsageError
+    from features import pack_pair, split_text_pair, truncate_seq_pair
+    from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -79,6 +95,9 @@ flags.DEFINE_string(
     "--output_file with '.pooled.jsonl' in place of its extension). The same "
     "vectors are written as float32 [examples, hidden] to the same name with '.npy'.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 # Examples below this index are logged in full while converting.
 _NUM_LOGGED_EXAMPLES = 5

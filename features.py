@@ -13,7 +13,10 @@ import re
 
 import tensorflow as tf
 
-import atomic_write
+if __package__:
+    from . import atomic_write
+else:
+    import atomic_write
 
 
 def create_int_feature(values):

@@ -31,7 +31,10 @@ import six
 import tensorflow as tf
 from absl import logging as absl_logging
 
-import checkpoint_shapes
+if __package__:
+    from . import checkpoint_shapes
+else:
+    import checkpoint_shapes
 
 LAYER_NORM_EPSILON = 1e-12
 # Added to the attention scores of padding positions: large enough that

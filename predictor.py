@@ -24,8 +24,11 @@ import os
 import numpy as np
 import tensorflow as tf
 
-import features
-import tokenization
+if __package__:
+    from . import features, tokenization
+else:
+    import features
+    import tokenization
 
 EXTRA_DIR = "assets.extra"
 SETTINGS_FILE = "predictor.json"

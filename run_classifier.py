@@ -19,19 +19,38 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import checkpoint_shapes
-import custom_data
-import eval_results
-import features
-import modeling
-import optimization
-import predictor
-import runner
-import serving
-import startup_checks
-import tokenization
-from progress import Progress
+if __package__:
+    from . import (
+        atomic_write,
+        checkpoint_shapes,
+        custom_data,
+        eval_results,
+        features,
+        modeling,
+        optimization,
+        predictor,
+        runner,
+        script_flags,
+        serving,
+        startup_checks,
+        tokenization,
+    )
+    from .progress import Progress
+else:
+    import atomic_write
+    import checkpoint_shapes
+    import custom_data
+    import eval_results
+    import features
+    import modeling
+    import optimization
+    import predictor
+    import runner
+    import script_flags
+    import serving
+    import startup_checks
+    import tokenization
+    from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -153,6 +172,9 @@ flags.DEFINE_string(
     "Plain text to classify, one example a line ('text_a ||| text_b' for pairs); the "
     "predictions go to output_dir/text_predictions.jsonl.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 
 class InputExample:

@@ -21,17 +21,34 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import checkpoint_shapes
-import eval_results
-import features
-import modeling
-import optimization
-import runner
-import serving
-import startup_checks
-import tokenization
-from progress import Progress
+if __package__:
+    from . import (
+        atomic_write,
+        checkpoint_shapes,
+        eval_results,
+        features,
+        modeling,
+        optimization,
+        runner,
+        script_flags,
+        serving,
+        startup_checks,
+        tokenization,
+    )
+    from .progress import Progress
+else:
+    import atomic_write
+    import checkpoint_shapes
+    import eval_results
+    import features
+    import modeling
+    import optimization
+    import runner
+    import script_flags
+    import serving
+    import startup_checks
+    import tokenization
+    from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -119,6 +136,9 @@ flags.DEFINE_integer(
     "are at least this many pieces apart (moved on to a word start). Default: half a "
     "window, (max_seq_length - 2) // 2.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 OUTSIDE = "O"
 SCHEME_PREFIXES = {"IOB1": "BI", "IOB2": "BI", "IOBES": "BIES"}

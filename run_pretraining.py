@@ -13,15 +13,30 @@ import os
 import tensorflow as tf
 from absl import flags, logging
 
-import errors
-import eval_results
-import features as features_lib
-import modeling
-import optimization
-import runner
-import startup_checks
-import tfrecord_format
-from errors import UsageError
+if __package__:
+    from . import (
+        errors,
+        eval_results,
+        modeling,
+        optimization,
+        runner,
+        script_flags,
+        startup_checks,
+        tfrecord_format,
+    )
+    from . import features as features_lib
+    from .errors import UsageError
+else:
+    import errors
+    import eval_results
+    import features as features_lib
+    import modeling
+    import optimization
+    import runner
+    import script_flags
+    import startup_checks
+    import tfrecord_format
+    from errors import UsageError
 
 FLAGS = flags.FLAGS
 
@@ -75,6 +90,9 @@ flags.DEFINE_enum(
 )
 # The TPU and distribution flags live in runner.py; list them in --helpshort too.
 flags.adopt_module_key_flags(runner)
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 
 def model_fn_builder(

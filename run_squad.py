@@ -24,21 +24,42 @@ import string
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import eval_results
-import modeling
-import optimization
-import runner
-import serving
-import startup_checks
-import tokenization
-from features import (
-    atomic_record_writers,
-    create_int_feature,
-    make_example,
-    record_input_fn_builder,
-)
-from progress import Progress
+if __package__:
+    from . import (
+        atomic_write,
+        eval_results,
+        modeling,
+        optimization,
+        runner,
+        script_flags,
+        serving,
+        startup_checks,
+        tokenization,
+    )
+    from .features import (
+        atomic_record_writers,
+        create_int_feature,
+        make_example,
+        record_input_fn_builder,
+    )
+    from .progress import Progress
+else:
+    import atomic_write
+    import eval_results
+    import modeling
+    import optimization
+    import runner
+    import script_flags
+    import serving
+    import startup_checks
+    import tokenization
+    from features import (
+        atomic_record_writers,
+        create_int_feature,
+        make_example,
+        record_input_fn_builder,
+    )
+    from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -125,6 +146,9 @@ flags.DEFINE_string(
     "SavedModel here, with a serving signature from input_ids/input_mask/segment_ids to "
     "start_logits/end_logits. The directory must not exist yet.",
 )
+
+# Scripts imported later into the same process may redefine the shared names.
+script_flags.allow_redefinition(__name__)
 
 # Characters that separate words in a SQuAD context (the narrow no-break space
 # U+202F shows up in the data and must split words like a space does).

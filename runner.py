@@ -91,44 +91,84 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from errors import RunError, run_main  # noqa: F401  (scripts call runner.run_main)
-from runner_checkpoints import (  # noqa: F401  (public names of runner)
-    _check_model_dir,
-    _make_saver,
-    _restore,
-    checkpoint_step,
-    checkpoint_to_load,
-    newest_checkpoint,
-    restore_or_initialize,
-    warm_start_from_checkpoint,
-)
-from runner_config import (  # noqa: F401  (public names of runner)
-    _CHECKPOINT_BASENAME,
-    _PRECISION_DTYPES,
-    FLAGS,
-    LEARNING_RATE_COLLECTION,
-    EstimatorSpec,
-    ModeKeys,
-    NanLossError,
-    RunConfig,
-    UsageError,
-    WorkerLostError,
-)
-from runner_distribution import Distribution  # noqa: F401
-from runner_graphs import (  # noqa: F401
-    ModelBuilder,
-    build_eval_graph,
-    build_predict_graph,
-    build_train_graph,
-)
-from runner_training import (  # noqa: F401
-    Every,
-    TrainingLoop,
-    _crosses,
-    _format_seconds,
-    _Progress,
-    _scalar_summary,
-)
+if __package__:
+    from .errors import RunError, run_main  # noqa: F401  (scripts call runner.run_main)
+    from .runner_checkpoints import (  # noqa: F401  (public names of runner)
+        _check_model_dir,
+        _make_saver,
+        _restore,
+        checkpoint_step,
+        checkpoint_to_load,
+        newest_checkpoint,
+        restore_or_initialize,
+        warm_start_from_checkpoint,
+    )
+    from .runner_config import (  # noqa: F401  (public names of runner)
+        _CHECKPOINT_BASENAME,
+        _PRECISION_DTYPES,
+        FLAGS,
+        LEARNING_RATE_COLLECTION,
+        EstimatorSpec,
+        ModeKeys,
+        NanLossError,
+        RunConfig,
+        UsageError,
+        WorkerLostError,
+    )
+    from .runner_distribution import Distribution  # noqa: F401
+    from .runner_graphs import (  # noqa: F401
+        ModelBuilder,
+        build_eval_graph,
+        build_predict_graph,
+        build_train_graph,
+    )
+    from .runner_training import (  # noqa: F401
+        Every,
+        TrainingLoop,
+        _crosses,
+        _format_seconds,
+        _Progress,
+        _scalar_summary,
+    )
+else:
+    from errors import RunError, run_main  # noqa: F401  (scripts call runner.run_main)
+    from runner_checkpoints import (  # noqa: F401  (public names of runner)
+        _check_model_dir,
+        _make_saver,
+        _restore,
+        checkpoint_step,
+        checkpoint_to_load,
+        newest_checkpoint,
+        restore_or_initialize,
+        warm_start_from_checkpoint,
+    )
+    from runner_config import (  # noqa: F401  (public names of runner)
+        _CHECKPOINT_BASENAME,
+        _PRECISION_DTYPES,
+        FLAGS,
+        LEARNING_RATE_COLLECTION,
+        EstimatorSpec,
+        ModeKeys,
+        NanLossError,
+        RunConfig,
+        UsageError,
+        WorkerLostError,
+    )
+    from runner_distribution import Distribution  # noqa: F401
+    from runner_graphs import (  # noqa: F401
+        ModelBuilder,
+        build_eval_graph,
+        build_predict_graph,
+        build_train_graph,
+    )
+    from runner_training import (  # noqa: F401
+        Every,
+        TrainingLoop,
+        _crosses,
+        _format_seconds,
+        _Progress,
+        _scalar_summary,
+    )
 
 
 class Estimator:

@@ -12,10 +12,14 @@ import os
 import tensorflow as tf
 from absl import logging
 
-import checkpoint_shapes
-import modeling
-import startup_checks
-from runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
+if __package__:
+    from . import checkpoint_shapes, modeling, startup_checks
+    from .runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
+else:
+    import checkpoint_shapes
+    import modeling
+    import startup_checks
+    from runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
 
 
 def newest_checkpoint(model_dir):

@@ -12,7 +12,10 @@ import collections
 import tensorflow as tf
 from absl import flags, logging
 
-from errors import RunError, UsageError
+if __package__:
+    from .errors import RunError, UsageError
+else:
+    from errors import RunError, UsageError
 
 FLAGS = flags.FLAGS
 

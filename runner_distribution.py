@@ -22,8 +22,12 @@ import time
 
 import tensorflow as tf
 
-from runner_checkpoints import newest_checkpoint
-from runner_config import UsageError, WorkerLostError
+if __package__:
+    from .runner_checkpoints import newest_checkpoint
+    from .runner_config import UsageError, WorkerLostError
+else:
+    from runner_checkpoints import newest_checkpoint
+    from runner_config import UsageError, WorkerLostError
 
 _SERVERS = {}
 

@@ -11,16 +11,27 @@ import contextlib
 
 import tensorflow as tf
 
-import modeling
-import optimization
-from runner_checkpoints import make_saver_and_init_ops
-from runner_config import (
-    _PRECISION_DTYPES,
-    LEARNING_RATE_COLLECTION,
-    EstimatorSpec,
-    ModeKeys,
-    UsageError,
-)
+if __package__:
+    from . import modeling, optimization
+    from .runner_checkpoints import make_saver_and_init_ops
+    from .runner_config import (
+        _PRECISION_DTYPES,
+        LEARNING_RATE_COLLECTION,
+        EstimatorSpec,
+        ModeKeys,
+        UsageError,
+    )
+else:
+    import modeling
+    import optimization
+    from runner_checkpoints import make_saver_and_init_ops
+    from runner_config import (
+        _PRECISION_DTYPES,
+        LEARNING_RATE_COLLECTION,
+        EstimatorSpec,
+        ModeKeys,
+        UsageError,
+    )
 
 TrainGraph = collections.namedtuple(
     "TrainGraph",

@@ -14,10 +14,16 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from progress import TrainingProgress as _Progress
-from progress import format_seconds as _format_seconds
-from runner_checkpoints import newest_checkpoint, save_checkpoint
-from runner_config import NanLossError
+if __package__:
+    from .progress import TrainingProgress as _Progress
+    from .progress import format_seconds as _format_seconds
+    from .runner_checkpoints import newest_checkpoint, save_checkpoint
+    from .runner_config import NanLossError
+else:
+    from progress import TrainingProgress as _Progress
+    from progress import format_seconds as _format_seconds
+    from runner_checkpoints import newest_checkpoint, save_checkpoint
+    from runner_config import NanLossError
 
 
 def _crosses(before, after, every):

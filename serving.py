@@ -13,9 +13,13 @@ import os
 import tensorflow as tf
 from absl import logging
 
-import atomic_write
-import checkpoint_shapes
-from errors import UsageError
+if __package__:
+    from . import atomic_write, checkpoint_shapes
+    from .errors import UsageError
+else:
+    import atomic_write
+    import checkpoint_shapes
+    from errors import UsageError
 
 EXTRA_DIR = "assets.extra"
 

@@ -8,9 +8,13 @@ scripts use these too.
 
 import os
 
-import fileio
-import tokenization
-from errors import UsageError
+if __package__:
+    from . import fileio, tokenization
+    from .errors import UsageError
+else:
+    import fileio
+    import tokenization
+    from errors import UsageError
 
 
 def check_seq_length(max_seq_length, bert_config):
