@@ -100,6 +100,25 @@ def run_code(source, env=None, cwd=REPO):
     return run_python("-c", prelude + textwrap.dedent(source), env=env, cwd=cwd)
 
 
+def run_checks(source, ref_variables=False, replicas=1):
+    """Runs graph checks (source) in a fresh interpreter and fails unless they all pass.
+
+    Some set-ups are process-wide and cannot be undone inside pytest: ref variables
+    (disable_v2_behavior) and the CPU split into `replicas` logical devices.
+    """
+    setup = "import tensorflow as tf\n"
+    if ref_variables:
+        setup += "tf.compat.v1.disable_v2_behavior()\n"
+    if replicas > 1:
+        setup += (
+            "tf.config.set_logical_device_configuration(tf.config.list_physical_devices('CPU')[0],"
+            f" [tf.config.LogicalDeviceConfiguration()] * {replicas})\n"
+        )
+    result = run_code(setup + textwrap.dedent(source) + "\nprint('ALL CHECKS PASSED')\n")
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.splitlines()[-1:] == ["ALL CHECKS PASSED"], result.stdout[-2000:]
+
+
 def start_python(*argv, env=None, cwd=REPO, **popen_kwargs):
     """Starts the test Python on argv in the background, for tests that kill or race it."""
     return subprocess.Popen(
@@ -134,6 +153,13 @@ def write_bert_config(path, vocab_size, **overrides):
     """Writes tiny_bert_config(vocab_size, **overrides) as JSON to `path`; returns it as str."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(tiny_bert_config(vocab_size, **overrides), f)
+    return str(path)
+
+
+def write_text(path, text):
+    """Writes `text` as UTF-8 to `path` (a CoNLL file, a CSV with quoted newlines); returns str."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
     return str(path)
 
 
