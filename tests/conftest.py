@@ -29,7 +29,7 @@ if REPO not in sys.path:
 SUBPROCESS_TIMEOUT = 600
 
 # Top-level scripts that define absl flags at import time, as the original does.
-_SCRIPTS = (
+SCRIPTS = (
     "create_pretraining_data",
     "create_vocab",
     "run_pretraining",
@@ -54,7 +54,7 @@ def load_script(name):
     fv = flags.FLAGS
     for flag_name in list(fv):
         owner = fv.find_module_defining_flag(flag_name)
-        if owner in _SCRIPTS or owner == name:
+        if owner in SCRIPTS or owner == name:
             delattr(fv, flag_name)
     if name in sys.modules:
         return importlib.reload(sys.modules[name])
@@ -70,6 +70,12 @@ def subprocess_env(env=None):
     merged = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
     merged.update(env or {})
     return merged
+
+
+def flag_args(defaults, **overrides):
+    """["--name=value", ...] from `defaults` with `overrides` applied; None leaves a flag out."""
+    merged = {**defaults, **overrides}
+    return [f"--{name}={value}" for name, value in merged.items() if value is not None]
 
 
 def run_command(argv, env=None, cwd=REPO):

@@ -15,6 +15,7 @@ import tensorflow as tf
 from conftest import (
     REPO,
     TESTS,
+    flag_args,
     run_python,
     run_script,
     write_bert_config,
@@ -418,8 +419,7 @@ def _features_args(inputs, out, **flags):
         "max_seq_length": "16",
         "layers": "-1",
     }
-    args.update(flags)
-    return [f"--{k}={v}" for k, v in args.items()]
+    return flag_args(args, **flags)
 
 
 def _records_args(out, *names):
