@@ -29,7 +29,7 @@ if REPO not in sys.path:
 SUBPROCESS_TIMEOUT = 600
 
 # Top-level scripts that define absl flags at import time, as the original does.
-_SCRIPTS = (
+SCRIPTS = (
     "create_pretraining_data",
     "create_vocab",
     "run_pretraining",
@@ -54,7 +54,7 @@ def load_script(name):
     fv = flags.FLAGS
     for flag_name in list(fv):
         owner = fv.find_module_defining_flag(flag_name)
-        if owner in _SCRIPTS or owner == name:
+        if owner in SCRIPTS or owner == name:
             delattr(fv, flag_name)
     if name in sys.modules:
         return importlib.reload(sys.modules[name])
@@ -70,6 +70,12 @@ def subprocess_env(env=None):
     merged = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
     merged.update(env or {})
     return merged
+
+
+def flag_args(defaults, **overrides):
+    """["--name=value", ...] from `defaults` with `overrides` applied; None leaves a flag out."""
+    merged = {**defaults, **overrides}
+    return [f"--{name}={value}" for name, value in merged.items() if value is not None]
 
 
 def run_command(argv, env=None, cwd=REPO):
@@ -98,6 +104,25 @@ def run_code(source, env=None, cwd=REPO):
     """Runs Python source (dedented) in a fresh interpreter with the repo and tests importable."""
     prelude = f"import sys\nsys.path[:0] = [{REPO!r}, {TESTS!r}]\n"
     return run_python("-c", prelude + textwrap.dedent(source), env=env, cwd=cwd)
+
+
+def run_checks(source, ref_variables=False, replicas=1):
+    """Runs graph checks (source) in a fresh interpreter and fails unless they all pass.
+
+    Some set-ups are process-wide and cannot be undone inside pytest: ref variables
+    (disable_v2_behavior) and the CPU split into `replicas` logical devices.
+    """
+    setup = "import tensorflow as tf\n"
+    if ref_variables:
+        setup += "tf.compat.v1.disable_v2_behavior()\n"
+    if replicas > 1:
+        setup += (
+            "tf.config.set_logical_device_configuration(tf.config.list_physical_devices('CPU')[0],"
+            f" [tf.config.LogicalDeviceConfiguration()] * {replicas})\n"
+        )
+    result = run_code(setup + textwrap.dedent(source) + "\nprint('ALL CHECKS PASSED')\n")
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.splitlines()[-1:] == ["ALL CHECKS PASSED"], result.stdout[-2000:]
 
 
 def start_python(*argv, env=None, cwd=REPO, **popen_kwargs):
@@ -134,6 +159,13 @@ def write_bert_config(path, vocab_size, **overrides):
     """Writes tiny_bert_config(vocab_size, **overrides) as JSON to `path`; returns it as str."""
     with open(path, "w", encoding="utf-8") as f:
         json.dump(tiny_bert_config(vocab_size, **overrides), f)
+    return str(path)
+
+
+def write_text(path, text):
+    """Writes `text` as UTF-8 to `path` (a CoNLL file, a CSV with quoted newlines); returns str."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
     return str(path)
 
 

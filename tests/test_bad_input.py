@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import REPO, run_script, tiny_bert_config, write_checkpoint
+from conftest import REPO, flag_args, run_script, tiny_bert_config, write_checkpoint, write_text
 
 SENTIMENT = os.path.join(REPO, "demo_data", "sentiment")
 CORPUS = os.path.join(REPO, "demo_data", "corpus", "science.txt")
@@ -25,12 +25,6 @@ HIDDEN = 32
 
 # Nearly every case starts a script (the module fixture does too).
 pytestmark = pytest.mark.slow
-
-
-def _write(path, text):
-    with open(path, "w", encoding="utf-8") as f:
-        f.write(text)
-    return str(path)
 
 
 def _config(**overrides):
@@ -53,23 +47,25 @@ def inputs(tmp_path_factory):
     """Valid inputs for every script, plus the broken variants the cases use."""
     d = tmp_path_factory.mktemp("inputs")
     paths = {"dir": str(d)}
-    paths["vocab"] = _write(d / "vocab.txt", "\n".join(SPECIAL + WORDS) + "\n")
-    paths["vocab_no_mask"] = _write(
+    paths["vocab"] = write_text(d / "vocab.txt", "\n".join(SPECIAL + WORDS) + "\n")
+    paths["vocab_no_mask"] = write_text(
         d / "vocab_no_mask.txt", "\n".join([t for t in SPECIAL if t != "[MASK]"] + WORDS) + "\n"
     )
-    paths["config"] = _write(d / "bert_config.json", json.dumps(_config()))
-    paths["config_not_json"] = _write(d / "not_json.json", '{"vocab_size": 34,\n "hidden')
+    paths["config"] = write_text(d / "bert_config.json", json.dumps(_config()))
+    paths["config_not_json"] = write_text(d / "not_json.json", '{"vocab_size": 34,\n "hidden')
     no_vocab = _config()
     del no_vocab["vocab_size"]
-    paths["config_no_vocab_size"] = _write(d / "no_vocab_size.json", json.dumps(no_vocab))
-    paths["config_bad_type"] = _write(
+    paths["config_no_vocab_size"] = write_text(d / "no_vocab_size.json", json.dumps(no_vocab))
+    paths["config_bad_type"] = write_text(
         d / "bad_type.json", json.dumps(_config(num_hidden_layers="two"))
     )
-    paths["config_bad_heads"] = _write(
+    paths["config_bad_heads"] = write_text(
         d / "bad_heads.json", json.dumps(_config(num_attention_heads=3))
     )
-    paths["sentences"] = _write(d / "sentences.txt", "the film was good .\nthe food ||| awful\n")
-    paths["squad"] = _write(
+    paths["sentences"] = write_text(
+        d / "sentences.txt", "the film was good .\nthe food ||| awful\n"
+    )
+    paths["squad"] = write_text(
         d / "squad.json",
         json.dumps(
             {
@@ -96,7 +92,7 @@ def inputs(tmp_path_factory):
             }
         ),
     )
-    paths["a_file"] = _write(d / "a_file", "not a directory\n")
+    paths["a_file"] = write_text(d / "a_file", "not a directory\n")
     # A checkpoint whose word embeddings are one row too wide for the config.
     paths["wide_ckpt"] = _save_checkpoint(
         str(d / "wide" / "model.ckpt"),
@@ -164,8 +160,7 @@ def _classifier(inputs, out, **flags):
         "num_train_epochs": "0.1",
         "output_dir": str(out),
     }
-    args.update(flags)
-    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+    return flag_args(args, **flags)
 
 
 def _squad(inputs, out, **flags):
@@ -179,8 +174,7 @@ def _squad(inputs, out, **flags):
         "max_query_length": "16",
         "output_dir": str(out),
     }
-    args.update(flags)
-    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+    return flag_args(args, **flags)
 
 
 def _features(inputs, out, **flags):
@@ -193,8 +187,7 @@ def _features(inputs, out, **flags):
         "max_seq_length": "32",
         "layers": "-1",
     }
-    args.update(flags)
-    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+    return flag_args(args, **flags)
 
 
 def _pretraining(inputs, out, **flags):
@@ -209,8 +202,7 @@ def _pretraining(inputs, out, **flags):
         "num_train_steps": "2",
         "num_warmup_steps": "0",
     }
-    args.update(flags)
-    return [f"--{k}={v}" for k, v in args.items() if v is not None]
+    return flag_args(args, **flags)
 
 
 # ---------------------------------------------------------------- missing files
@@ -271,7 +263,7 @@ def test_unreadable_vocab_is_a_directory(inputs, tmp_path):
 
 
 def test_vocab_not_utf8(inputs, tmp_path):
-    path = _write(tmp_path / "vocab.txt", "")
+    path = write_text(tmp_path / "vocab.txt", "")
     with open(path, "wb") as f:
         f.write("\n".join(SPECIAL).encode() + b"\nd\xe9j\xe0\n")
     _assert_fails(
@@ -344,7 +336,7 @@ def test_config_unknown_keys_are_kept_and_logged(tmp_path, caplog):
     """Google's multilingual and Chinese configs carry extra keys; they load."""
     import modeling
 
-    path = _write(
+    path = write_text(
         tmp_path / "config.json",
         json.dumps(_config(directionality="bidi", pooler_fc_size=768, pooler_type="first")),
     )
@@ -370,7 +362,7 @@ def test_config_unknown_keys_are_kept_and_logged(tmp_path, caplog):
 def test_config_values_are_checked(tmp_path, overrides, key):
     import modeling
 
-    path = _write(tmp_path / "config.json", json.dumps(_config(**overrides)))
+    path = write_text(tmp_path / "config.json", json.dumps(_config(**overrides)))
     with pytest.raises(ValueError, match=key) as info:
         modeling.BertConfig.from_json_file(path)
     assert path in str(info.value)
@@ -434,7 +426,7 @@ def test_resume_checkpoint_shape_mismatch(inputs, tmp_path):
         str(out / "model.ckpt-1"),
         {"global_step": [], "bert/embeddings/word_embeddings": [7, HIDDEN]},
     )
-    _write(out / "checkpoint", 'model_checkpoint_path: "model.ckpt-1"\n')
+    write_text(out / "checkpoint", 'model_checkpoint_path: "model.ckpt-1"\n')
     last = _assert_fails(
         tmp_path,
         "run_pretraining.py",
@@ -506,7 +498,7 @@ def test_max_seq_length_above_max_position_embeddings(inputs, tmp_path, script, 
     ],
 )
 def test_output_dir_is_a_file(inputs, tmp_path, script, build):
-    a_file = _write(tmp_path / "a_file", "keep me\n")
+    a_file = write_text(tmp_path / "a_file", "keep me\n")
     _assert_fails(tmp_path, script, build(inputs, tmp_path, a_file), a_file)
     with open(a_file, encoding="utf-8") as f:
         assert f.read() == "keep me\n"

@@ -7,12 +7,12 @@ this pins that its pieces compare what they claim to, and fail when they should.
 import ast
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
+import numpy_reference as npr
 import pytest
-from conftest import REPO
+from conftest import REPO, run_command, write_checkpoint
 
 BENCHMARKS = os.path.join(REPO, "benchmarks")
 if BENCHMARKS not in sys.path:
@@ -216,25 +216,14 @@ def test_compare_softmax_rows_counts_rows_and_ulps():
 
 
 def _save_checkpoint(prefix, tensors):
-    import tensorflow as tf
-
-    tf1 = tf.compat.v1
     os.makedirs(os.path.dirname(prefix), exist_ok=True)
-    with tf.Graph().as_default():
-        variables = {name: tf1.Variable(value, name="v") for name, value in tensors.items()}
-        saver = tf1.train.Saver(var_list=variables)
-        with tf1.Session() as session:
-            session.run(tf1.global_variables_initializer())
-            saver.save(session, prefix, write_meta_graph=False)
-    return prefix
+    return write_checkpoint(prefix, tensors)
 
 
 def _adam_weight_decay_step(w, m, v, grad, lr, decay):
-    """One step of the original's AdamWeightDecayOptimizer, written out in numpy."""
-    m = 0.9 * m + 0.1 * grad
-    v = 0.999 * v + 0.001 * grad * grad
-    update = m / (np.sqrt(v) + 1e-6) + (0.01 * w if decay else 0.0)
-    return (w - lr * update).astype(np.float32), m.astype(np.float32), v.astype(np.float32)
+    """One step of the original's AdamWeightDecayOptimizer (decay 0.01), stored as float32."""
+    w, m, v = npr.adam_step(w, m, v, grad, lr, weight_decay_rate=0.01 if decay else 0.0)
+    return w.astype(np.float32), m.astype(np.float32), v.astype(np.float32)
 
 
 def _two_steps(tmp_path, break_slots=False, step_after=4):
@@ -308,17 +297,11 @@ def test_unknown_check_and_a_wrong_original_dir_are_refused(tmp_path, capsys):
 
 def _run_our_worker(tmp_path, *flags):
     cmd = launcher.worker_command(sys.executable, "ours", REPO, list(flags))
-    proc = subprocess.run(
-        cmd,
-        cwd=str(tmp_path),
-        env=launcher.worker_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    proc = run_command(cmd, env=launcher.worker_env(), cwd=str(tmp_path))
     assert proc.returncode == 0, proc.stderr[-3000:]
 
 
+@pytest.mark.slow
 def test_our_processors_worker_reads_each_layout(tmp_path):
     fixtures.write_glue(str(tmp_path / "glue"))
     out = tmp_path / "processors.json"
@@ -339,23 +322,26 @@ def test_our_processors_worker_reads_each_layout(tmp_path):
     assert [e[1:] for e in dump["xnli/dev"]] == [["\u4ed6\u8bf4", "\u5979\u8bf4", "entailment"]]
 
 
+@pytest.mark.slow
 def test_our_softmax_worker_matches_numpy(tmp_path):
     out = tmp_path / "softmax.txt"
     _run_our_worker(tmp_path, "--worker=softmax", f"--worker_out={out}")
     got = np.array([[float(x) for x in line.split()] for line in out.read_text().splitlines()])
     logits = np.array(fixtures.softmax_logits(), dtype=np.float64)
-    exact = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    exact = npr.softmax(logits, axis=1)
     assert got.shape == (2000, 2)
     assert np.array_equal(got.astype(np.float32).astype(np.float64), got)
     np.testing.assert_allclose(got, exact, rtol=5e-7)
 
 
+@pytest.mark.slow
 def test_our_lr_schedule_worker_always_uses_lr_of_step_zero(tmp_path):
     out = tmp_path / "lr.json"
     _run_our_worker(tmp_path, "--worker=lr_schedule", f"--worker_out={out}")
     assert json.loads(out.read_text()) == {"step 0": 20}
 
 
+@pytest.mark.slow
 def test_our_squad_post_worker_answers_every_question(tmp_path):
     fixtures.write_squad(str(tmp_path / "squad_v2.json"), version_2=True)
     out = tmp_path / "post"

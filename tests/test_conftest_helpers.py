@@ -87,3 +87,28 @@ def test_run_code_sees_the_repository_and_reports_failure():
     )
     assert done.returncode == 3
     assert done.stdout.startswith(conftest.REPO)
+
+
+def test_flag_args_apply_overrides_and_drop_none():
+    defaults = {"vocab_file": "v.txt", "max_seq_length": 32, "do_train": "true"}
+    assert conftest.flag_args(defaults, max_seq_length=16, do_train=None, layers="-1") == [
+        "--vocab_file=v.txt",
+        "--max_seq_length=16",
+        "--layers=-1",
+    ]
+    assert defaults["max_seq_length"] == 32
+
+
+def test_write_text_and_write_lines_write_utf8(tmp_path):
+    path = conftest.write_text(tmp_path / "a.txt", "café\n\nx\n")
+    assert path == str(tmp_path / "a.txt")
+    assert (tmp_path / "a.txt").read_bytes() == b"caf\xc3\xa9\n\nx\n"
+    conftest.write_lines(tmp_path / "b.txt", ["café", "", "x"])
+    assert (tmp_path / "b.txt").read_bytes() == (tmp_path / "a.txt").read_bytes()
+
+
+@pytest.mark.slow
+def test_run_checks_fails_when_a_check_fails():
+    conftest.run_checks("assert tf.compat.v1.global_variables() == []")
+    with pytest.raises(AssertionError, match="ZeroDivisionError"):
+        conftest.run_checks("1 / 0")

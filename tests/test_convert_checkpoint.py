@@ -13,13 +13,20 @@ import math
 import os
 import shutil
 import struct
-import subprocess
 import sys
 
 import numpy as np
+import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import REPO, load_script
+from conftest import (
+    checkpoint_values,
+    load_script,
+    run_script,
+    write_bert_config,
+    write_checkpoint,
+    write_lines,
+)
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "dog", "is", "hairy", "cat",
          "##s", "run", "good", "bad", "movie", "a", "very", "not", "."]  # fmt: skip
@@ -173,11 +180,6 @@ def make_hf_dir(path, tensors, heads=(), vocab=True, tokenizer_config=True, **co
     return str(path)
 
 
-def checkpoint_variables(prefix):
-    reader = tf.train.load_checkpoint(prefix)
-    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
-
-
 # ---------------------------------------------------------------------------
 # Round trips
 
@@ -211,19 +213,6 @@ def test_hf_to_ours_to_hf_gives_back_every_tensor_bit_for_bit(cc, tmp_path, head
     assert json.loads((tmp_path / "back" / "tokenizer_config.json").read_text())["do_lower_case"]
 
 
-def write_our_checkpoint(prefix, variables):
-    """A name-based checkpoint as the scripts' Saver writes it, from graph variables."""
-    with tf.Graph().as_default():
-        made = [
-            tf.compat.v1.get_variable(name, initializer=tf.constant(value))
-            for name, value in variables.items()
-        ]
-        saver = tf.compat.v1.train.Saver(made)
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, prefix, write_meta_graph=False)
-
-
 def our_variables(cc, heads, num_labels=3):
     """Random variables under our names (via the HF names and the inverse layout)."""
     hf = hf_tensors(heads, num_labels=num_labels, seed=7, pooler=True)
@@ -235,15 +224,19 @@ def our_variables(cc, heads, num_labels=3):
 
 
 def bert_config_file(tmp_path, hidden_act="gelu"):
-    path = tmp_path / "bert_config.json"
-    config = {k: HF_CONFIG[k] for k in HF_CONFIG if k not in ("architectures", "model_type")}
-    for key in ("layer_norm_eps", "position_embedding_type", "pad_token_id"):
-        config.pop(key)
-    config["hidden_act"] = hidden_act
-    path.write_text(json.dumps(config))
-    vocab = tmp_path / "vocab.txt"
-    vocab.write_text("".join(t + "\n" for t in VOCAB))
-    return str(path), str(vocab)
+    """Our bert_config.json for the model HF_CONFIG describes, and its vocabulary."""
+    config = write_bert_config(
+        tmp_path / "bert_config.json",
+        HF_CONFIG["vocab_size"],
+        hidden_size=HIDDEN,
+        num_hidden_layers=LAYERS,
+        num_attention_heads=HEADS,
+        intermediate_size=INTERMEDIATE,
+        max_position_embeddings=POSITIONS,
+        type_vocab_size=TYPES,
+        hidden_act=hidden_act,
+    )
+    return config, write_lines(tmp_path / "vocab.txt", VOCAB)
 
 
 @pytest.mark.parametrize(
@@ -259,7 +252,7 @@ def test_ours_to_hf_to_ours_gives_back_every_variable_and_drops_training_state(
     for name in list(variables)[:3]:
         state[name + "/adam_m"] = variables[name] * 0.5
         state[name + "/adam_v"] = variables[name] * 0.25
-    write_our_checkpoint(str(tmp_path / "model.ckpt-1234"), {**variables, **state})
+    write_checkpoint(str(tmp_path / "model.ckpt-1234"), {**variables, **state})
     config_file, vocab_file = bert_config_file(tmp_path)
     result = cc.tf_to_hf(
         str(tmp_path / "model.ckpt-1234"),
@@ -282,7 +275,7 @@ def test_ours_to_hf_to_ours_gives_back_every_variable_and_drops_training_state(
     tok = json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text())
     assert tok["do_lower_case"] is False
     cc.hf_to_tf(str(tmp_path / "hf"), str(tmp_path / "ours"))
-    again = checkpoint_variables(str(tmp_path / "ours" / "bert_model.ckpt"))
+    again = checkpoint_values(str(tmp_path / "ours" / "bert_model.ckpt"))
     assert sorted(again) == sorted(variables)
     for name, value in variables.items():
         assert again[name].tobytes() == value.tobytes(), name
@@ -292,7 +285,7 @@ def test_ours_to_hf_to_ours_gives_back_every_variable_and_drops_training_state(
 
 def test_written_safetensors_has_the_layout_the_format_specifies(cc, tmp_path):
     variables = our_variables(cc, ("classifier",), num_labels=2)
-    write_our_checkpoint(str(tmp_path / "model.ckpt"), variables)
+    write_checkpoint(str(tmp_path / "model.ckpt"), variables)
     config_file, vocab_file = bert_config_file(tmp_path)
     cc.tf_to_hf(str(tmp_path), config_file, vocab_file, True, str(tmp_path / "hf"))
     path = tmp_path / "hf" / "model.safetensors"
@@ -341,9 +334,7 @@ def np_hf_bert(t, ids, mask, types):
         return x @ t[name + ".weight"].T + t[name + ".bias"]
 
     def norm(x, name):
-        mean = x.mean(-1, keepdims=True)
-        var = ((x - mean) ** 2).mean(-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + 1e-12) * t[name + ".weight"] + t[name + ".bias"]
+        return npr.layer_norm(x, t[name + ".bias"], t[name + ".weight"], epsilon=1e-12)
 
     batch, seq = ids.shape
     head = HIDDEN // HEADS
@@ -362,8 +353,7 @@ def np_hf_bert(t, ids, mask, types):
 
         q, k, v = (split(linear(x, p + "attention.self." + n)) for n in ("query", "key", "value"))
         scores = q @ k.transpose(0, 1, 3, 2) / math.sqrt(head) + bias
-        probs = np.exp(scores - scores.max(-1, keepdims=True))
-        probs /= probs.sum(-1, keepdims=True)
+        probs = npr.softmax(scores)
         context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, HIDDEN)
         x = norm(
             linear(context, p + "attention.output.dense") + x, p + "attention.output.LayerNorm"
@@ -452,13 +442,9 @@ def test_pretraining_heads_give_huggingface_mlm_and_nsp_outputs(cc, tmp_path):
         "cls.predictions.transform.LayerNorm",
     )
     scores = h @ t["embeddings.word_embeddings.weight"].T + t["cls.predictions.bias"]
-    np.testing.assert_allclose(
-        mlm, scores - np.log(np.exp(scores).sum(-1, keepdims=True)), atol=5e-5
-    )
+    np.testing.assert_allclose(mlm, npr.log_softmax(scores), atol=5e-5)
     nsp_scores = linear(pooled, "cls.seq_relationship")
-    np.testing.assert_allclose(
-        nsp, nsp_scores - np.log(np.exp(nsp_scores).sum(-1, keepdims=True)), atol=2e-5
-    )
+    np.testing.assert_allclose(nsp, npr.log_softmax(nsp_scores), atol=2e-5)
 
 
 @pytest.mark.slow
@@ -492,24 +478,17 @@ def test_huggingface_classifier_runs_in_run_classifier_eval_and_predict(cc, tmp_
         "index\tsentence\n" + "".join(f"{i}\t{s}\n" for i, s in enumerate(test))
     )
     out = tmp_path / "run"
-    result = subprocess.run(
-        [
-            sys.executable,
-            "run_classifier.py",
-            "--task_name=sst-2",
-            "--do_eval=True",
-            "--do_predict=True",
-            f"--data_dir={data}",
-            f"--vocab_file={ours}/vocab.txt",
-            f"--bert_config_file={ours}/bert_config.json",
-            f"--init_checkpoint={ours}/bert_model.ckpt",
-            "--max_seq_length=8",
-            f"--output_dir={out}",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
+    result = run_script(
+        "run_classifier.py",
+        "--task_name=sst-2",
+        "--do_eval=True",
+        "--do_predict=True",
+        f"--data_dir={data}",
+        f"--vocab_file={ours}/vocab.txt",
+        f"--bert_config_file={ours}/bert_config.json",
+        f"--init_checkpoint={ours}/bert_model.ckpt",
+        "--max_seq_length=8",
+        f"--output_dir={out}",
     )
     assert result.returncode == 0, result.stderr[-2000:]
     predicted = np.loadtxt(out / "test_results.tsv", ndmin=2)
@@ -526,9 +505,7 @@ def test_huggingface_classifier_runs_in_run_classifier_eval_and_predict(cc, tmp_
             ids[row, : len(pieces)] = tokenizer.convert_tokens_to_ids(pieces)
             mask[row, : len(pieces)] = 1
         _, pooled, t, linear, _ = np_hf_bert(tensors, ids, mask, np.zeros_like(ids))
-        logits = linear(pooled, "classifier")
-        e = np.exp(logits - logits.max(-1, keepdims=True))
-        return e / e.sum(-1, keepdims=True)
+        return npr.softmax(linear(pooled, "classifier"))
 
     # float32 round-off is ~1e-7; tanh GELU in place of erf moves them by ~1e-5.
     np.testing.assert_allclose(predicted, probabilities(test), atol=1e-6)
@@ -558,7 +535,7 @@ def test_activation_names_map_to_the_same_function(cc, tmp_path, hf_act, ours):
     x = np.linspace(-4, 4, 17).astype(np.float32)
     definitions = {
         "gelu": np_erf_gelu(x.astype(np.float64)),
-        "gelu_new": 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        "gelu_new": npr.gelu(x.astype(np.float64)),
         "relu": np.maximum(x, 0),
     }
     definitions["gelu_pytorch_tanh"] = definitions["gelu_new"]
@@ -610,7 +587,7 @@ def test_sharded_safetensors_and_bf16_tensors_are_read(cc, tmp_path):
     with open(os.path.join(hf_dir, "model.safetensors.index.json"), "w") as f:
         json.dump({"metadata": {}, "weight_map": weight_map}, f)
     cc.hf_to_tf(hf_dir, str(tmp_path / "ours"))
-    got = checkpoint_variables(str(tmp_path / "ours" / "bert_model.ckpt"))
+    got = checkpoint_values(str(tmp_path / "ours" / "bert_model.ckpt"))
     assert got["bert/embeddings/word_embeddings"].tobytes() == truncated.tobytes()
     np.testing.assert_array_equal(
         got["bert/encoder/layer_0/output/dense/kernel"],
@@ -626,7 +603,7 @@ def test_pooler_may_be_absent_only_where_transformers_saves_none(cc, tmp_path):
     hf_dir = make_hf_dir(tmp_path / "hf", tensors, ("pretraining",))
     result = cc.hf_to_tf(hf_dir, str(tmp_path / "ours"))
     assert result["heads"] == ["predictions"]
-    saved = checkpoint_variables(str(tmp_path / "ours" / "bert_model.ckpt"))
+    saved = checkpoint_values(str(tmp_path / "ours" / "bert_model.ckpt"))
     assert "cls/predictions/output_bias" in saved
     assert not [name for name in saved if "pooler" in name]
     tensors = hf_tensors(("classifier",))
@@ -758,20 +735,20 @@ def test_a_failure_while_writing_leaves_nothing(cc, tmp_path, monkeypatch):
 def test_tf_to_hf_bad_inputs_are_named(cc, tmp_path):
     config_file, vocab_file = bert_config_file(tmp_path)
     variables = our_variables(cc, ("classifier",), num_labels=3)
-    write_our_checkpoint(str(tmp_path / "cls.ckpt"), variables)
+    write_checkpoint(str(tmp_path / "cls.ckpt"), variables)
     with pytest.raises(ValueError, match="--task_name=mrpc has 2 outputs.*3 rows"):
         cc.tf_to_hf(
             str(tmp_path / "cls.ckpt"), config_file, vocab_file, True, str(tmp_path / "o"), "mrpc"
         )
     partial = dict(variables)
     del partial["bert/encoder/layer_0/attention/self/key/bias"]
-    write_our_checkpoint(str(tmp_path / "partial.ckpt"), partial)
+    write_checkpoint(str(tmp_path / "partial.ckpt"), partial)
     with pytest.raises(ValueError, match="layer_0/attention/self/key/bias is missing"):
         cc.tf_to_hf(
             str(tmp_path / "partial.ckpt"), config_file, vocab_file, True, str(tmp_path / "o")
         )
     both = {**variables, **our_variables(cc, ("squad",))}
-    write_our_checkpoint(str(tmp_path / "both.ckpt"), both)
+    write_checkpoint(str(tmp_path / "both.ckpt"), both)
     with pytest.raises(ValueError, match="both a classifier head"):
         cc.tf_to_hf(
             str(tmp_path / "both.ckpt"), config_file, vocab_file, True, str(tmp_path / "o")
@@ -786,18 +763,11 @@ def test_tf_to_hf_bad_inputs_are_named(cc, tmp_path):
 @pytest.mark.slow
 def test_command_line_errors_are_one_line(tmp_path):
     hf_dir = make_hf_dir(tmp_path / "hf", hf_tensors(), model_type="roberta")
-    result = subprocess.run(
-        [
-            sys.executable,
-            "convert_checkpoint.py",
-            "--direction=hf_to_tf",
-            f"--input={hf_dir}",
-            f"--output_dir={tmp_path / 'out'}",
-        ],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = run_script(
+        "convert_checkpoint.py",
+        "--direction=hf_to_tf",
+        f"--input={hf_dir}",
+        f"--output_dir={tmp_path / 'out'}",
     )
     assert result.returncode == 1
     errors = [line for line in result.stderr.splitlines() if line.startswith("ERROR:")]

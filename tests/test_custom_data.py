@@ -4,9 +4,10 @@ import json
 import os
 
 import numpy as np
+import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import GOLDEN, VOCAB_UNCASED, load_script
+from conftest import GOLDEN, VOCAB_UNCASED, load_script, tiny_bert_config, write_text
 
 import custom_data
 import predictor
@@ -17,20 +18,15 @@ def rc():
     return load_script("run_classifier")
 
 
-def _write(path, text):
-    path.write_text(text, encoding="utf-8")
-    return str(path)
-
-
 def test_csv_tsv_and_jsonl_give_the_same_rows_with_their_line_numbers(tmp_path):
-    csv_path = _write(
+    csv_path = write_text(
         tmp_path / "train.csv",
         'label,text\npos,"good, very good"\n\nneg,"two\nlines"\nneg,bad\n',
     )
-    tsv_path = _write(
+    tsv_path = write_text(
         tmp_path / "a.tsv", 'label\ttext\npos\tgood, very good\n\nneg\ttwo\nneg\t"bad\n'
     )
-    jsonl_path = _write(
+    jsonl_path = write_text(
         tmp_path / "b.jsonl",
         '{"text": "good, very good", "label": "pos"}\n\n{"text": "bad", "label": 3}\n',
     )
@@ -69,25 +65,25 @@ def test_multi_label_fields_split_on_the_delimiter_or_come_as_json_lists(tmp_pat
 )
 def test_malformed_rows_are_named_by_file_and_line(tmp_path, name, text, message):
     with pytest.raises(ValueError, match=message):
-        custom_data.read_rows(_write(tmp_path / name, text))
+        custom_data.read_rows(write_text(tmp_path / name, text))
 
 
 def test_split_files_are_found_by_extension(tmp_path):
     with pytest.raises(ValueError, match=r"no dev file \(looked for dev.csv, dev.tsv, dev.jsonl"):
         custom_data.find_split_file(str(tmp_path), "dev")
-    _write(tmp_path / "dev.jsonl", "")
+    write_text(tmp_path / "dev.jsonl", "")
     assert custom_data.find_split_file(str(tmp_path), "dev") == str(tmp_path / "dev.jsonl")
-    _write(tmp_path / "dev.csv", "")
+    write_text(tmp_path / "dev.csv", "")
     with pytest.raises(ValueError, match="several dev files"):
         custom_data.find_split_file(str(tmp_path), "dev")
 
 
 def test_custom_processor_checks_labels_and_allows_an_unlabeled_test_file(rc, tmp_path):
-    _write(tmp_path / "train.csv", "q,a,y\nhi,there,b\nyo,you,a\nx,z,b\n")
-    _write(
+    write_text(tmp_path / "train.csv", "q,a,y\nhi,there,b\nyo,you,a\nx,z,b\n")
+    write_text(
         tmp_path / "dev.jsonl", '{"q": "hi", "a": "x", "y": "a"}\n{"q": "o", "a": "p", "y": "c"}\n'
     )
-    _write(tmp_path / "test.tsv", "q\ta\nwhat\tnow\n")
+    write_text(tmp_path / "test.tsv", "q\ta\nwhat\tnow\n")
     processor = rc.CustomProcessor(text_a_column="q", text_b_column="a", label_column="y")
     train = processor.get_train_examples(str(tmp_path))
     assert [(e.text_a, e.text_b, e.label) for e in train] == [
@@ -99,7 +95,7 @@ def test_custom_processor_checks_labels_and_allows_an_unlabeled_test_file(rc, tm
         processor.get_dev_examples(str(tmp_path))
     (test,) = processor.get_test_examples(str(tmp_path))
     assert (test.text_a, test.text_b, test.label) == ("what", "now", "a")
-    _write(tmp_path / "train.csv", "q,y\nhi,b\n")
+    write_text(tmp_path / "train.csv", "q,y\nhi,b\n")
     with pytest.raises(ValueError, match=r"train.csv, line 2: no 'a' column"):
         processor.get_train_examples(str(tmp_path))
 
@@ -150,7 +146,7 @@ def test_window_spans_cover_the_text_with_overlap():
 def test_windows_of_a_long_text_carry_its_label(rc, tmp_path):
     import tokenization
 
-    vocab = _write(tmp_path / "v.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\nc\nd\ne\nf\n")
+    vocab = write_text(tmp_path / "v.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\nc\nd\ne\nf\n")
     tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
     example = rc.InputExample("x", "a b c d e f", None, "1")
     windows = rc.convert_example_windows(0, example, ["0", "1"], 6, tokenizer, 2)
@@ -167,8 +163,7 @@ def test_windows_of_a_long_text_carry_its_label(rc, tmp_path):
 def _head_outputs(rc, labels, num_labels, **kwargs):
     import modeling
 
-    config = modeling.BertConfig(vocab_size=20, hidden_size=32, num_hidden_layers=2,
-                                 num_attention_heads=2, intermediate_size=64)  # fmt: skip
+    config = modeling.BertConfig.from_dict(tiny_bert_config(20))
     with tf.Graph().as_default():
         tf.compat.v1.set_random_seed(1)
         ids = tf.constant([[2, 5, 6, 3], [2, 9, 3, 0], [2, 7, 8, 3]], tf.int32)
@@ -204,9 +199,7 @@ def test_single_label_class_weights_scale_each_example_loss(rc):
     labels = np.array([2, 0, 2], np.int32)
     weights = [0.25, 1.0, 3.0]
     loss, per_example, logits, probabilities = _head_outputs(rc, labels, 3, class_weights=weights)
-    shifted = logits - logits.max(axis=1, keepdims=True)
-    log_softmax = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    cross_entropy = -log_softmax[np.arange(3), labels]
+    cross_entropy = -npr.log_softmax(logits, axis=1)[np.arange(3), labels]
     np.testing.assert_allclose(per_example, cross_entropy, rtol=1e-5)
     expected = np.mean(np.array(weights)[labels] * cross_entropy)
     assert loss == pytest.approx(float(expected), rel=1e-5)
@@ -282,7 +275,7 @@ def test_new_flag_errors_come_before_any_work(rc, parse_flags, tmp_path, args, m
 
 
 def test_text_file_lines_become_examples_and_records(rc, tmp_path):
-    path = _write(tmp_path / "t.txt", "one text\n\n  a ||| b  \nx ||| y ||| z\n")
+    path = write_text(tmp_path / "t.txt", "one text\n\n  a ||| b  \nx ||| y ||| z\n")
     examples = rc.read_text_examples(path, ["neg", "pos"], False)
     assert [(e.text_a, e.text_b) for e in examples] == [
         ("one text", None), ("a", "b"), ("x ||| y", "z")
@@ -299,4 +292,4 @@ def test_text_file_lines_become_examples_and_records(rc, tmp_path):
                                             True, 0.5)  # fmt: skip
     assert multi["labels"] == ["a", "c"]
     with pytest.raises(ValueError, match="no text in the file"):
-        rc.read_text_examples(_write(tmp_path / "e.txt", "\n \n"), None, False)
+        rc.read_text_examples(write_text(tmp_path / "e.txt", "\n \n"), None, False)

@@ -7,18 +7,22 @@ plain `check_*` functions so that subprocesses can run them with ref
 variables and under MirroredStrategy, as test_optimization.py does for AdamW.
 """
 
-import json
 import os
 import re
-import subprocess
-import sys
 
-import conftest
 import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import assert_close, run_code, variable_named
+from conftest import (
+    GOLDEN,
+    assert_close,
+    run_checks,
+    run_script,
+    tiny_bert_config,
+    variable_named,
+    write_bert_config,
+)
 
 import optimization
 
@@ -26,7 +30,7 @@ import optimization
 # output bias, and a kernel that starts at zero (its trust ratio is 1 until
 # it moves).
 EXCLUDE = ["LayerNorm", "layer_norm", "bias"]
-TINY = conftest.tiny_bert_config(
+TINY = tiny_bert_config(
     30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
 )
 
@@ -353,10 +357,8 @@ def test_apply_gradients_needs_a_global_step():
 
 @pytest.mark.slow
 def test_ref_variables_under_disable_v2_behavior():
-    result = run_code(
+    run_checks(
         """
-        import tensorflow as tf
-        tf.compat.v1.disable_v2_behavior()
         import test_lamb as t
 
         with tf.Graph().as_default():
@@ -364,30 +366,21 @@ def test_ref_variables_under_disable_v2_behavior():
             assert type(v).__name__ == "RefVariable", type(v)
         t.check_apply_gradients_matches_numpy()
         t.check_create_optimizer_matches_numpy()
-        print("REF-VARIABLE CHECKS PASSED")
-        """
+        """,
+        ref_variables=True,
     )
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "REF-VARIABLE CHECKS PASSED" in result.stdout
 
 
 @pytest.mark.slow
 def test_mirrored_strategy_averages_replicas_and_keeps_copies_in_sync():
-    result = run_code(
+    run_checks(
         """
-        import tensorflow as tf
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(
-            cpu, [tf.config.LogicalDeviceConfiguration()] * 2
-        )
         import test_lamb as t
 
         t.check_mirrored_strategy()
-        print("MIRRORED CHECKS PASSED")
-        """
+        """,
+        replicas=2,
     )
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "MIRRORED CHECKS PASSED" in result.stdout
 
 
 # ---------------------------------------------------------------------------
@@ -403,33 +396,25 @@ def test_run_pretraining_with_lamb_steps_each_variable_by_its_trust_ratio(tmp_pa
     lr * sqrt(size)), and the checkpoints hold AdamW's variables.
     """
     init_lr, num_train_steps = 1e-2, 3
-    config_file = tmp_path / "bert_config.json"
-    config_file.write_text(json.dumps(TINY))
+    config_file = write_bert_config(tmp_path / "bert_config.json", **TINY)
     output_dir = tmp_path / "out"
-    done = subprocess.run(
-        [
-            sys.executable,
-            os.path.join(conftest.REPO, "run_pretraining.py"),
-            f"--bert_config_file={config_file}",
-            f"--input_file={os.path.join(conftest.GOLDEN, 'pretraining', 'default.tfrecord')}",
-            f"--output_dir={output_dir}",
-            "--do_train",
-            "--do_eval",
-            "--optimizer=lamb",
-            "--train_batch_size=4",
-            "--num_accumulation_steps=2",
-            "--eval_batch_size=4",
-            "--max_eval_steps=2",
-            f"--num_train_steps={num_train_steps}",
-            "--num_warmup_steps=0",
-            f"--learning_rate={init_lr}",
-            "--save_checkpoints_steps=1",
-            "--tf_random_seed=5",
-        ],
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1"),
-        capture_output=True,
-        text=True,
-        timeout=300,
+    done = run_script(
+        "run_pretraining.py",
+        f"--bert_config_file={config_file}",
+        f"--input_file={os.path.join(GOLDEN, 'pretraining', 'default.tfrecord')}",
+        f"--output_dir={output_dir}",
+        "--do_train",
+        "--do_eval",
+        "--optimizer=lamb",
+        "--train_batch_size=4",
+        "--num_accumulation_steps=2",
+        "--eval_batch_size=4",
+        "--max_eval_steps=2",
+        f"--num_train_steps={num_train_steps}",
+        "--num_warmup_steps=0",
+        f"--learning_rate={init_lr}",
+        "--save_checkpoints_steps=1",
+        "--tf_random_seed=5",
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Optimizer = lamb" in done.stderr

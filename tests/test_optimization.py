@@ -10,7 +10,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import assert_close, run_code, variable_named
+from conftest import assert_close, run_checks, variable_named
 
 import optimization
 
@@ -457,10 +457,8 @@ def test_original_convergence_example():
 
 @pytest.mark.slow
 def test_ref_variables_under_disable_v2_behavior():
-    result = run_code(
+    run_checks(
         """
-        import tensorflow as tf
-        tf.compat.v1.disable_v2_behavior()
         import test_optimization as t
 
         with tf.Graph().as_default():
@@ -470,28 +468,19 @@ def test_ref_variables_under_disable_v2_behavior():
         t.check_create_optimizer_matches_numpy()
         t.check_slots()
         t.check_apply_inside_cond()
-        print("REF-VARIABLE CHECKS PASSED")
-        """
+        """,
+        ref_variables=True,
     )
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "REF-VARIABLE CHECKS PASSED" in result.stdout
 
 
 @pytest.mark.slow
 def test_mirrored_strategy_averages_replicas_and_keeps_copies_in_sync():
-    result = run_code(
+    run_checks(
         """
-        import tensorflow as tf
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(
-            cpu, [tf.config.LogicalDeviceConfiguration()] * 2
-        )
         import test_optimization as t
 
         t.check_mirrored_strategy()
         t.check_mirrored_cross_replica_apply()
-        print("MIRRORED CHECKS PASSED")
-        """
+        """,
+        replicas=2,
     )
-    assert result.returncode == 0, result.stderr[-4000:]
-    assert "MIRRORED CHECKS PASSED" in result.stdout

@@ -6,16 +6,22 @@ bad input whose one-line message used to miss what was wrong or where.
 """
 
 import errno
-import json
 import os
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import REPO
+from conftest import (
+    REPO,
+    TESTS,
+    flag_args,
+    run_python,
+    run_script,
+    write_bert_config,
+    write_checkpoint,
+    write_lines,
+)
 
 import atomic_write
 import checkpoint_shapes
@@ -100,16 +106,10 @@ def test_only_user_errors_are_one_line():
 
 
 def _run_main(code):
-    return subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1"),
-        timeout=300,
-    )
+    return run_python("-c", code)
 
 
+@pytest.mark.slow
 def test_run_main_reports_a_user_error_in_one_line_with_status_1():
     result = _run_main(
         "import errors\n"
@@ -121,6 +121,7 @@ def test_run_main_reports_a_user_error_in_one_line_with_status_1():
     assert result.stderr == "ERROR: --input_file: no such file: x.txt\n"
 
 
+@pytest.mark.slow
 def test_run_main_keeps_the_traceback_of_a_bug_in_graph_code():
     result = _run_main(
         "import errors, tensorflow as tf\n"
@@ -134,6 +135,7 @@ def test_run_main_keeps_the_traceback_of_a_bug_in_graph_code():
     assert "ERROR:" not in result.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["create_vocab", "create_pretraining_data"])
 def test_data_scripts_and_their_plumbing_import_no_tensorflow(script):
     code = (
@@ -307,17 +309,10 @@ def test_load_tokenizer_checks_file_encoding_and_special_tokens(tmp_path):
 
 
 def _save_checkpoint(prefix, shapes):
-    graph = tf.Graph()
-    with graph.as_default():
-        variables = [
-            tf.compat.v1.get_variable(name, shape=shape, initializer=tf.zeros_initializer())
-            for name, shape in shapes.items()
-        ]
-        saver = tf.compat.v1.train.Saver(variables)
-        with tf.compat.v1.Session(graph=graph) as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            saver.save(session, prefix)
-    return prefix
+    """A checkpoint of float32 zeros of the given shapes."""
+    return write_checkpoint(
+        prefix, {name: np.zeros(shape, np.float32) for name, shape in shapes.items()}
+    )
 
 
 def test_checkpoint_shapes_one_message(tmp_path):
@@ -378,20 +373,10 @@ def test_read_records_checks_each_record(tmp_path):
 
 
 def _run(script, *args, wrapper=None, env=None):
-    command = [sys.executable]
+    """Runs a script, or a wrapper from tests/ that runs it, as a user would."""
     if wrapper:
-        command.append(os.path.join(REPO, "tests", wrapper))
-        command.append(script)
-    else:
-        command.append(os.path.join(REPO, script))
-    return subprocess.run(
-        [*command, *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1", **(env or {})),
-        timeout=300,
-    )
+        return run_python(os.path.join(TESTS, wrapper), script, *args, env=env)
+    return run_script(script, *args, env=env)
 
 
 def _error_line(result):
@@ -405,26 +390,20 @@ def _error_line(result):
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     d = tmp_path_factory.mktemp("plumbing")
-    vocab = d / "vocab.txt"
-    vocab.write_text("\n".join(SPECIAL + WORDS) + "\n")
-    config = {
-        "vocab_size": len(SPECIAL) + len(WORDS),
-        "hidden_size": HIDDEN,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "intermediate_size": 64,
-        "max_position_embeddings": 64,
-    }
-    (d / "bert_config.json").write_text(json.dumps(config))
+    vocab = write_lines(d / "vocab.txt", SPECIAL + WORDS)
+    config = write_bert_config(
+        d / "bert_config.json", len(SPECIAL) + len(WORDS), hidden_size=HIDDEN, num_hidden_layers=1
+    )
     (d / "sentences.txt").write_text("the film was good .\nthe food ||| awful\n")
+    (d / "ckpt").mkdir()
     checkpoint = _save_checkpoint(
         str(d / "ckpt" / "model.ckpt"),
         {"bert/embeddings/word_embeddings": [len(SPECIAL) + len(WORDS), HIDDEN]},
     )
     return {
         "dir": d,
-        "vocab": str(vocab),
-        "config": str(d / "bert_config.json"),
+        "vocab": vocab,
+        "config": config,
         "sentences": str(d / "sentences.txt"),
         "ckpt": checkpoint,
     }
@@ -440,8 +419,7 @@ def _features_args(inputs, out, **flags):
         "max_seq_length": "16",
         "layers": "-1",
     }
-    args.update(flags)
-    return [f"--{k}={v}" for k, v in args.items()]
+    return flag_args(args, **flags)
 
 
 def _records_args(out, *names):
@@ -463,6 +441,7 @@ def _record_starts(data):
     return starts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", ["first", "middle"])
 def test_flipped_byte_in_pretraining_records_names_file_and_record(inputs, tmp_path, which):
     records = tmp_path / "records.tfrecord"
@@ -496,6 +475,7 @@ def test_flipped_byte_in_pretraining_records_names_file_and_record(inputs, tmp_p
     )
 
 
+@pytest.mark.slow
 def test_checkpoint_cut_short_names_the_checkpoint(inputs, tmp_path):
     cut = tmp_path / "cut"
     cut.mkdir()
@@ -514,6 +494,7 @@ def test_checkpoint_cut_short_names_the_checkpoint(inputs, tmp_path):
     assert os.listdir(out) == []
 
 
+@pytest.mark.slow
 def test_non_utf8_input_names_file_and_line(inputs, tmp_path):
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes(b"the film was good .\n\ncaf\xe9 au lait\n")
@@ -524,6 +505,7 @@ def test_non_utf8_input_names_file_and_line(inputs, tmp_path):
     assert os.listdir(out) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "script, args, failing",
     [

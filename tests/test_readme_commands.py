@@ -11,19 +11,9 @@ import shlex
 
 import pytest
 from absl import flags
-from conftest import REPO, load_script
+from conftest import REPO, SCRIPTS, load_script
 
 README = os.path.join(REPO, "README.md")
-SCRIPTS = (
-    "create_vocab",
-    "create_pretraining_data",
-    "run_pretraining",
-    "run_classifier",
-    "run_squad",
-    "extract_features",
-    "convert_checkpoint",
-    "run_ner",
-)
 
 
 def code_blocks(text):

@@ -9,11 +9,9 @@ import numpy_reference as npr
 import pytest
 import tensorflow as tf
 from classifier_helpers import FILLER, VOCAB, model_files, read_eval_results, run_classifier_script
-from conftest import load_script, tiny_bert_config
+from conftest import load_script, tiny_bert_config, write_lines
 
 import tokenization
-
-# id:     0       1       2       3       4        5      6      7     8        9      10
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +21,8 @@ def rc():
 
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
-    path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
-    path.write_text("".join(token + "\n" for token in VOCAB), encoding="utf-8")
-    return tokenization.FullTokenizer(str(path), do_lower_case=True)
+    path = write_lines(tmp_path_factory.mktemp("vocab") / "vocab.txt", VOCAB)
+    return tokenization.FullTokenizer(path, do_lower_case=True)
 
 
 def _convert(rc, tokenizer, text_a, text_b=None, label="1", max_seq_length=8, labels=("0", "1")):

@@ -1,14 +1,19 @@
 """run_ner.py: CoNLL reading, first-piece labels, windows, bad input and a whole run."""
 
-import json
 import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, VOCAB_UNCASED, load_script
+from conftest import (
+    REPO,
+    VOCAB_UNCASED,
+    load_script,
+    run_script,
+    write_bert_config,
+    write_lines,
+    write_text,
+)
 
 import tokenization
 
@@ -27,14 +32,8 @@ def ner():
 
 @pytest.fixture(scope="module")
 def tokenizer(tmp_path_factory):
-    path = tmp_path_factory.mktemp("vocab") / "vocab.txt"
-    path.write_text("".join(token + "\n" for token in VOCAB), encoding="utf-8")
-    return tokenization.FullTokenizer(str(path), do_lower_case=True)
-
-
-def _write(path, text):
-    path.write_text(text, encoding="utf-8")
-    return str(path)
+    path = write_lines(tmp_path_factory.mktemp("vocab") / "vocab.txt", VOCAB)
+    return tokenization.FullTokenizer(path, do_lower_case=True)
 
 
 # ---------------------------------------------------------------------------
@@ -42,7 +41,7 @@ def _write(path, text):
 
 
 def test_conll_reading_splits_sentences_and_keeps_line_numbers(ner, tmp_path):
-    path = _write(
+    path = write_text(
         tmp_path / "train.txt",
         "-DOCSTART- -X- O\n\nLindqvist NNP B-PER\nruns VBZ O\n\n\nOslo NNP B-LOC\n"
         "-DOCSTART- -X- O\nthe DT O\n",
@@ -67,13 +66,13 @@ def test_conll_reading_splits_sentences_and_keeps_line_numbers(ner, tmp_path):
     ],
 )  # fmt: skip
 def test_bad_files_name_file_and_line(ner, tmp_path, text, tag_column, message):
-    path = _write(tmp_path / "train.txt", text)
+    path = write_text(tmp_path / "train.txt", text)
     with pytest.raises(ValueError, match=message):
         ner.read_conll(path, tag_column=tag_column)
 
 
 def test_tags_are_checked_against_scheme_and_label_set(ner, tmp_path):
-    path = _write(tmp_path / "dev.txt", "a B-PER\nb O\n\nc S-LOC\n")
+    path = write_text(tmp_path / "dev.txt", "a B-PER\nb O\n\nc S-LOC\n")
     examples = ner.read_conll(path)
     with pytest.raises(ValueError, match=r"dev.txt, line 4: tag 'S-LOC' is not O or B-, I-"):
         ner.check_example_tags(examples, path, "IOB2")
@@ -154,7 +153,7 @@ def test_long_sentence_predicts_every_word_once_in_order(ner, tokenizer):
 
 
 def test_predictions_file_appends_a_column_to_every_line(ner, tmp_path):
-    path = _write(tmp_path / "test.txt", "-DOCSTART- O\n\nOslo B-LOC\nruns  O \n\nthe\tO\n")
+    path = write_text(tmp_path / "test.txt", "-DOCSTART- O\n\nOslo B-LOC\nruns  O \n\nthe\tO\n")
     examples = ner.read_conll(path, with_tags=False)
     text = ner.format_predictions(path, examples, [["B-LOC", "B-PER"], ["O"]])
     assert text == "-DOCSTART- O O\n\nOslo B-LOC B-LOC\nruns  O B-PER\n\nthe\tO\tO\n"
@@ -168,8 +167,8 @@ def test_predictions_file_appends_a_column_to_every_line(ner, tmp_path):
 def parsed_flags(ner, tmp_path):
     from absl import flags
 
-    vocab = _write(tmp_path / "vocab.txt", "".join(t + "\n" for t in VOCAB))
-    config = _write(tmp_path / "bert_config.json", json.dumps(_tiny_config(len(VOCAB))))
+    vocab = write_lines(tmp_path / "vocab.txt", VOCAB)
+    config = write_bert_config(tmp_path / "bert_config.json", len(VOCAB))
     data = tmp_path / "data"
     data.mkdir()
 
@@ -208,7 +207,7 @@ def parsed_flags(ner, tmp_path):
 def test_bad_input_stops_before_any_work(ner, parsed_flags, tmp_path, files, args, message):
     data = parsed_flags(*args)
     for name, text in files.items():
-        _write(data / name, text)
+        write_text(data / name, text)
     with pytest.raises(ValueError, match=message):
         ner.main([])
     assert not (tmp_path / "out").exists()
@@ -217,7 +216,7 @@ def test_bad_input_stops_before_any_work(ner, parsed_flags, tmp_path, files, arg
 def test_saved_label_file_is_reused_and_must_match_labels_flag(ner, parsed_flags, tmp_path):
     parsed_flags("--do_eval")
     (tmp_path / "out").mkdir()
-    _write(tmp_path / "out" / "labels.txt", "O\nB-LOC\nI-LOC\n")
+    write_text(tmp_path / "out" / "labels.txt", "O\nB-LOC\nI-LOC\n")
     assert ner._choose_labels(None, None) == (["O", "B-LOC", "I-LOC"], False)
     parsed_flags("--do_eval", "--labels=O,B-LOC")
     with pytest.raises(ValueError, match=r"--labels=O,B-LOC differs from .*labels.txt"):
@@ -226,34 +225,6 @@ def test_saved_label_file_is_reused_and_must_match_labels_flag(ner, parsed_flags
 
 # ---------------------------------------------------------------------------
 # Whole runs.
-
-
-def _tiny_config(vocab_size):
-    return {
-        "vocab_size": vocab_size,
-        "hidden_size": 32,
-        "num_hidden_layers": 2,
-        "num_attention_heads": 2,
-        "intermediate_size": 64,
-        "hidden_act": "gelu",
-        "hidden_dropout_prob": 0.1,
-        "attention_probs_dropout_prob": 0.1,
-        "max_position_embeddings": 64,
-        "type_vocab_size": 2,
-        "initializer_range": 0.02,
-    }
-
-
-def _run_script(*args):
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
-    return subprocess.run(
-        [sys.executable, os.path.join(REPO, "run_ner.py"), *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env=env,
-        cwd=REPO,
-    )
 
 
 def _lines(path):
@@ -273,10 +244,10 @@ def demo_run(tmp_path_factory):
     shutil.copy(os.path.join(DEMO, "train.txt"), data / "train.txt")
     shutil.copy(os.path.join(DEMO, "dev.txt"), data / "dev.txt")
     shutil.copy(os.path.join(DEMO, "dev.txt"), data / "test.txt")
-    config = _write(root / "bert_config.json", json.dumps(_tiny_config(30522)))
+    config = write_bert_config(root / "bert_config.json", 30522)
     out = root / "out"
-    proc = _run_script(
-        "--do_train", "--do_eval", "--do_predict", f"--data_dir={data}",
+    proc = run_script(
+        "run_ner.py", "--do_train", "--do_eval", "--do_predict", f"--data_dir={data}",
         f"--vocab_file={VOCAB_UNCASED}", f"--bert_config_file={config}",
         f"--max_seq_length={SEQ}", "--train_batch_size=16", "--learning_rate=3e-3",
         "--num_train_epochs=3", f"--output_dir={out}", f"--export_dir={root / 'export'}",
@@ -375,12 +346,12 @@ def test_saved_model_gives_per_token_probabilities(demo_run):
 def test_bad_line_is_one_error_line_and_nothing_written(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
-    _write(data / "train.txt", "-DOCSTART- O\n\nOslo B-LOC\nis O\n\nthe O x\n")
-    vocab = _write(tmp_path / "vocab.txt", "".join(t + "\n" for t in VOCAB))
-    config = _write(tmp_path / "bert_config.json", json.dumps(_tiny_config(len(VOCAB))))
+    write_text(data / "train.txt", "-DOCSTART- O\n\nOslo B-LOC\nis O\n\nthe O x\n")
+    vocab = write_lines(tmp_path / "vocab.txt", VOCAB)
+    config = write_bert_config(tmp_path / "bert_config.json", len(VOCAB))
     out = tmp_path / "out"
-    proc = _run_script(
-        "--do_train", f"--data_dir={data}", f"--vocab_file={vocab}",
+    proc = run_script(
+        "run_ner.py", "--do_train", f"--data_dir={data}", f"--vocab_file={vocab}",
         f"--bert_config_file={config}", "--max_seq_length=16", f"--output_dir={out}",
     )  # fmt: skip
     assert proc.returncode == 1
