@@ -155,6 +155,8 @@ class Estimator:
         self._train_batch_size = train_batch_size
         self._eval_batch_size = eval_batch_size
         self._predict_batch_size = predict_batch_size
+        # runner_evaluation turns this off while it writes complete results itself.
+        self.write_eval_summaries = True
 
     @property
     def model_dir(self):
@@ -170,7 +172,7 @@ class Estimator:
 
     # ---------------------------------------------------------------- train
 
-    def train(self, input_fn, max_steps=None, steps=None, hooks=None):
+    def train(self, input_fn, max_steps=None, steps=None, hooks=None, actions=None):
         """Trains until global_step reaches max_steps (or `steps` more, or the input ends).
 
         Resumes from the newest checkpoint in model_dir; saves every
@@ -179,7 +181,8 @@ class Estimator:
         the loss becomes NaN or Inf, and WorkerLostError if a multi-worker
         job loses a worker. `hooks` are tf.compat.v1.train SessionRunHook-like
         objects (begin, after_create_session, before_run, after_run, end).
-        Returns self.
+        `actions` are Every(steps, action) entries for the TrainingLoop
+        (runner_evaluation evaluates through one). Returns self.
         """
         config = self._config
         start_checkpoint, start_step, max_steps = self._train_range(max_steps, steps)
@@ -212,6 +215,8 @@ class Estimator:
                 loop = TrainingLoop(
                     session, dist, train_graph, config, self._train_batch_size, hooks, peer_watch
                 )
+                for every in actions or ():
+                    loop.add_every(every.steps, every.action)
                 loop.run(max_steps, resumed=start_checkpoint is not None)
                 for hook in hooks:
                     hook.end(session)
@@ -269,10 +274,12 @@ class Estimator:
             _format_seconds(time.time() - t_start),
             ", ".join(f"{k} = {result[k]}" for k in sorted(result)),
         )
-        self._write_eval_summary(result, step, name)
+        if self.write_eval_summaries:
+            self.write_eval_summary(result, step, name)
         return result
 
-    def _write_eval_summary(self, result, step, name):
+    def write_eval_summary(self, result, step, name=None):
+        """Writes a result's finite numbers as TensorBoard scalars to model_dir/eval[_name]."""
         if not tf.io.gfile.isdir(self._config.model_dir):
             return
         eval_dir = os.path.join(self._config.model_dir, "eval" if not name else f"eval_{name}")
@@ -282,7 +289,11 @@ class Estimator:
             if k != "global_step" and isinstance(v, (int, float)) and np.isfinite(v)
         }
         with tf.Graph().as_default():
-            writer = tf.compat.v1.summary.FileWriter(eval_dir)
+            # Event files are named by the second they are opened in; the step in the
+            # name keeps two evaluations within one second from sharing a file.
+            writer = tf.compat.v1.summary.FileWriter(
+                eval_dir, filename_suffix=f".step-{step:010d}"
+            )
             writer.add_summary(_scalar_summary(scalars), step)
             writer.close()
 
