@@ -17,6 +17,7 @@ import features as features_lib
 import modeling
 import optimization
 import runner
+import runner_evaluation
 
 FLAGS = flags.FLAGS
 
@@ -385,6 +386,18 @@ def format_eval_results(result):
     return "".join(lines)
 
 
+def write_eval_results(path, result):
+    """Writes format_eval_results(result) to `path` through a temporary name, and logs it."""
+    text = format_eval_results(result)
+    logging.info("***** Eval results *****")
+    for line in text.splitlines():
+        logging.info("  %s", line)
+    temp_file = f"{path}.tmp-{os.getpid()}"
+    with tf.io.gfile.GFile(temp_file, "w") as writer:
+        writer.write(text)
+    tf.io.gfile.rename(temp_file, path, overwrite=True)
+
+
 def _input_files(pattern_list):
     input_files = []
     for input_pattern in pattern_list.split(","):
@@ -488,12 +501,14 @@ def main(_):
     logging.set_verbosity(logging.INFO)
 
     bert_config = _validate_flags()
+    eval_options = runner_evaluation.options_from_flags(
+        FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
+    )
     input_files = _input_files(FLAGS.input_file)
     _check_record_shapes(input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
     run_config = runner.RunConfig(
         model_dir=FLAGS.output_dir,
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        keep_checkpoint_max=5,
         iterations_per_loop=FLAGS.iterations_per_loop,
     )
     tf.io.gfile.makedirs(FLAGS.output_dir)
@@ -519,6 +534,19 @@ def main(_):
         eval_batch_size=FLAGS.eval_batch_size,
     )
 
+    eval_input_fn = input_fn_builder(
+        input_files=input_files,
+        max_seq_length=FLAGS.max_seq_length,
+        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        is_training=False,
+    )
+
+    def evaluate(checkpoint_path=None):
+        return estimator.evaluate(
+            input_fn=eval_input_fn, steps=FLAGS.max_eval_steps, checkpoint_path=checkpoint_path
+        )
+
+    final_result = None
     if FLAGS.do_train:
         logging.info("***** Running training *****")
         logging.info("  Batch size = %d", FLAGS.train_batch_size)
@@ -529,28 +557,20 @@ def main(_):
             max_predictions_per_seq=FLAGS.max_predictions_per_seq,
             is_training=True,
         )
-        estimator.train(input_fn=train_input_fn, max_steps=FLAGS.num_train_steps)
+        final_result = runner_evaluation.train_and_evaluate(
+            estimator,
+            train_input_fn,
+            FLAGS.num_train_steps,
+            evaluate,
+            write_eval_results,
+            eval_options,
+        )
 
     if FLAGS.do_eval:
         logging.info("***** Running evaluation *****")
         logging.info("  Batch size = %d", FLAGS.eval_batch_size)
-        eval_input_fn = input_fn_builder(
-            input_files=input_files,
-            max_seq_length=FLAGS.max_seq_length,
-            max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-            is_training=False,
-        )
-        result = estimator.evaluate(input_fn=eval_input_fn, steps=FLAGS.max_eval_steps)
-
-        output_eval_file = os.path.join(FLAGS.output_dir, "eval_results.txt")
-        text = format_eval_results(result)
-        logging.info("***** Eval results *****")
-        for line in text.splitlines():
-            logging.info("  %s", line)
-        temp_file = f"{output_eval_file}.tmp-{os.getpid()}"
-        with tf.io.gfile.GFile(temp_file, "w") as writer:
-            writer.write(text)
-        tf.io.gfile.rename(temp_file, output_eval_file, overwrite=True)
+        result = final_result or evaluate()
+        write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
 
 
 if __name__ == "__main__":
