@@ -1396,18 +1396,22 @@ def _nonempty(examples, split):
     return examples
 
 
-def _predict_outputs(estimator, input_fn, output_name, count, owners=None):
+def _predict_outputs(estimator, input_fn, output_name, count, owners=None, checkpoint_path=None):
     """The first `count` predictions (padding examples come last and are dropped).
 
     With `owners` (the example index of each record, from long-text windows)
     the records of each example are averaged into one output per example.
+    checkpoint_path: the weights to use (default: the newest in output_dir).
     """
     if owners is not None:
         num_records = sum(1 for owner in owners if owner < count)
-        records = _predict_outputs(estimator, input_fn, output_name, num_records)
+        records = _predict_outputs(
+            estimator, input_fn, output_name, num_records, checkpoint_path=checkpoint_path
+        )
         return combine_windows(records, owners[:num_records], count)
     outputs = []
-    for i, prediction in enumerate(estimator.predict(input_fn=input_fn)):
+    predictions = estimator.predict(input_fn=input_fn, checkpoint_path=checkpoint_path)
+    for i, prediction in enumerate(predictions):
         if i >= count:
             break
         outputs.append(prediction[output_name])

@@ -74,6 +74,7 @@ The runner is layered; each module can be read alone:
   runner_graphs.py        build the train, eval and predict graphs (plain records)
   runner_training.py      the training loop (hooks, logs, summaries, every-N actions)
   runner.py               Estimator.train / evaluate / predict on top, run_main
+  runner_evaluation.py    evaluating while training, the best checkpoint, early stopping
 """
 
 import os
