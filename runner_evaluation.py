@@ -81,14 +81,25 @@ def check_options(every_n_steps, best_metric, patience, can_evaluate, needs):
 
 
 def options_from_flags(can_evaluate, needs):
-    """check_options on the runner's flags."""
-    return check_options(
+    """check_options on the runner's flags (multi-worker refused here, before any work)."""
+    options = check_options(
         FLAGS.eval_every_n_steps,
         FLAGS.best_checkpoint_metric,
         FLAGS.early_stopping_patience,
         can_evaluate,
         needs,
     )
+    if options is not None:
+        _check_strategy(FLAGS.distribution_strategy)
+    return options
+
+
+def _check_strategy(distribution_strategy):
+    if distribution_strategy == "multi_worker":
+        raise UsageError(
+            "--eval_every_n_steps does not run under --distribution_strategy="
+            "multi_worker; evaluate the saved checkpoints in a separate job"
+        )
 
 
 def _plain(value):
@@ -287,11 +298,7 @@ class EvalDuringTraining:
 
     def train(self, input_fn, max_steps):
         """Trains to max_steps with the evaluations; returns the final checkpoint's result."""
-        if self.estimator.config.distribution_strategy == "multi_worker":
-            raise UsageError(
-                "--eval_every_n_steps does not run under --distribution_strategy="
-                "multi_worker; evaluate the saved checkpoints in a separate job"
-            )
+        _check_strategy(self.estimator.config.distribution_strategy)
         self._replay_history()
         if self.patience_exhausted:
             logging.info(

@@ -243,3 +243,31 @@ def test_pretraining_keeps_the_best_masked_lm_accuracy(tmp_path):
     assert "global_step = 12\n" in final
     # Loss is minimised: no recorded step has a lower masked LM loss than the best.
     assert min(e["masked_lm_loss"] for e in history) == entry["masked_lm_loss"]
+
+
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (
+            ["--do_train", "--do_eval", "--distribution_strategy=multi_worker"],
+            "--eval_every_n_steps does not run under --distribution_strategy=multi_worker; "
+            "evaluate the saved checkpoints in a separate job",
+        ),
+        (["--do_train"], "--eval_every_n_steps needs --do_train and --do_eval"),
+    ],
+)
+def test_pretraining_refuses_evaluation_it_cannot_run_before_any_work(tmp_path, flags, message):
+    config = write_bert_config(tmp_path / "bert_config.json", 30522, max_position_embeddings=128)
+    out = tmp_path / "out"
+    proc = run_script(
+        "run_pretraining.py",
+        f"--bert_config_file={config}",
+        f"--input_file={os.path.join(GOLDEN, 'pretraining', 'default.tfrecord')}",
+        f"--output_dir={out}",
+        "--eval_every_n_steps=2",
+        *flags,
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == f"ERROR: {message}"
+    assert "Traceback" not in proc.stderr
+    assert not out.exists()
