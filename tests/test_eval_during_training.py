@@ -199,7 +199,7 @@ def test_squad_refuses_periodic_evaluation_without_gold_answers(tmp_path):
     assert not (tmp_path / "out" / "train.tf_record").exists()
 
 
-def test_pretraining_keeps_the_best_masked_lm_accuracy(tmp_path):
+def test_pretraining_keeps_the_lowest_masked_lm_loss(tmp_path):
     config = write_bert_config(
         tmp_path / "bert_config.json",
         **tiny_bert_config(
