@@ -5,7 +5,8 @@
 #   2. create_pretraining_data.py  masked-LM / next-sentence examples from the corpus
 #   3. run_pretraining.py          pre-train a small BERT from scratch, then evaluate it
 #   4. run_classifier.py           fine-tune it on demo_data/sentiment (SST-2 layout),
-#                                  evaluate, predict the test set, export a SavedModel
+#                                  evaluating every 64 steps and keeping the best
+#                                  checkpoint; evaluate, predict, export a SavedModel
 #   5. run_classifier.py           the same sentences as your own CSV / JSON-lines files
 #                                  (--task_name=custom), plain-text predictions, and
 #                                  predictor.Predictor answering raw strings
@@ -150,7 +151,7 @@ echo "--> $OUT/pretraining/eval_results.txt:"
 sed 's/^/      /' "$OUT/pretraining/eval_results.txt"
 done_in pretraining
 
-step "4/7 Fine-tune on demo_data/sentiment, evaluate, predict, export (run_classifier.py)"
+step "4/7 Fine-tune on demo_data/sentiment, keep the best, predict, export (run_classifier.py)"
 run classifier "$PYTHON" run_classifier.py \
     --task_name=sst-2 \
     --do_train=True \
@@ -167,9 +168,18 @@ run classifier "$PYTHON" run_classifier.py \
     --num_train_epochs="$EPOCHS" \
     --output_dir="$OUT/classifier" \
     --export_dir="$OUT/classifier_export" \
-    --tf_random_seed="$SEED"
+    --tf_random_seed="$SEED" \
+    --eval_every_n_steps=64 \
+    --best_checkpoint_metric=eval_accuracy \
+    --keep_checkpoint_max=1
 echo "--> $OUT/classifier/eval_results.txt (dev set, 150 sentences):"
 sed 's/^/      /' "$OUT/classifier/eval_results.txt"
+echo "--> $OUT/classifier/eval_history.jsonl (one evaluation a line):"
+sed 's/^/      /' "$OUT/classifier/eval_history.jsonl"
+BEST="$OUT/classifier/best/$(sed -n 's/^model_checkpoint_path: "\(.*\)"$/\1/p' \
+    "$OUT/classifier/best/checkpoint")"
+echo "--> best checkpoint $BEST.* (use --init_checkpoint=$OUT/classifier/best), for:"
+sed 's/^/      /' "$OUT/classifier/best/eval_results.txt"
 echo "--> $OUT/classifier/test_results.tsv: P(negative), P(positive) per test sentence, e.g."
 paste "$OUT/classifier/test_results.tsv" <(tail -n +2 demo_data/sentiment/test.tsv | cut -f2) \
     | awk -F'\t' 'NR <= 3 { printf "      %.3f  %.3f  %s\n", $1, $2, $3 }'
@@ -319,6 +329,7 @@ model config          $OUT/bert_config.json
 pretraining data      $OUT/pretraining_data.tfrecord ($INSTANCES examples)
 pretrained BERT       $PRETRAINED (masked LM accuracy $MLM after $PRETRAIN_STEPS steps)
 sentiment classifier  $OUT/classifier (dev accuracy $ACCURACY; chance is 0.5)
+best checkpoint       $BEST
 test predictions      $OUT/classifier/test_results.tsv
 entity tagger         $OUT/ner (dev entity F1 $NER_F1; tagging every word O scores 0)
 tagged test set       $OUT/ner/test_predictions.txt

@@ -10,6 +10,7 @@ or JSON lines by column name, multi-label, class weights, long texts as
 windows); and predictions on a plain text file.
 """
 
+import collections
 import csv
 import json
 import math
@@ -30,6 +31,7 @@ if __package__:
         optimization,
         predictor,
         runner,
+        runner_evaluation,
         script_flags,
         serving,
         startup_checks,
@@ -46,6 +48,7 @@ else:
     import optimization
     import predictor
     import runner
+    import runner_evaluation
     import script_flags
     import serving
     import startup_checks
@@ -1349,17 +1352,22 @@ def _nonempty(examples, split):
     return examples
 
 
-def _predict_outputs(estimator, input_fn, output_name, count, owners=None):
+def _predict_outputs(estimator, input_fn, output_name, count, owners=None, checkpoint_path=None):
     """The first `count` predictions (padding examples come last and are dropped).
 
     With `owners` (the example index of each record, from long-text windows)
     the records of each example are averaged into one output per example.
+    checkpoint_path: the weights to use (default: the newest in output_dir).
     """
     if owners is not None:
         num_records = sum(1 for owner in owners if owner < count)
-        records = _predict_outputs(estimator, input_fn, output_name, num_records)
+        records = _predict_outputs(
+            estimator, input_fn, output_name, num_records, checkpoint_path=checkpoint_path
+        )
         return combine_windows(records, owners[:num_records], count)
-    outputs = runner.first_predictions(estimator, input_fn, output_name, count)
+    outputs = runner.first_predictions(
+        estimator, input_fn, output_name, count, checkpoint_path=checkpoint_path
+    )
     return outputs
 
 
@@ -1459,6 +1467,104 @@ def _window_metrics(outputs, examples, label_list, multi_label):
         "eval_accuracy": accuracy(gold, probabilities.argmax(axis=1)),
         "eval_loss": float(-np.log(probabilities[np.arange(len(gold)), gold]).mean()),
     }
+
+
+# A dev set ready to evaluate: its examples (TPU padding last), how many are
+# real, its input_fn and steps, and each record's example index when long texts
+# are cut into windows (else None).
+DevSet = collections.namedtuple(
+    "DevSet", ["examples", "num_actual", "input_fn", "steps", "owners"]
+)
+
+
+def prepare_dev_set(eval_examples, label_list, tokenizer, multi_label, window_stride):
+    """Writes output_dir/eval.tf_record from the dev examples; returns its DevSet."""
+    is_regression = label_list is None
+    label_width = len(label_list) if multi_label else None
+    num_actual_eval_examples = len(eval_examples)
+    if FLAGS.use_tpu:
+        # TPUs need full batches: pad with examples that weigh 0 in every metric.
+        while len(eval_examples) % FLAGS.eval_batch_size != 0:
+            eval_examples.append(PaddingInputExample())
+    eval_file = os.path.join(FLAGS.output_dir, "eval.tf_record")
+    eval_owners = file_based_convert_examples_to_features(
+        eval_examples, label_list, FLAGS.max_seq_length, tokenizer, eval_file,
+        multi_label=multi_label, window_stride=window_stride,
+    )  # fmt: skip
+    if not window_stride:
+        eval_owners = None
+    logging.info("***** Running evaluation *****")
+    logging.info(
+        "  Num examples = %d (%d actual, %d padding)",
+        len(eval_examples),
+        num_actual_eval_examples,
+        len(eval_examples) - num_actual_eval_examples,
+    )
+    logging.info("  Batch size = %d", FLAGS.eval_batch_size)
+    eval_steps = None
+    if FLAGS.use_tpu:
+        eval_steps = len(eval_examples) // FLAGS.eval_batch_size
+    eval_input_fn = file_based_input_fn_builder(
+        input_file=eval_file,
+        seq_length=FLAGS.max_seq_length,
+        is_training=False,
+        drop_remainder=bool(FLAGS.use_tpu),
+        is_regression=is_regression,
+        num_labels=label_width,
+    )
+    return DevSet(eval_examples, num_actual_eval_examples, eval_input_fn, eval_steps, eval_owners)
+
+
+def evaluate_dev_set(
+    estimator, dev_set, metric_names, label_list, output_name, multi_label, checkpoint_path=None
+):
+    """The eval_results.txt dict of one checkpoint (default: the newest in output_dir).
+
+    The streaming metrics of the model_fn, then the task's official metrics
+    (metric_names) and, for multi-label or windowed data, the scores over
+    whole examples, all from predictions of the same checkpoint.
+    """
+    is_regression = label_list is None
+    result = dict(
+        estimator.evaluate(
+            input_fn=dev_set.input_fn, steps=dev_set.steps, checkpoint_path=checkpoint_path
+        )
+    )
+    real = dev_set.examples[: dev_set.num_actual]
+
+    def outputs():
+        return _predict_outputs(
+            estimator,
+            dev_set.input_fn,
+            output_name,
+            dev_set.num_actual,
+            dev_set.owners,
+            checkpoint_path=checkpoint_path,
+        )
+
+    if metric_names:
+        # The official metrics need every prediction at once (Spearman does
+        # not stream), so predict over the dev set and score it in numpy.
+        predictions = outputs()
+        if is_regression:
+            gold = [float(e.label) for e in real]
+            predicted = [float(o) for o in predictions]
+        else:
+            gold = [label_list.index(e.label) for e in real]
+            predicted = [int(np.argmax(o)) for o in predictions]
+        result.update(compute_metrics(metric_names, gold, predicted))
+
+    if multi_label or dev_set.owners is not None:
+        # Scores over whole examples, from each example's averaged windows.
+        predictions = outputs()
+        if dev_set.owners is not None and not is_regression:
+            result.update(_window_metrics(predictions, real, label_list, multi_label))
+        if multi_label:
+            gold = [multi_hot(e, label_list) for e in real]
+            result.update(
+                custom_data.multi_label_metrics(gold, predictions, FLAGS.multi_label_threshold)
+            )
+    return result
 
 
 def _text_input_fn(feature_list, seq_length, label_shape, label_dtype):
@@ -1565,6 +1671,9 @@ def main(_):
         )
     if FLAGS.glue_submission_file and not FLAGS.do_predict:
         raise ValueError("--glue_submission_file needs --do_predict")
+    eval_options = runner_evaluation.options_from_flags(
+        FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
+    )
 
     _check_file_flag("bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
@@ -1652,6 +1761,22 @@ def main(_):
         predict_batch_size=FLAGS.predict_batch_size,
     )
 
+    dev_set = None
+    if FLAGS.do_eval:
+        dev_set = prepare_dev_set(eval_examples, label_list, tokenizer, multi_label, window_stride)
+
+    def evaluate(checkpoint_path=None):
+        return evaluate_dev_set(
+            estimator,
+            dev_set,
+            processor.metric_names,
+            label_list,
+            output_name,
+            multi_label,
+            checkpoint_path,
+        )
+
+    final_result = None
     if FLAGS.do_train:
         train_file = os.path.join(FLAGS.output_dir, "train.tf_record")
         file_based_convert_examples_to_features(
@@ -1670,71 +1795,12 @@ def main(_):
             is_regression=is_regression,
             num_labels=label_width,
         )
-        estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
+        final_result = runner_evaluation.train_and_evaluate(
+            estimator, train_input_fn, num_train_steps, evaluate, write_eval_results, eval_options
+        )
 
     if FLAGS.do_eval:
-        num_actual_eval_examples = len(eval_examples)
-        if FLAGS.use_tpu:
-            # TPUs need full batches: pad with examples that weigh 0 in every metric.
-            while len(eval_examples) % FLAGS.eval_batch_size != 0:
-                eval_examples.append(PaddingInputExample())
-        eval_file = os.path.join(FLAGS.output_dir, "eval.tf_record")
-        eval_owners = file_based_convert_examples_to_features(
-            eval_examples, label_list, FLAGS.max_seq_length, tokenizer, eval_file,
-            multi_label=multi_label, window_stride=window_stride,
-        )  # fmt: skip
-        if not window_stride:
-            eval_owners = None
-        logging.info("***** Running evaluation *****")
-        logging.info(
-            "  Num examples = %d (%d actual, %d padding)",
-            len(eval_examples),
-            num_actual_eval_examples,
-            len(eval_examples) - num_actual_eval_examples,
-        )
-        logging.info("  Batch size = %d", FLAGS.eval_batch_size)
-        eval_steps = None
-        if FLAGS.use_tpu:
-            eval_steps = len(eval_examples) // FLAGS.eval_batch_size
-        eval_input_fn = file_based_input_fn_builder(
-            input_file=eval_file,
-            seq_length=FLAGS.max_seq_length,
-            is_training=False,
-            drop_remainder=bool(FLAGS.use_tpu),
-            is_regression=is_regression,
-            num_labels=label_width,
-        )
-        result = dict(estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps))
-
-        if processor.metric_names:
-            # The official metrics need every prediction at once (Spearman does
-            # not stream), so predict over the dev set and score it in numpy.
-            outputs = _predict_outputs(
-                estimator, eval_input_fn, output_name, num_actual_eval_examples, eval_owners
-            )
-            real = eval_examples[:num_actual_eval_examples]
-            if is_regression:
-                gold = [float(e.label) for e in real]
-                predicted = [float(o) for o in outputs]
-            else:
-                gold = [label_list.index(e.label) for e in real]
-                predicted = [int(np.argmax(o)) for o in outputs]
-            result.update(compute_metrics(processor.metric_names, gold, predicted))
-
-        if multi_label or window_stride:
-            # Scores over whole examples, from each example's averaged windows.
-            outputs = _predict_outputs(
-                estimator, eval_input_fn, output_name, num_actual_eval_examples, eval_owners
-            )
-            real = eval_examples[:num_actual_eval_examples]
-            if window_stride and not is_regression:
-                result.update(_window_metrics(outputs, real, label_list, multi_label))
-            if multi_label:
-                gold = [multi_hot(e, label_list) for e in real]
-                result.update(
-                    custom_data.multi_label_metrics(gold, outputs, FLAGS.multi_label_threshold)
-                )
-
+        result = final_result or evaluate()
         write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
 
     if FLAGS.do_predict:

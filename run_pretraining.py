@@ -20,6 +20,7 @@ if __package__:
         modeling,
         optimization,
         runner,
+        runner_evaluation,
         script_flags,
         startup_checks,
         tfrecord_format,
@@ -33,6 +34,7 @@ else:
     import modeling
     import optimization
     import runner
+    import runner_evaluation
     import script_flags
     import startup_checks
     import tfrecord_format
@@ -397,6 +399,9 @@ def input_fn_builder(
 format_eval_results = eval_results.format_eval_results
 
 
+write_eval_results = eval_results.write_eval_results
+
+
 def _input_files(pattern_list):
     patterns = [p.strip() for p in pattern_list.split(",") if p.strip()]
     if not patterns:
@@ -516,12 +521,14 @@ def main(_):
     logging.set_verbosity(logging.INFO)
 
     bert_config = _validate_flags()
+    eval_options = runner_evaluation.options_from_flags(
+        FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
+    )
     input_files = _input_files(FLAGS.input_file)
     _check_record_shapes(input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
     run_config = runner.RunConfig(
         model_dir=FLAGS.output_dir,
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        keep_checkpoint_max=5,
         iterations_per_loop=FLAGS.iterations_per_loop,
     )
     tf.io.gfile.makedirs(FLAGS.output_dir)
@@ -547,6 +554,20 @@ def main(_):
         eval_batch_size=FLAGS.eval_batch_size,
     )
 
+    eval_input_fn = input_fn_builder(
+        input_files=input_files,
+        max_seq_length=FLAGS.max_seq_length,
+        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        is_training=False,
+    )
+
+    def evaluate(checkpoint_path=None):
+        with _naming_damaged_records(input_files):
+            return estimator.evaluate(
+                input_fn=eval_input_fn, steps=FLAGS.max_eval_steps, checkpoint_path=checkpoint_path
+            )
+
+    final_result = None
     if FLAGS.do_train:
         logging.info("***** Running training *****")
         logging.info("  Batch size = %d", FLAGS.train_batch_size)
@@ -558,22 +579,20 @@ def main(_):
             is_training=True,
         )
         with _naming_damaged_records(input_files):
-            estimator.train(input_fn=train_input_fn, max_steps=FLAGS.num_train_steps)
+            final_result = runner_evaluation.train_and_evaluate(
+                estimator,
+                train_input_fn,
+                FLAGS.num_train_steps,
+                evaluate,
+                write_eval_results,
+                eval_options,
+            )
 
     if FLAGS.do_eval:
         logging.info("***** Running evaluation *****")
         logging.info("  Batch size = %d", FLAGS.eval_batch_size)
-        eval_input_fn = input_fn_builder(
-            input_files=input_files,
-            max_seq_length=FLAGS.max_seq_length,
-            max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-            is_training=False,
-        )
-        with _naming_damaged_records(input_files):
-            result = estimator.evaluate(input_fn=eval_input_fn, steps=FLAGS.max_eval_steps)
-
-        output_eval_file = os.path.join(FLAGS.output_dir, "eval_results.txt")
-        eval_results.write_eval_results(output_eval_file, result)
+        result = final_result or evaluate()
+        write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
 
 
 if __name__ == "__main__":

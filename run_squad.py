@@ -31,6 +31,7 @@ if __package__:
         modeling,
         optimization,
         runner,
+        runner_evaluation,
         script_flags,
         serving,
         startup_checks,
@@ -49,6 +50,7 @@ else:
     import modeling
     import optimization
     import runner
+    import runner_evaluation
     import script_flags
     import serving
     import startup_checks
@@ -1296,7 +1298,13 @@ write_eval_results = eval_results.write_eval_results
 # ---------------------------------------------------------------------------
 
 
-def _train(estimator, tokenizer, train_examples, num_train_steps):
+def _train(
+    estimator, tokenizer, train_examples, num_train_steps, predict_set=None, eval_options=None
+):
+    """Trains; with eval_options, predicts on and scores predict_set as they ask.
+
+    Returns the final checkpoint's scores when it was scored, else None.
+    """
     train_writer = FeatureWriter(
         filename=os.path.join(FLAGS.output_dir, "train.tf_record"), is_training=True
     )
@@ -1321,10 +1329,21 @@ def _train(estimator, tokenizer, train_examples, num_train_steps):
         is_training=True,
         drop_remainder=True,
     )
-    estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
+
+    def evaluate(checkpoint_path):
+        return _predict(estimator, tokenizer, predict_set, checkpoint_path)
+
+    return runner_evaluation.train_and_evaluate(
+        estimator, train_input_fn, num_train_steps, evaluate, write_eval_results, eval_options
+    )
 
 
-def _predict(estimator, tokenizer):
+# --predict_file ready to predict: its examples, their features and the input_fn.
+PredictSet = collections.namedtuple("PredictSet", ["examples", "features", "input_fn"])
+
+
+def _predict_set(tokenizer):
+    """Reads --predict_file and writes its features to output_dir/eval.tf_record."""
     eval_examples = read_squad_examples(input_file=FLAGS.predict_file, is_training=False)
     eval_features = []
     eval_writer = FeatureWriter(
@@ -1357,9 +1376,19 @@ def _predict(estimator, tokenizer):
         is_training=False,
         drop_remainder=False,
     )
+    return PredictSet(eval_examples, eval_features, predict_input_fn)
+
+
+def _predict(estimator, tokenizer, predict_set=None, checkpoint_path=None):
+    """Writes the predictions of one checkpoint (default: the newest in output_dir) and,
+    when --predict_file has answers, eval_results.txt; returns the scores or None."""
+    if predict_set is None:
+        predict_set = _predict_set(tokenizer)
+    eval_examples, eval_features, predict_input_fn = predict_set
     all_results = []
     progress = Progress("Predicting", len(eval_features), "windows")
-    for result in estimator.predict(input_fn=predict_input_fn):
+    predictions = estimator.predict(input_fn=predict_input_fn, checkpoint_path=checkpoint_path)
+    for result in predictions:
         progress.update(len(all_results))
         all_results.append(
             RawResult(
@@ -1383,11 +1412,11 @@ def _predict(estimator, tokenizer):
         output_nbest_file,
         output_null_log_odds_file,
     )
-    _score(predictions, null_odds)
+    return _score(predictions, null_odds)
 
 
-def _score(predictions, null_odds):
-    """Scores the predictions against the predict file's answers, if it has them."""
+def _predict_file_golds():
+    """The gold answers of --predict_file by question id, or None (logged) if it has none."""
     if read_simple_questions(FLAGS.predict_file) is not None:
         logging.info("%s is a plain question list: no answers to score.", FLAGS.predict_file)
         return None
@@ -1396,6 +1425,13 @@ def _score(predictions, null_odds):
         golds = None
     if golds is None:
         logging.info("No gold answers in %s: skipping EM/F1.", FLAGS.predict_file)
+    return golds
+
+
+def _score(predictions, null_odds):
+    """Scores the predictions against the predict file's answers, if it has them."""
+    golds = _predict_file_golds()
+    if golds is None:
         return None
     if FLAGS.version_2_with_negative:
         results = squad_v2_scores(golds, predictions, na_probs=null_odds)
@@ -1416,6 +1452,9 @@ def main(_):
         startup_checks.check_input_file(FLAGS.train_file, "--train_file")
     if FLAGS.do_predict:
         startup_checks.check_input_file(FLAGS.predict_file, "--predict_file")
+    eval_options = runner_evaluation.options_from_flags(
+        FLAGS.do_train and FLAGS.do_predict, "--do_train and --do_predict"
+    )
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     startup_checks.check_output_dir(FLAGS.output_dir)
@@ -1425,7 +1464,6 @@ def main(_):
     run_config = runner.RunConfig(
         model_dir=FLAGS.output_dir,
         save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        keep_checkpoint_max=5,
         iterations_per_loop=FLAGS.iterations_per_loop,
     )
 
@@ -1449,6 +1487,11 @@ def main(_):
     if FLAGS.do_predict:
         # Fail on a malformed predict file now, not after training.
         read_squad_examples(input_file=FLAGS.predict_file, is_training=False)
+    if eval_options is not None and _predict_file_golds() is None:
+        raise runner.UsageError(
+            f"--eval_every_n_steps scores the predictions on --predict_file, but "
+            f"{FLAGS.predict_file} has no gold answers"
+        )
 
     model_fn = model_fn_builder(
         bert_config=bert_config,
@@ -1466,11 +1509,17 @@ def main(_):
         predict_batch_size=FLAGS.predict_batch_size,
     )
 
+    predict_set = final_result = None
     if FLAGS.do_train:
-        _train(estimator, tokenizer, train_examples, num_train_steps)
+        if eval_options is not None:
+            predict_set = _predict_set(tokenizer)
+        final_result = _train(
+            estimator, tokenizer, train_examples, num_train_steps, predict_set, eval_options
+        )
         del train_examples
-    if FLAGS.do_predict:
-        _predict(estimator, tokenizer)
+    if FLAGS.do_predict and final_result is None:
+        # (Evaluating while training already wrote the final checkpoint's files.)
+        _predict(estimator, tokenizer, predict_set)
     if FLAGS.export_dir:
         checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
         if not checkpoint_path:

@@ -82,6 +82,7 @@ The runner is layered; each module can be read alone:
   runner_graphs.py        build the train, eval and predict graphs (plain records)
   runner_training.py      the training loop (hooks, logs, summaries, every-N actions)
   runner.py               Estimator.train / evaluate / predict on top, run_main
+  runner_evaluation.py    evaluating while training, the best checkpoint, early stopping
 """
 
 import os
@@ -201,6 +202,8 @@ class Estimator:
         self._train_batch_size = train_batch_size
         self._eval_batch_size = eval_batch_size
         self._predict_batch_size = predict_batch_size
+        # runner_evaluation turns this off while it writes complete results itself.
+        self.write_eval_summaries = True
 
     @property
     def model_dir(self):
@@ -216,7 +219,7 @@ class Estimator:
 
     # ---------------------------------------------------------------- train
 
-    def train(self, input_fn, max_steps=None, steps=None, hooks=None):
+    def train(self, input_fn, max_steps=None, steps=None, hooks=None, actions=None):
         """Trains until global_step reaches max_steps (or `steps` more, or the input ends).
 
         Resumes from the newest checkpoint in model_dir; saves every
@@ -225,7 +228,8 @@ class Estimator:
         the loss becomes NaN or Inf, and WorkerLostError if a multi-worker
         job loses a worker. `hooks` are tf.compat.v1.train SessionRunHook-like
         objects (begin, after_create_session, before_run, after_run, end).
-        Returns self.
+        `actions` are Every(steps, action) entries for the TrainingLoop
+        (runner_evaluation evaluates through one). Returns self.
         """
         config = self._config
         start_checkpoint, start_step, max_steps = self._train_range(max_steps, steps)
@@ -258,6 +262,8 @@ class Estimator:
                 loop = TrainingLoop(
                     session, dist, train_graph, config, self._train_batch_size, hooks, peer_watch
                 )
+                for every in actions or ():
+                    loop.add_every(every.steps, every.action)
                 loop.run(max_steps, resumed=start_checkpoint is not None)
                 for hook in hooks:
                     hook.end(session)
@@ -315,10 +321,12 @@ class Estimator:
             _format_seconds(time.time() - t_start),
             ", ".join(f"{k} = {result[k]}" for k in sorted(result)),
         )
-        self._write_eval_summary(result, step, name)
+        if self.write_eval_summaries:
+            self.write_eval_summary(result, step, name)
         return result
 
-    def _write_eval_summary(self, result, step, name):
+    def write_eval_summary(self, result, step, name=None):
+        """Writes a result's finite numbers as TensorBoard scalars to model_dir/eval[_name]."""
         if not tf.io.gfile.isdir(self._config.model_dir):
             return
         eval_dir = os.path.join(self._config.model_dir, "eval" if not name else f"eval_{name}")
@@ -328,7 +336,11 @@ class Estimator:
             if k != "global_step" and isinstance(v, (int, float)) and np.isfinite(v)
         }
         with tf.Graph().as_default():
-            writer = tf.compat.v1.summary.FileWriter(eval_dir)
+            # Event files are named by the second they are opened in; the step in the
+            # name keeps two evaluations within one second from sharing a file.
+            writer = tf.compat.v1.summary.FileWriter(
+                eval_dir, filename_suffix=f".step-{step:010d}"
+            )
             writer.add_summary(_scalar_summary(scalars), step)
             writer.close()
 
@@ -424,10 +436,14 @@ def _to_python(value):
 # Entry point for scripts
 
 
-def first_predictions(estimator, input_fn, output_name, count):
-    """output_name of the first `count` predictions; padding examples come last and are dropped."""
+def first_predictions(estimator, input_fn, output_name, count, checkpoint_path=None):
+    """output_name of the first `count` predictions; padding examples come last and are dropped.
+
+    Without checkpoint_path the newest checkpoint of the estimator's model_dir is used.
+    """
     outputs = []
-    for i, prediction in enumerate(estimator.predict(input_fn=input_fn)):
+    predictions = estimator.predict(input_fn=input_fn, checkpoint_path=checkpoint_path)
+    for i, prediction in enumerate(predictions):
         if i >= count:
             break
         outputs.append(prediction[output_name])

@@ -102,6 +102,38 @@ flags.DEFINE_integer(
     "then see one call per run.",
 )
 
+flags.DEFINE_integer(
+    "keep_checkpoint_max",
+    5,
+    "How many of the newest checkpoints training keeps in output_dir (older ones are "
+    "deleted; 0 keeps all); output_dir/best/ is never counted or deleted.",
+)
+
+# Evaluating while training (runner_evaluation.py): every script that trains and
+# evaluates honours these.
+flags.DEFINE_integer(
+    "eval_every_n_steps",
+    None,
+    "With training and evaluation asked for: save a checkpoint and evaluate it every N "
+    "training steps (and at the end), writing the metrics to the log, to "
+    "output_dir/eval for TensorBoard and as one JSON line each to "
+    "output_dir/eval_history.jsonl.",
+)
+flags.DEFINE_string(
+    "best_checkpoint_metric",
+    None,
+    "With --eval_every_n_steps: the evaluation result (a key of eval_results.txt, e.g. "
+    "eval_accuracy) whose best value so far keeps its checkpoint in output_dir/best/, "
+    "with the results that made it best in best/eval_results.txt. Keys containing "
+    "'loss' are minimised, all others maximised.",
+)
+flags.DEFINE_integer(
+    "early_stopping_patience",
+    None,
+    "With --best_checkpoint_metric: stop training after this many evaluations in a "
+    "row without a new best value.",
+)
+
 _CHECKPOINT_BASENAME = "model.ckpt"
 _PRECISION_DTYPES = {"fp32": None, "bf16": tf.bfloat16, "fp16": tf.float16}
 
@@ -213,7 +245,7 @@ class RunConfig:
         self,
         model_dir,
         save_checkpoints_steps=1000,
-        keep_checkpoint_max=5,
+        keep_checkpoint_max=None,
         iterations_per_loop=_ITERATIONS_PER_LOOP_DEFAULT,
         log_step_count_steps=100,
         save_summary_steps=100,
@@ -236,7 +268,11 @@ class RunConfig:
             raise UsageError("model_dir (--output_dir) must be set")
         self.model_dir = model_dir
         self.save_checkpoints_steps = save_checkpoints_steps
-        self.keep_checkpoint_max = keep_checkpoint_max
+        self.keep_checkpoint_max = (
+            keep_checkpoint_max
+            if keep_checkpoint_max is not None
+            else _flag_value("keep_checkpoint_max", 5)
+        )
         self.iterations_per_loop = iterations_per_loop
         _warn_if_iterations_per_loop_set(iterations_per_loop)
         self.log_step_count_steps = max(1, int(log_step_count_steps or 1))
@@ -281,6 +317,8 @@ class RunConfig:
             raise UsageError(
                 f"save_checkpoints_steps must be positive, got {self.save_checkpoints_steps}"
             )
+        if self.keep_checkpoint_max is None or self.keep_checkpoint_max < 0:
+            raise UsageError(f"--keep_checkpoint_max must be >= 0, got {self.keep_checkpoint_max}")
         if self.distribution_strategy not in ("one_device", "mirrored", "multi_worker"):
             raise UsageError(
                 "--distribution_strategy must be one_device, mirrored or multi_worker, got "

@@ -39,7 +39,8 @@ def check_checkpoint_holds(checkpoint_path, variables):
 
 
 def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
-    """Writes the graph of `build_fn` with the variables of `checkpoint_path`.
+    """Writes the graph of `build_fn` with the variables of `checkpoint_path` (a
+    checkpoint, or a directory: its newest checkpoint).
 
     `build_fn()` is called inside a fresh graph and returns (inputs, outputs),
     dicts of tensors by name that become the "serving_default" signature.
@@ -48,6 +49,13 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
     """
     if tf.io.gfile.exists(export_dir):
         raise ValueError(f"--export_dir={export_dir} already exists; choose a new directory")
+    if tf.io.gfile.isdir(checkpoint_path):
+        # A directory (such as output_dir/best) stands for the checkpoint its
+        # `checkpoint` file names, as it does for --init_checkpoint.
+        newest = tf.train.latest_checkpoint(checkpoint_path)
+        if newest is None:
+            raise ValueError(f"no checkpoint in directory {checkpoint_path}")
+        checkpoint_path = newest
     with atomic_write.staged_directory(export_dir, flag="--export_dir") as stage:
         # The SavedModel builder accepts an existing directory while it is empty.
         temp_dir = stage

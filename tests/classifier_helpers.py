@@ -10,6 +10,31 @@ VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "dog", "is", "hair
 FILLER = ["the", "dog", "is", "hairy", "cat", "run", "movie", "a", "very", "not", "bad", "."]
 
 
+def synthetic_rows(rng, count):
+    """(text, label) rows of a task a tiny model learns: label 1 iff the text holds "good"."""
+    rows = []
+    for _ in range(count):
+        label = rng.randint(0, 1)
+        words = [rng.choice(FILLER) for _ in range(rng.randint(3, 7))]
+        if label:
+            words.insert(rng.randint(0, len(words)), "good")
+        rows.append((" ".join(words), label))
+    return rows
+
+
+def write_sst2_data(directory, train, dev, test):
+    """Writes SST-2's train/dev/test.tsv layout from (text, label) rows."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, rows in (("train", train), ("dev", dev)):
+        (directory / f"{name}.tsv").write_text(
+            "sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in rows)
+        )
+    (directory / "test.tsv").write_text(
+        "index\tsentence\n" + "".join(f"{i}\t{s}\n" for i, (s, _) in enumerate(test))
+    )
+    return directory
+
+
 def model_files(directory):
     vocab = write_lines(directory / "vocab.txt", VOCAB)
     return vocab, write_bert_config(directory / "bert_config.json", len(VOCAB))

@@ -110,12 +110,22 @@ def test_classifier_eval_predict_and_export(demo):
 
     import tokenization
 
-    out, _ = demo
+    out, stdout = demo
     train_rows = len(_lines(os.path.join(REPO, "demo_data", "sentiment", "train.tsv"))) - 1
     results = _results(out / "classifier" / "eval_results.txt")
     assert sorted(results) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
-    assert int(results["global_step"]) == int(train_rows / 32 * EPOCHS)
+    steps = int(train_rows / 32 * EPOCHS)
+    assert int(results["global_step"]) == steps
     assert 0.0 <= float(results["eval_accuracy"]) <= 1.0
+    # Fewer steps than --eval_every_n_steps: the one evaluation is the final one,
+    # which is then the best, kept in best/ beside the one newest checkpoint.
+    history = [json.loads(line) for line in _lines(out / "classifier" / "eval_history.jsonl")]
+    assert [entry["global_step"] for entry in history] == [steps]
+    assert _lines(out / "classifier" / "best" / "checkpoint")[0] == (
+        f'model_checkpoint_path: "model.ckpt-{steps}"'
+    )
+    assert _results(out / "classifier" / "best" / "eval_results.txt") == results
+    assert f"best checkpoint       {out}/classifier/best/model.ckpt-{steps}" in stdout
 
     test_rows = _lines(os.path.join(REPO, "demo_data", "sentiment", "test.tsv"))[1:]
     predictions = [

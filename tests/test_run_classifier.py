@@ -8,7 +8,14 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from classifier_helpers import FILLER, VOCAB, model_files, read_eval_results, run_classifier_script
+from classifier_helpers import (
+    VOCAB,
+    model_files,
+    read_eval_results,
+    run_classifier_script,
+    synthetic_rows,
+    write_sst2_data,
+)
 from conftest import load_script, tiny_bert_config, write_lines
 
 import tokenization
@@ -186,17 +193,6 @@ def test_head_variables_and_math(rc, tmp_path, is_regression):
 TRAIN_ROWS, DEV_ROWS, TEST_ROWS = 96, 40, 24
 
 
-def _synthetic_rows(rng, count):
-    rows = []
-    for _ in range(count):
-        label = rng.randint(0, 1)
-        words = [rng.choice(FILLER) for _ in range(rng.randint(3, 7))]
-        if label:
-            words.insert(rng.randint(0, len(words)), "good")
-        rows.append((" ".join(words), label))
-    return rows
-
-
 def _serve(export_dir, tokenizer, rc, examples, output_name, max_seq_length=16):
     converted = [
         rc.convert_single_example(5, e, None, max_seq_length, tokenizer)
@@ -219,14 +215,8 @@ def sst2_run(tmp_path_factory):
     """One train + eval + predict + export run on SST-2 shaped synthetic data."""
     root = tmp_path_factory.mktemp("sst2")
     rng = random.Random(7)
-    data = root / "data"
-    data.mkdir()
-    train, dev, test = (_synthetic_rows(rng, n) for n in (TRAIN_ROWS, DEV_ROWS, TEST_ROWS))
-    (data / "train.tsv").write_text("sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in train))
-    (data / "dev.tsv").write_text("sentence\tlabel\n" + "".join(f"{s}\t{y}\n" for s, y in dev))
-    (data / "test.tsv").write_text(
-        "index\tsentence\n" + "".join(f"{i}\t{s}\n" for i, (s, _) in enumerate(test))
-    )
+    train, dev, test = (synthetic_rows(rng, n) for n in (TRAIN_ROWS, DEV_ROWS, TEST_ROWS))
+    data = write_sst2_data(root / "data", train, dev, test)
     vocab, config = model_files(root)
     out = root / "out"
     proc = run_classifier_script(
@@ -326,7 +316,7 @@ def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
     def rows(count, with_score):
         lines, gold = [], []
         for i in range(count):
-            (a, _), (b, y) = _synthetic_rows(rng, 2)
+            (a, _), (b, y) = synthetic_rows(rng, 2)
             score = 4.0 * y + rng.random()
             gold.append(score)
             line = f"{i}\tmain\tMSRvid\t2012\t{i:04d}\tnone\tnone\t{a}\t{b}"

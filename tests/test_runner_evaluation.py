@@ -1,0 +1,289 @@
+"""Evaluating while training (runner_evaluation.py) on a linear model numpy can redo.
+
+The model is least squares with plain gradient descent, so the weights of
+every evaluated (and kept) checkpoint and its mean squared error are worked
+out step by step in numpy. Where a test needs a metric that goes up and
+down on cue, its evaluate function reads it from a table by step: the
+metric is the script's business, what is tested is what the runner does
+with it.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import runner
+import runner_evaluation
+
+NUM_FEATURES = 3
+LEARNING_RATE = 0.1
+BATCH_SIZE = 8
+TRUE_W = np.array([[1.5], [-2.0], [0.5]], dtype=np.float32)
+
+
+def _data(num_examples=48):
+    x = np.linspace(-1.0, 1.0, num_examples * NUM_FEATURES, dtype=np.float32)
+    x = np.sin(7.0 * x).reshape(num_examples, NUM_FEATURES).astype(np.float32)
+    return x, (x @ TRUE_W + 0.25).astype(np.float32)
+
+
+def _input_fn_builder(x, y, repeat=True):
+    def input_fn(params):
+        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
+        if repeat:
+            dataset = dataset.repeat()
+        return dataset.batch(params["batch_size"], drop_remainder=True)
+
+    return input_fn
+
+
+def _model_fn(features, labels, mode, params):
+    del params
+    w = tf.compat.v1.get_variable(
+        "w", [NUM_FEATURES, 1], initializer=tf.compat.v1.constant_initializer(0.1)
+    )
+    b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
+    per_example = tf.square(tf.matmul(features["x"], w) + b - labels)[:, 0]
+    loss = tf.reduce_mean(per_example)
+    if mode == runner.ModeKeys.EVAL:
+        return runner.EstimatorSpec(
+            mode,
+            loss=loss,
+            eval_metrics=(lambda e: {"mse": tf.compat.v1.metrics.mean(e)}, [per_example]),
+        )
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    optimizer = tf.compat.v1.train.GradientDescentOptimizer(LEARNING_RATE)
+    return runner.EstimatorSpec(
+        mode, loss=loss, train_op=optimizer.minimize(loss, global_step=global_step)
+    )
+
+
+def _numpy_sgd(x, y, steps):
+    """Weights after `steps` of mean-squared-error gradient descent, batch after batch."""
+    w = np.full((NUM_FEATURES, 1), 0.1, np.float64)
+    b = np.zeros([1], np.float64)
+    batches = len(x) // BATCH_SIZE
+    for step in range(steps):
+        i = (step % batches) * BATCH_SIZE
+        xb, yb = x[i : i + BATCH_SIZE].astype(np.float64), y[i : i + BATCH_SIZE]
+        error = xb @ w + b - yb
+        w -= LEARNING_RATE * 2.0 * xb.T @ error / BATCH_SIZE
+        b -= LEARNING_RATE * 2.0 * error.mean(axis=0)
+    return w, b
+
+
+def _estimator(model_dir, **config):
+    config.setdefault("save_checkpoints_steps", 100)
+    config.setdefault("log_step_count_steps", 100)
+    config.setdefault("distribution_strategy", "one_device")
+    return runner.Estimator(
+        _model_fn,
+        runner.RunConfig(model_dir=str(model_dir), **config),
+        train_batch_size=BATCH_SIZE,
+        eval_batch_size=BATCH_SIZE,
+    )
+
+
+def _write_results(path, result):
+    with open(path, "w") as f:
+        f.write("".join(f"{key} = {result[key]}\n" for key in sorted(result)))
+
+
+def _scripted(scores, key="score"):
+    """For _train: an evaluate function whose metric is scores[step of the checkpoint]."""
+
+    def evaluate(checkpoint_path):
+        step = runner.checkpoint_step(checkpoint_path)
+        return {key: scores[step], "global_step": step}
+
+    return lambda estimator: evaluate
+
+
+def _train(model_dir, make_evaluate, max_steps, every, metric=None, patience=None, **config):
+    """Trains with evaluation; make_evaluate(estimator) gives the evaluate function."""
+    x, y = _data()
+    estimator = _estimator(model_dir, **config)
+    options = runner_evaluation.check_options(every, metric, patience, True, "")
+    return runner_evaluation.train_and_evaluate(
+        estimator,
+        _input_fn_builder(x, y),
+        max_steps,
+        make_evaluate(estimator),
+        _write_results,
+        options,
+    )
+
+
+def _history(model_dir):
+    with open(os.path.join(model_dir, runner_evaluation.HISTORY_FILE)) as f:
+        return [json.loads(line) for line in f]
+
+
+def _checkpoint_steps(model_dir):
+    state = tf.train.get_checkpoint_state(str(model_dir))
+    return [runner.checkpoint_step(path) for path in state.all_model_checkpoint_paths]
+
+
+def _eval_scalars(model_dir, tag):
+    values = {}
+    eval_dir = os.path.join(model_dir, "eval")
+    for name in os.listdir(eval_dir):
+        for event in tf.compat.v1.train.summary_iterator(os.path.join(eval_dir, name)):
+            for value in event.summary.value:
+                if value.tag == tag:
+                    values.setdefault(event.step, []).append(value.simple_value)
+    return values
+
+
+@pytest.mark.slow
+def test_evaluates_every_n_steps_and_at_the_end_with_numpy_weights(tmp_path):
+    x, y = _data()
+
+    def mse_of(estimator):
+        return lambda path: estimator.evaluate(
+            _input_fn_builder(x, y, repeat=False), checkpoint_path=path
+        )
+
+    final = _train(tmp_path, mse_of, max_steps=10, every=3)
+
+    history = _history(tmp_path)
+    assert [entry["global_step"] for entry in history] == [3, 6, 9, 10]
+    for entry in history:
+        w, b = _numpy_sgd(x, y, entry["global_step"])
+        expected = np.mean((x @ w + b - y) ** 2)
+        np.testing.assert_allclose(entry["mse"], expected, rtol=1e-5)
+    assert final == {key: history[-1][key] for key in final}
+    # A checkpoint was saved at every evaluation though none was due (every 100 steps).
+    assert _checkpoint_steps(tmp_path) == [3, 6, 9, 10]
+    # One TensorBoard point per evaluation and metric, no duplicates from evaluate().
+    scalars = _eval_scalars(tmp_path, "mse")
+    assert sorted(scalars) == [3, 6, 9, 10]
+    for entry in history:
+        assert scalars[entry["global_step"]] == [pytest.approx(entry["mse"], rel=1e-6)]
+    # Without a metric there is no best directory.
+    assert not os.path.exists(tmp_path / "best")
+
+
+@pytest.mark.slow
+def test_best_checkpoint_survives_rotation_and_holds_its_weights(tmp_path):
+    x, y = _data()
+    scores = {2: 1.0, 4: 5.0, 6: 3.0, 8: 2.0, 10: 4.0}
+    final = _train(
+        tmp_path, _scripted(scores), max_steps=10, every=2, metric="score", keep_checkpoint_max=1
+    )
+    assert final == {"score": 4.0, "global_step": 10}
+    # Rotation kept only the newest checkpoint in output_dir ...
+    assert _checkpoint_steps(tmp_path) == [10]
+    assert not os.path.exists(tmp_path / "model.ckpt-4.index")
+    # ... and the best, step 4, lives on in best/ with its own checkpoint file.
+    best = tmp_path / "best"
+    assert runner.newest_checkpoint(str(best)) == str(best / "model.ckpt-4")
+    assert sorted(f for f in os.listdir(best) if f.startswith("model.ckpt")) == [
+        "model.ckpt-4.data-00000-of-00001",
+        "model.ckpt-4.index",
+        "model.ckpt-4.meta",
+    ]
+    assert (best / "eval_results.txt").read_text() == "global_step = 4\nscore = 5.0\n"
+    w, b = _numpy_sgd(x, y, 4)
+    np.testing.assert_allclose(tf.train.load_variable(str(best), "w"), w, rtol=1e-5)
+    np.testing.assert_allclose(tf.train.load_variable(str(best), "b"), b, rtol=1e-5)
+    # It restores like any checkpoint directory.
+    estimator = _estimator(tmp_path / "elsewhere")
+    result = estimator.evaluate(_input_fn_builder(x, y, repeat=False), checkpoint_path=str(best))
+    assert result["global_step"] == 4
+    np.testing.assert_allclose(result["mse"], np.mean((x @ w + b - y) ** 2), rtol=1e-5)
+
+
+@pytest.mark.slow
+def test_early_stopping_stops_at_the_kth_evaluation_without_improvement(tmp_path):
+    scores = {2: 1.0, 4: 3.0, 6: 2.0, 8: 3.0, 10: 9.0, 12: 9.0}
+    final = _train(tmp_path, _scripted(scores), max_steps=12, every=2, metric="score", patience=2)
+    # Steps 6 and 8 do not beat step 4's 3.0 (equal is no improvement): stop at 8.
+    assert final == {"score": 3.0, "global_step": 8}
+    assert [entry["global_step"] for entry in _history(tmp_path)] == [2, 4, 6, 8]
+    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path))) == 8
+    assert runner.newest_checkpoint(str(tmp_path / "best")).endswith("model.ckpt-4")
+    # The same command again does not train past the stop, nor count step 8 twice.
+    again = _train(tmp_path, _scripted(scores), max_steps=12, every=2, metric="score", patience=2)
+    assert again == final
+    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path))) == 8
+    assert len(_history(tmp_path)) == 4
+
+
+@pytest.mark.slow
+def test_a_restarted_run_carries_the_best_and_the_patience_count_over(tmp_path):
+    scores = {2: 1.0, 4: 2.0, 6: 1.0, 8: 1.5, 10: 1.0, 12: 1.0, 14: 7.0}
+    _train(tmp_path, _scripted(scores), max_steps=6, every=2, metric="score", patience=3)
+    final = _train(tmp_path, _scripted(scores), max_steps=14, every=2, metric="score", patience=3)
+    # Step 6 already counted once without improvement, so 8 and 10 make three.
+    assert final["global_step"] == 10
+    assert [entry["global_step"] for entry in _history(tmp_path)] == [2, 4, 6, 8, 10]
+    assert runner.newest_checkpoint(str(tmp_path / "best")).endswith("model.ckpt-4")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "key, best_step", [("val_loss", 4), ("eval_loss", 4), ("accuracy", 6), ("f1", 6)]
+)
+def test_loss_like_metrics_are_minimised_and_others_maximised(tmp_path, key, best_step):
+    scores = {2: 2.0, 4: 0.5, 6: 3.0}
+    _train(tmp_path, _scripted(scores, key), max_steps=6, every=2, metric=key)
+    assert runner.newest_checkpoint(str(tmp_path / "best")).endswith(f"model.ckpt-{best_step}")
+    text = (tmp_path / "best" / "eval_results.txt").read_text()
+    assert f"{key} = {scores[best_step]}\n" in text
+
+
+def test_metric_direction_follows_the_name():
+    assert runner_evaluation.is_minimised("loss")
+    assert runner_evaluation.is_minimised("masked_lm_loss")
+    assert runner_evaluation.is_minimised("eval_loss")
+    assert not runner_evaluation.is_minimised("eval_accuracy")
+    assert not runner_evaluation.is_minimised("masked_lm_accuracy")
+    assert not runner_evaluation.is_minimised("f1")
+
+
+@pytest.mark.slow
+def test_an_unknown_metric_names_the_flag_and_the_results(tmp_path):
+    with pytest.raises(runner.UsageError, match="--best_checkpoint_metric=acc is not an") as e:
+        _train(tmp_path, _scripted({2: 1.0}), max_steps=4, every=2, metric="acc")
+    assert "global_step, score" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "every, metric, patience, can_evaluate, message",
+    [
+        (None, "score", None, True, "--best_checkpoint_metric needs --eval_every_n_steps"),
+        (None, None, 3, True, "--early_stopping_patience needs --eval_every_n_steps"),
+        (0, None, None, True, "--eval_every_n_steps must be positive, got 0"),
+        (5, None, None, False, "--eval_every_n_steps needs --do_train and --do_eval"),
+        (5, None, 3, True, "--early_stopping_patience needs --best_checkpoint_metric"),
+        (5, "score", 0, True, "--early_stopping_patience must be positive, got 0"),
+        (5, " ", None, True, "--best_checkpoint_metric is empty"),
+    ],
+)
+def test_inconsistent_options_are_usage_errors(every, metric, patience, can_evaluate, message):
+    with pytest.raises(runner.UsageError, match=message):
+        runner_evaluation.check_options(
+            every, metric, patience, can_evaluate, "--do_train and --do_eval"
+        )
+
+
+def test_options_off_by_default():
+    assert runner_evaluation.check_options(None, None, None, False, "") is None
+
+
+def test_multi_worker_is_refused_before_training(tmp_path):
+    estimator = _estimator(tmp_path, distribution_strategy="multi_worker")
+    options = runner_evaluation.check_options(2, None, None, True, "")
+    with pytest.raises(runner.UsageError, match="multi_worker"):
+        runner_evaluation.train_and_evaluate(
+            estimator, None, 4, lambda path: {}, _write_results, options
+        )
+
+
+def test_keep_checkpoint_max_must_not_be_negative():
+    with pytest.raises(runner.UsageError, match="--keep_checkpoint_max must be >= 0"):
+        runner.RunConfig("out", keep_checkpoint_max=-1)
