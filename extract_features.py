@@ -20,6 +20,7 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
+import dynamic_padding
 import modeling
 import runner
 import tokenization
@@ -98,11 +99,17 @@ class InputFeatures:
         self.input_type_ids = input_type_ids
 
 
-def input_fn_builder(features, seq_length):
+# Prediction sorts windows of this many batches by length: the outputs of a
+# window (every token's layers) wait in memory until their turn to be written.
+WINDOW_BATCHES = 4
+
+
+def input_fn_builder(features, seq_length, padding=dynamic_padding.OFF):
     """Returns an input_fn serving `features` from in-memory constants, in order.
 
     Fine for the modest inputs this script is meant for; the batches keep
-    their remainder so every example is predicted.
+    their remainder so every example is predicted. `padding`
+    (dynamic_padding.Settings) cuts and groups the batches.
     """
     unique_ids = [f.unique_id for f in features]
     input_ids = [f.input_ids for f in features]
@@ -126,7 +133,14 @@ def input_fn_builder(features, seq_length):
                 ),
             }
         )
-        return dataset.batch(params["batch_size"], drop_remainder=False)
+        return dynamic_padding.batch(
+            dataset,
+            params["batch_size"],
+            False,
+            padding,
+            False,
+            keys=("input_ids", "input_mask", "input_type_ids"),
+        )
 
     return input_fn
 
@@ -165,6 +179,7 @@ def model_fn_builder(
             predictions["pooled"] = pool_layer(
                 all_layers[layer_indexes[0]], features["input_mask"], pooling
             )
+        predictions = dynamic_padding.pass_index(features, predictions)
         return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
@@ -318,6 +333,7 @@ def write_pooled(pooled, jsonl_path, npy_path):
 def main(_):
     logging.set_verbosity(logging.INFO)
 
+    dynamic_padding.check_flags(FLAGS.use_tpu)
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     layer_indexes = parse_layers(FLAGS.layers, bert_config.num_hidden_layers)
     if FLAGS.max_seq_length > bert_config.max_position_embeddings:
@@ -364,11 +380,18 @@ def main(_):
             config=runner.RunConfig(model_dir=scratch_dir),
             predict_batch_size=FLAGS.batch_size,
         )
-        input_fn = input_fn_builder(features=features, seq_length=FLAGS.max_seq_length)
+        input_fn = input_fn_builder(
+            features=features,
+            seq_length=FLAGS.max_seq_length,
+            padding=dynamic_padding.from_flags(
+                is_training=False, use_tpu=FLAGS.use_tpu, window_batches=WINDOW_BATCHES
+            ),
+        )
         tf.io.gfile.makedirs(output_dir)
         start_time = time.time()
         with tf.io.gfile.GFile(temp_output, "w") as writer:
-            for count, result in enumerate(estimator.predict(input_fn), start=1):
+            results = dynamic_padding.in_input_order(estimator.predict(input_fn))
+            for count, result in enumerate(results, start=1):
                 unique_id = int(result["unique_id"])
                 record = feature_json(
                     unique_id, unique_id_to_feature[unique_id], result, layer_indexes

@@ -21,6 +21,7 @@ import tensorflow as tf
 from absl import flags, logging
 
 import custom_data
+import dynamic_padding
 import features
 import modeling
 import optimization
@@ -865,14 +866,21 @@ def _feature_record(feature, label_list):
 
 
 def file_based_input_fn_builder(
-    input_file, seq_length, is_training, drop_remainder, is_regression=False, num_labels=None
+    input_file,
+    seq_length,
+    is_training,
+    drop_remainder,
+    is_regression=False,
+    num_labels=None,
+    padding=dynamic_padding.OFF,
 ):
     """Returns an input_fn(params) reading `input_file` in batches of params["batch_size"].
 
     Training repeats the records and shuffles them (buffer 100); eval and
     predict read them once, in order. Integer features come out as int32;
     label_ids is float32 when `is_regression`, and [num_labels] 0/1 values
-    when `num_labels` is given (multi-label records).
+    when `num_labels` is given (multi-label records). `padding`
+    (dynamic_padding.Settings) cuts and groups the batches.
     """
     label_shape = [] if num_labels is None else [num_labels]
     name_to_features = {
@@ -893,7 +901,7 @@ def file_based_input_fn_builder(
             lambda record: features.decode_record(record, name_to_features),
             num_parallel_calls=tf.data.AUTOTUNE,
         )
-        return d.batch(batch_size, drop_remainder=drop_remainder)
+        return dynamic_padding.batch(d, batch_size, drop_remainder, padding, is_training)
 
     return input_fn
 
@@ -1087,9 +1095,8 @@ def model_fn_builder(
             )
 
         output_name = "score" if is_regression else "probabilities"
-        return runner.EstimatorSpec(
-            mode=mode, predictions={output_name: probabilities}, scaffold_fn=scaffold_fn
-        )
+        predictions = dynamic_padding.pass_index(features, {output_name: probabilities})
+        return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
 
@@ -1309,7 +1316,9 @@ def export_saved_model(
     """Exports the classifier in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
-    segment_ids (int32 [batch, max_seq_length]) and returns "probabilities"
+    segment_ids (int32 [batch, length], any length up to the model's
+    max_position_embeddings: callers need not pad to `max_seq_length`, which
+    is recorded for the Predictor only) and returns "probabilities"
     ([batch, num_labels], sigmoids with `multi_label`) or, for regression,
     "score" ([batch]). The graph is built fresh in inference mode, the
     variables restored from the checkpoint, and the model written under a
@@ -1321,7 +1330,7 @@ def export_saved_model(
 
     def build():
         inputs = {
-            name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
+            name: tf.compat.v1.placeholder(tf.int32, [None, None], name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
         }
         _, _, _, output = create_model(
@@ -1341,8 +1350,14 @@ def export_saved_model(
     serving.export_graph(export_dir, checkpoint_path, build, predictor_files)
 
 
-def predictor_files(vocab_file, do_lower_case, label_list, multi_label, threshold):
-    """The assets.extra/ files predictor.Predictor reads: the vocabulary and its settings."""
+def predictor_files(
+    vocab_file, do_lower_case, label_list, multi_label, threshold, max_seq_length=None
+):
+    """The assets.extra/ files predictor.Predictor reads: the vocabulary and its settings.
+
+    `max_seq_length` is where the Predictor cuts texts (the exported graph
+    takes any length, so its signature does not say).
+    """
     with tf.io.gfile.GFile(vocab_file, "r") as f:
         vocab = f.read()
     settings = {
@@ -1352,6 +1367,8 @@ def predictor_files(vocab_file, do_lower_case, label_list, multi_label, threshol
         "multi_label": bool(multi_label),
         "multi_label_threshold": float(threshold),
     }
+    if max_seq_length is not None:
+        settings["max_seq_length"] = int(max_seq_length)
     return {"vocab.txt": vocab, "predictor.json": json.dumps(settings, indent=2) + "\n"}
 
 
@@ -1405,7 +1422,8 @@ def _predict_outputs(estimator, input_fn, output_name, count, owners=None):
         records = _predict_outputs(estimator, input_fn, output_name, num_records)
         return combine_windows(records, owners[:num_records], count)
     outputs = []
-    for i, prediction in enumerate(estimator.predict(input_fn=input_fn)):
+    predictions = dynamic_padding.in_input_order(estimator.predict(input_fn=input_fn))
+    for i, prediction in enumerate(predictions):
         if i >= count:
             break
         outputs.append(prediction[output_name])
@@ -1512,7 +1530,7 @@ def _window_metrics(outputs, examples, label_list, multi_label):
     }
 
 
-def _text_input_fn(feature_list, seq_length, label_shape, label_dtype):
+def _text_input_fn(feature_list, seq_length, label_shape, label_dtype, padding):
     """An input_fn streaming in-memory InputFeatures, in order, with no TFRecord."""
 
     def generate():
@@ -1531,7 +1549,7 @@ def _text_input_fn(feature_list, seq_length, label_shape, label_dtype):
         }
         spec["label_ids"] = tf.TensorSpec(label_shape, label_dtype)
         dataset = tf.data.Dataset.from_generator(generate, output_signature=spec)
-        return dataset.batch(params["batch_size"], drop_remainder=False)
+        return dynamic_padding.batch(dataset, params["batch_size"], False, padding, False)
 
     return input_fn
 
@@ -1581,7 +1599,13 @@ def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label
         label_shape, label_dtype = [], tf.float32
     else:
         label_shape, label_dtype = ([len(label_list)] if multi_label else []), tf.int32
-    input_fn = _text_input_fn(feature_list, FLAGS.max_seq_length, label_shape, label_dtype)
+    input_fn = _text_input_fn(
+        feature_list,
+        FLAGS.max_seq_length,
+        label_shape,
+        label_dtype,
+        dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
+    )
     logging.info("***** Predicting %d texts of %s *****", len(examples), FLAGS.predict_text_file)
     outputs = _predict_outputs(estimator, input_fn, output_name, len(examples), owners)
     records = predictor.prediction_records(
@@ -1617,6 +1641,7 @@ def main(_):
     if FLAGS.glue_submission_file and not FLAGS.do_predict:
         raise ValueError("--glue_submission_file needs --do_predict")
 
+    dynamic_padding.check_flags(FLAGS.use_tpu)
     _check_file_flag("bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     if FLAGS.max_seq_length > bert_config.max_position_embeddings:
@@ -1727,6 +1752,7 @@ def main(_):
             drop_remainder=True,
             is_regression=is_regression,
             num_labels=label_width,
+            padding=dynamic_padding.from_flags(is_training=True, use_tpu=FLAGS.use_tpu),
         )
         estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
 
@@ -1761,6 +1787,7 @@ def main(_):
             drop_remainder=bool(FLAGS.use_tpu),
             is_regression=is_regression,
             num_labels=label_width,
+            padding=dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
         )
         result = dict(estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps))
 
@@ -1822,6 +1849,7 @@ def main(_):
             drop_remainder=bool(FLAGS.use_tpu),
             is_regression=is_regression,
             num_labels=label_width,
+            padding=dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
         )
         outputs = _predict_outputs(
             estimator, predict_input_fn, output_name, num_actual_predict_examples, predict_owners
@@ -1864,6 +1892,7 @@ def main(_):
                 label_list,
                 multi_label,
                 FLAGS.multi_label_threshold,
+                FLAGS.max_seq_length,
             ),
         )
 

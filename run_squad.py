@@ -25,6 +25,7 @@ import time
 import tensorflow as tf
 from absl import flags, logging
 
+import dynamic_padding
 import modeling
 import optimization
 import runner
@@ -743,10 +744,14 @@ def model_fn_builder(
     return model_fn
 
 
-def input_fn_builder(input_file, seq_length, is_training, drop_remainder):
+def input_fn_builder(
+    input_file, seq_length, is_training, drop_remainder, padding=dynamic_padding.OFF
+):
     """Returns an input_fn reading FeatureWriter records in batches of params["batch_size"].
 
     Training repeats the records forever and shuffles them (buffer 100).
+    `padding` (dynamic_padding.Settings) cuts and groups the batches; the
+    predictions carry unique_ids, so their order does not matter.
     """
     name_to_features = {
         "unique_ids": tf.io.FixedLenFeature([], tf.int64),
@@ -770,7 +775,7 @@ def input_fn_builder(input_file, seq_length, is_training, drop_remainder):
             lambda record: decode_record(record, name_to_features),
             num_parallel_calls=tf.data.AUTOTUNE,
         )
-        return dataset.batch(batch_size, drop_remainder=drop_remainder)
+        return dynamic_padding.batch(dataset, batch_size, drop_remainder, padding, is_training)
 
     return input_fn
 
@@ -814,8 +819,11 @@ def _nbest_for_example(
     null_end_logit = 0
     for feature_index, feature in enumerate(features):
         result = unique_id_to_result[feature.unique_id]
-        start_indexes = _get_best_indexes(result.start_logits, n_best_size)
-        end_indexes = _get_best_indexes(result.end_logits, n_best_size)
+        # Only word-piece positions compete for the n best: padding logits
+        # depend on how far a batch was padded.
+        num_tokens = len(feature.tokens)
+        start_indexes = _get_best_indexes(result.start_logits[:num_tokens], n_best_size)
+        end_indexes = _get_best_indexes(result.end_logits[:num_tokens], n_best_size)
         if version_2_with_negative:
             feature_null_score = result.start_logits[0] + result.end_logits[0]
             if feature_null_score < score_null:
@@ -823,7 +831,6 @@ def _nbest_for_example(
                 min_null_feature_index = feature_index
                 null_start_logit = result.start_logits[0]
                 null_end_logit = result.end_logits[0]
-        num_tokens = len(feature.tokens)
         for start_index in start_indexes:
             for end_index in end_indexes:
                 # Drop spans that leave the document part of the window, start at a
@@ -1124,6 +1131,7 @@ class FeatureWriter:
 def validate_flags_or_throw(bert_config):
     """Raises ValueError, naming the flag, for inconsistent flags, before any work."""
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    dynamic_padding.check_flags(FLAGS.use_tpu)
 
     if not FLAGS.do_train and not FLAGS.do_predict and not FLAGS.export_dir:
         raise ValueError("At least one of `do_train` or `do_predict` must be True.")
@@ -1344,6 +1352,7 @@ def _train(estimator, tokenizer, train_examples, num_train_steps):
         seq_length=FLAGS.max_seq_length,
         is_training=True,
         drop_remainder=True,
+        padding=dynamic_padding.from_flags(is_training=True, use_tpu=FLAGS.use_tpu),
     )
     estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
 
@@ -1380,16 +1389,22 @@ def _predict(estimator, tokenizer):
         seq_length=FLAGS.max_seq_length,
         is_training=False,
         drop_remainder=False,
+        padding=dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
     )
+    # Logits past a window's word pieces (padding) are never read, and a cut
+    # batch has none beyond its longest window.
+    num_tokens = {feature.unique_id: len(feature.tokens) for feature in eval_features}
     all_results = []
     progress = _Progress("Predicted", len(eval_features))
     for result in estimator.predict(input_fn=predict_input_fn):
         progress.update(len(all_results))
+        unique_id = int(result["unique_ids"])
+        length = num_tokens[unique_id]
         all_results.append(
             RawResult(
-                unique_id=int(result["unique_ids"]),
-                start_logits=[float(x) for x in result["start_logits"].flat],
-                end_logits=[float(x) for x in result["end_logits"].flat],
+                unique_id=unique_id,
+                start_logits=[float(x) for x in result["start_logits"].flat[:length]],
+                end_logits=[float(x) for x in result["end_logits"].flat[:length]],
             )
         )
 
@@ -1511,15 +1526,17 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, max_seq_length)
     """Exports the SQuAD model in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
-    segment_ids (int32 [batch, max_seq_length], laid out as
-    convert_examples_to_features builds them) and returns start_logits and
-    end_logits ([batch, max_seq_length]). Written complete or not at all;
-    `export_dir` must not exist.
+    segment_ids (int32 [batch, length], laid out as
+    convert_examples_to_features builds them, of any length up to the
+    model's max_position_embeddings: callers need not pad to
+    `max_seq_length`) and returns start_logits and end_logits ([batch,
+    length]). Written complete or not at all; `export_dir` must not exist.
     """
+    del max_seq_length  # The graph takes any length.
 
     def build():
         inputs = {
-            name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
+            name: tf.compat.v1.placeholder(tf.int32, [None, None], name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
         }
         start_logits, end_logits = create_model(
