@@ -214,12 +214,17 @@ def classifier_runs(tmp_path_factory):
         f"--export_dir={root / 'export'}", "--length_bucket=4",
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # Training kept its full length; evaluation and prediction did not.
+    assert "name = input_ids, shape = (16, 32)" in proc.stderr
+    assert "name = input_ids, shape = (None, None)" in proc.stderr
     checkpoint = runner.newest_checkpoint(str(cut))
     full = root / "full"
     proc = run_classifier_script(
         *common, f"--init_checkpoint={checkpoint}", f"--output_dir={full}", "--length_bucket=0"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "name = input_ids, shape = (None, 32)" in proc.stderr
+    assert "shape = (None, None)" not in proc.stderr
     default = root / "default"
     proc = run_classifier_script(
         *common, f"--init_checkpoint={checkpoint}", f"--output_dir={default}"
@@ -333,6 +338,7 @@ def test_squad_predictions_are_those_of_full_length(tmp_path):
 
 @pytest.mark.slow
 def test_extract_features_are_those_of_full_length_and_of_numpy(tmp_path):
+    (tmp_path / "model").mkdir()
     model_dir = write_model_files(tmp_path / "model")
     outputs = {}
     for name, flag in (
@@ -402,8 +408,35 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
         out = tmp_path / name
         proc = run_classifier_script(*common, *flags, f"--output_dir={out}")
         assert proc.returncode == 0, proc.stderr[-3000:]
+        width = "64" if name == "full" else "None"
+        assert f"name = input_ids, shape = (16, {width})" in proc.stderr
         accuracies[name] = float(read_eval_results(out / "eval_results.txt")["eval_accuracy"])
     # 150 dev sentences: one standard error of an accuracy near 0.8 is about 0.03.
     assert accuracies["full"] >= 0.7, accuracies
     assert accuracies["grouped"] >= 0.7, accuracies
     assert abs(accuracies["grouped"] - accuracies["full"]) <= 0.1, accuracies
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "flags, message",
+    [
+        (["--group_by_length"], "--group_by_length needs --dynamic_padding"),
+        (
+            ["--dynamic_padding", "--length_bucket=0"],
+            "--dynamic_padding needs --length_bucket > 0",
+        ),
+        (["--length_bucket=-1"], "--length_bucket=-1: must be 0 or positive"),
+    ],
+)
+def test_contradictory_padding_flags_stop_before_any_work(tmp_path, flags, message):
+    vocab, config = model_files(tmp_path)
+    proc = run_classifier_script(
+        "--task_name=SST-2", f"--data_dir={os.path.join(REPO, 'demo_data', 'sentiment')}",
+        f"--vocab_file={vocab}", f"--bert_config_file={config}", "--do_train=true",
+        f"--output_dir={tmp_path / 'out'}", *flags,
+    )  # fmt: skip
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1] == f"ERROR: {message}"
+    assert "Traceback" not in proc.stderr
+    assert not (tmp_path / "out").exists()
