@@ -409,10 +409,11 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
         width = "64" if name == "full" else "None"
         assert f"name = input_ids, shape = (16, {width})" in proc.stderr
         accuracies[name] = float(read_eval_results(out / "eval_results.txt")["eval_accuracy"])
-    # 150 dev sentences: one standard error of an accuracy near 0.8 is about 0.03.
+    # 150 dev sentences: one standard error of an accuracy near 0.8 is about 0.03, of
+    # the difference of two about 0.05.
     assert accuracies["full"] >= 0.7, accuracies
     assert accuracies["grouped"] >= 0.7, accuracies
-    assert abs(accuracies["grouped"] - accuracies["full"]) <= 0.1, accuracies
+    assert abs(accuracies["grouped"] - accuracies["full"]) <= 0.12, accuracies
 
 
 @pytest.mark.slow
