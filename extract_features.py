@@ -23,6 +23,7 @@ from absl import flags, logging
 if __package__:
     from . import (
         atomic_write,
+        dynamic_padding,
         errors,
         fileio,
         modeling,
@@ -36,6 +37,7 @@ if __package__:
     from .progress import Progress
 else:
     import atomic_write
+    import dynamic_padding
     import errors
     import fileio
     import modeling
@@ -123,11 +125,17 @@ class InputFeatures:
         self.input_type_ids = input_type_ids
 
 
-def input_fn_builder(features, seq_length):
+# Prediction sorts windows of this many batches by length: the outputs of a
+# window (every token's layers) wait in memory until their turn to be written.
+WINDOW_BATCHES = 4
+
+
+def input_fn_builder(features, seq_length, padding=dynamic_padding.OFF):
     """Returns an input_fn serving `features` from in-memory constants, in order.
 
     Fine for the modest inputs this script is meant for; the batches keep
-    their remainder so every example is predicted.
+    their remainder so every example is predicted. `padding`
+    (dynamic_padding.Settings) cuts and groups the batches.
     """
     unique_ids = [f.unique_id for f in features]
     input_ids = [f.input_ids for f in features]
@@ -151,7 +159,14 @@ def input_fn_builder(features, seq_length):
                 ),
             }
         )
-        return dataset.batch(params["batch_size"], drop_remainder=False)
+        return dynamic_padding.batch(
+            dataset,
+            params["batch_size"],
+            False,
+            padding,
+            False,
+            keys=("input_ids", "input_mask", "input_type_ids"),
+        )
 
     return input_fn
 
@@ -190,6 +205,7 @@ def model_fn_builder(
             predictions["pooled"] = pool_layer(
                 all_layers[layer_indexes[0]], features["input_mask"], pooling
             )
+        predictions = dynamic_padding.pass_index(features, predictions)
         return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
@@ -337,7 +353,8 @@ def _write_features(estimator, input_fn, features, layer_indexes, pooled=None):
     unique_id_to_feature = {feature.unique_id: feature for feature in features}
     progress = Progress("Writing", len(features), "examples")
     with atomic_write.atomic_files([FLAGS.output_file], "w", flag="--output_file") as (writer,):
-        for count, result in enumerate(estimator.predict(input_fn), start=1):
+        results = dynamic_padding.in_input_order(estimator.predict(input_fn))
+        for count, result in enumerate(results, start=1):
             unique_id = int(result["unique_id"])
             record = feature_json(
                 unique_id, unique_id_to_feature[unique_id], result, layer_indexes
@@ -368,6 +385,7 @@ def main(_):
     logging.set_verbosity(logging.INFO)
 
     startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
+    dynamic_padding.check_flags(FLAGS.use_tpu)
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     layer_indexes = parse_layers(FLAGS.layers, bert_config.num_hidden_layers)
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
@@ -404,7 +422,13 @@ def main(_):
             config=runner.RunConfig(model_dir=scratch_dir),
             predict_batch_size=FLAGS.batch_size,
         )
-        input_fn = input_fn_builder(features=features, seq_length=FLAGS.max_seq_length)
+        input_fn = input_fn_builder(
+            features=features,
+            seq_length=FLAGS.max_seq_length,
+            padding=dynamic_padding.from_flags(
+                is_training=False, use_tpu=FLAGS.use_tpu, window_batches=WINDOW_BATCHES
+            ),
+        )
         fileio.makedirs(os.path.dirname(os.path.abspath(FLAGS.output_file)))
         with _naming_unreadable_checkpoint():
             _write_features(

@@ -14,9 +14,10 @@ import re
 import tensorflow as tf
 
 if __package__:
-    from . import atomic_write
+    from . import atomic_write, dynamic_padding
 else:
     import atomic_write
+    import dynamic_padding
 
 
 def create_int_feature(values):
@@ -69,7 +70,9 @@ def decode_record(record, name_to_features):
     return example
 
 
-def record_input_fn_builder(input_file, name_to_features, is_training, drop_remainder):
+def record_input_fn_builder(
+    input_file, name_to_features, is_training, drop_remainder, padding=None
+):
     """Returns an input_fn(params) reading fixed-length records in batches of params["batch_size"].
 
     Training repeats the records forever and shuffles them (buffer 100);
@@ -86,7 +89,11 @@ def record_input_fn_builder(input_file, name_to_features, is_training, drop_rema
             lambda record: decode_record(record, name_to_features),
             num_parallel_calls=tf.data.AUTOTUNE,
         )
-        return dataset.batch(params["batch_size"], drop_remainder=drop_remainder)
+        if padding is None:
+            return dataset.batch(params["batch_size"], drop_remainder=drop_remainder)
+        return dynamic_padding.batch(
+            dataset, params["batch_size"], drop_remainder, padding, is_training
+        )
 
     return input_fn
 

@@ -77,10 +77,20 @@ class Predictor:
       vocab_file, do_lower_case, labels: override what the export recorded
         (needed for exports that recorded nothing).
       batch_size: how many examples go through the model at once.
+      max_seq_length: where texts are cut (default: what the export recorded).
+
+    Batches go to the model cut to their longest text when the export takes
+    any length, since padding positions change nothing.
     """
 
     def __init__(
-        self, export_dir, vocab_file=None, do_lower_case=None, labels=None, batch_size=32
+        self,
+        export_dir,
+        vocab_file=None,
+        do_lower_case=None,
+        labels=None,
+        batch_size=32,
+        max_seq_length=None,
     ):
         settings = {}
         settings_path = os.path.join(export_dir, EXTRA_DIR, SETTINGS_FILE)
@@ -100,8 +110,17 @@ class Predictor:
         self._model = tf.saved_model.load(export_dir)
         self._serve = self._model.signatures["serving_default"]
         self.output_name = next(iter(self._serve.structured_outputs))
-        max_seq_length = int(self._serve.structured_input_signature[1]["input_ids"].shape[1])
-        self.encode = TextEncoder(vocab_file, do_lower_case, max_seq_length)
+        if max_seq_length is None:
+            max_seq_length = settings.get("max_seq_length")
+        if max_seq_length is None:
+            # Exports of fixed length say it in their signature.
+            max_seq_length = self._serve.structured_input_signature[1]["input_ids"].shape[1]
+        if max_seq_length is None:
+            raise ValueError(f"{export_dir}: no max_seq_length recorded; pass max_seq_length")
+        self.encode = TextEncoder(vocab_file, do_lower_case, int(max_seq_length))
+        self._takes_any_length = (
+            self._serve.structured_input_signature[1]["input_ids"].shape[1] is None
+        )
         if self.labels is None and self.output_name == "probabilities":
             width = int(self._serve.structured_outputs["probabilities"].shape[-1])
             self.labels = [str(i) for i in range(width)]
@@ -112,6 +131,8 @@ class Predictor:
         outputs = []
         for start in range(0, len(texts), self.batch_size):
             inputs = self.encode(texts[start : start + self.batch_size])
+            if self._takes_any_length:
+                inputs = cut_to_longest(inputs)
             result = self._serve(**{name: tf.constant(v) for name, v in inputs.items()})
             outputs.append(result[self.output_name].numpy())
         if not outputs:
@@ -125,6 +146,13 @@ class Predictor:
         outputs = self.predict_arrays(texts)
         labels = None if self.output_name == "score" else self.labels
         return prediction_records(pairs, outputs, labels, self.multi_label, self.threshold)
+
+
+def cut_to_longest(inputs):
+    """The [n, max_seq_length] model inputs cut to the longest real text (input_mask)."""
+    mask = inputs["input_mask"]
+    length = int(np.max(np.nonzero(mask)[1], initial=0)) + 1
+    return {name: value[:, :length] for name, value in inputs.items()}
 
 
 def prediction_records(pairs, outputs, label_list, multi_label, threshold):

@@ -25,6 +25,7 @@ if __package__:
         atomic_write,
         checkpoint_shapes,
         custom_data,
+        dynamic_padding,
         eval_results,
         features,
         modeling,
@@ -42,6 +43,7 @@ else:
     import atomic_write
     import checkpoint_shapes
     import custom_data
+    import dynamic_padding
     import eval_results
     import features
     import modeling
@@ -876,14 +878,21 @@ def _feature_record(feature, label_list):
 
 
 def file_based_input_fn_builder(
-    input_file, seq_length, is_training, drop_remainder, is_regression=False, num_labels=None
+    input_file,
+    seq_length,
+    is_training,
+    drop_remainder,
+    is_regression=False,
+    num_labels=None,
+    padding=dynamic_padding.OFF,
 ):
     """Returns an input_fn(params) reading `input_file` in batches of params["batch_size"].
 
     Training repeats the records and shuffles them (buffer 100); eval and
     predict read them once, in order. Integer features come out as int32;
     label_ids is float32 when `is_regression`, and [num_labels] 0/1 values
-    when `num_labels` is given (multi-label records).
+    when `num_labels` is given (multi-label records). `padding`
+    (dynamic_padding.Settings) cuts and groups the batches.
     """
     label_shape = [] if num_labels is None else [num_labels]
     name_to_features = {
@@ -895,7 +904,7 @@ def file_based_input_fn_builder(
     }
 
     return features.record_input_fn_builder(
-        input_file, name_to_features, is_training, drop_remainder
+        input_file, name_to_features, is_training, drop_remainder, padding
     )
 
 
@@ -1088,9 +1097,8 @@ def model_fn_builder(
             )
 
         output_name = "score" if is_regression else "probabilities"
-        return runner.EstimatorSpec(
-            mode=mode, predictions={output_name: probabilities}, scaffold_fn=scaffold_fn
-        )
+        predictions = dynamic_padding.pass_index(features, {output_name: probabilities})
+        return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
 
@@ -1289,7 +1297,9 @@ def export_saved_model(
     """Exports the classifier in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
-    segment_ids (int32 [batch, max_seq_length]) and returns "probabilities"
+    segment_ids (int32 [batch, length], any length up to the model's
+    max_position_embeddings: callers need not pad to `max_seq_length`, which
+    is recorded for the Predictor only) and returns "probabilities"
     ([batch, num_labels], sigmoids with `multi_label`) or, for regression,
     "score" ([batch]). The graph is built fresh in inference mode, the
     variables restored from the checkpoint, and the model written under a
@@ -1301,7 +1311,7 @@ def export_saved_model(
 
     def build():
         inputs = {
-            name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
+            name: tf.compat.v1.placeholder(tf.int32, [None, None], name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
         }
         _, _, _, output = create_model(
@@ -1321,8 +1331,14 @@ def export_saved_model(
     serving.export_graph(export_dir, checkpoint_path, build, predictor_files)
 
 
-def predictor_files(vocab_file, do_lower_case, label_list, multi_label, threshold):
-    """The assets.extra/ files predictor.Predictor reads: the vocabulary and its settings."""
+def predictor_files(
+    vocab_file, do_lower_case, label_list, multi_label, threshold, max_seq_length=None
+):
+    """The assets.extra/ files predictor.Predictor reads: the vocabulary and its settings.
+
+    `max_seq_length` is where the Predictor cuts texts (the exported graph
+    takes any length, so its signature does not say).
+    """
     with tf.io.gfile.GFile(vocab_file, "r") as f:
         vocab = f.read()
     settings = {
@@ -1332,6 +1348,8 @@ def predictor_files(vocab_file, do_lower_case, label_list, multi_label, threshol
         "multi_label": bool(multi_label),
         "multi_label_threshold": float(threshold),
     }
+    if max_seq_length is not None:
+        settings["max_seq_length"] = int(max_seq_length)
     return {"vocab.txt": vocab, "predictor.json": json.dumps(settings, indent=2) + "\n"}
 
 
@@ -1365,8 +1383,10 @@ def _predict_outputs(estimator, input_fn, output_name, count, owners=None, check
             estimator, input_fn, output_name, num_records, checkpoint_path=checkpoint_path
         )
         return combine_windows(records, owners[:num_records], count)
+    predictions = estimator.predict(input_fn=input_fn, checkpoint_path=checkpoint_path)
+    # Batches grouped by length come back in input order.
     outputs = runner.first_predictions(
-        estimator, input_fn, output_name, count, checkpoint_path=checkpoint_path
+        dynamic_padding.in_input_order(predictions), output_name, count
     )
     return outputs
 
@@ -1511,6 +1531,7 @@ def prepare_dev_set(eval_examples, label_list, tokenizer, multi_label, window_st
         drop_remainder=bool(FLAGS.use_tpu),
         is_regression=is_regression,
         num_labels=label_width,
+        padding=dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
     )
     return DevSet(eval_examples, num_actual_eval_examples, eval_input_fn, eval_steps, eval_owners)
 
@@ -1567,7 +1588,7 @@ def evaluate_dev_set(
     return result
 
 
-def _text_input_fn(feature_list, seq_length, label_shape, label_dtype):
+def _text_input_fn(feature_list, seq_length, label_shape, label_dtype, padding):
     """An input_fn streaming in-memory InputFeatures, in order, with no TFRecord."""
 
     def generate():
@@ -1586,7 +1607,7 @@ def _text_input_fn(feature_list, seq_length, label_shape, label_dtype):
         }
         spec["label_ids"] = tf.TensorSpec(label_shape, label_dtype)
         dataset = tf.data.Dataset.from_generator(generate, output_signature=spec)
-        return dataset.batch(params["batch_size"], drop_remainder=False)
+        return dynamic_padding.batch(dataset, params["batch_size"], False, padding, False)
 
     return input_fn
 
@@ -1636,7 +1657,13 @@ def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label
         label_shape, label_dtype = [], tf.float32
     else:
         label_shape, label_dtype = ([len(label_list)] if multi_label else []), tf.int32
-    input_fn = _text_input_fn(feature_list, FLAGS.max_seq_length, label_shape, label_dtype)
+    input_fn = _text_input_fn(
+        feature_list,
+        FLAGS.max_seq_length,
+        label_shape,
+        label_dtype,
+        dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
+    )
     logging.info("***** Predicting %d texts of %s *****", len(examples), FLAGS.predict_text_file)
     outputs = _predict_outputs(estimator, input_fn, output_name, len(examples), owners)
     records = predictor.prediction_records(
@@ -1675,6 +1702,7 @@ def main(_):
         FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
     )
 
+    dynamic_padding.check_flags(FLAGS.use_tpu)
     _check_file_flag("bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
@@ -1794,6 +1822,7 @@ def main(_):
             drop_remainder=True,
             is_regression=is_regression,
             num_labels=label_width,
+            padding=dynamic_padding.from_flags(is_training=True, use_tpu=FLAGS.use_tpu),
         )
         final_result = runner_evaluation.train_and_evaluate(
             estimator, train_input_fn, num_train_steps, evaluate, write_eval_results, eval_options
@@ -1830,6 +1859,7 @@ def main(_):
             drop_remainder=bool(FLAGS.use_tpu),
             is_regression=is_regression,
             num_labels=label_width,
+            padding=dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
         )
         outputs = _predict_outputs(
             estimator, predict_input_fn, output_name, num_actual_predict_examples, predict_owners
@@ -1872,6 +1902,7 @@ def main(_):
                 label_list,
                 multi_label,
                 FLAGS.multi_label_threshold,
+                FLAGS.max_seq_length,
             ),
         )
 

@@ -866,7 +866,9 @@ def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_
         is_training=False,
         drop_remainder=bool(FLAGS.use_tpu),
     )
-    outputs = runner.first_predictions(estimator, input_fn, "probabilities", num_actual)
+    outputs = runner.first_predictions(
+        estimator.predict(input_fn=input_fn), "probabilities", num_actual
+    )
     steps = len(feature_list) // batch_size if FLAGS.use_tpu else None
     return input_fn, steps, word_predictions(examples, feature_list, outputs, label_list)
 

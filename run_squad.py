@@ -27,6 +27,7 @@ from absl import flags, logging
 if __package__:
     from . import (
         atomic_write,
+        dynamic_padding,
         eval_results,
         modeling,
         optimization,
@@ -46,6 +47,7 @@ if __package__:
     from .progress import Progress
 else:
     import atomic_write
+    import dynamic_padding
     import eval_results
     import modeling
     import optimization
@@ -748,10 +750,14 @@ def model_fn_builder(
     return model_fn
 
 
-def input_fn_builder(input_file, seq_length, is_training, drop_remainder):
+def input_fn_builder(
+    input_file, seq_length, is_training, drop_remainder, padding=dynamic_padding.OFF
+):
     """Returns an input_fn reading FeatureWriter records in batches of params["batch_size"].
 
     Training repeats the records forever and shuffles them (buffer 100).
+    `padding` (dynamic_padding.Settings) cuts and groups the batches; the
+    predictions carry unique_ids, so their order does not matter.
     """
     name_to_features = {
         "unique_ids": tf.io.FixedLenFeature([], tf.int64),
@@ -762,7 +768,9 @@ def input_fn_builder(input_file, seq_length, is_training, drop_remainder):
     if is_training:
         name_to_features["start_positions"] = tf.io.FixedLenFeature([], tf.int64)
         name_to_features["end_positions"] = tf.io.FixedLenFeature([], tf.int64)
-    return record_input_fn_builder(input_file, name_to_features, is_training, drop_remainder)
+    return record_input_fn_builder(
+        input_file, name_to_features, is_training, drop_remainder, padding
+    )
 
 
 RawResult = collections.namedtuple("RawResult", ["unique_id", "start_logits", "end_logits"])
@@ -801,6 +809,9 @@ def _nbest_for_example(
     null_end_logit = 0
     for feature_index, feature in enumerate(features):
         result = unique_id_to_result[feature.unique_id]
+        # Only word-piece positions compete for the n best: padding logits
+        # depend on how far a batch was padded.
+        num_tokens = len(feature.tokens)
         start_indexes = _get_best_indexes(result.start_logits, n_best_size)
         end_indexes = _get_best_indexes(result.end_logits, n_best_size)
         if version_2_with_negative:
@@ -810,7 +821,6 @@ def _nbest_for_example(
                 min_null_feature_index = feature_index
                 null_start_logit = result.start_logits[0]
                 null_end_logit = result.end_logits[0]
-        num_tokens = len(feature.tokens)
         for start_index in start_indexes:
             for end_index in end_indexes:
                 # Drop spans that leave the document part of the window, start at a
@@ -1111,6 +1121,7 @@ class FeatureWriter:
 def validate_flags_or_throw(bert_config):
     """Raises ValueError, naming the flag, for inconsistent flags, before any work."""
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    dynamic_padding.check_flags(FLAGS.use_tpu)
 
     if not FLAGS.do_train and not FLAGS.do_predict and not FLAGS.export_dir:
         raise ValueError("At least one of `do_train` or `do_predict` must be True.")
@@ -1328,6 +1339,7 @@ def _train(
         seq_length=FLAGS.max_seq_length,
         is_training=True,
         drop_remainder=True,
+        padding=dynamic_padding.from_flags(is_training=True, use_tpu=FLAGS.use_tpu),
     )
 
     def evaluate(checkpoint_path):
@@ -1375,8 +1387,24 @@ def _predict_set(tokenizer):
         seq_length=FLAGS.max_seq_length,
         is_training=False,
         drop_remainder=False,
+        padding=_prediction_padding(),
     )
     return PredictSet(eval_examples, eval_features, predict_input_fn)
+
+
+def _prediction_padding():
+    """Cut prediction batches only when --length_bucket is given.
+
+    SQuAD windows are mostly full already (doc_stride fills them), and at
+    full length the n-best lists rank every position's logits as the
+    original does, padding included; cut batches have no logits for the
+    padding they drop, so their n-best lists rank the word pieces alone and
+    may differ from the original's in the rare window whose padding logits
+    reach its top n_best_size.
+    """
+    if not FLAGS["length_bucket"].present:
+        return dynamic_padding.OFF
+    return dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu)
 
 
 def _predict(estimator, tokenizer, predict_set=None, checkpoint_path=None):
@@ -1385,16 +1413,22 @@ def _predict(estimator, tokenizer, predict_set=None, checkpoint_path=None):
     if predict_set is None:
         predict_set = _predict_set(tokenizer)
     eval_examples, eval_features, predict_input_fn = predict_set
+    # A cut batch has logits for its longest window's width only: keep each
+    # window's word pieces. At full length every position is kept, as before.
+    cut = _prediction_padding() != dynamic_padding.OFF
+    num_tokens = {feature.unique_id: len(feature.tokens) for feature in eval_features}
     all_results = []
     progress = Progress("Predicting", len(eval_features), "windows")
     predictions = estimator.predict(input_fn=predict_input_fn, checkpoint_path=checkpoint_path)
     for result in predictions:
         progress.update(len(all_results))
+        unique_id = int(result["unique_ids"])
+        length = num_tokens[unique_id] if cut else None
         all_results.append(
             RawResult(
-                unique_id=int(result["unique_ids"]),
-                start_logits=[float(x) for x in result["start_logits"].flat],
-                end_logits=[float(x) for x in result["end_logits"].flat],
+                unique_id=unique_id,
+                start_logits=[float(x) for x in result["start_logits"].flat[:length]],
+                end_logits=[float(x) for x in result["end_logits"].flat[:length]],
             )
         )
 
@@ -1534,15 +1568,17 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, max_seq_length)
     """Exports the SQuAD model in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
-    segment_ids (int32 [batch, max_seq_length], laid out as
-    convert_examples_to_features builds them) and returns start_logits and
-    end_logits ([batch, max_seq_length]). Written complete or not at all;
-    `export_dir` must not exist.
+    segment_ids (int32 [batch, length], laid out as
+    convert_examples_to_features builds them, of any length up to the
+    model's max_position_embeddings: callers need not pad to
+    `max_seq_length`) and returns start_logits and end_logits ([batch,
+    length]). Written complete or not at all; `export_dir` must not exist.
     """
+    del max_seq_length  # The graph takes any length.
 
     def build():
         inputs = {
-            name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
+            name: tf.compat.v1.placeholder(tf.int32, [None, None], name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
         }
         start_logits, end_logits = create_model(

@@ -436,13 +436,9 @@ def _to_python(value):
 # Entry point for scripts
 
 
-def first_predictions(estimator, input_fn, output_name, count, checkpoint_path=None):
-    """output_name of the first `count` predictions; padding examples come last and are dropped.
-
-    Without checkpoint_path the newest checkpoint of the estimator's model_dir is used.
-    """
+def first_predictions(predictions, output_name, count):
+    """output_name of the first `count` prediction dicts (padding examples come last)."""
     outputs = []
-    predictions = estimator.predict(input_fn=input_fn, checkpoint_path=checkpoint_path)
     for i, prediction in enumerate(predictions):
         if i >= count:
             break
