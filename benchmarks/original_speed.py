@@ -22,9 +22,10 @@ first sentence is any line of a document, the second is the next line
 task being "is the second the next sentence", in the MRPC layout, so both
 codes read it with --task_name=mrpc. extract_features gets the corpus lines.
 
-Each line of the log files starts with the seconds since the process
-started, so where a run spends its time can be read off them and the
-benchmark prints when the milestones both codes log show up).
+Each line of the log files starts with the wall seconds since the process
+started and the CPU seconds it had used by then, so where a run spends its
+time can be read off them; the benchmark prints when the milestones both
+codes log show up.
 
 Example (the full benchmark, then a quick check of the machinery):
   .venv/bin/python benchmarks/original_speed.py --original_dir=/tmp/orig \\
@@ -290,8 +291,24 @@ def expected_outputs(job, out):
 # Running and timing
 
 
+def process_cpu_seconds(pid):
+    """User + system CPU seconds of a running process (all its threads) so far; -1 if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rpartition(")")[2].split()
+    except OSError:
+        return -1.0
+    # Fields after the command name: state is 3rd in the full list, utime 14th, stime 15th.
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class TimedRunner(Runner):
-    """compat's Runner, with each log line stamped and each process's wall and CPU time kept."""
+    """compat's Runner, with each log line stamped and each process's wall and CPU time kept.
+
+    A log line starts with the wall seconds since the process started and the
+    CPU seconds it had used when the line arrived (CPU is what to compare on
+    a loaded machine).
+    """
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -309,7 +326,8 @@ class TimedRunner(Runner):
             )
             for raw in proc.stdout:
                 text = raw.decode("utf-8", "replace")
-                out.write(f"{time.perf_counter() - start:9.3f} {text}")
+                cpu_now = process_cpu_seconds(proc.pid)
+                out.write(f"{time.perf_counter() - start:9.3f} {cpu_now:8.2f} {text}")
             returncode = proc.wait()
         wall = time.perf_counter() - start
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -414,16 +432,16 @@ def results_table(results):
 
 
 def log_phases(path):
-    """Seconds since process start at which each milestone of PHASES first shows in a log."""
+    """(wall, CPU) seconds of the process when each milestone of PHASES first shows in a log."""
     found = {}
     last = None
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
-            stamp, _, text = line.strip().partition(" ")
-            try:
-                seconds = float(stamp)
-            except ValueError:
+            match = re.match(r"\s*(\d+\.\d+)\s+(-?\d+\.\d+) (.*)", line)
+            if not match:
                 continue
+            seconds = (float(match.group(1)), float(match.group(2)))
+            text = match.group(3)
             last = seconds
             for name, pattern in PHASES:
                 if pattern and name not in found and re.search(pattern, text):
@@ -439,8 +457,11 @@ def phases_table(work_dir, results):
     for job, timings in results.items():
         for side, t in timings.items():
             found = log_phases(os.path.join(work_dir, t["log"]))
-            cells = [f"{found[n]:.1f}" if n in found else "-" for n in names]
-            lines.append(f"| {job} {side} | " + " | ".join(cells) + f" | {t['wall']:.1f} |")
+            cells = [
+                f"{found[n][0]:.1f} ({found[n][1]:.1f})" if n in found else "-" for n in names
+            ]
+            end = f"{t['wall']:.1f} ({t['cpu']:.1f})"
+            lines.append(f"| {job} {side} | " + " | ".join(cells) + f" | {end} |")
     return "\n".join(lines)
 
 
@@ -551,7 +572,7 @@ def main(argv=None):
     print()
     print(results_table(results))
     print()
-    print("Seconds since process start at which each milestone shows in the log:")
+    print("Wall (CPU) seconds of each process when each milestone shows in its log:")
     print(phases_table(work, results))
     print(f"\nCommands in {run.path('commands.log')}; logs and results.json in {work}")
     failed = [job for job, t in results.items() for s in t.values() if s["returncode"] != 0]

@@ -167,34 +167,37 @@ def test_timed_runner_stamps_lines_and_counts_child_cpu(tmp_path):
     assert run.last["cpu"] >= 0.35
     assert run.last["wall"] >= run.last["cpu"] * 0.5
     lines = (tmp_path / "x.log").read_text(encoding="utf-8").splitlines()
-    assert [line.split()[1] for line in lines] == ["first", "second"]
-    assert all(0.3 < float(line.split()[0]) <= run.last["wall"] for line in lines)
+    assert [line.split()[2] for line in lines] == ["first", "second"]
+    for line in lines:
+        wall, cpu = float(line.split()[0]), float(line.split()[1])
+        assert 0.3 < wall <= run.last["wall"]
+        assert 0.3 < cpu <= run.last["cpu"] + 0.05  # the busy loop ran before the print
     assert "-c" in (tmp_path / "commands.log").read_text(encoding="utf-8")
 
 
 def test_log_phases_first_match_of_each_milestone(tmp_path):
     log = tmp_path / "a.log"
     log.write_text(
-        "    0.500 I0000 cudart_stub.cc:31] no GPU\n"
-        "    3.000 I1122 run_classifier.py:807] Writing example 0 of 8\n"
-        "    3.500 I1122 run_classifier.py:1026] *** Features ***\n"
-        "    4.250 I1122 runner_checkpoints.py:72] **** Trainable Variables ****\n"
-        "    6.000 I1122 runner_training.py:142] Training from step 0 to 3\n"
-        "    9.000 I1122 runner_training.py:156] Training done at step 3\n"
-        "   10.000 I1122 run_classifier.py:1026] *** Features ***\n"
-        "   12.000 I1122 run_classifier.py:1254] ***** Eval results *****\n"
+        "    0.500     0.40 I0000 cudart_stub.cc:31] no GPU\n"
+        "    3.000     2.90 I1122 run_classifier.py:807] Writing example 0 of 8\n"
+        "    3.500     3.10 I1122 run_classifier.py:1026] *** Features ***\n"
+        "    4.250     3.75 I1122 runner_checkpoints.py:72] **** Trainable Variables ****\n"
+        "    6.000     5.00 I1122 runner_training.py:142] Training from step 0 to 3\n"
+        "    9.000     8.00 I1122 runner_training.py:156] Training done at step 3\n"
+        "   10.000     9.00 I1122 run_classifier.py:1026] *** Features ***\n"
+        "   12.000    10.50 I1122 run_classifier.py:1254] ***** Eval results *****\n"
         "not a stamped line\n"
-        "   12.500 done\n",
+        "   12.500    -1.00 done\n",
         encoding="utf-8",
     )
     assert original_speed.log_phases(str(log)) == {
-        "script logs": 3.0,
-        "graph building": 3.5,
-        "variables listed": 4.25,
-        "session ready": 6.0,
-        "training done": 9.0,
-        "eval results": 12.0,
-        "last line": 12.5,
+        "script logs": (3.0, 2.9),
+        "graph building": (3.5, 3.1),
+        "variables listed": (4.25, 3.75),
+        "session ready": (6.0, 5.0),
+        "training done": (9.0, 8.0),
+        "eval results": (12.0, 10.5),
+        "last line": (12.5, -1.0),
     }
 
 
