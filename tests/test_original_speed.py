@@ -220,6 +220,11 @@ def test_results_table_ratios_and_targets():
     assert table[5].endswith("| 2.00x | 2.50x | >= 2.5x: not met |")
     assert table[7].startswith("| features | ours | failed (1; f.log) |")
     assert "x" not in table[7].split("|")[6]
+    quick = original_speed.results_table(
+        {"predict": {"original": _timing(20.0, 20.0), "ours": _timing(1.0, 1.0)}},
+        judge_targets=False,
+    )
+    assert quick.splitlines()[3].endswith("| 20.00x | 20.00x | >= 2.5x: not judged |")
 
 
 def test_lscpu_facts_and_bf16_detection():
