@@ -320,7 +320,8 @@ class TimedRunner(Runner):
         env = dict(env, PYTHONUNBUFFERED="1")
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
-        with open(self.path(log_name), "w", encoding="utf-8") as out:
+        # Line-buffered, so a long run can be followed with tail -f.
+        with open(self.path(log_name), "w", encoding="utf-8", buffering=1) as out:
             proc = subprocess.Popen(
                 cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
             )
