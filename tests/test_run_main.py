@@ -1,4 +1,4 @@
-"""run_main (errors.run_main, also runner.run_main): what it changes in the process around the script's main."""
+"""run_main (errors.run_main, as runner.run_main): what it changes around main."""
 
 import pytest
 from conftest import run_code
