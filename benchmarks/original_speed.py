@@ -56,7 +56,7 @@ from compat.launcher import BASE_ENV, Runner
 
 JOBS = ["finetune", "predict", "features", "pretrain"]
 
-# The targets: original wall time / ours, at least.
+# The speed targets: original wall time / ours, at least.
 TARGETS = {"finetune": 2.0, "predict": 2.5, "features": 2.5, "pretrain": 1.5}
 
 FULL = {
