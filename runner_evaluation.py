@@ -36,10 +36,12 @@ import tensorflow as tf
 from absl import logging
 
 if __package__:
+    from . import atomic_write
     from .runner_checkpoints import checkpoint_step, newest_checkpoint
     from .runner_config import _CHECKPOINT_BASENAME, FLAGS, UsageError
     from .runner_training import Every
 else:
+    import atomic_write
     from runner_checkpoints import checkpoint_step, newest_checkpoint
     from runner_config import _CHECKPOINT_BASENAME, FLAGS, UsageError
     from runner_training import Every
@@ -162,8 +164,12 @@ class BestCheckpoint:
             temp = f"{target}.tmp-{os.getpid()}"
             tf.io.gfile.copy(source, temp, overwrite=True)
             tf.io.gfile.rename(temp, target, overwrite=True)
-        tf.compat.v1.train.update_checkpoint_state(
-            self.directory, name, all_model_checkpoint_paths=[name]
+        # The state names the checkpoint relative to this directory, so best/
+        # still works when output_dir is moved. (update_checkpoint_state would
+        # take a bare name as relative to the working directory.)
+        atomic_write.write_text(
+            os.path.join(self.directory, "checkpoint"),
+            f'model_checkpoint_path: "{name}"\nall_model_checkpoint_paths: "{name}"\n',
         )
         self.write_results(os.path.join(self.directory, RESULTS_FILE), result)
         for path in previous:

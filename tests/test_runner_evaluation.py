@@ -14,6 +14,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
+from conftest import write_checkpoint
 
 import runner
 import runner_evaluation
@@ -287,3 +288,18 @@ def test_multi_worker_is_refused_before_training(tmp_path):
 def test_keep_checkpoint_max_must_not_be_negative():
     with pytest.raises(runner.UsageError, match="--keep_checkpoint_max must be >= 0"):
         runner.RunConfig("out", keep_checkpoint_max=-1)
+
+
+def test_best_directory_names_its_checkpoint_relative_to_itself(tmp_path, monkeypatch):
+    """With a relative output_dir, and after the directory is moved, best/ still resolves."""
+    source = tmp_path / "trained"
+    source.mkdir()
+    prefix = write_checkpoint(str(source / "model.ckpt-7"), {"w": np.arange(3.0)})
+    monkeypatch.chdir(tmp_path)
+    best = runner_evaluation.BestCheckpoint("out", lambda path, result: None)
+    best.keep(prefix, {"eval_accuracy": 0.5})
+    assert tf.train.latest_checkpoint("out/best") == os.path.join("out/best", "model.ckpt-7")
+    os.rename("out", "moved")
+    found = tf.train.latest_checkpoint(str(tmp_path / "moved" / "best"))
+    assert found == str(tmp_path / "moved" / "best" / "model.ckpt-7")
+    np.testing.assert_array_equal(tf.train.load_variable(found, "w"), np.arange(3.0))
