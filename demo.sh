@@ -19,7 +19,7 @@
 # your own data and model, and it does the same at full size.
 #
 # Usage: ./demo.sh   (or `make demo`, which creates .venv first)
-# Sizes can be changed through the environment (the defaults take about 2 minutes on
+# Sizes can be changed through the environment (the defaults take about 2.5 minutes on
 # a 2-core CPU):
 #   PYTHON               interpreter with the requirements (default: .venv/bin/python)
 #   DEMO_OUTPUT          output directory (default: output/demo; emptied first)
