@@ -18,80 +18,20 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
+from linear_model import (
+    LEARNING_RATE,
+    NUM_FEATURES,
+    data,
+    input_fn_builder,
+    model_fn,
+    numpy_sgd,
+)
 
 import optimization
 import runner
 
-NUM_FEATURES = 3
-LEARNING_RATE = 0.1
-TRUE_W = np.array([[1.5], [-2.0], [0.5]], dtype=np.float32)
 
-
-def _data(num_examples=48, nan_at=None):
-    """Deterministic features and labels; every batch differs from the others."""
-    x = np.linspace(-1.0, 1.0, num_examples * NUM_FEATURES, dtype=np.float32)
-    x = np.sin(7.0 * x).reshape(num_examples, NUM_FEATURES).astype(np.float32)
-    y = (x @ TRUE_W + 0.25).astype(np.float32)
-    if nan_at is not None:
-        x[nan_at] = np.nan
-    return x, y
-
-
-def _input_fn_builder(x, y, repeat=True):
-    def input_fn(params):
-        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
-        if repeat:
-            dataset = dataset.repeat()
-        return dataset.batch(params["batch_size"], drop_remainder=True)
-
-    return input_fn
-
-
-def _model_fn(features, labels, mode, params):
-    del params
-    w = tf.compat.v1.get_variable(
-        "w", [NUM_FEATURES, 1], initializer=tf.compat.v1.constant_initializer(0.1)
-    )
-    b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
-    prediction = tf.matmul(features["x"], w) + b
-    if mode == runner.ModeKeys.PREDICT:
-        return runner.EstimatorSpec(mode, predictions={"y": prediction[:, 0], "x": features["x"]})
-    per_example = tf.square(prediction - labels)[:, 0]
-    loss = tf.reduce_mean(per_example)
-    if mode == runner.ModeKeys.EVAL:
-
-        def metric_fn(per_example, labels):
-            return {
-                "mse": tf.compat.v1.metrics.mean(per_example),
-                "label_mean": tf.compat.v1.metrics.mean(labels),
-            }
-
-        return runner.EstimatorSpec(
-            mode, loss=loss, eval_metrics=(metric_fn, [per_example, labels])
-        )
-    global_step = tf.compat.v1.train.get_or_create_global_step()
-    learning_rate = tf.constant(LEARNING_RATE)
-    tf.compat.v1.add_to_collection(runner.LEARNING_RATE_COLLECTION, learning_rate)
-    optimizer = tf.compat.v1.train.GradientDescentOptimizer(learning_rate)
-    train_op = optimizer.minimize(loss, global_step=global_step)
-    return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
-
-
-def _numpy_sgd(x, y, batch_size, steps, start=0):
-    """Weights after `steps` of full-batch-mean gradient descent from the initializers."""
-    w = np.full((NUM_FEATURES, 1), 0.1, np.float64)
-    b = np.zeros([1], np.float64)
-    batches_per_epoch = len(x) // batch_size
-    for step in range(start, start + steps):
-        i = (step % batches_per_epoch) * batch_size
-        xb, yb = x[i : i + batch_size].astype(np.float64), y[i : i + batch_size]
-        error = xb @ w + b - yb
-        w -= LEARNING_RATE * 2.0 * xb.T @ error / batch_size
-        b -= LEARNING_RATE * 2.0 * error.mean(axis=0)
-    return w, b
-
-
-def _estimator(model_dir, model_fn=_model_fn, batch_size=8, **config):
+def _estimator(model_dir, model_fn=model_fn, batch_size=8, **config):
     config.setdefault("save_checkpoints_steps", 4)
     config.setdefault("log_step_count_steps", 5)
     config.setdefault("distribution_strategy", "one_device")
@@ -112,9 +52,9 @@ def _checkpoint_steps(model_dir):
 
 @pytest.mark.slow
 def test_training_matches_numpy_and_keeps_the_five_newest_checkpoints(tmp_path):
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(tmp_path, save_checkpoints_steps=2)
-    estimator.train(_input_fn_builder(x, y), max_steps=13)
+    estimator.train(input_fn_builder(x, y), max_steps=13)
 
     checkpoint = runner.newest_checkpoint(str(tmp_path))
     assert os.path.basename(checkpoint) == "model.ckpt-13"
@@ -127,15 +67,15 @@ def test_training_matches_numpy_and_keeps_the_five_newest_checkpoints(tmp_path):
         "global_step",
         "w",
     ]
-    w, b = _numpy_sgd(x, y, batch_size=8, steps=13)
+    w, b = numpy_sgd(x, y, batch_size=8, steps=13)
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "b"), b, rtol=1e-5)
 
 
 @pytest.mark.slow
 def test_resumed_training_continues_from_the_newest_checkpoint(tmp_path):
-    x, y = _data()
-    input_fn = _input_fn_builder(x, y)
+    x, y = data()
+    input_fn = input_fn_builder(x, y)
     estimator = _estimator(tmp_path, save_checkpoints_steps=3, tf_random_seed=7)
     estimator.train(input_fn, max_steps=7)
     # The same call again has nothing left to do.
@@ -149,80 +89,80 @@ def test_resumed_training_continues_from_the_newest_checkpoint(tmp_path):
     assert not os.path.exists(tmp_path / "model.ckpt-3.index")
     # Seeded runs skip the batches trained on before, so the trajectory is
     # that of one uninterrupted run.
-    w, _ = _numpy_sgd(x, y, batch_size=8, steps=15)
+    w, _ = numpy_sgd(x, y, batch_size=8, steps=15)
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
 
 
 @pytest.mark.slow
 def test_training_without_max_steps_stops_when_the_input_ends(tmp_path):
-    x, y = _data(num_examples=44)
+    x, y = data(num_examples=44)
     estimator = _estimator(tmp_path, save_checkpoints_steps=100)
-    estimator.train(_input_fn_builder(x, y, repeat=False))
+    estimator.train(input_fn_builder(x, y, repeat=False))
     # 44 examples make 5 full batches of 8; the last step is saved.
     checkpoint = runner.newest_checkpoint(str(tmp_path))
     assert runner.checkpoint_step(checkpoint) == 5
-    w, _ = _numpy_sgd(x, y, batch_size=8, steps=5)
+    w, _ = numpy_sgd(x, y, batch_size=8, steps=5)
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
 
 
 @pytest.mark.slow
 def test_evaluate_and_predict_use_the_newest_checkpoint(tmp_path):
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(tmp_path)
-    estimator.train(_input_fn_builder(x, y), max_steps=6)
+    estimator.train(input_fn_builder(x, y), max_steps=6)
     checkpoint = runner.newest_checkpoint(str(tmp_path))
     w = tf.train.load_variable(checkpoint, "w").astype(np.float64)
     b = tf.train.load_variable(checkpoint, "b").astype(np.float64)
     expected = x.astype(np.float64) @ w + b
 
-    result = estimator.evaluate(_input_fn_builder(x, y, repeat=False))
+    result = estimator.evaluate(input_fn_builder(x, y, repeat=False))
     assert result["global_step"] == 6
     assert set(result) == {"mse", "label_mean", "loss", "global_step"}
     np.testing.assert_allclose(result["mse"], np.mean((expected - y) ** 2), rtol=1e-5)
     np.testing.assert_allclose(result["label_mean"], y.mean(), rtol=1e-5)
     # All batches have the same size, so the mean batch loss is the mse.
     np.testing.assert_allclose(result["loss"], result["mse"], rtol=1e-5)
-    assert estimator.evaluate(_input_fn_builder(x, y, repeat=False)) == result
+    assert estimator.evaluate(input_fn_builder(x, y, repeat=False)) == result
 
-    partial = estimator.evaluate(_input_fn_builder(x, y), steps=2)
+    partial = estimator.evaluate(input_fn_builder(x, y), steps=2)
     np.testing.assert_allclose(partial["mse"], np.mean((expected[:16] - y[:16]) ** 2), rtol=1e-5)
     assert os.listdir(tmp_path / "eval")
 
-    predictions = list(estimator.predict(_input_fn_builder(x[:20], y[:20], repeat=False)))
+    predictions = list(estimator.predict(input_fn_builder(x[:20], y[:20], repeat=False)))
     assert len(predictions) == 16  # two full batches of 8; drop_remainder drops 4
     np.testing.assert_allclose([p["y"] for p in predictions], expected[:16, 0], rtol=1e-5)
     np.testing.assert_array_equal(predictions[3]["x"], x[3])
     batches = list(
-        estimator.predict(_input_fn_builder(x, y, repeat=False), yield_single_examples=False)
+        estimator.predict(input_fn_builder(x, y, repeat=False), yield_single_examples=False)
     )
     assert [batch["y"].shape for batch in batches] == [(8,)] * 6
 
 
 @pytest.mark.slow
 def test_evaluate_without_checkpoint_uses_initializers_or_given_checkpoint(tmp_path):
-    x, y = _data()
+    x, y = data()
     fresh = _estimator(tmp_path / "fresh")
-    result = fresh.evaluate(_input_fn_builder(x, y, repeat=False))
+    result = fresh.evaluate(input_fn_builder(x, y, repeat=False))
     expected = x @ np.full((NUM_FEATURES, 1), 0.1, np.float32)
     np.testing.assert_allclose(result["mse"], np.mean((expected - y) ** 2), rtol=1e-5)
     assert result["global_step"] == 0
 
     trained = _estimator(tmp_path / "trained")
-    trained.train(_input_fn_builder(x, y), max_steps=4)
+    trained.train(input_fn_builder(x, y), max_steps=4)
     by_path = fresh.evaluate(
-        _input_fn_builder(x, y, repeat=False), checkpoint_path=str(tmp_path / "trained")
+        input_fn_builder(x, y, repeat=False), checkpoint_path=str(tmp_path / "trained")
     )
-    assert by_path == trained.evaluate(_input_fn_builder(x, y, repeat=False))
+    assert by_path == trained.evaluate(input_fn_builder(x, y, repeat=False))
     assert by_path["global_step"] == 4
     with pytest.raises(runner.UsageError, match="not found"):
-        fresh.evaluate(_input_fn_builder(x, y), checkpoint_path=str(tmp_path / "nothing"))
+        fresh.evaluate(input_fn_builder(x, y), checkpoint_path=str(tmp_path / "nothing"))
 
 
 @pytest.mark.slow
 def test_tensorboard_events_hold_loss_learning_rate_and_rates(tmp_path):
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(tmp_path, save_summary_steps=2, log_step_count_steps=3)
-    estimator.train(_input_fn_builder(x, y), max_steps=10)
+    estimator.train(input_fn_builder(x, y), max_steps=10)
     scalars = {}
     event_files = [f for f in os.listdir(tmp_path) if f.startswith("events.out.tfevents")]
     assert len(event_files) == 1
@@ -236,7 +176,7 @@ def test_tensorboard_events_hold_loss_learning_rate_and_rates(tmp_path):
     assert sorted(scalars["global_step/sec"]) == [3, 6, 9, 10]
     assert all(v > 0 for v in scalars["examples/sec"].values())
     # The loss logged at step 2 is that of the batch step 2 trained on.
-    w, b = _numpy_sgd(x, y, batch_size=8, steps=1)
+    w, b = numpy_sgd(x, y, batch_size=8, steps=1)
     error = x[8:16] @ w + b - y[8:16]
     assert scalars["loss"][2] == pytest.approx(float(np.mean(error**2)), rel=1e-5)
 
@@ -244,9 +184,9 @@ def test_tensorboard_events_hold_loss_learning_rate_and_rates(tmp_path):
 def test_output_dir_that_is_a_file_is_a_one_line_error(tmp_path):
     path = tmp_path / "not_a_dir"
     path.write_text("x")
-    x, y = _data()
+    x, y = data()
     with pytest.raises(runner.UsageError, match="is a file, not a directory") as error:
-        _estimator(path).train(_input_fn_builder(x, y), max_steps=2)
+        _estimator(path).train(input_fn_builder(x, y), max_steps=2)
     assert "\n" not in str(error.value)
     assert path.read_text() == "x"
 
@@ -254,10 +194,10 @@ def test_output_dir_that_is_a_file_is_a_one_line_error(tmp_path):
 @pytest.mark.slow
 def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path):
     # Example 60 is in the batch of step 8 (batches of 8, 6 per pass).
-    x, y = _data(num_examples=72, nan_at=60)
+    x, y = data(num_examples=72, nan_at=60)
     estimator = _estimator(tmp_path, save_checkpoints_steps=3)
     with pytest.raises(runner.NanLossError, match="at step 8") as error:
-        estimator.train(_input_fn_builder(x, y), max_steps=20)
+        estimator.train(input_fn_builder(x, y), max_steps=20)
     assert "model.ckpt-6" in str(error.value)
     checkpoint = runner.newest_checkpoint(str(tmp_path))
     assert runner.checkpoint_step(checkpoint) == 6
@@ -290,9 +230,9 @@ def test_checkpoint_of_a_plain_saver_with_original_names_resumes(tmp_path):
         tmp_path / "model.ckpt", {**saved, "global_step": np.int64(40)}, global_step=40
     )
 
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(tmp_path, model_fn=_bert_style_model_fn)
-    estimator.train(_input_fn_builder(x, y), max_steps=41)
+    estimator.train(input_fn_builder(x, y), max_steps=41)
     checkpoint = runner.newest_checkpoint(str(tmp_path))
     assert runner.checkpoint_step(checkpoint) == 41
 
@@ -346,10 +286,10 @@ def test_iterations_per_loop_is_ignored_with_a_warning_only_when_given(caplog):
 
 
 def test_mirrored_with_more_gpus_than_visible_is_a_usage_error(tmp_path):
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(tmp_path, distribution_strategy="mirrored", num_gpus=2)
     with pytest.raises(runner.UsageError, match="--num_gpus=2 but only 0 GPU"):
-        estimator.train(_input_fn_builder(x, y), max_steps=1)
+        estimator.train(input_fn_builder(x, y), max_steps=1)
 
 
 @pytest.mark.parametrize(
@@ -367,10 +307,10 @@ def test_multi_worker_without_a_valid_tf_config_is_a_usage_error(
         monkeypatch.delenv("TF_CONFIG", raising=False)
     else:
         monkeypatch.setenv("TF_CONFIG", tf_config)
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(tmp_path, distribution_strategy="multi_worker")
     with pytest.raises(runner.UsageError, match=message):
-        estimator.train(_input_fn_builder(x, y), max_steps=1)
+        estimator.train(input_fn_builder(x, y), max_steps=1)
 
 
 def test_use_tpu_builds_a_tpu_strategy_from_the_tpu_flags(tmp_path, monkeypatch):
@@ -390,12 +330,12 @@ def test_use_tpu_builds_a_tpu_strategy_from_the_tpu_flags(tmp_path, monkeypatch)
 
     monkeypatch.setattr(tf.distribute.cluster_resolver, "TPUClusterResolver", FakeResolver)
     monkeypatch.setattr(tf.compat.v1.distribute.experimental, "TPUStrategy", FakeStrategy)
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(
         tmp_path, use_tpu=True, tpu_name="my-tpu", tpu_zone="us-central1-b", gcp_project="proj"
     )
     with pytest.raises(RuntimeError, match="stop after construction"):
-        estimator.train(_input_fn_builder(x, y), max_steps=1)
+        estimator.train(input_fn_builder(x, y), max_steps=1)
     assert calls == {
         "resolver": ("my-tpu", "us-central1-b", "proj"),
         "strategy": (FakeResolver, 1),
@@ -403,10 +343,10 @@ def test_use_tpu_builds_a_tpu_strategy_from_the_tpu_flags(tmp_path, monkeypatch)
 
 
 def test_batch_size_must_split_evenly_over_replicas(tmp_path):
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(tmp_path, batch_size=0)
     with pytest.raises(runner.UsageError, match="train_batch_size=0"):
-        estimator.train(_input_fn_builder(x, y), max_steps=1)
+        estimator.train(input_fn_builder(x, y), max_steps=1)
 
 
 def _run_main_in_subprocess(body, tmp_path):

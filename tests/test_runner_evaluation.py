@@ -15,65 +15,12 @@ import numpy as np
 import pytest
 import tensorflow as tf
 from conftest import write_checkpoint
+from linear_model import data, input_fn_builder, model_fn, numpy_sgd
 
 import runner
 import runner_evaluation
 
-NUM_FEATURES = 3
-LEARNING_RATE = 0.1
 BATCH_SIZE = 8
-TRUE_W = np.array([[1.5], [-2.0], [0.5]], dtype=np.float32)
-
-
-def _data(num_examples=48):
-    x = np.linspace(-1.0, 1.0, num_examples * NUM_FEATURES, dtype=np.float32)
-    x = np.sin(7.0 * x).reshape(num_examples, NUM_FEATURES).astype(np.float32)
-    return x, (x @ TRUE_W + 0.25).astype(np.float32)
-
-
-def _input_fn_builder(x, y, repeat=True):
-    def input_fn(params):
-        dataset = tf.data.Dataset.from_tensor_slices(({"x": x}, y))
-        if repeat:
-            dataset = dataset.repeat()
-        return dataset.batch(params["batch_size"], drop_remainder=True)
-
-    return input_fn
-
-
-def _model_fn(features, labels, mode, params):
-    del params
-    w = tf.compat.v1.get_variable(
-        "w", [NUM_FEATURES, 1], initializer=tf.compat.v1.constant_initializer(0.1)
-    )
-    b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
-    per_example = tf.square(tf.matmul(features["x"], w) + b - labels)[:, 0]
-    loss = tf.reduce_mean(per_example)
-    if mode == runner.ModeKeys.EVAL:
-        return runner.EstimatorSpec(
-            mode,
-            loss=loss,
-            eval_metrics=(lambda e: {"mse": tf.compat.v1.metrics.mean(e)}, [per_example]),
-        )
-    global_step = tf.compat.v1.train.get_or_create_global_step()
-    optimizer = tf.compat.v1.train.GradientDescentOptimizer(LEARNING_RATE)
-    return runner.EstimatorSpec(
-        mode, loss=loss, train_op=optimizer.minimize(loss, global_step=global_step)
-    )
-
-
-def _numpy_sgd(x, y, steps):
-    """Weights after `steps` of mean-squared-error gradient descent, batch after batch."""
-    w = np.full((NUM_FEATURES, 1), 0.1, np.float64)
-    b = np.zeros([1], np.float64)
-    batches = len(x) // BATCH_SIZE
-    for step in range(steps):
-        i = (step % batches) * BATCH_SIZE
-        xb, yb = x[i : i + BATCH_SIZE].astype(np.float64), y[i : i + BATCH_SIZE]
-        error = xb @ w + b - yb
-        w -= LEARNING_RATE * 2.0 * xb.T @ error / BATCH_SIZE
-        b -= LEARNING_RATE * 2.0 * error.mean(axis=0)
-    return w, b
 
 
 def _estimator(model_dir, **config):
@@ -81,7 +28,7 @@ def _estimator(model_dir, **config):
     config.setdefault("log_step_count_steps", 100)
     config.setdefault("distribution_strategy", "one_device")
     return runner.Estimator(
-        _model_fn,
+        model_fn,
         runner.RunConfig(model_dir=str(model_dir), **config),
         train_batch_size=BATCH_SIZE,
         eval_batch_size=BATCH_SIZE,
@@ -105,12 +52,12 @@ def _scripted(scores, key="score"):
 
 def _train(model_dir, make_evaluate, max_steps, every, metric=None, patience=None, **config):
     """Trains with evaluation; make_evaluate(estimator) gives the evaluate function."""
-    x, y = _data()
+    x, y = data()
     estimator = _estimator(model_dir, **config)
     options = runner_evaluation.check_options(every, metric, patience, True, "")
     return runner_evaluation.train_and_evaluate(
         estimator,
-        _input_fn_builder(x, y),
+        input_fn_builder(x, y),
         max_steps,
         make_evaluate(estimator),
         _write_results,
@@ -141,11 +88,11 @@ def _eval_scalars(model_dir, tag):
 
 @pytest.mark.slow
 def test_evaluates_every_n_steps_and_at_the_end_with_numpy_weights(tmp_path):
-    x, y = _data()
+    x, y = data()
 
     def mse_of(estimator):
         return lambda path: estimator.evaluate(
-            _input_fn_builder(x, y, repeat=False), checkpoint_path=path
+            input_fn_builder(x, y, repeat=False), checkpoint_path=path
         )
 
     final = _train(tmp_path, mse_of, max_steps=10, every=3)
@@ -153,7 +100,7 @@ def test_evaluates_every_n_steps_and_at_the_end_with_numpy_weights(tmp_path):
     history = _history(tmp_path)
     assert [entry["global_step"] for entry in history] == [3, 6, 9, 10]
     for entry in history:
-        w, b = _numpy_sgd(x, y, entry["global_step"])
+        w, b = numpy_sgd(x, y, BATCH_SIZE, entry["global_step"])
         expected = np.mean((x @ w + b - y) ** 2)
         np.testing.assert_allclose(entry["mse"], expected, rtol=1e-5)
     assert final == {key: history[-1][key] for key in final}
@@ -170,7 +117,7 @@ def test_evaluates_every_n_steps_and_at_the_end_with_numpy_weights(tmp_path):
 
 @pytest.mark.slow
 def test_best_checkpoint_survives_rotation_and_holds_its_weights(tmp_path):
-    x, y = _data()
+    x, y = data()
     scores = {2: 1.0, 4: 5.0, 6: 3.0, 8: 2.0, 10: 4.0}
     final = _train(
         tmp_path, _scripted(scores), max_steps=10, every=2, metric="score", keep_checkpoint_max=1
@@ -188,12 +135,12 @@ def test_best_checkpoint_survives_rotation_and_holds_its_weights(tmp_path):
         "model.ckpt-4.meta",
     ]
     assert (best / "eval_results.txt").read_text() == "global_step = 4\nscore = 5.0\n"
-    w, b = _numpy_sgd(x, y, 4)
+    w, b = numpy_sgd(x, y, BATCH_SIZE, 4)
     np.testing.assert_allclose(tf.train.load_variable(str(best), "w"), w, rtol=1e-5)
     np.testing.assert_allclose(tf.train.load_variable(str(best), "b"), b, rtol=1e-5)
     # It restores like any checkpoint directory.
     estimator = _estimator(tmp_path / "elsewhere")
-    result = estimator.evaluate(_input_fn_builder(x, y, repeat=False), checkpoint_path=str(best))
+    result = estimator.evaluate(input_fn_builder(x, y, repeat=False), checkpoint_path=str(best))
     assert result["global_step"] == 4
     np.testing.assert_allclose(result["mse"], np.mean((x @ w + b - y) ** 2), rtol=1e-5)
 
