@@ -15,12 +15,8 @@ import contextlib
 import os
 import shutil
 
-if __package__:
-    from . import errors
-    from .fileio import is_remote, tf_gfile
-else:
-    import errors
-    from fileio import is_remote, tf_gfile
+import errors
+from fileio import is_remote, tf_gfile
 
 
 def temp_path(path):

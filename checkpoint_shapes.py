@@ -11,10 +11,7 @@ and a checkpoint that cannot be read at all as "<flag>: no checkpoint at <path>"
 
 import tensorflow as tf
 
-if __package__:
-    from .errors import UsageError
-else:
-    from errors import UsageError
+from errors import UsageError
 
 
 def read_shapes(checkpoint_path, flag=None):

@@ -49,14 +49,12 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-if __package__:
-    from . import atomic_write, modeling, run_classifier, runner, script_flags
-else:
-    import atomic_write
-    import modeling
-    import run_classifier  # the label names of --task_name (its flags are overridden below)
-    import runner
-    import script_flags
+import atomic_write
+import modeling
+import run_classifier  # the label names of --task_name
+import runner
+import script_flags
+from errors import UsageError
 
 FLAGS = flags.FLAGS
 
@@ -74,23 +72,11 @@ flags.DEFINE_string(
     "(e.g. model.ckpt-1000) or a directory holding checkpoints (the newest is used).",
 )
 # Same names as run_classifier's flags (imported for its label lists): these replace them.
-flags.DEFINE_string("output_dir", None, "Directory to write the converted model to.")
-flags.DEFINE_string("bert_config_file", None, "tf_to_hf: the bert_config.json of the checkpoint.")
-flags.DEFINE_string("vocab_file", None, "tf_to_hf: the vocab.txt of the checkpoint.")
-flags.DEFINE_bool(
-    "do_lower_case",
-    True,
-    "tf_to_hf: whether the model lower-cases its input (written to tokenizer_config.json).",
-)
-flags.DEFINE_string(
-    "task_name",
-    None,
-    "tf_to_hf, classifier checkpoints: the run_classifier task, whose labels name the "
-    "classes in config.json (otherwise LABEL_0, LABEL_1, ...).",
+script_flags.define_flags(
+    "output_dir", "bert_config_file", "vocab_file", "do_lower_case", "task_name", "show_traceback"
 )
 
 # Scripts imported later into the same process may redefine the shared names.
-script_flags.allow_redefinition(__name__)
 
 # Activation names: ours -> Hugging Face, and Hugging Face -> ours (each pair
 # computes the same function).
@@ -158,16 +144,16 @@ def read_safetensors(path):
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 8:
-        raise ValueError(f"{path}: too short for a safetensors file")
+        raise UsageError(f"{path}: too short for a safetensors file")
     (header_len,) = struct.unpack("<Q", data[:8])
     if header_len > len(data) - 8:
-        raise ValueError(f"{path}: header length {header_len} exceeds the file size")
+        raise UsageError(f"{path}: header length {header_len} exceeds the file size")
     try:
         header = json.loads(data[8 : 8 + header_len].decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as e:
-        raise ValueError(f"{path}: the safetensors header is not valid JSON ({e})") from None
+        raise UsageError(f"{path}: the safetensors header is not valid JSON ({e})") from None
     if not isinstance(header, dict):
-        raise ValueError(f"{path}: the safetensors header is not a JSON object")
+        raise UsageError(f"{path}: the safetensors header is not a JSON object")
     metadata = header.pop("__metadata__", None) or {}
     buffer = memoryview(data)[8 + header_len :]
     tensors = {}
@@ -175,15 +161,15 @@ def read_safetensors(path):
         try:
             dtype_code, shape, (begin, end) = entry["dtype"], entry["shape"], entry["data_offsets"]
         except (TypeError, KeyError, ValueError):
-            raise ValueError(f"{path}: tensor {name} has a malformed header entry") from None
+            raise UsageError(f"{path}: tensor {name} has a malformed header entry") from None
         if dtype_code not in _ST_DTYPES:
-            raise ValueError(f"{path}: tensor {name} has unsupported dtype {dtype_code}")
+            raise UsageError(f"{path}: tensor {name} has unsupported dtype {dtype_code}")
         if not all(isinstance(n, int) and n >= 0 for n in [*shape, begin, end]):
-            raise ValueError(f"{path}: tensor {name} has a malformed shape or data_offsets")
+            raise UsageError(f"{path}: tensor {name} has a malformed shape or data_offsets")
         dtype = np.dtype(_ST_DTYPES[dtype_code])
         count = int(np.prod(shape, dtype=np.int64))
         if not 0 <= begin <= end <= len(buffer) or end - begin != count * dtype.itemsize:
-            raise ValueError(
+            raise UsageError(
                 f"{path}: tensor {name} has data_offsets [{begin}, {end}] that do not fit its "
                 f"shape {shape} and dtype {dtype_code} in {len(buffer)} bytes of data"
             )
@@ -226,7 +212,7 @@ def _read_torch_file(path):
     try:
         import torch
     except ImportError:
-        raise ValueError(
+        raise UsageError(
             f"{path}: reading pytorch_model.bin needs torch, which is not installed; "
             "save the model with safetensors (save_pretrained(..., safe_serialization=True)) "
             "and convert its model.safetensors"
@@ -234,7 +220,7 @@ def _read_torch_file(path):
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises several kinds for a bad file
-        raise ValueError(f"{path}: torch cannot read it ({e})") from None
+        raise UsageError(f"{path}: torch cannot read it ({e})") from None
     tensors = {}
     for name, value in state.items():
         if value.dtype in (torch.float16, torch.bfloat16):
@@ -263,18 +249,18 @@ def read_hf_weights(hf_dir):
         index = _read_json(path)
         weight_map = index.get("weight_map")
         if not isinstance(weight_map, dict) or not weight_map:
-            raise ValueError(f"{path}: no weight_map")
+            raise UsageError(f"{path}: no weight_map")
         tensors = {}
         for shard in sorted(set(weight_map.values())):
             shard_path = os.path.join(hf_dir, shard)
             if not os.path.isfile(shard_path):
-                raise ValueError(f"{path}: shard {shard} is missing")
+                raise UsageError(f"{path}: shard {shard} is missing")
             tensors.update(reader(shard_path))
         missing = sorted(set(weight_map) - set(tensors))
         if missing:
-            raise ValueError(f"{path}: {missing[0]} is not in its shard {weight_map[missing[0]]}")
+            raise UsageError(f"{path}: {missing[0]} is not in its shard {weight_map[missing[0]]}")
         return tensors
-    raise ValueError(
+    raise UsageError(
         f"--input={hf_dir}: no model.safetensors, model.safetensors.index.json or "
         "pytorch_model.bin"
     )
@@ -380,9 +366,9 @@ def _read_json(path):
         with open(path, encoding="utf-8") as f:
             value = json.load(f)
     except ValueError as e:
-        raise ValueError(f"{path}: not valid JSON ({e})") from None
+        raise UsageError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(value, dict):
-        raise ValueError(f"{path}: not a JSON object")
+        raise UsageError(f"{path}: not a JSON object")
     return value
 
 
@@ -407,28 +393,28 @@ def bert_config_from_hf(hf_config, source="config.json"):
     """
     model_type = hf_config.get("model_type")
     if model_type != "bert":
-        raise ValueError(f"{source}: model_type is {model_type!r}, not 'bert'")
+        raise UsageError(f"{source}: model_type is {model_type!r}, not 'bert'")
     position = hf_config.get("position_embedding_type", "absolute")
     if position != "absolute":
-        raise ValueError(
+        raise UsageError(
             f"{source}: position_embedding_type is {position!r}; only 'absolute' is supported"
         )
     for key in ("is_decoder", "add_cross_attention"):
         if hf_config.get(key):
-            raise ValueError(f"{source}: {key} is true; only encoder models are supported")
+            raise UsageError(f"{source}: {key} is true; only encoder models are supported")
     eps = hf_config.get("layer_norm_eps", LAYER_NORM_EPS)
     if eps != LAYER_NORM_EPS:
-        raise ValueError(f"{source}: layer_norm_eps is {eps}; BertModel uses {LAYER_NORM_EPS}")
+        raise UsageError(f"{source}: layer_norm_eps is {eps}; BertModel uses {LAYER_NORM_EPS}")
     act = hf_config.get("hidden_act")
     if not isinstance(act, str) or act.lower() not in ACT_FROM_HF:
-        raise ValueError(
+        raise UsageError(
             f"{source}: hidden_act {act!r} has no counterpart here (known: "
             f"{', '.join(sorted(ACT_FROM_HF))})"
         )
     values = {}
     for key in _HF_SIZES:
         if key not in hf_config:
-            raise ValueError(f"{source}: {key} is missing")
+            raise UsageError(f"{source}: {key} is missing")
         values[key] = hf_config[key]
     values["hidden_act"] = ACT_FROM_HF[act.lower()]
     for key, default in (
@@ -450,20 +436,20 @@ def _hf_vocab(hf_dir):
             return [line.rstrip("\n").rstrip("\r") for line in f], path
     path = os.path.join(hf_dir, "tokenizer.json")
     if not os.path.isfile(path):
-        raise ValueError(f"--input={hf_dir}: neither vocab.txt nor tokenizer.json is there")
+        raise UsageError(f"--input={hf_dir}: neither vocab.txt nor tokenizer.json is there")
     model = _read_json(path).get("model") or {}
     if model.get("type") != "WordPiece" or not isinstance(model.get("vocab"), dict):
-        raise ValueError(f"{path}: model is {model.get('type')!r}, not a WordPiece vocabulary")
+        raise UsageError(f"{path}: model is {model.get('type')!r}, not a WordPiece vocabulary")
     by_id = {}
     for token, index in model["vocab"].items():
         if not isinstance(index, int) or index in by_id:
-            raise ValueError(f"{path}: token {token!r} has id {index!r}, not a new integer")
+            raise UsageError(f"{path}: token {token!r} has id {index!r}, not a new integer")
         by_id[index] = token
     if sorted(by_id) != list(range(len(by_id))):
-        raise ValueError(f"{path}: the vocabulary ids are not 0..{len(by_id) - 1}")
+        raise UsageError(f"{path}: the vocabulary ids are not 0..{len(by_id) - 1}")
     for token in by_id.values():
         if "\n" in token or "\r" in token:
-            raise ValueError(f"{path}: token {token!r} cannot be a line of vocab.txt")
+            raise UsageError(f"{path}: token {token!r} cannot be a line of vocab.txt")
     return [by_id[i] for i in range(len(by_id))], path
 
 
@@ -488,7 +474,7 @@ def _strip_base_prefix(weights):
     for name, value in weights.items():
         short = name[len("bert.") :] if name.startswith("bert.") else name
         if short in out:
-            raise ValueError(f"tensor {short} is there both with and without the 'bert.' prefix")
+            raise UsageError(f"tensor {short} is there both with and without the 'bert.' prefix")
         out[short] = value
     return out
 
@@ -513,7 +499,7 @@ def convert_hf_weights(weights, config, source):
         for ours, theirs, transpose in pairs:
             if theirs not in hf:
                 if required:
-                    raise ValueError(f"{source}: tensor {theirs} is missing")
+                    raise UsageError(f"{source}: tensor {theirs} is missing")
                 continue
             value = _as_float32(theirs, hf[theirs])
             out[ours] = np.ascontiguousarray(value.T) if transpose else value
@@ -533,7 +519,7 @@ def convert_hf_weights(weights, config, source):
     for copy, original in _HF_TIED.items():
         if copy in hf and original in hf:
             if hf[copy].shape != hf[original].shape or not np.array_equal(hf[copy], hf[original]):
-                raise ValueError(
+                raise UsageError(
                     f"{source}: {copy} differs from {original}; untied output embeddings "
                     "have no place in this model"
                 )
@@ -543,7 +529,7 @@ def convert_hf_weights(weights, config, source):
     for name, value in out.items():
         if name in expected and list(value.shape) != expected[name]:
             hf_name = {ours: theirs for ours, theirs, _ in _all_pairs(config)}[name]
-            raise ValueError(
+            raise UsageError(
                 f"{source}: tensor {hf_name} has shape {list(hf[hf_name].shape)}, but "
                 f"{name} must be {expected[name]} for this config"
             )
@@ -585,15 +571,15 @@ def hf_to_tf(hf_dir, output_dir):
     """
     start = time.time()
     if not os.path.isdir(hf_dir):
-        raise ValueError(f"--input={hf_dir}: not a directory")
+        raise UsageError(f"--input={hf_dir}: not a directory")
     _check_output_dir(output_dir, TF_FILES)
     config_path = os.path.join(hf_dir, "config.json")
     if not os.path.isfile(config_path):
-        raise ValueError(f"--input={hf_dir}: no config.json")
+        raise UsageError(f"--input={hf_dir}: no config.json")
     config = bert_config_from_hf(_read_json(config_path), config_path)
     vocab, vocab_source = _hf_vocab(hf_dir)
     if len(vocab) > config.vocab_size:
-        raise ValueError(
+        raise UsageError(
             f"{vocab_source}: {len(vocab)} tokens, more than vocab_size {config.vocab_size}"
         )
     do_lower_case, case_source = _hf_lower_case(hf_dir)
@@ -647,11 +633,11 @@ def read_tf_checkpoint(checkpoint):
     if os.path.isdir(checkpoint):
         path = runner.newest_checkpoint(checkpoint)
         if path is None:
-            raise ValueError(f"--input={checkpoint}: no checkpoint in this directory")
+            raise UsageError(f"--input={checkpoint}: no checkpoint in this directory")
     try:
         reader = tf.train.load_checkpoint(path)
     except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError):
-        raise ValueError(f"--input={checkpoint}: no checkpoint there") from None
+        raise UsageError(f"--input={checkpoint}: no checkpoint there") from None
     return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}, path
 
 
@@ -659,7 +645,7 @@ def hf_config_from_bert(config, architecture, labels=None):
     """The config.json dict for a BertConfig; labels name a classifier's outputs."""
     act = config.hidden_act
     if not isinstance(act, str) or act.lower() not in ACT_TO_HF:
-        raise ValueError(f"hidden_act {act!r} has no Hugging Face counterpart")
+        raise UsageError(f"hidden_act {act!r} has no Hugging Face counterpart")
     hf = {
         "architectures": [architecture],
         "model_type": "bert",
@@ -693,7 +679,7 @@ def _labels(task_name, num_labels):
     labels = run_classifier.get_processor(task_name).get_labels()
     labels = labels or ["score"]  # a regression task: one output
     if len(labels) != num_labels:
-        raise ValueError(
+        raise UsageError(
             f"--task_name={task_name} has {len(labels)} outputs, but the checkpoint's "
             f"output_weights has {num_labels} rows"
         )
@@ -707,7 +693,7 @@ def convert_tf_variables(variables, config, source, task_name=None):
     """
     present = [head for head, pairs in HEADS.items() if any(o in variables for o, _, _ in pairs)]
     if "classifier" in present and "squad" in present:
-        raise ValueError(
+        raise UsageError(
             f"{source}: holds both a classifier head (output_weights) and a SQuAD head "
             "(cls/squad/output_weights); convert one model at a time"
         )
@@ -726,10 +712,10 @@ def convert_tf_variables(variables, config, source, task_name=None):
     tensors, used = {}, set()
     for ours, theirs, transpose in pairs:
         if ours not in variables:
-            raise ValueError(f"{source}: variable {ours} is missing")
+            raise UsageError(f"{source}: variable {ours} is missing")
         value = variables[ours]
         if ours in expected and list(value.shape) != expected[ours]:
-            raise ValueError(
+            raise UsageError(
                 f"{source}: variable {ours} has shape {list(value.shape)}, but the config "
                 f"implies {expected[ours]}"
             )
@@ -739,7 +725,7 @@ def convert_tf_variables(variables, config, source, task_name=None):
     if architecture == "BertForSequenceClassification":
         labels = _labels(task_name, int(variables["output_bias"].shape[0]))
     elif task_name is not None:
-        raise ValueError(f"--task_name={task_name}: the checkpoint has no classifier head")
+        raise UsageError(f"--task_name={task_name}: the checkpoint has no classifier head")
     rest = sorted(set(variables) - used)
     dropped = [name for name in rest if _TRAINING_STATE_RE.search(name)]
     unused = [name for name in rest if not _TRAINING_STATE_RE.search(name)]
@@ -759,7 +745,7 @@ def tf_to_hf(checkpoint, bert_config_file, vocab_file, do_lower_case, output_dir
     start = time.time()
     for flag, path in (("bert_config_file", bert_config_file), ("vocab_file", vocab_file)):
         if not path or not os.path.isfile(path):
-            raise ValueError(f"--{flag}={path}: no such file")
+            raise UsageError(f"--{flag}={path}: no such file")
     _check_output_dir(output_dir, HF_FILES)
     config = modeling.BertConfig.from_json_file(bert_config_file)
     variables, path = read_tf_checkpoint(checkpoint)
@@ -811,12 +797,12 @@ def tf_to_hf(checkpoint, bert_config_file, vocab_file, do_lower_case, output_dir
 
 def _check_output_dir(output_dir, names):
     if not output_dir:
-        raise ValueError("--output_dir is required")
+        raise UsageError("--output_dir is required")
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
-        raise ValueError(f"--output_dir={output_dir} is an existing file, not a directory")
+        raise UsageError(f"--output_dir={output_dir} is an existing file, not a directory")
     for name in names:
         if os.path.exists(os.path.join(output_dir, name)):
-            raise ValueError(
+            raise UsageError(
                 f"--output_dir={output_dir} already holds {name}; choose another directory"
             )
 
@@ -837,7 +823,7 @@ def main(_):
     if FLAGS.direction == "hf_to_tf":
         for name in ("bert_config_file", "vocab_file", "task_name", "do_lower_case"):
             if FLAGS[name].present:
-                raise ValueError(f"--{name} is for --direction=tf_to_hf only")
+                raise UsageError(f"--{name} is for --direction=tf_to_hf only")
         result = hf_to_tf(FLAGS.input, FLAGS.output_dir)
         out = FLAGS.output_dir
         print(
@@ -851,7 +837,7 @@ def main(_):
     else:
         for name in ("bert_config_file", "vocab_file"):
             if not getattr(FLAGS, name):
-                raise ValueError(f"--{name} is required with --direction=tf_to_hf")
+                raise UsageError(f"--{name} is required with --direction=tf_to_hf")
         result = tf_to_hf(
             FLAGS.input,
             FLAGS.bert_config_file,
@@ -867,4 +853,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("direction")
     flags.mark_flag_as_required("input")
     flags.mark_flag_as_required("output_dir")
-    runner.run_main(main)
+    script_flags.run_main(main)

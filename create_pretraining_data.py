@@ -49,40 +49,29 @@ import warnings
 
 from absl import flags, logging
 
-if __package__:
-    from . import errors, fileio, script_flags, startup_checks, tfrecord_format, tokenization
-    from .errors import UsageError
-    from .progress import Progress
-else:
-    import errors
-    import fileio
-    import script_flags
-    import startup_checks
-    import tfrecord_format
-    import tokenization
-    from errors import UsageError
-    from progress import Progress
+import errors
+import fileio
+import script_flags
+import startup_checks
+import tfrecord_format
+import tokenization
+from errors import UsageError
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string(
-    "input_file", None, "Input raw text file (or comma-separated list of files or globs)."
-)
-flags.DEFINE_string("output_file", None, "Output TF example file (or comma-separated list).")
-flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
-flags.DEFINE_bool(
+script_flags.define_flags(
+    "input_file",
+    "output_file",
+    "vocab_file",
     "do_lower_case",
-    True,
-    "Whether to lower case the input text. True for uncased models, False for cased ones.",
+    "max_seq_length",
+    "max_predictions_per_seq",
 )
 flags.DEFINE_bool(
     "do_whole_word_mask",
     False,
     "Whether to mask all the WordPiece pieces of a word together (whole word masking).",
-)
-flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.")
-flags.DEFINE_integer(
-    "max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence."
 )
 flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.")
 flags.DEFINE_integer(
@@ -102,7 +91,6 @@ flags.DEFINE_integer(
 )
 
 # Scripts imported later into the same process may redefine the shared names.
-script_flags.allow_redefinition(__name__)
 
 _CLS, _SEP, _MASK, _UNK = "[CLS]", "[SEP]", "[MASK]", "[UNK]"
 # Lines handed to a tokenizer worker at a time, and bytes read at a time.
@@ -1034,4 +1022,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    errors.run_main(main)
+    script_flags.run_main(main)

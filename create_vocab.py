@@ -38,36 +38,23 @@ import time
 
 from absl import flags, logging
 
-if __package__:
-    from . import atomic_write, errors, fileio, script_flags, startup_checks, tokenization
-    from .errors import UsageError
-    from .progress import Progress
-else:
-    import atomic_write
-    import errors
-    import fileio
-    import script_flags
-    import startup_checks
-    import tokenization
-    from errors import UsageError
-    from progress import Progress
+import atomic_write
+import errors
+import fileio
+import script_flags
+import startup_checks
+import tokenization
+from errors import UsageError
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string(
-    "input_file", None, "Input raw text file (or comma-separated list of files or globs)."
-)
-flags.DEFINE_string("output_file", None, "Where to write the vocabulary (vocab.txt).")
+script_flags.define_flags("input_file", "output_file", "do_lower_case")
 flags.DEFINE_integer(
     "vocab_size",
     30522,
     "Number of lines of the vocabulary, special tokens included (default: the size of "
     "BERT-Base's English vocabularies). Fewer if the corpus has nothing left to merge.",
-)
-flags.DEFINE_bool(
-    "do_lower_case",
-    True,
-    "Lower-case and strip accents before counting words (an uncased vocabulary).",
 )
 flags.DEFINE_integer(
     "num_unused",
@@ -84,7 +71,6 @@ flags.DEFINE_integer(
 )
 
 # Scripts imported later into the same process may redefine the shared names.
-script_flags.allow_redefinition(__name__)
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Google's vocabularies put this many [unused] tokens between [PAD] and [UNK].
@@ -313,4 +299,4 @@ def main(_):
 
 
 if __name__ == "__main__":
-    errors.run_main(main)
+    script_flags.run_main(main)

@@ -16,10 +16,8 @@ import os
 import numpy as np
 import tensorflow as tf
 
-if __package__:
-    from . import tokenization
-else:
-    import tokenization
+import tokenization
+from errors import UsageError
 
 EXTENSIONS = (".csv", ".tsv", ".jsonl")
 LABELS_FILE = "labels.txt"
@@ -46,9 +44,9 @@ def find_split_file(data_dir, split):
     ]
     if not found:
         names = ", ".join(split + ext for ext in EXTENSIONS)
-        raise ValueError(f"--data_dir={data_dir}: no {split} file (looked for {names})")
+        raise UsageError(f"--data_dir={data_dir}: no {split} file (looked for {names})")
     if len(found) > 1:
-        raise ValueError(f"--data_dir={data_dir}: several {split} files ({', '.join(found)})")
+        raise UsageError(f"--data_dir={data_dir}: several {split} files ({', '.join(found)})")
     return found[0]
 
 
@@ -82,7 +80,7 @@ def _table_rows(reader, path):
         if not fields:
             continue
         if len(fields) != len(header):
-            raise ValueError(
+            raise UsageError(
                 f"{path}, line {line_number}: {len(fields)} fields, but the header has "
                 f"{len(header)}"
             )
@@ -99,9 +97,9 @@ def _json_rows(lines, path):
         try:
             record = json.loads(line)
         except ValueError as e:
-            raise ValueError(f"{path}, line {line_number}: not JSON ({e})") from None
+            raise UsageError(f"{path}, line {line_number}: not JSON ({e})") from None
         if not isinstance(record, dict):
-            raise ValueError(f"{path}, line {line_number}: not a JSON object")
+            raise UsageError(f"{path}, line {line_number}: not a JSON object")
         rows.append(Row(record, path, line_number))
     return rows
 
@@ -111,10 +109,10 @@ def row_text(row, column, required=True):
     value = row.get(column)
     if value is None:
         if required:
-            raise ValueError(f"{row.where()}: no {column!r} column")
+            raise UsageError(f"{row.where()}: no {column!r} column")
         return None
     if not isinstance(value, str):
-        raise ValueError(f"{row.where()}: {column!r} is {value!r}, not text")
+        raise UsageError(f"{row.where()}: {column!r} is {value!r}, not text")
     return value
 
 
@@ -135,7 +133,7 @@ def row_labels(row, column, multi_label, delimiter):
             names = [part.strip() for part in str(value).split(delimiter)]
         return tuple(dict.fromkeys(name for name in names if name))
     if isinstance(value, (list, dict)):
-        raise ValueError(f"{row.where()}: label {value!r} is not a single label")
+        raise UsageError(f"{row.where()}: label {value!r} is not a single label")
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     label = str(value).strip()
@@ -159,9 +157,9 @@ def parse_labels_flag(value):
     """--labels=a,b,c as a list; duplicates or empty names are errors."""
     labels = [name.strip() for name in value.split(",")]
     if any(not name for name in labels):
-        raise ValueError(f"--labels={value}: empty label name")
+        raise UsageError(f"--labels={value}: empty label name")
     if len(set(labels)) != len(labels):
-        raise ValueError(f"--labels={value}: a label is listed twice")
+        raise UsageError(f"--labels={value}: a label is listed twice")
     return labels
 
 
@@ -181,14 +179,14 @@ def parse_class_weights(spec, label_list, train_examples, multi_label):
     """
     if spec == "balanced":
         if train_examples is None:
-            raise ValueError("--class_weights=balanced needs --do_train (it counts the train set)")
+            raise UsageError("--class_weights=balanced needs --do_train (it counts the train set)")
         counts = dict.fromkeys(label_list, 0)
         for example in train_examples:
             for name in example.label if multi_label else [example.label]:
                 counts[name] += 1
         missing = [name for name, count in counts.items() if count == 0]
         if missing:
-            raise ValueError(
+            raise UsageError(
                 f"--class_weights=balanced: label {missing[0]!r} never occurs in the training "
                 "set; give the weights explicitly"
             )
@@ -199,16 +197,16 @@ def parse_class_weights(spec, label_list, train_examples, multi_label):
         name, sep, number = part.rpartition(":")
         name = name.strip()
         if not sep or name not in weights:
-            raise ValueError(
+            raise UsageError(
                 f"--class_weights={spec}: {part!r} is not label:weight with a label of "
                 f"{', '.join(label_list)}"
             )
         try:
             weight = float(number)
         except ValueError:
-            raise ValueError(f"--class_weights={spec}: {number!r} is not a number") from None
+            raise UsageError(f"--class_weights={spec}: {number!r} is not a number") from None
         if not weight >= 0:
-            raise ValueError(f"--class_weights={spec}: weight {number} is negative")
+            raise UsageError(f"--class_weights={spec}: weight {number} is negative")
         weights[name] = weight
     return [weights[name] for name in label_list]
 

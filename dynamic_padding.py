@@ -20,30 +20,8 @@ import collections
 import heapq
 
 import tensorflow as tf
-from absl import flags
 
-FLAGS = flags.FLAGS
-
-flags.DEFINE_integer(
-    "length_bucket",
-    16,
-    "Evaluation and prediction cut each batch to its longest real sequence rounded up "
-    "to a multiple of this many positions (and group examples by length); the outputs "
-    "stay the same to float32 round-off. 0 computes every batch at max_seq_length.",
-)
-flags.DEFINE_bool(
-    "dynamic_padding",
-    False,
-    "Also cut training batches as --length_bucket says (dropout masks then differ from "
-    "a full-length run).",
-)
-flags.DEFINE_bool(
-    "group_by_length",
-    False,
-    "With --dynamic_padding: batch training examples of similar lengths together, "
-    "shuffling windows of 50 batches, sorting each by length, then shuffling the "
-    "batches.",
-)
+from errors import UsageError
 
 # The feature that carries an example's position in the input, for in_input_order.
 INDEX_KEY = "example_index"
@@ -60,31 +38,43 @@ Settings = collections.namedtuple("Settings", ["length_bucket", "window_batches"
 OFF = Settings(0, 0)
 
 
-def check_flags(use_tpu=False):
-    """Raises ValueError on flag combinations that cannot work."""
-    if FLAGS.length_bucket < 0:
-        raise ValueError(f"--length_bucket={FLAGS.length_bucket}: must be 0 or positive")
-    if FLAGS.dynamic_padding and FLAGS.length_bucket == 0:
-        raise ValueError("--dynamic_padding needs --length_bucket > 0")
-    if FLAGS.group_by_length and not FLAGS.dynamic_padding:
-        raise ValueError("--group_by_length needs --dynamic_padding")
-    if FLAGS.dynamic_padding and use_tpu:
-        raise ValueError("--dynamic_padding: TPUs need static shapes; leave it off with --use_tpu")
+def check_settings(length_bucket, cut_in_training, group_by_length, use_tpu):
+    """Raises UsageError on padding settings (flags) that cannot work together."""
+    if length_bucket < 0:
+        raise UsageError(f"--length_bucket={length_bucket}: must be 0 or positive")
+    if cut_in_training and length_bucket == 0:
+        raise UsageError("--dynamic_padding needs --length_bucket > 0")
+    if group_by_length and not cut_in_training:
+        raise UsageError("--group_by_length needs --dynamic_padding")
+    if cut_in_training and use_tpu:
+        raise UsageError("--dynamic_padding: TPUs need static shapes; leave it off with --use_tpu")
 
 
-def from_flags(is_training, use_tpu=False, window_batches=PREDICT_WINDOW_BATCHES):
-    """The Settings the flags give an input_fn (TPUs always get OFF: static shapes).
+def settings(
+    is_training,
+    length_bucket=16,
+    cut_in_training=False,
+    group_by_length=False,
+    use_tpu=False,
+    window_batches=None,
+):
+    """The Settings of an input_fn: OFF on TPUs (static shapes), with length_bucket 0,
+    and in training unless `cut_in_training` (--dynamic_padding).
 
     `window_batches` is the sorting window of evaluation and prediction
-    (keep it small where each output is large).
+    (default PREDICT_WINDOW_BATCHES; keep it small where each output is
+    large); training sorts windows of GROUP_WINDOW_BATCHES batches with
+    `group_by_length`.
     """
-    if use_tpu or FLAGS.length_bucket == 0:
+    if use_tpu or length_bucket == 0:
         return OFF
     if is_training:
-        if not FLAGS.dynamic_padding:
+        if not cut_in_training:
             return OFF
-        return Settings(FLAGS.length_bucket, GROUP_WINDOW_BATCHES if FLAGS.group_by_length else 0)
-    return Settings(FLAGS.length_bucket, window_batches)
+        return Settings(length_bucket, GROUP_WINDOW_BATCHES if group_by_length else 0)
+    if window_batches is None:
+        window_batches = PREDICT_WINDOW_BATCHES
+    return Settings(length_bucket, window_batches)
 
 
 def real_lengths(input_mask):

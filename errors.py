@@ -1,25 +1,20 @@
 """One error contract for every script: "ERROR: <one line>" on stderr, exit status 1.
 
-A mistake the user can fix (a bad flag, a missing, unreadable or corrupt
-file, a full disk) is reported in one line saying what is wrong and where,
-with no traceback; anything else is a bug and keeps its traceback. This
-module imports no TensorFlow, so the data-preparation scripts can use it
-without paying for TensorFlow: TensorFlow's errors are recognised by the
-module their class comes from.
-
-    if __name__ == "__main__":
-        errors.run_main(main)
+A mistake the user can fix is raised as a UsageError where the bad value
+enters (a flag, a file, a line of a file, a key of a config), with a message
+naming it. That, a RunError (a run that cannot go on, say a NaN loss), an
+OSError (a missing or unreadable file, a full disk) and TensorFlow's errors
+about data (not found, corrupt, truncated) are reported in one line with no
+traceback; anything else, a plain ValueError included, is a bug and keeps
+its traceback. This module imports no TensorFlow, so the data-preparation
+scripts can use it without paying for TensorFlow: TensorFlow's errors are
+recognised by the module their class comes from. Scripts reach it through
+script_flags.run_main.
 """
 
-import gc
-import os
 import re
 import sys
 import traceback
-
-from absl import app, flags
-
-_REPO_DIR = os.path.dirname(os.path.abspath(__file__))
 
 
 class UsageError(ValueError):
@@ -59,32 +54,18 @@ def is_tf_error(error):
     )
 
 
-def _raised_outside_repo(error):
-    """Whether the innermost frame of `error`'s traceback is library code, not ours."""
-    tb = error.__traceback__
-    if tb is None:
-        return False
-    while tb.tb_next is not None:
-        tb = tb.tb_next
-    filename = os.path.abspath(tb.tb_frame.f_code.co_filename)
-    ours = filename.startswith(_REPO_DIR + os.sep) and "site-packages" not in filename
-    return not ours
-
-
 def is_user_error(error):
     """Whether `error` is a user's mistake (one line) rather than a bug (traceback).
 
-    UsageError, RunError and OSError always are; TensorFlow's runtime errors
-    about data (not found, data loss, out of range, ...) are. Any other
-    ValueError counts only if our own code raised it: one raised inside
-    TensorFlow while a graph is built (a shape mismatch, say) is a bug.
+    UsageError, RunError and OSError are; so are TensorFlow's runtime errors
+    about data (not found, data loss, out of range, ...). Nothing else is:
+    a ValueError that reaches the top without having been turned into a
+    UsageError where the bad value entered is a bug.
     """
     if isinstance(error, (UsageError, RunError, OSError)):
         return True
     if is_tf_error(error):
         return type(error).__name__ in _TF_USER_ERRORS
-    if isinstance(error, ValueError):
-        return not _raised_outside_repo(error)
     return False
 
 
@@ -127,34 +108,24 @@ def message(error):
     return text
 
 
-def _show_traceback():
-    return "show_traceback" in flags.FLAGS and flags.FLAGS["show_traceback"].value
-
-
-def report(error):
-    """Writes "ERROR: <one line>" (and the traceback under --show_traceback); exits 1."""
-    if _show_traceback():
+def report(error, show_traceback=False):
+    """Writes "ERROR: <one line>" (after the traceback if `show_traceback`); exits 1."""
+    if show_traceback:
         traceback.print_exception(type(error), error, error.__traceback__)
     sys.stderr.write(f"ERROR: {message(error)}\n")
     sys.stderr.flush()
     sys.exit(1)
 
 
-def call(function, *args):
-    """Returns function(*args); a user error is reported in one line (exit 1), a bug re-raised."""
+def call(function, *args, show_traceback=lambda: False):
+    """Returns function(*args); a user error is reported in one line (exit 1), a bug re-raised.
+
+    show_traceback() says whether to print a user error's traceback too
+    (asked only when there is one, as flags are parsed by then).
+    """
     try:
         return function(*args)
     except Exception as e:
         if not is_user_error(e):
             raise
-        report(e)
-
-
-def run_main(main, argv=None):
-    """Runs `main` through absl's app.run; a user error becomes one line and exit 1."""
-    # What the script has imported by now (some 270k objects for TensorFlow
-    # alone) lives until exit. Frozen, the cyclic garbage collector no longer
-    # rescans it during graph building or at interpreter shutdown: about 1.4
-    # CPU-seconds less per run, most of it at exit.
-    gc.freeze()
-    app.run(lambda args: call(main, args), argv=argv)
+        report(e, show_traceback())

@@ -8,10 +8,7 @@ written here reads the same as one the original wrote.
 import numpy as np
 from absl import logging
 
-if __package__:
-    from . import atomic_write
-else:
-    import atomic_write
+import atomic_write
 
 
 def format_value(value):

@@ -20,61 +20,26 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-if __package__:
-    from . import (
-        atomic_write,
-        dynamic_padding,
-        errors,
-        fileio,
-        modeling,
-        runner,
-        script_flags,
-        startup_checks,
-        tokenization,
-    )
-    from .errors import UsageError
-    from .features import pack_pair, split_text_pair, truncate_seq_pair
-    from .progress import Progress
-else:
-    import atomic_write
-    import dynamic_padding
-    import errors
-    import fileio
-    import modeling
-    import runner
-    import script_flags
-    import startup_checks
-    import tokenization
-    from errors import UsageError
-    from features import pack_pair, split_text_pair, truncate_seq_pair
-    from progress import Progress
+import atomic_write
+import dynamic_padding
+import errors
+import fileio
+import modeling
+import runner
+import script_flags
+import startup_checks
+import tokenization
+from errors import UsageError
+from features import pack_pair, split_text_pair, truncate_seq_pair
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_string("input_file", None, "Text file with one example a line.")
-flags.DEFINE_string("output_file", None, "Where the JSON lines are written.")
+script_flags.define_model_flags()
+script_flags.define_flags("input_file", "output_file")
+script_flags.define_runner_flags()
 flags.DEFINE_string(
     "layers", "-1,-2,-3,-4", "Comma-separated encoder layers to output; -1 is the last."
-)
-flags.DEFINE_string(
-    "bert_config_file",
-    None,
-    "The config json file of the pre-trained BERT model; it fixes the architecture.",
-)
-flags.DEFINE_integer(
-    "max_seq_length",
-    128,
-    "Maximum total input length in WordPiece tokens; longer inputs are truncated, "
-    "shorter ones padded.",
-)
-flags.DEFINE_string(
-    "init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model)."
-)
-flags.DEFINE_string("vocab_file", None, "The WordPiece vocabulary the model was trained on.")
-flags.DEFINE_bool(
-    "do_lower_case",
-    True,
-    "Whether to lower-case the input; True for uncased models, False for cased ones.",
 )
 flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
 flags.DEFINE_bool(
@@ -99,7 +64,6 @@ flags.DEFINE_string(
 )
 
 # Scripts imported later into the same process may redefine the shared names.
-script_flags.allow_redefinition(__name__)
 
 # Examples below this index are logged in full while converting.
 _NUM_LOGGED_EXAMPLES = 5
@@ -292,11 +256,11 @@ def parse_layers(layers, num_hidden_layers):
         try:
             index = int(part)
         except ValueError:
-            raise ValueError(
+            raise UsageError(
                 f"--layers={layers}: {part.strip()!r} is not an integer layer index"
             ) from None
         if not -num_hidden_layers <= index < num_hidden_layers:
-            raise ValueError(
+            raise UsageError(
                 f"--layers={layers}: layer {index} does not exist in a model with "
                 f"{num_hidden_layers} layers (use -{num_hidden_layers}..{num_hidden_layers - 1})"
             )
@@ -385,7 +349,7 @@ def main(_):
     logging.set_verbosity(logging.INFO)
 
     startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
-    dynamic_padding.check_flags(FLAGS.use_tpu)
+    script_flags.check_padding_flags()
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     layer_indexes = parse_layers(FLAGS.layers, bert_config.num_hidden_layers)
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
@@ -419,14 +383,14 @@ def main(_):
     try:
         estimator = runner.Estimator(
             model_fn=model_fn,
-            config=runner.RunConfig(model_dir=scratch_dir),
+            config=script_flags.run_config_from_flags(model_dir=scratch_dir),
             predict_batch_size=FLAGS.batch_size,
         )
         input_fn = input_fn_builder(
             features=features,
             seq_length=FLAGS.max_seq_length,
-            padding=dynamic_padding.from_flags(
-                is_training=False, use_tpu=FLAGS.use_tpu, window_batches=WINDOW_BATCHES
+            padding=script_flags.padding_from_flags(
+                is_training=False, window_batches=WINDOW_BATCHES
             ),
         )
         fileio.makedirs(os.path.dirname(os.path.abspath(FLAGS.output_file)))
@@ -446,4 +410,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("bert_config_file")
     flags.mark_flag_as_required("init_checkpoint")
     flags.mark_flag_as_required("output_file")
-    runner.run_main(main)
+    script_flags.run_main(main)

@@ -13,11 +13,8 @@ import re
 
 import tensorflow as tf
 
-if __package__:
-    from . import atomic_write, dynamic_padding
-else:
-    import atomic_write
-    import dynamic_padding
+import atomic_write
+import dynamic_padding
 
 
 def create_int_feature(values):

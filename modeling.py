@@ -31,10 +31,8 @@ import six
 import tensorflow as tf
 from absl import logging as absl_logging
 
-if __package__:
-    from . import checkpoint_shapes
-else:
-    import checkpoint_shapes
+import checkpoint_shapes
+from errors import UsageError
 
 LAYER_NORM_EPSILON = 1e-12
 # Added to the attention scores of padding positions: large enough that
@@ -173,9 +171,9 @@ class BertConfig:
         except ValueError as e:
             line = getattr(e, "lineno", None)
             where = f"{json_file}:{line}" if line else json_file
-            raise ValueError(f"{where}: not a valid JSON BERT config ({e})") from None
+            raise UsageError(f"{where}: not a valid JSON BERT config ({e})") from None
         if not isinstance(json_object, dict):
-            raise ValueError(
+            raise UsageError(
                 f"{json_file}: a BERT config must be a JSON object, "
                 f"got {type(json_object).__name__}"
             )
@@ -197,30 +195,30 @@ class BertConfig:
           ValueError: naming `source` and the offending key.
         """
         if self.vocab_size is None:
-            raise ValueError(f"{source}: vocab_size is missing")
+            raise UsageError(f"{source}: vocab_size is missing")
         for key in _CONFIG_SIZES:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise ValueError(f"{source}: {key} must be a positive integer, got {value!r}")
+                raise UsageError(f"{source}: {key} must be a positive integer, got {value!r}")
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"{source}: {key} must be a number, got {value!r}")
+                raise UsageError(f"{source}: {key} must be a number, got {value!r}")
             if key == "initializer_range" and value <= 0:
-                raise ValueError(f"{source}: {key} must be positive, got {value!r}")
+                raise UsageError(f"{source}: {key} must be positive, got {value!r}")
             if key != "initializer_range" and not 0 <= value < 1:
-                raise ValueError(f"{source}: {key} must be in [0, 1), got {value!r}")
+                raise UsageError(f"{source}: {key} must be in [0, 1), got {value!r}")
         try:
             if not (isinstance(self.hidden_act, six.string_types) or callable(self.hidden_act)):
                 raise ValueError(self.hidden_act)
             get_activation(self.hidden_act)
         except ValueError:
-            raise ValueError(
+            raise UsageError(
                 f"{source}: hidden_act {self.hidden_act!r} is not one of "
                 "gelu, gelu_erf, relu, tanh, linear"
             ) from None
         if self.hidden_size % self.num_attention_heads:
-            raise ValueError(
+            raise UsageError(
                 f"{source}: hidden_size ({self.hidden_size}) is not a multiple of "
                 f"num_attention_heads ({self.num_attention_heads})"
             )

@@ -24,11 +24,9 @@ import os
 import numpy as np
 import tensorflow as tf
 
-if __package__:
-    from . import features, tokenization
-else:
-    import features
-    import tokenization
+import features
+import tokenization
+from errors import UsageError
 
 EXTRA_DIR = "assets.extra"
 SETTINGS_FILE = "predictor.json"
@@ -100,7 +98,7 @@ class Predictor:
         if vocab_file is None:
             vocab_file = os.path.join(export_dir, EXTRA_DIR, "vocab.txt")
         if not tf.io.gfile.exists(vocab_file):
-            raise ValueError(f"{export_dir}: no vocabulary in {EXTRA_DIR}/; pass vocab_file")
+            raise UsageError(f"{export_dir}: no vocabulary in {EXTRA_DIR}/; pass vocab_file")
         if do_lower_case is None:
             do_lower_case = settings.get("do_lower_case", True)
         self.labels = list(labels) if labels is not None else settings.get("labels")
@@ -116,7 +114,7 @@ class Predictor:
             # Exports of fixed length say it in their signature.
             max_seq_length = self._serve.structured_input_signature[1]["input_ids"].shape[1]
         if max_seq_length is None:
-            raise ValueError(f"{export_dir}: no max_seq_length recorded; pass max_seq_length")
+            raise UsageError(f"{export_dir}: no max_seq_length recorded; pass max_seq_length")
         self.encode = TextEncoder(vocab_file, do_lower_case, int(max_seq_length))
         self._takes_any_length = (
             self._serve.structured_input_signature[1]["input_ids"].shape[1] is None

@@ -20,90 +20,33 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-if __package__:
-    from . import (
-        atomic_write,
-        checkpoint_shapes,
-        custom_data,
-        dynamic_padding,
-        eval_results,
-        features,
-        modeling,
-        optimization,
-        predictor,
-        runner,
-        runner_evaluation,
-        script_flags,
-        serving,
-        startup_checks,
-        tokenization,
-    )
-    from .progress import Progress
-else:
-    import atomic_write
-    import checkpoint_shapes
-    import custom_data
-    import dynamic_padding
-    import eval_results
-    import features
-    import modeling
-    import optimization
-    import predictor
-    import runner
-    import runner_evaluation
-    import script_flags
-    import serving
-    import startup_checks
-    import tokenization
-    from progress import Progress
+import atomic_write
+import checkpoint_shapes
+import custom_data
+import dynamic_padding
+import eval_results
+import features
+import modeling
+import optimization
+import predictor
+import runner
+import runner_evaluation
+import script_flags
+import serving
+import startup_checks
+import tokenization
+from errors import UsageError
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
 # Required parameters.
-flags.DEFINE_string(
-    "data_dir", None, "The input data dir. Should contain the .tsv files for the task."
-)
-flags.DEFINE_string(
-    "bert_config_file",
-    None,
-    "The config json file of the pre-trained BERT model; it sets the architecture.",
-)
-flags.DEFINE_string("task_name", None, "The name of the task to train.")
-flags.DEFINE_string("vocab_file", None, "The vocabulary file the BERT model was trained on.")
-flags.DEFINE_string(
-    "output_dir", None, "The output directory for checkpoints, records and results."
-)
+script_flags.define_model_flags()
+script_flags.define_fine_tuning_flags()
+script_flags.define_runner_flags()
+script_flags.define_flags("data_dir", "task_name", "labels", "window_stride")
 
 # Other parameters.
-flags.DEFINE_string(
-    "init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model)."
-)
-flags.DEFINE_bool(
-    "do_lower_case",
-    True,
-    "Whether to lower case the input text. True for uncased models, False for cased ones.",
-)
-flags.DEFINE_integer(
-    "max_seq_length",
-    128,
-    "The maximum total input sequence length after WordPiece tokenization. Longer "
-    "sequences are truncated, shorter ones padded.",
-)
-flags.DEFINE_bool("do_train", False, "Whether to run training.")
-flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
-flags.DEFINE_bool("do_predict", False, "Whether to run the model on the test set.")
-flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
-flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
-flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
-flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
-flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
-flags.DEFINE_float(
-    "warmup_proportion",
-    0.1,
-    "Proportion of training to perform linear learning rate warmup for (0.1 = 10%).",
-)
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each estimator call.")
 
 # Beyond the original.
 flags.DEFINE_string(
@@ -111,13 +54,6 @@ flags.DEFINE_string(
     None,
     "With --do_predict: also write the test predictions here in the GLUE submission "
     "format (header 'index<TAB>prediction', the task's label names or STS-B scores).",
-)
-flags.DEFINE_string(
-    "export_dir",
-    None,
-    "If set, export the newest checkpoint in output_dir as a SavedModel here, with a "
-    "serving signature from input_ids/input_mask/segment_ids to probabilities (or "
-    "score for regression tasks). The directory must not exist yet.",
 )
 
 flags.DEFINE_string(
@@ -132,13 +68,6 @@ flags.DEFINE_string(
 )
 flags.DEFINE_string(
     "label_column", "label", "--task_name=custom: the column holding the label(s)."
-)
-flags.DEFINE_string(
-    "labels",
-    None,
-    "--task_name=custom: the comma-separated label names, in class-id order. Default: "
-    "output_dir/labels.txt if an earlier run wrote it, else the sorted labels of the "
-    "training file.",
 )
 flags.DEFINE_bool(
     "multi_label",
@@ -165,12 +94,6 @@ flags.DEFINE_bool(
     "truncating it: training uses every window, eval and predict average the windows' "
     "probabilities. Pairs are still truncated.",
 )
-flags.DEFINE_integer(
-    "window_stride",
-    None,
-    "With --long_text_windows: how many word pieces apart consecutive windows start "
-    "(default: half a window, (max_seq_length - 2) // 2).",
-)
 flags.DEFINE_string(
     "predict_text_file",
     None,
@@ -179,7 +102,6 @@ flags.DEFINE_string(
 )
 
 # Scripts imported later into the same process may redefine the shared names.
-script_flags.allow_redefinition(__name__)
 
 
 class InputExample:
@@ -248,7 +170,7 @@ def _where(line, index):
 def _require_columns(line, index, count):
     """Raises ValueError naming the file and line if `line` has < `count` fields."""
     if len(line) < count:
-        raise ValueError(
+        raise UsageError(
             f"{_where(line, index)}: expected at least {count} tab-separated "
             f"columns, found {len(line)}"
         )
@@ -275,10 +197,10 @@ def _check_label(line, index, label, label_list):
         try:
             float(label)
         except ValueError:
-            raise ValueError(f"{_where(line, index)}: label {label!r} is not a number") from None
+            raise UsageError(f"{_where(line, index)}: label {label!r} is not a number") from None
     elif label not in label_list:
         known = ", ".join(map(str, label_list))
-        raise ValueError(f"{_where(line, index)}: label {label!r} is not one of {known}")
+        raise UsageError(f"{_where(line, index)}: label {label!r} is not one of {known}")
 
 
 class DataProcessor:
@@ -315,7 +237,7 @@ class DataProcessor:
         a bad row can be reported precisely. A missing file is a ValueError.
         """
         if not tf.io.gfile.exists(input_file):
-            raise ValueError(f"{input_file}: no such file")
+            raise UsageError(f"{input_file}: no such file")
         with tf.io.gfile.GFile(input_file, "r") as f:
             reader = csv.reader(f, delimiter="\t", quotechar=quotechar)
             return [TsvRow(fields, input_file, reader.line_num) for fields in reader]
@@ -677,7 +599,7 @@ class CustomProcessor(DataProcessor):
             )
             if label is None:
                 if set_type != "test":
-                    raise ValueError(f"{row.where()}: no label in column {self.label_column!r}")
+                    raise UsageError(f"{row.where()}: no label in column {self.label_column!r}")
                 label = () if self.multi_label else (self.labels or [""])[0]
             elif self.labels is not None:
                 for name in label if self.multi_label else [label]:
@@ -706,7 +628,7 @@ def get_processor(task_name):
     """Returns a processor for `task_name` (case-insensitive); unknown is a ValueError."""
     name = (task_name or "").lower()
     if name not in PROCESSORS:
-        raise ValueError(
+        raise UsageError(
             f"Task not found: {task_name} (known tasks: {', '.join(sorted(PROCESSORS))})"
         )
     return PROCESSORS[name]()
@@ -751,7 +673,7 @@ def convert_single_example(
     else:
         label_map = {label: i for i, label in enumerate(label_list)}
         if example.label not in label_map:
-            raise ValueError(
+            raise UsageError(
                 f"Example {example.guid}: label {example.label!r} is not one of "
                 f"{', '.join(map(str, label_list))}"
             )
@@ -785,7 +707,7 @@ def multi_hot(example, label_list):
     """The 0/1 list over label_list of a multi-label example; unknown names are errors."""
     unknown = [name for name in example.label if name not in label_list]
     if unknown:
-        raise ValueError(
+        raise UsageError(
             f"Example {example.guid}: label {unknown[0]!r} is not one of "
             f"{', '.join(map(str, label_list))}"
         )
@@ -1363,7 +1285,7 @@ def _check_file_flag(name):
 
 def _nonempty(examples, split):
     if not examples:
-        raise ValueError(
+        raise UsageError(
             f"--data_dir={FLAGS.data_dir}: the {split} set of task {FLAGS.task_name} "
             "has no examples"
         )
@@ -1405,9 +1327,9 @@ def combine_windows(outputs, owners, count):
 def _check_custom_flags(is_custom):
     """The flags of the user-data features, checked before any work."""
     if FLAGS.multi_label and not is_custom:
-        raise ValueError("--multi_label needs --task_name=custom")
+        raise UsageError("--multi_label needs --task_name=custom")
     if not 0 < FLAGS.multi_label_threshold < 1:
-        raise ValueError(
+        raise UsageError(
             f"--multi_label_threshold={FLAGS.multi_label_threshold}: must be between 0 and 1"
         )
     if (
@@ -1415,7 +1337,7 @@ def _check_custom_flags(is_custom):
         and FLAGS.window_stride is not None
         and not 1 <= FLAGS.window_stride <= FLAGS.max_seq_length - 2
     ):
-        raise ValueError(
+        raise UsageError(
             f"--window_stride={FLAGS.window_stride}: must be between 1 and max_seq_length - 2 "
             f"({FLAGS.max_seq_length - 2})"
         )
@@ -1452,7 +1374,7 @@ def _custom_processor():
     if FLAGS.labels:
         labels = custom_data.parse_labels_flag(FLAGS.labels)
         if saved is not None and saved != labels:
-            raise ValueError(
+            raise UsageError(
                 f"--labels={FLAGS.labels} differs from {labels_path} ({','.join(saved)}) of an "
                 "earlier run; use another --output_dir"
             )
@@ -1463,14 +1385,14 @@ def _custom_processor():
             try:
                 custom_data.find_split_file(FLAGS.data_dir, "train")
             except ValueError:
-                raise ValueError(
+                raise UsageError(
                     f"--task_name=custom: no {labels_path} and no train file in "
                     f"--data_dir={FLAGS.data_dir} to take the labels from; pass --labels"
                 ) from None
         train_examples = processor.get_train_examples(FLAGS.data_dir)
         labels = custom_data.labels_from_examples(train_examples, FLAGS.multi_label)
     if len(labels) < (1 if FLAGS.multi_label else 2):
-        raise ValueError(f"--task_name=custom: needs at least two labels, found {labels}")
+        raise UsageError(f"--task_name=custom: needs at least two labels, found {labels}")
     processor.set_labels(labels)
     return processor
 
@@ -1531,7 +1453,7 @@ def prepare_dev_set(eval_examples, label_list, tokenizer, multi_label, window_st
         drop_remainder=bool(FLAGS.use_tpu),
         is_regression=is_regression,
         num_labels=label_width,
-        padding=dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
+        padding=script_flags.padding_from_flags(is_training=False),
     )
     return DevSet(eval_examples, num_actual_eval_examples, eval_input_fn, eval_steps, eval_owners)
 
@@ -1631,7 +1553,7 @@ def read_text_examples(path, label_list, multi_label):
             text_a, text_b = features.split_text_pair(line)
             examples.append(InputExample(f"text-{line_number}", text_a, text_b, placeholder))
     if not examples:
-        raise ValueError(f"--predict_text_file={path}: no text in the file")
+        raise UsageError(f"--predict_text_file={path}: no text in the file")
     return examples
 
 
@@ -1662,7 +1584,7 @@ def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label
         FLAGS.max_seq_length,
         label_shape,
         label_dtype,
-        dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
+        script_flags.padding_from_flags(is_training=False),
     )
     logging.info("***** Predicting %d texts of %s *****", len(examples), FLAGS.predict_text_file)
     outputs = _predict_outputs(estimator, input_fn, output_name, len(examples), owners)
@@ -1692,17 +1614,17 @@ def main(_):
         or FLAGS.export_dir
         or FLAGS.predict_text_file
     ):
-        raise ValueError(
+        raise UsageError(
             "At least one of `do_train`, `do_eval` or `do_predict' must be True "
             "(or --export_dir or --predict_text_file set)."
         )
     if FLAGS.glue_submission_file and not FLAGS.do_predict:
-        raise ValueError("--glue_submission_file needs --do_predict")
-    eval_options = runner_evaluation.options_from_flags(
+        raise UsageError("--glue_submission_file needs --do_predict")
+    eval_options = script_flags.evaluation_options_from_flags(
         FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
     )
 
-    dynamic_padding.check_flags(FLAGS.use_tpu)
+    script_flags.check_padding_flags()
     _check_file_flag("bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
@@ -1719,24 +1641,20 @@ def main(_):
     is_regression = label_list is None
     multi_label = FLAGS.multi_label
     if FLAGS.class_weights and is_regression:
-        raise ValueError(f"--class_weights: task {FLAGS.task_name} is a regression task")
+        raise UsageError(f"--class_weights: task {FLAGS.task_name} is a regression task")
     window_stride = _window_stride()
     label_width = len(label_list) if multi_label else None
     num_labels = 1 if is_regression else len(label_list)
     output_name = "score" if is_regression else "probabilities"
 
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
-        raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
+        raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     checkpoint_shapes.check_head_of_newest_checkpoint(
         FLAGS.output_dir, num_labels, bert_config.hidden_size
     )
     tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
 
-    run_config = runner.RunConfig(
-        model_dir=FLAGS.output_dir,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop,
-    )
+    run_config = script_flags.run_config_from_flags()
 
     # Read every needed set before any work, so that a bad row stops the run
     # before hours of training rather than after.
@@ -1822,7 +1740,7 @@ def main(_):
             drop_remainder=True,
             is_regression=is_regression,
             num_labels=label_width,
-            padding=dynamic_padding.from_flags(is_training=True, use_tpu=FLAGS.use_tpu),
+            padding=script_flags.padding_from_flags(is_training=True),
         )
         final_result = runner_evaluation.train_and_evaluate(
             estimator, train_input_fn, num_train_steps, evaluate, write_eval_results, eval_options
@@ -1859,7 +1777,7 @@ def main(_):
             drop_remainder=bool(FLAGS.use_tpu),
             is_regression=is_regression,
             num_labels=label_width,
-            padding=dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu),
+            padding=script_flags.padding_from_flags(is_training=False),
         )
         outputs = _predict_outputs(
             estimator, predict_input_fn, output_name, num_actual_predict_examples, predict_owners
@@ -1884,7 +1802,7 @@ def main(_):
         # (e.g. a classifier fine-tuned elsewhere).
         checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
         if not checkpoint_path:
-            raise ValueError(
+            raise UsageError(
                 f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
                 "--init_checkpoint to export"
             )
@@ -1913,4 +1831,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("vocab_file")
     flags.mark_flag_as_required("bert_config_file")
     flags.mark_flag_as_required("output_dir")
-    runner.run_main(main)
+    script_flags.run_main(main)

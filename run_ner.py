@@ -21,92 +21,29 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-if __package__:
-    from . import (
-        atomic_write,
-        checkpoint_shapes,
-        eval_results,
-        features,
-        modeling,
-        optimization,
-        runner,
-        script_flags,
-        serving,
-        startup_checks,
-        tokenization,
-    )
-    from .progress import Progress
-else:
-    import atomic_write
-    import checkpoint_shapes
-    import eval_results
-    import features
-    import modeling
-    import optimization
-    import runner
-    import script_flags
-    import serving
-    import startup_checks
-    import tokenization
-    from progress import Progress
+import atomic_write
+import checkpoint_shapes
+import eval_results
+import features
+import modeling
+import optimization
+import runner
+import script_flags
+import serving
+import startup_checks
+import tokenization
+from errors import UsageError
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
 # Required parameters.
-flags.DEFINE_string(
-    "data_dir",
-    None,
-    "The input data dir, holding train.txt, dev.txt and test.txt in CoNLL format: one "
-    "word a line, whitespace-separated columns, the word first; blank lines between "
-    "sentences; -DOCSTART- lines between documents.",
-)
-flags.DEFINE_string(
-    "bert_config_file",
-    None,
-    "The config json file of the pre-trained BERT model; it sets the architecture.",
-)
-flags.DEFINE_string("vocab_file", None, "The vocabulary file the BERT model was trained on.")
-flags.DEFINE_string(
-    "output_dir", None, "The output directory for checkpoints, records, labels and results."
-)
+script_flags.define_model_flags()
+script_flags.define_fine_tuning_flags()
+script_flags.define_runner_flags()
+script_flags.define_flags("data_dir", "labels", "window_stride")
 
 # Other parameters (as run_classifier.py).
-flags.DEFINE_string(
-    "init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model)."
-)
-flags.DEFINE_bool(
-    "do_lower_case",
-    True,
-    "Whether to lower case the input text. True for uncased models, False for cased ones.",
-)
-flags.DEFINE_integer(
-    "max_seq_length",
-    128,
-    "The maximum total input sequence length after WordPiece tokenization. Longer "
-    "sentences are split into overlapping windows, shorter ones padded.",
-)
-flags.DEFINE_bool("do_train", False, "Whether to run training.")
-flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
-flags.DEFINE_bool("do_predict", False, "Whether to run the model on the test set.")
-flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
-flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
-flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predict.")
-flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
-flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
-flags.DEFINE_float(
-    "warmup_proportion",
-    0.1,
-    "Proportion of training to perform linear learning rate warmup for (0.1 = 10%).",
-)
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each estimator call.")
-flags.DEFINE_string(
-    "export_dir",
-    None,
-    "If set, export the newest checkpoint in output_dir as a SavedModel here, with a "
-    "serving signature from input_ids/input_mask/segment_ids to probabilities "
-    "[batch, max_seq_length, num_labels]. The directory must not exist yet.",
-)
 
 # Specific to tagging.
 flags.DEFINE_integer(
@@ -123,22 +60,8 @@ flags.DEFINE_enum(
     "type, as the original CoNLL-2003 files), IOB2 (B- begins every entity) or IOBES "
     "(also E- ends one and S- is a single word). A tag with another prefix is an error.",
 )
-flags.DEFINE_string(
-    "labels",
-    None,
-    "Comma-separated tag set, e.g. O,B-PER,I-PER. Default: output_dir/labels.txt if it "
-    "exists, else every tag of train.txt (O first, then sorted), written to labels.txt.",
-)
-flags.DEFINE_integer(
-    "window_stride",
-    None,
-    "A sentence longer than max_seq_length - 2 pieces is split into windows whose starts "
-    "are at least this many pieces apart (moved on to a word start). Default: half a "
-    "window, (max_seq_length - 2) // 2.",
-)
 
 # Scripts imported later into the same process may redefine the shared names.
-script_flags.allow_redefinition(__name__)
 
 OUTSIDE = "O"
 SCHEME_PREFIXES = {"IOB1": "BI", "IOB2": "BI", "IOBES": "BIES"}
@@ -203,7 +126,7 @@ def read_conll(path, tag_column=-1, with_tags=True):
     naming the file (and line).
     """
     if not tf.io.gfile.exists(path):
-        raise ValueError(f"{path}: no such file")
+        raise UsageError(f"{path}: no such file")
     with tf.io.gfile.GFile(path, "r") as f:
         lines = f.read().splitlines()
     examples = []
@@ -234,7 +157,7 @@ def read_conll(path, tag_column=-1, with_tags=True):
             if with_tags:
                 _check_tag_column(path, line_number, num_columns, tag_column)
         if len(columns) != num_columns:
-            raise ValueError(
+            raise UsageError(
                 f"{path}, line {line_number}: {len(columns)} columns where the file's first "
                 f"word line has {num_columns}"
             )
@@ -244,14 +167,14 @@ def read_conll(path, tag_column=-1, with_tags=True):
             tags.append(columns[tag_column])
     end_sentence()
     if not examples:
-        raise ValueError(f"{path}: no sentences (the file holds no word lines)")
+        raise UsageError(f"{path}: no sentences (the file holds no word lines)")
     return examples
 
 
 def _check_tag_column(path, line_number, num_columns, tag_column):
     index = tag_column if tag_column >= 0 else num_columns + tag_column
     if not 0 < index < num_columns:
-        raise ValueError(
+        raise UsageError(
             f"{path}, line {line_number}: --tag_column={tag_column} does not name a tag "
             f"column of a line with {num_columns} columns (column 0 is the word)"
         )
@@ -262,9 +185,9 @@ def check_tag(tag, scheme):
     prefix, _, entity_type = tag.partition("-")
     if tag != OUTSIDE and not (len(prefix) == 1 and prefix in SCHEME_PREFIXES[scheme]):
         allowed = ", ".join(f"{p}-" for p in SCHEME_PREFIXES[scheme])
-        raise ValueError(f"tag {tag!r} is not O or {allowed}<TYPE> (--tag_scheme={scheme})")
+        raise UsageError(f"tag {tag!r} is not O or {allowed}<TYPE> (--tag_scheme={scheme})")
     if tag != OUTSIDE and not entity_type:
-        raise ValueError(f"tag {tag!r} has no entity type after its prefix")
+        raise UsageError(f"tag {tag!r} has no entity type after its prefix")
 
 
 def check_example_tags(examples, path, scheme, label_list=None):
@@ -278,9 +201,9 @@ def check_example_tags(examples, path, scheme, label_list=None):
             try:
                 check_tag(tag, scheme)
             except ValueError as e:
-                raise ValueError(f"{path}, line {line_number}: {e}") from None
+                raise UsageError(f"{path}, line {line_number}: {e}") from None
             if known is not None and tag not in known:
-                raise ValueError(
+                raise UsageError(
                     f"{path}, line {line_number}: tag {tag!r} is not in the label set "
                     f"({', '.join(label_list)})"
                 )
@@ -302,14 +225,14 @@ def parse_labels_flag(value, scheme):
     """Splits --labels into a list, checking each tag and that none repeats."""
     labels = [label.strip() for label in value.split(",") if label.strip()]
     if not labels:
-        raise ValueError(f"--labels={value!r}: no labels")
+        raise UsageError(f"--labels={value!r}: no labels")
     for label in labels:
         try:
             check_tag(label, scheme)
         except ValueError as e:
-            raise ValueError(f"--labels: {e}") from None
+            raise UsageError(f"--labels: {e}") from None
     if len(set(labels)) != len(labels):
-        raise ValueError(f"--labels={value!r}: a tag is given twice")
+        raise UsageError(f"--labels={value!r}: a tag is given twice")
     return labels
 
 
@@ -798,7 +721,7 @@ def _choose_labels(train_examples, train_path):
     if FLAGS.labels:
         label_list = parse_labels_flag(FLAGS.labels, FLAGS.tag_scheme)
         if saved is not None and saved != label_list:
-            raise ValueError(
+            raise UsageError(
                 f"--labels={FLAGS.labels} differs from {label_file} ({','.join(saved)}), "
                 "which the checkpoints in --output_dir were trained with"
             )
@@ -808,10 +731,10 @@ def _choose_labels(train_examples, train_path):
             try:
                 check_tag(label, FLAGS.tag_scheme)
             except ValueError as e:
-                raise ValueError(f"{label_file}: {e}") from None
+                raise UsageError(f"{label_file}: {e}") from None
         return saved, False
     if train_examples is None:
-        raise ValueError(
+        raise UsageError(
             f"no tag set: --output_dir={FLAGS.output_dir} has no labels.txt; train there "
             "first (--do_train) or give --labels"
         )
@@ -838,7 +761,7 @@ def _window_stride():
     if stride is None:
         stride = max(1, max_pieces // 2)
     if not 1 <= stride <= max_pieces:
-        raise ValueError(
+        raise UsageError(
             f"--window_stride={FLAGS.window_stride} must be between 1 and max_seq_length - 2 "
             f"= {max_pieces}, or windows would skip words"
         )
@@ -877,7 +800,7 @@ def _export(bert_config, num_labels):
     """As predict: the newest checkpoint in output_dir, else --init_checkpoint."""
     checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
     if not checkpoint_path:
-        raise ValueError(
+        raise UsageError(
             f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
             "--init_checkpoint to export"
         )
@@ -891,7 +814,7 @@ def _check_flags():
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
 
     if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
-        raise ValueError(
+        raise UsageError(
             "At least one of `do_train`, `do_eval` or `do_predict' must be True "
             "(or --export_dir set)."
         )
@@ -900,12 +823,12 @@ def _check_flags():
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     if FLAGS.max_seq_length < 3:
-        raise ValueError(f"--max_seq_length={FLAGS.max_seq_length}: needs room for [CLS] x [SEP]")
+        raise UsageError(f"--max_seq_length={FLAGS.max_seq_length}: needs room for [CLS] x [SEP]")
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     startup_checks.check_output_dir(FLAGS.output_dir)
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
-        raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
+        raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     return bert_config, _window_stride()
 
 
@@ -935,11 +858,7 @@ def main(_):
     )
     tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
 
-    run_config = runner.RunConfig(
-        model_dir=FLAGS.output_dir,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop,
-    )
+    run_config = script_flags.run_config_from_flags()
 
     def convert(examples):
         return convert_examples_to_features(
@@ -1030,4 +949,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("vocab_file")
     flags.mark_flag_as_required("bert_config_file")
     flags.mark_flag_as_required("output_dir")
-    runner.run_main(main)
+    script_flags.run_main(main)

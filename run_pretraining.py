@@ -13,72 +13,41 @@ import os
 import tensorflow as tf
 from absl import flags, logging
 
-if __package__:
-    from . import (
-        errors,
-        eval_results,
-        modeling,
-        optimization,
-        runner,
-        runner_evaluation,
-        script_flags,
-        startup_checks,
-        tfrecord_format,
-    )
-    from . import features as features_lib
-    from .errors import UsageError
-else:
-    import errors
-    import eval_results
-    import features as features_lib
-    import modeling
-    import optimization
-    import runner
-    import runner_evaluation
-    import script_flags
-    import startup_checks
-    import tfrecord_format
-    from errors import UsageError
+import errors
+import eval_results
+import features as features_lib
+import modeling
+import optimization
+import runner
+import runner_evaluation
+import script_flags
+import startup_checks
+import tfrecord_format
+from errors import UsageError
 
 FLAGS = flags.FLAGS
 
 # Required parameters.
-flags.DEFINE_string(
+script_flags.define_flags(
     "bert_config_file",
-    None,
-    "The config json file of the BERT model; it sets the architecture.",
+    "input_file",
+    "output_dir",
+    "init_checkpoint",
+    "max_seq_length",
+    "max_predictions_per_seq",
+    "do_train",
+    "do_eval",
+    "train_batch_size",
+    "eval_batch_size",
+    "learning_rate",
+    "save_checkpoints_steps",
+    "iterations_per_loop",
 )
-flags.DEFINE_string(
-    "input_file", None, "Input TF example files (can be a glob or comma separated)."
-)
-flags.DEFINE_string(
-    "output_dir", None, "The output directory where the model checkpoints will be written."
-)
+script_flags.define_runner_flags()
 
 # Other parameters.
-flags.DEFINE_string(
-    "init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model)."
-)
-flags.DEFINE_integer(
-    "max_seq_length",
-    128,
-    "The maximum total input sequence length after WordPiece tokenization. "
-    "Must match data generation.",
-)
-flags.DEFINE_integer(
-    "max_predictions_per_seq",
-    20,
-    "Maximum number of masked LM predictions per sequence. Must match data generation.",
-)
-flags.DEFINE_bool("do_train", False, "Whether to run training.")
-flags.DEFINE_bool("do_eval", False, "Whether to run eval on the dev set.")
-flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
-flags.DEFINE_integer("eval_batch_size", 8, "Total batch size for eval.")
-flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
 flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
 flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save the model checkpoint.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to make in each estimator call.")
 flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
 # Beyond the original: LAMB for large-batch pre-training.
 flags.DEFINE_enum(
@@ -94,7 +63,6 @@ flags.DEFINE_enum(
 flags.adopt_module_key_flags(runner)
 
 # Scripts imported later into the same process may redefine the shared names.
-script_flags.allow_redefinition(__name__)
 
 
 def model_fn_builder(
@@ -484,7 +452,7 @@ def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
 def _validate_flags():
     """Checks everything that can be checked before any work; returns the BertConfig."""
     if not FLAGS.do_train and not FLAGS.do_eval:
-        raise ValueError("At least one of `do_train` or `do_eval` must be True.")
+        raise UsageError("At least one of `do_train` or `do_eval` must be True.")
     for name in ("bert_config_file", "input_file", "output_dir"):
         if not getattr(FLAGS, name):
             raise runner.UsageError(f"--{name} must be set")
@@ -521,16 +489,12 @@ def main(_):
     logging.set_verbosity(logging.INFO)
 
     bert_config = _validate_flags()
-    eval_options = runner_evaluation.options_from_flags(
+    eval_options = script_flags.evaluation_options_from_flags(
         FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
     )
     input_files = _input_files(FLAGS.input_file)
     _check_record_shapes(input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
-    run_config = runner.RunConfig(
-        model_dir=FLAGS.output_dir,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop,
-    )
+    run_config = script_flags.run_config_from_flags()
     tf.io.gfile.makedirs(FLAGS.output_dir)
 
     logging.info("*** Input Files ***")
@@ -599,4 +563,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("input_file")
     flags.mark_flag_as_required("bert_config_file")
     flags.mark_flag_as_required("output_dir")
-    runner.run_main(main)
+    script_flags.run_main(main)

@@ -24,78 +24,37 @@ import string
 import tensorflow as tf
 from absl import flags, logging
 
-if __package__:
-    from . import (
-        atomic_write,
-        dynamic_padding,
-        eval_results,
-        modeling,
-        optimization,
-        runner,
-        runner_evaluation,
-        script_flags,
-        serving,
-        startup_checks,
-        tokenization,
-    )
-    from .features import (
-        atomic_record_writers,
-        create_int_feature,
-        make_example,
-        record_input_fn_builder,
-    )
-    from .progress import Progress
-else:
-    import atomic_write
-    import dynamic_padding
-    import eval_results
-    import modeling
-    import optimization
-    import runner
-    import runner_evaluation
-    import script_flags
-    import serving
-    import startup_checks
-    import tokenization
-    from features import (
-        atomic_record_writers,
-        create_int_feature,
-        make_example,
-        record_input_fn_builder,
-    )
-    from progress import Progress
+import atomic_write
+import dynamic_padding
+import eval_results
+import modeling
+import optimization
+import runner
+import runner_evaluation
+import script_flags
+import serving
+import startup_checks
+import tokenization
+from errors import UsageError
+from features import (
+    atomic_record_writers,
+    create_int_feature,
+    make_example,
+    record_input_fn_builder,
+)
+from progress import Progress
 
 FLAGS = flags.FLAGS
 
 # Required parameters.
-flags.DEFINE_string(
-    "bert_config_file",
-    None,
-    "The config json file of the pre-trained BERT model; it fixes the architecture.",
-)
-flags.DEFINE_string("vocab_file", None, "The WordPiece vocabulary the model was trained on.")
-flags.DEFINE_string(
-    "output_dir", None, "Where checkpoints, records and prediction files are written."
-)
+script_flags.define_model_flags()
+script_flags.define_fine_tuning_flags(with_eval=False)
+script_flags.define_runner_flags()
 
 # Other parameters.
 flags.DEFINE_string("train_file", None, "SQuAD json for training, e.g. train-v1.1.json.")
 flags.DEFINE_string(
     "predict_file", None, "SQuAD json to predict on, e.g. dev-v1.1.json or test-v1.1.json."
-)
-flags.DEFINE_string(
-    "init_checkpoint", None, "Initial checkpoint (usually from a pre-trained BERT model)."
-)
-flags.DEFINE_bool(
-    "do_lower_case",
-    True,
-    "Whether to lower-case the input; True for uncased models, False for cased ones.",
-)
-flags.DEFINE_integer(
-    "max_seq_length",
-    384,
-    "Maximum total input length in WordPiece tokens; longer inputs are split into "
-    "windows, shorter ones padded.",
 )
 flags.DEFINE_integer(
     "doc_stride", 128, "How far to slide the window when splitting a long document."
@@ -105,19 +64,6 @@ flags.DEFINE_integer(
     64,
     "Maximum question length in WordPiece tokens; longer questions are cut.",
 )
-flags.DEFINE_bool("do_train", False, "Whether to run training.")
-flags.DEFINE_bool("do_predict", False, "Whether to predict on --predict_file.")
-flags.DEFINE_integer("train_batch_size", 32, "Total batch size for training.")
-flags.DEFINE_integer("predict_batch_size", 8, "Total batch size for predictions.")
-flags.DEFINE_float("learning_rate", 5e-5, "The initial learning rate for Adam.")
-flags.DEFINE_float("num_train_epochs", 3.0, "Total number of training epochs to perform.")
-flags.DEFINE_float(
-    "warmup_proportion",
-    0.1,
-    "Fraction of training spent warming the learning rate up linearly, e.g. 0.1 = 10%.",
-)
-flags.DEFINE_integer("save_checkpoints_steps", 1000, "How often to save a checkpoint.")
-flags.DEFINE_integer("iterations_per_loop", 1000, "How many steps to run in each device loop.")
 flags.DEFINE_integer(
     "n_best_size", 20, "How many n-best predictions to keep in nbest_predictions.json."
 )
@@ -143,16 +89,8 @@ flags.DEFINE_float(
     "Predict no answer when null score - best non-null score exceeds this.",
 )
 
-flags.DEFINE_string(
-    "export_dir",
-    None,
-    "If set, export the newest checkpoint in output_dir (else --init_checkpoint) as a "
-    "SavedModel here, with a serving signature from input_ids/input_mask/segment_ids to "
-    "start_logits/end_logits. The directory must not exist yet.",
-)
 
 # Scripts imported later into the same process may redefine the shared names.
-script_flags.allow_redefinition(__name__)
 
 # Characters that separate words in a SQuAD context (the narrow no-break space
 # U+202F shows up in the data and must split words like a space does).
@@ -254,11 +192,11 @@ def _load_squad_json(input_file):
         with tf.io.gfile.GFile(input_file, "r") as reader:
             text = reader.read()
     except tf.errors.OpError as err:
-        raise ValueError(f"{input_file}: cannot read the SQuAD file ({err.message})") from None
+        raise UsageError(f"{input_file}: cannot read the SQuAD file ({err.message})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as err:
-        raise ValueError(
+        raise UsageError(
             f"{input_file}: not a valid SQuAD JSON file ({err.msg} at line {err.lineno} "
             f"column {err.colno})"
         ) from None
@@ -270,12 +208,12 @@ _JSON_KIND = {dict: "object", list: "list", str: "string", int: "number"}
 def _require(container, key, input_file, where, kind=None):
     """Returns container[key], or raises a ValueError naming the file and the key."""
     if not isinstance(container, dict):
-        raise ValueError(f"{input_file}: {where} should be a JSON object")
+        raise UsageError(f"{input_file}: {where} should be a JSON object")
     if key not in container:
-        raise ValueError(f"{input_file}: missing key '{key}' in {where}")
+        raise UsageError(f"{input_file}: missing key '{key}' in {where}")
     value = container[key]
     if kind is not None and not isinstance(value, kind):
-        raise ValueError(f"{input_file}: '{key}' in {where} should be a JSON {_JSON_KIND[kind]}")
+        raise UsageError(f"{input_file}: '{key}' in {where} should be a JSON {_JSON_KIND[kind]}")
     return value
 
 
@@ -327,7 +265,7 @@ def read_squad_examples(input_file, is_training, version_2_with_negative=None):
     records = read_simple_questions(input_file)
     if records is not None:
         if is_training:
-            raise ValueError(
+            raise UsageError(
                 f"{input_file}: a plain list of questions has no answers to train on; "
                 "training needs SQuAD's layout"
             )
@@ -371,7 +309,7 @@ def read_simple_questions(input_file):
                 try:
                     records.append((f"line {line_number}", json.loads(line)))
                 except json.JSONDecodeError as err:
-                    raise ValueError(
+                    raise UsageError(
                         f"{input_file}: line {line_number} is not JSON ({err.msg})"
                     ) from None
         return records
@@ -409,7 +347,7 @@ def _read_question(
         is_impossible = _require(qa, "is_impossible", input_file, where)
     answers = _require(qa, "answers", input_file, where, list)
     if len(answers) != 1 and not is_impossible:
-        raise ValueError(
+        raise UsageError(
             f"{input_file}: question id {qas_id} has {len(answers)} answers; for "
             "training, each question should have exactly 1 answer"
         )
@@ -429,7 +367,7 @@ def _read_question(
     answer_offset = _require(answers[0], "answer_start", input_file, answer_where, int)
     answer_end = answer_offset + len(orig_answer_text) - 1
     if not 0 <= answer_offset < len(char_to_word_offset) or answer_end >= len(char_to_word_offset):
-        raise ValueError(
+        raise UsageError(
             f"{input_file}: question id {qas_id}: answer_start {answer_offset} with an "
             f"answer of {len(orig_answer_text)} characters does not fit the context of "
             f"{len(char_to_word_offset)} characters"
@@ -1121,24 +1059,24 @@ class FeatureWriter:
 def validate_flags_or_throw(bert_config):
     """Raises ValueError, naming the flag, for inconsistent flags, before any work."""
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    dynamic_padding.check_flags(FLAGS.use_tpu)
+    script_flags.check_padding_flags()
 
     if not FLAGS.do_train and not FLAGS.do_predict and not FLAGS.export_dir:
-        raise ValueError("At least one of `do_train` or `do_predict` must be True.")
+        raise UsageError("At least one of `do_train` or `do_predict` must be True.")
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
-        raise ValueError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
+        raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     if FLAGS.do_train and not FLAGS.train_file:
-        raise ValueError("If `do_train` is True, then `train_file` must be specified.")
+        raise UsageError("If `do_train` is True, then `train_file` must be specified.")
     if FLAGS.do_predict and not FLAGS.predict_file:
-        raise ValueError("If `do_predict` is True, then `predict_file` must be specified.")
+        raise UsageError("If `do_predict` is True, then `predict_file` must be specified.")
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     if FLAGS.max_seq_length <= FLAGS.max_query_length + 3:
-        raise ValueError(
+        raise UsageError(
             f"The max_seq_length ({FLAGS.max_seq_length}) must be greater than "
             f"max_query_length ({FLAGS.max_query_length}) + 3"
         )
     if FLAGS.doc_stride < 1:
-        raise ValueError(f"--doc_stride must be positive, got {FLAGS.doc_stride}")
+        raise UsageError(f"--doc_stride must be positive, got {FLAGS.doc_stride}")
 
 
 # ---------------------------------------------------------------------------
@@ -1339,7 +1277,7 @@ def _train(
         seq_length=FLAGS.max_seq_length,
         is_training=True,
         drop_remainder=True,
-        padding=dynamic_padding.from_flags(is_training=True, use_tpu=FLAGS.use_tpu),
+        padding=script_flags.padding_from_flags(is_training=True),
     )
 
     def evaluate(checkpoint_path):
@@ -1404,7 +1342,7 @@ def _prediction_padding():
     """
     if not FLAGS["length_bucket"].present:
         return dynamic_padding.OFF
-    return dynamic_padding.from_flags(is_training=False, use_tpu=FLAGS.use_tpu)
+    return script_flags.padding_from_flags(is_training=False)
 
 
 def _predict(estimator, tokenizer, predict_set=None, checkpoint_path=None):
@@ -1486,7 +1424,7 @@ def main(_):
         startup_checks.check_input_file(FLAGS.train_file, "--train_file")
     if FLAGS.do_predict:
         startup_checks.check_input_file(FLAGS.predict_file, "--predict_file")
-    eval_options = runner_evaluation.options_from_flags(
+    eval_options = script_flags.evaluation_options_from_flags(
         FLAGS.do_train and FLAGS.do_predict, "--do_train and --do_predict"
     )
     if FLAGS.init_checkpoint:
@@ -1495,11 +1433,7 @@ def main(_):
     tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
     tf.io.gfile.makedirs(FLAGS.output_dir)
 
-    run_config = runner.RunConfig(
-        model_dir=FLAGS.output_dir,
-        save_checkpoints_steps=FLAGS.save_checkpoints_steps,
-        iterations_per_loop=FLAGS.iterations_per_loop,
-    )
+    run_config = script_flags.run_config_from_flags()
 
     train_examples = None
     num_train_steps = None
@@ -1511,7 +1445,7 @@ def main(_):
         )
         num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
         if num_train_steps < 1:
-            raise ValueError(
+            raise UsageError(
                 f"{FLAGS.train_file}: {len(train_examples)} usable training questions make "
                 f"{num_train_steps} steps at --train_batch_size={FLAGS.train_batch_size} and "
                 f"--num_train_epochs={FLAGS.num_train_epochs}; at least one step is needed"
@@ -1557,7 +1491,7 @@ def main(_):
     if FLAGS.export_dir:
         checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
         if not checkpoint_path:
-            raise ValueError(
+            raise UsageError(
                 f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
                 "--init_checkpoint to export"
             )
@@ -1598,4 +1532,4 @@ if __name__ == "__main__":
     flags.mark_flag_as_required("vocab_file")
     flags.mark_flag_as_required("bert_config_file")
     flags.mark_flag_as_required("output_dir")
-    runner.run_main(main)
+    script_flags.run_main(main, max_seq_length=384)

@@ -34,40 +34,31 @@ model_fn makes are written too). A NaN or Inf loss stops training with
 NanLossError and nothing is saved after the last good checkpoint.
 evaluate and predict build their graph once and run on one device.
 
-Distribution goes through tf.distribute, chosen by this module's flags:
-one device (default), --distribution_strategy=mirrored (all local GPUs, or
---num_gpus of them; all logical CPUs when there is no GPU),
---distribution_strategy=multi_worker (MultiWorkerMirroredStrategy from
-TF_CONFIG; model_dir must be shared by the workers) and --use_tpu
-(TPUStrategy from --tpu_name / --tpu_zone / --gcp_project / --master). The
-batch size given to the Estimator is the global batch; each replica gets
-an equal share. Under a strategy with several replicas, variables the
-model_fn creates default to ONLY_FIRST_REPLICA aggregation: the optimizer
-must average gradients across replicas (optimization.create_optimizer
-does, and so do tf.compat.v1.train optimizers, which average rather than
-sum here, as under tf.estimator) so that every replica computes the same
-update.
+Distribution goes through tf.distribute, chosen by RunConfig (the scripts
+fill it from their flags): one device (default),
+distribution_strategy="mirrored" (all local GPUs, or num_gpus of them; all
+logical CPUs when there is no GPU), "multi_worker"
+(MultiWorkerMirroredStrategy from TF_CONFIG; model_dir must be shared by
+the workers) and use_tpu (TPUStrategy from tpu_name / tpu_zone /
+gcp_project / master). The batch size given to the Estimator is the global
+batch; each replica gets an equal share. Under a strategy with several
+replicas, variables the model_fn creates default to ONLY_FIRST_REPLICA
+aggregation: the optimizer must average gradients across replicas
+(optimization.create_optimizer does, and so do tf.compat.v1.train
+optimizers, which average rather than sum here, as under tf.estimator) so
+that every replica computes the same update.
 
-Errors: bad user input should surface as a ValueError (or this module's
-UsageError) with a one-line message naming the flag or file at fault.
-Scripts start with `runner.run_main(main)` instead of absl's app.run: it
-turns those errors, missing or corrupt files (OSError, NotFoundError,
-DataLossError) and NanLossError into "ERROR: <message>" on stderr and exit
-status 1, without a traceback (--show_traceback prints it).
-
-With --tf_random_seed set, runs are reproducible: the graph-level seed is
+With tf_random_seed set, runs are reproducible: the graph-level seed is
 fixed, tf.data pipelines are made deterministic, and a resumed run skips
 the batches the checkpointed steps already consumed, so a run that was
 killed and restarted ends with the same weights as one that was not
 (provided the model itself is deterministic, e.g. dropout off).
 
-Errors: bad user input should surface as a UsageError (errors.py) with a
-one-line message naming the flag or file at fault. Scripts start with
-`runner.run_main(main)` (errors.run_main) instead of absl's app.run: it
-turns user errors (UsageError, OSError, TensorFlow's errors about missing
-or corrupt data, NanLossError) into "ERROR: <message>" on stderr and exit
-status 1, without a traceback (--show_traceback prints it); a bug keeps
-its traceback.
+Errors: bad user input raises a UsageError (errors.py) with a one-line
+message naming the flag or file at fault; the scripts' entry point
+(script_flags.run_main) reports it, missing or corrupt files and
+NanLossError as "ERROR: <message>" on stderr and exit status 1, without a
+traceback; a bug keeps its traceback.
 
 Multi-worker jobs watch their workers: when one is lost (killed, crashed,
 its machine gone), every other worker ends within seconds with one line,
@@ -76,12 +67,12 @@ starting every worker again with the same command resumes from it", and
 exit status 1, instead of waiting in a collective op for ever.
 
 The runner is layered; each module can be read alone:
-  runner_config.py        flags, RunConfig, EstimatorSpec, ModeKeys, errors
+  runner_config.py        RunConfig, EstimatorSpec, ModeKeys, errors
   runner_distribution.py  tf.distribute strategies, the multi-worker peer watch
   runner_checkpoints.py   find / restore-or-initialize / save checkpoints
   runner_graphs.py        build the train, eval and predict graphs (plain records)
   runner_training.py      the training loop (hooks, logs, summaries, every-N actions)
-  runner.py               Estimator.train / evaluate / predict on top, run_main
+  runner.py               Estimator.train / evaluate / predict on top
   runner_evaluation.py    evaluating while training, the best checkpoint, early stopping
 """
 
@@ -92,84 +83,44 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-if __package__:
-    from .errors import RunError, run_main  # noqa: F401  (scripts call runner.run_main)
-    from .runner_checkpoints import (  # noqa: F401  (public names of runner)
-        _check_model_dir,
-        _make_saver,
-        _restore,
-        checkpoint_step,
-        checkpoint_to_load,
-        newest_checkpoint,
-        restore_or_initialize,
-        warm_start_from_checkpoint,
-    )
-    from .runner_config import (  # noqa: F401  (public names of runner)
-        _CHECKPOINT_BASENAME,
-        _PRECISION_DTYPES,
-        FLAGS,
-        LEARNING_RATE_COLLECTION,
-        EstimatorSpec,
-        ModeKeys,
-        NanLossError,
-        RunConfig,
-        UsageError,
-        WorkerLostError,
-    )
-    from .runner_distribution import Distribution  # noqa: F401
-    from .runner_graphs import (  # noqa: F401
-        ModelBuilder,
-        build_eval_graph,
-        build_predict_graph,
-        build_train_graph,
-    )
-    from .runner_training import (  # noqa: F401
-        Every,
-        TrainingLoop,
-        _crosses,
-        _format_seconds,
-        _Progress,
-        _scalar_summary,
-    )
-else:
-    from errors import RunError, run_main  # noqa: F401  (scripts call runner.run_main)
-    from runner_checkpoints import (  # noqa: F401  (public names of runner)
-        _check_model_dir,
-        _make_saver,
-        _restore,
-        checkpoint_step,
-        checkpoint_to_load,
-        newest_checkpoint,
-        restore_or_initialize,
-        warm_start_from_checkpoint,
-    )
-    from runner_config import (  # noqa: F401  (public names of runner)
-        _CHECKPOINT_BASENAME,
-        _PRECISION_DTYPES,
-        FLAGS,
-        LEARNING_RATE_COLLECTION,
-        EstimatorSpec,
-        ModeKeys,
-        NanLossError,
-        RunConfig,
-        UsageError,
-        WorkerLostError,
-    )
-    from runner_distribution import Distribution  # noqa: F401
-    from runner_graphs import (  # noqa: F401
-        ModelBuilder,
-        build_eval_graph,
-        build_predict_graph,
-        build_train_graph,
-    )
-    from runner_training import (  # noqa: F401
-        Every,
-        TrainingLoop,
-        _crosses,
-        _format_seconds,
-        _Progress,
-        _scalar_summary,
-    )
+from progress import format_seconds
+from runner_checkpoints import (
+    check_model_dir,
+    checkpoint_step,
+    checkpoint_to_load,
+    newest_checkpoint,
+    restore_or_initialize,
+    warm_start_from_checkpoint,
+)
+from runner_config import (
+    LEARNING_RATE_COLLECTION,
+    EstimatorSpec,
+    ModeKeys,
+    NanLossError,
+    RunConfig,
+    UsageError,
+    WorkerLostError,
+)
+from runner_distribution import Distribution
+from runner_graphs import ModelBuilder, build_eval_graph, build_predict_graph, build_train_graph
+from runner_training import TrainingLoop, scalar_summary
+
+# What a script or a model_fn uses, besides the Estimator: runner.RunConfig,
+# runner.EstimatorSpec, runner.ModeKeys, runner.warm_start_from_checkpoint, ...
+__all__ = [
+    "Estimator",
+    "EstimatorSpec",
+    "LEARNING_RATE_COLLECTION",
+    "ModeKeys",
+    "NanLossError",
+    "RunConfig",
+    "UsageError",
+    "WorkerLostError",
+    "checkpoint_step",
+    "first_predictions",
+    "newest_checkpoint",
+    "warm_start_from_checkpoint",
+]
 
 
 class Estimator:
@@ -279,7 +230,7 @@ class Estimator:
         for name, value in (("steps", steps), ("max_steps", max_steps)):
             if value is not None and value <= 0:
                 raise UsageError(f"{name} must be positive, got {value}")
-        _check_model_dir(self._config.model_dir, create=True)
+        check_model_dir(self._config.model_dir, create=True)
         start_checkpoint = newest_checkpoint(self._config.model_dir)
         start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
         if max_steps is None and steps is not None:
@@ -318,7 +269,7 @@ class Estimator:
         logging.info(
             "Evaluation of %d batches done in %s: %s",
             done,
-            _format_seconds(time.time() - t_start),
+            format_seconds(time.time() - t_start),
             ", ".join(f"{k} = {result[k]}" for k in sorted(result)),
         )
         if self.write_eval_summaries:
@@ -341,7 +292,7 @@ class Estimator:
             writer = tf.compat.v1.summary.FileWriter(
                 eval_dir, filename_suffix=f".step-{step:010d}"
             )
-            writer.add_summary(_scalar_summary(scalars), step)
+            writer.add_summary(scalar_summary(scalars), step)
             writer.close()
 
     # ---------------------------------------------------------------- predict

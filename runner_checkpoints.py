@@ -12,14 +12,10 @@ import os
 import tensorflow as tf
 from absl import logging
 
-if __package__:
-    from . import checkpoint_shapes, modeling, startup_checks
-    from .runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
-else:
-    import checkpoint_shapes
-    import modeling
-    import startup_checks
-    from runner_config import _CHECKPOINT_BASENAME, NanLossError, UsageError
+import checkpoint_shapes
+import modeling
+import startup_checks
+from runner_config import CHECKPOINT_BASENAME, NanLossError, UsageError
 
 
 def newest_checkpoint(model_dir):
@@ -82,7 +78,7 @@ def warm_start_from_checkpoint(init_checkpoint, use_tpu=False):
     return scaffold_fn
 
 
-def _check_model_dir(model_dir, create):
+def check_model_dir(model_dir, create):
     startup_checks.check_output_dir(model_dir, "model_dir")
     if create:
         tf.io.gfile.makedirs(model_dir)
@@ -164,7 +160,7 @@ def checkpoint_to_load(model_dir, checkpoint_path, what):
                     return found
             raise UsageError(f"checkpoint {checkpoint_path} not found")
         return checkpoint_path
-    _check_model_dir(model_dir, create=False)
+    check_model_dir(model_dir, create=False)
     found = newest_checkpoint(model_dir)
     if found is None:
         logging.warning(
@@ -183,6 +179,6 @@ def save_checkpoint(session, saver, weights_finite, model_dir, step):
             f"weights hold NaN or Inf at step {step}; not saving. The newest good "
             f"checkpoint is {newest_checkpoint(model_dir) or '(none)'}"
         )
-    path = saver.save(session, os.path.join(model_dir, _CHECKPOINT_BASENAME), global_step=step)
+    path = saver.save(session, os.path.join(model_dir, CHECKPOINT_BASENAME), global_step=step)
     logging.info("Saved checkpoint for step %d: %s", step, path)
     return path

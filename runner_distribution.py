@@ -22,12 +22,8 @@ import time
 
 import tensorflow as tf
 
-if __package__:
-    from .runner_checkpoints import newest_checkpoint
-    from .runner_config import UsageError, WorkerLostError
-else:
-    from runner_checkpoints import newest_checkpoint
-    from runner_config import UsageError, WorkerLostError
+from runner_checkpoints import newest_checkpoint
+from runner_config import UsageError, WorkerLostError
 
 _SERVERS = {}
 

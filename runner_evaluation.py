@@ -7,7 +7,7 @@ request_stop), once for all of them. A script supplies only
 evaluate(checkpoint_path) -> its eval_results dict, and the function that
 writes its eval_results.txt; the flags (--eval_every_n_steps,
 --best_checkpoint_metric, --early_stopping_patience, --keep_checkpoint_max)
-are the runner's, defined in runner_config.py.
+are read by the scripts (script_flags.py) and arrive here as values.
 
 Every --eval_every_n_steps steps, and once more at the end of training:
   - the checkpoint of that step is saved (if no save fell due) and evaluated;
@@ -35,16 +35,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-if __package__:
-    from . import atomic_write
-    from .runner_checkpoints import checkpoint_step, newest_checkpoint
-    from .runner_config import _CHECKPOINT_BASENAME, FLAGS, UsageError
-    from .runner_training import Every
-else:
-    import atomic_write
-    from runner_checkpoints import checkpoint_step, newest_checkpoint
-    from runner_config import _CHECKPOINT_BASENAME, FLAGS, UsageError
-    from runner_training import Every
+import atomic_write
+from runner_checkpoints import checkpoint_step, newest_checkpoint
+from runner_config import CHECKPOINT_BASENAME, UsageError
+from runner_training import Every
 
 HISTORY_FILE = "eval_history.jsonl"
 BEST_DIR = "best"
@@ -58,12 +52,15 @@ def is_minimised(metric):
     return "loss" in metric.lower()
 
 
-def check_options(every_n_steps, best_metric, patience, can_evaluate, needs):
+def check_options(
+    every_n_steps, best_metric, patience, can_evaluate, needs, distribution_strategy="one_device"
+):
     """Returns EvalOptions, or None when evaluation while training is off.
 
     can_evaluate: whether this run both trains and evaluates; `needs` names
     the flags that make it so (for the message). Raises UsageError naming
-    the flag at fault.
+    the flag at fault, before any work: multi-worker runs cannot evaluate
+    while training.
     """
     if best_metric is not None and not best_metric.strip():
         raise UsageError("--best_checkpoint_metric is empty")
@@ -84,21 +81,8 @@ def check_options(every_n_steps, best_metric, patience, can_evaluate, needs):
             raise UsageError(f"--early_stopping_patience must be positive, got {patience}")
         if best_metric is None:
             raise UsageError("--early_stopping_patience needs --best_checkpoint_metric")
+    _check_strategy(distribution_strategy)
     return EvalOptions(every_n_steps, best_metric, patience)
-
-
-def options_from_flags(can_evaluate, needs):
-    """check_options on the runner's flags (multi-worker refused here, before any work)."""
-    options = check_options(
-        FLAGS.eval_every_n_steps,
-        FLAGS.best_checkpoint_metric,
-        FLAGS.early_stopping_patience,
-        can_evaluate,
-        needs,
-    )
-    if options is not None:
-        _check_strategy(FLAGS.distribution_strategy)
-    return options
 
 
 def _check_strategy(distribution_strategy):
@@ -158,7 +142,7 @@ class BestCheckpoint:
         """
         tf.io.gfile.makedirs(self.directory)
         name = os.path.basename(checkpoint_path)
-        previous = tf.io.gfile.glob(os.path.join(self.directory, f"{_CHECKPOINT_BASENAME}-*"))
+        previous = tf.io.gfile.glob(os.path.join(self.directory, f"{CHECKPOINT_BASENAME}-*"))
         for source in tf.io.gfile.glob(checkpoint_path + ".*"):
             target = os.path.join(self.directory, os.path.basename(source))
             temp = f"{target}.tmp-{os.getpid()}"

@@ -11,27 +11,16 @@ import contextlib
 
 import tensorflow as tf
 
-if __package__:
-    from . import modeling, optimization
-    from .runner_checkpoints import make_saver_and_init_ops
-    from .runner_config import (
-        _PRECISION_DTYPES,
-        LEARNING_RATE_COLLECTION,
-        EstimatorSpec,
-        ModeKeys,
-        UsageError,
-    )
-else:
-    import modeling
-    import optimization
-    from runner_checkpoints import make_saver_and_init_ops
-    from runner_config import (
-        _PRECISION_DTYPES,
-        LEARNING_RATE_COLLECTION,
-        EstimatorSpec,
-        ModeKeys,
-        UsageError,
-    )
+import modeling
+import optimization
+from runner_checkpoints import make_saver_and_init_ops
+from runner_config import (
+    LEARNING_RATE_COLLECTION,
+    PRECISION_DTYPES,
+    EstimatorSpec,
+    ModeKeys,
+    UsageError,
+)
 
 TrainGraph = collections.namedtuple(
     "TrainGraph",
@@ -128,7 +117,7 @@ class ModelBuilder:
         """
         config = self.config
         with contextlib.ExitStack() as stack:
-            dtype = _PRECISION_DTYPES[config.precision]
+            dtype = PRECISION_DTYPES[config.precision]
             if dtype is not None:
                 stack.enter_context(modeling.compute_dtype(dtype))
             if mode == ModeKeys.TRAIN and (

@@ -14,16 +14,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-if __package__:
-    from .progress import TrainingProgress as _Progress
-    from .progress import format_seconds as _format_seconds
-    from .runner_checkpoints import newest_checkpoint, save_checkpoint
-    from .runner_config import NanLossError
-else:
-    from progress import TrainingProgress as _Progress
-    from progress import format_seconds as _format_seconds
-    from runner_checkpoints import newest_checkpoint, save_checkpoint
-    from runner_config import NanLossError
+from progress import TrainingProgress as _Progress
+from progress import format_seconds
+from runner_checkpoints import newest_checkpoint, save_checkpoint
+from runner_config import NanLossError
 
 
 def _crosses(before, after, every):
@@ -31,7 +25,7 @@ def _crosses(before, after, every):
     return bool(every) and after // every > before // every
 
 
-def _scalar_summary(values):
+def scalar_summary(values):
     return tf.compat.v1.Summary(
         value=[
             tf.compat.v1.Summary.Value(tag=tag, simple_value=float(value))
@@ -119,7 +113,7 @@ class TrainingLoop:
                 "Training done at step %d (%d steps in %s); loss = %s",
                 self.step,
                 self.step - self.start_step,
-                _format_seconds(time.time() - self.progress.t_start),
+                format_seconds(time.time() - self.progress.t_start),
                 "n/a" if self.loss is None else f"{self.loss:.6g}",
             )
         finally:
@@ -239,8 +233,8 @@ class TrainingLoop:
         if log_due:
             rates = self.progress.log(self.step, scalars)
             if self.writer is not None and rates:
-                self.writer.add_summary(_scalar_summary(rates), self.step)
+                self.writer.add_summary(scalar_summary(rates), self.step)
         if summary_due:
-            self.writer.add_summary(_scalar_summary(scalars), self.step)
+            self.writer.add_summary(scalar_summary(scalars), self.step)
             if "summary" in results:
                 self.writer.add_summary(results["summary"], self.step)

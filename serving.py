@@ -13,13 +13,9 @@ import os
 import tensorflow as tf
 from absl import logging
 
-if __package__:
-    from . import atomic_write, checkpoint_shapes
-    from .errors import UsageError
-else:
-    import atomic_write
-    import checkpoint_shapes
-    from errors import UsageError
+import atomic_write
+import checkpoint_shapes
+from errors import UsageError
 
 EXTRA_DIR = "assets.extra"
 
@@ -48,13 +44,13 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
     `export_dir`/assets.extra/. `export_dir` must not exist.
     """
     if tf.io.gfile.exists(export_dir):
-        raise ValueError(f"--export_dir={export_dir} already exists; choose a new directory")
+        raise UsageError(f"--export_dir={export_dir} already exists; choose a new directory")
     if tf.io.gfile.isdir(checkpoint_path):
         # A directory (such as output_dir/best) stands for the checkpoint its
         # `checkpoint` file names, as it does for --init_checkpoint.
         newest = tf.train.latest_checkpoint(checkpoint_path)
         if newest is None:
-            raise ValueError(f"no checkpoint in directory {checkpoint_path}")
+            raise UsageError(f"no checkpoint in directory {checkpoint_path}")
         checkpoint_path = newest
     with atomic_write.staged_directory(export_dir, flag="--export_dir") as stage:
         # The SavedModel builder accepts an existing directory while it is empty.

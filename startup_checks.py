@@ -8,13 +8,9 @@ scripts use these too.
 
 import os
 
-if __package__:
-    from . import fileio, tokenization
-    from .errors import UsageError
-else:
-    import fileio
-    import tokenization
-    from errors import UsageError
+import fileio
+import tokenization
+from errors import UsageError
 
 
 def check_seq_length(max_seq_length, bert_config):

@@ -14,13 +14,9 @@ preparation scripts need only its file format:
 
 import struct
 
-if __package__:
-    from . import atomic_write, fileio
-    from .errors import UsageError
-else:
-    import atomic_write
-    import fileio
-    from errors import UsageError
+import atomic_write
+import fileio
+from errors import UsageError
 
 # The pre-training features, in the order the original inserts (and logs) them.
 PRETRAINING_FEATURE_NAMES = (

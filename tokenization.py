@@ -22,6 +22,8 @@ import itertools
 import re
 import unicodedata
 
+from errors import UsageError
+
 # Checkpoint directory names of Google's released models, by casing.
 _LOWER_CASED_MODELS = (
     "uncased_L-24_H-1024_A-16",
@@ -86,7 +88,7 @@ def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
         given, casing, wanted = "True", "cased", "False"
     else:
         return
-    raise ValueError(
+    raise UsageError(
         f"--do_lower_case={given} does not fit --init_checkpoint={init_checkpoint}: "
         f"`{model_name}` is a {casing} model, so pass --do_lower_case={wanted} to "
         "tokenize text the way the model was pre-trained. If this check is wrong "
@@ -161,7 +163,7 @@ def check_special_tokens(vocab, vocab_file):
     """
     missing = [token for token in SPECIAL_TOKENS if token not in vocab]
     if missing:
-        raise ValueError(f"--vocab_file: {vocab_file} lacks {', '.join(missing)}")
+        raise UsageError(f"--vocab_file: {vocab_file} lacks {', '.join(missing)}")
 
 
 def convert_by_vocab(vocab, items):

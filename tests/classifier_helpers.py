@@ -2,7 +2,7 @@
 
 import re
 
-from conftest import run_script, write_bert_config, write_lines
+from helpers import run_script, write_bert_config, write_lines
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "dog", "is", "hairy", "cat",
          "##s", "run", "good", "bad", "movie", "a", "very", "not", "."]  # fmt: skip

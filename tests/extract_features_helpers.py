@@ -2,7 +2,7 @@
 extract_features and of the speed flags."""
 
 import tensorflow as tf
-from conftest import run_script, tiny_bert_config, write_bert_config, write_lines
+from helpers import run_script, tiny_bert_config, write_bert_config, write_lines
 
 import modeling
 

@@ -13,7 +13,8 @@ set in the environment it first calls tf.compat.v1.disable_v2_behavior().
 import os
 import sys
 
-import conftest  # quiet TensorFlow on CPU, the repo importable
+import conftest  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
+import helpers
 import numpy as np
 import tensorflow as tf
 from absl import logging
@@ -22,7 +23,7 @@ import modeling
 import run_pretraining
 import runner
 
-GOLDEN_RECORDS = os.path.join(conftest.GOLDEN, "pretraining", "default.tfrecord")
+GOLDEN_RECORDS = os.path.join(helpers.GOLDEN, "pretraining", "default.tfrecord")
 GLOBAL_BATCH = 8
 
 
@@ -109,7 +110,7 @@ def _linear_model_fn(features, labels, mode, params):
 
 def _bert_model_fn():
     config = modeling.BertConfig.from_dict(
-        conftest.tiny_bert_config(
+        helpers.tiny_bert_config(
             30522,
             hidden_dropout_prob=0.0,
             attention_probs_dropout_prob=0.0,

@@ -7,7 +7,7 @@ few steps take a second. Dropout is off so runs are deterministic.
 
 import numpy as np
 import tensorflow as tf
-from conftest import tiny_bert_config
+from helpers import tiny_bert_config
 
 import modeling
 import optimization

@@ -3,7 +3,7 @@
 import json
 import random
 
-from conftest import (
+from helpers import (
     load_script,
     run_script,
     tiny_bert_config,

@@ -11,7 +11,7 @@ import os
 
 import numpy as np
 import pytest
-from conftest import REPO, flag_args, run_script, tiny_bert_config, write_checkpoint, write_text
+from helpers import REPO, flag_args, run_script, tiny_bert_config, write_checkpoint, write_text
 
 SENTIMENT = os.path.join(REPO, "demo_data", "sentiment")
 CORPUS = os.path.join(REPO, "demo_data", "corpus", "science.txt")
@@ -395,7 +395,7 @@ def test_init_checkpoint_shape_mismatch(inputs, tmp_path):
 def test_expected_shapes_are_those_of_the_pretraining_graph():
     """bert_variable_shapes, which the early check uses, lists what the model builds."""
     import tensorflow as tf
-    from conftest import load_script
+    from helpers import load_script
 
     import modeling
 

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import numpy_reference as npr
 import pytest
-from conftest import REPO, run_command, write_checkpoint
+from helpers import REPO, run_command, write_checkpoint
 
 BENCHMARKS = os.path.join(REPO, "benchmarks")
 if BENCHMARKS not in sys.path:

@@ -19,7 +19,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import (
+from helpers import (
     checkpoint_values,
     load_script,
     run_script,

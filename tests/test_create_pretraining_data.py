@@ -14,7 +14,7 @@ import pytest
 import reference_pretraining_data as reference
 import tensorflow as tf
 from absl import flags
-from conftest import GOLDEN, REPO, VOCAB_UNCASED, load_script, run_code, run_python
+from helpers import GOLDEN, REPO, VOCAB_UNCASED, load_script, run_code, run_python
 
 import fileio
 import tfrecord_format

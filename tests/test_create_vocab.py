@@ -7,7 +7,7 @@ import random
 import pytest
 import reference_tokenizer
 from absl import flags
-from conftest import REPO, VOCAB_UNCASED, load_script, run_python
+from helpers import REPO, VOCAB_UNCASED, load_script, run_python
 
 import tokenization
 

@@ -7,7 +7,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import GOLDEN, VOCAB_UNCASED, load_script, tiny_bert_config, write_text
+from helpers import GOLDEN, VOCAB_UNCASED, load_script, tiny_bert_config, write_text
 
 import custom_data
 import predictor

@@ -14,7 +14,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, run_command
+from helpers import REPO, run_command
 
 SEQ = 32
 STEPS = 10

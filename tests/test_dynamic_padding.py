@@ -13,11 +13,11 @@ import numpy_reference
 import pytest
 import tensorflow as tf
 from classifier_helpers import model_files, read_eval_results, run_classifier_script
-from conftest import REPO, checkpoint_values, write_bert_config, write_lines
 from extract_features_helpers import CONFIG as EF_CONFIG
 from extract_features_helpers import LINES as EF_LINES
 from extract_features_helpers import VOCAB as EF_VOCAB
 from extract_features_helpers import run_extract_features, write_model_files
+from helpers import REPO, checkpoint_values, write_bert_config, write_lines
 from squad_helpers import run_squad_script, toy_model_flags, toy_squad, write_json
 
 import dynamic_padding

@@ -21,7 +21,7 @@ from classifier_helpers import (
     synthetic_rows,
     write_sst2_data,
 )
-from conftest import GOLDEN, run_script, tiny_bert_config, write_bert_config
+from helpers import GOLDEN, run_script, tiny_bert_config, write_bert_config
 from squad_helpers import run_squad_script, toy_model_flags, toy_squad, write_json
 
 import runner

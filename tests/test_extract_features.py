@@ -7,7 +7,6 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import load_script
 from extract_features_helpers import (
     CONFIG,
     LINES,
@@ -16,6 +15,7 @@ from extract_features_helpers import (
     run_extract_features,
     write_model_files,
 )
+from helpers import load_script
 
 import modeling
 

@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 import pytest
-from conftest import load_script
+from helpers import load_script
 
 
 @pytest.fixture(scope="module")

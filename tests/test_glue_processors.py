@@ -4,7 +4,7 @@ import inspect
 import os
 
 import pytest
-from conftest import load_script
+from helpers import load_script
 
 
 @pytest.fixture(scope="module")

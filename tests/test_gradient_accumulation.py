@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import speed_helpers
 import tensorflow as tf
-from conftest import TESTS, checkpoint_values, run_python
+from helpers import TESTS, checkpoint_values, run_python
 
 import optimization
 import runner

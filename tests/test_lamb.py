@@ -14,7 +14,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import (
+from helpers import (
     GOLDEN,
     assert_close,
     run_checks,

@@ -11,7 +11,7 @@ import numpy_reference as npr
 import pytest
 import speed_helpers
 import tensorflow as tf
-from conftest import checkpoint_values
+from helpers import checkpoint_values
 
 import modeling
 import optimization

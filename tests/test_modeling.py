@@ -16,7 +16,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import run_checks, tiny_bert_config, write_checkpoint
+from helpers import run_checks, tiny_bert_config, write_checkpoint
 
 import modeling
 

@@ -7,7 +7,7 @@ B-, S-, a type change and the end of the sentence.
 """
 
 import pytest
-from conftest import load_script
+from helpers import load_script
 
 
 @pytest.fixture(scope="module")

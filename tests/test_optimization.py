@@ -10,7 +10,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import assert_close, run_checks, variable_named
+from helpers import assert_close, run_checks, variable_named
 
 import optimization
 

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from absl import flags
-from conftest import REPO, load_script
+from helpers import REPO, load_script
 
 BENCHMARKS = os.path.join(REPO, "benchmarks")
 if BENCHMARKS not in sys.path:

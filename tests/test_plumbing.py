@@ -12,7 +12,7 @@ import struct
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import (
+from helpers import (
     REPO,
     TESTS,
     flag_args,
@@ -26,6 +26,7 @@ from conftest import (
 import atomic_write
 import checkpoint_shapes
 import errors
+import modeling
 import eval_results
 import progress
 import startup_checks
@@ -94,12 +95,16 @@ def test_only_user_errors_are_one_line():
     assert not errors.is_user_error(tf.errors.UnimplementedError(None, None, "no kernel"))
     assert not errors.is_user_error(KeyError("input_ids"))
     assert not errors.is_user_error(TypeError("bad operand"))
-    # A ValueError from our own code is a user error; one TensorFlow raises
-    # while building a graph (a shape mismatch) is a bug.
-    try:
+    # A UsageError raised where a bad value enters is the user's; a plain
+    # ValueError is a bug wherever it comes from: our own code (an unknown
+    # activation name reaching modeling) or TensorFlow building a graph.
+    with pytest.raises(errors.UsageError) as info:
         startup_checks.check_seq_length(600, type("Config", (), {"max_position_embeddings": 512}))
-    except ValueError as e:
-        assert errors.is_user_error(e)
+    assert errors.is_user_error(info.value)
+    with pytest.raises(ValueError) as info:
+        modeling.get_activation("swishy")
+    assert type(info.value) is ValueError
+    assert not errors.is_user_error(info.value)
     with pytest.raises(ValueError) as info:
         _graph_bug()
     assert not errors.is_user_error(info.value)
@@ -112,10 +117,10 @@ def _run_main(code):
 @pytest.mark.slow
 def test_run_main_reports_a_user_error_in_one_line_with_status_1():
     result = _run_main(
-        "import errors\n"
+        "import errors, script_flags\n"
         "def main(_):\n"
         "    raise errors.UsageError('--input_file: no such file: x.txt')\n"
-        "errors.run_main(main)\n"
+        "script_flags.run_main(main)\n"
     )
     assert result.returncode == 1
     assert result.stderr == "ERROR: --input_file: no such file: x.txt\n"
@@ -124,11 +129,11 @@ def test_run_main_reports_a_user_error_in_one_line_with_status_1():
 @pytest.mark.slow
 def test_run_main_keeps_the_traceback_of_a_bug_in_graph_code():
     result = _run_main(
-        "import errors, tensorflow as tf\n"
+        "import script_flags, tensorflow as tf\n"
         "def main(_):\n"
         "    with tf.Graph().as_default():\n"
         "        tf.matmul(tf.zeros([2, 3]), tf.zeros([4, 5]))\n"
-        "errors.run_main(main)\n"
+        "script_flags.run_main(main)\n"
     )
     assert result.returncode == 1
     assert "Traceback (most recent call last)" in result.stderr

@@ -11,7 +11,7 @@ import shlex
 
 import pytest
 from absl import flags
-from conftest import REPO, SCRIPTS, load_script
+from helpers import REPO, SCRIPTS, load_script
 
 README = os.path.join(REPO, "README.md")
 

@@ -16,7 +16,7 @@ from classifier_helpers import (
     synthetic_rows,
     write_sst2_data,
 )
-from conftest import load_script, tiny_bert_config, write_lines
+from helpers import load_script, tiny_bert_config, write_lines
 
 import tokenization
 

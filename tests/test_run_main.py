@@ -1,7 +1,7 @@
-"""run_main (errors.run_main, as runner.run_main): what it changes around main."""
+"""script_flags.run_main, the scripts' entry point: what it changes around main."""
 
 import pytest
-from conftest import run_code
+from helpers import run_code
 
 pytestmark = pytest.mark.slow
 
@@ -13,7 +13,8 @@ def test_imports_are_frozen_and_new_garbage_is_still_collected():
         """
         import gc
         import weakref
-        import runner
+        import script_flags
+        import tensorflow  # noqa: F401 (imported before main, as a script does)
 
         class Node:
             pass
@@ -28,7 +29,7 @@ def test_imports_are_frozen_and_new_garbage_is_still_collected():
             print(f"frozen={frozen} collected={alive() is None} enabled={gc.isenabled()}")
             return 3
 
-        runner.run_main(main, argv=["prog"])
+        script_flags.run_main(main, argv=["prog"])
         """
     )
     assert result.returncode == 3, result.stderr

@@ -11,7 +11,7 @@ import signal
 import subprocess
 import time
 
-import conftest
+import helpers
 import numpy as np
 import numpy_reference as npr
 import pytest
@@ -21,9 +21,9 @@ from absl import flags
 import modeling
 import runner
 
-DEFAULT_RECORDS = os.path.join(conftest.GOLDEN, "pretraining", "default.tfrecord")
-WWM_RECORDS = os.path.join(conftest.GOLDEN, "pretraining", "wwm_*.tfrecord")
-SCRIPT = os.path.join(conftest.REPO, "run_pretraining.py")
+DEFAULT_RECORDS = os.path.join(helpers.GOLDEN, "pretraining", "default.tfrecord")
+WWM_RECORDS = os.path.join(helpers.GOLDEN, "pretraining", "wwm_*.tfrecord")
+SCRIPT = os.path.join(helpers.REPO, "run_pretraining.py")
 EVAL_KEYS = [
     "global_step",
     "loss",
@@ -32,7 +32,7 @@ EVAL_KEYS = [
     "next_sentence_accuracy",
     "next_sentence_loss",
 ]
-TINY = conftest.tiny_bert_config(
+TINY = helpers.tiny_bert_config(
     30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
 )
 TRAIN_STEPS = 30
@@ -40,14 +40,14 @@ TRAIN_STEPS = 30
 
 @pytest.fixture(scope="module")
 def rp():
-    module = conftest.load_script("run_pretraining")
+    module = helpers.load_script("run_pretraining")
     yield module
     flags.FLAGS.unparse_flags()
 
 
 @pytest.fixture(scope="module")
 def config_file(tmp_path_factory):
-    return conftest.write_bert_config(
+    return helpers.write_bert_config(
         tmp_path_factory.mktemp("config") / "bert_config.json", **TINY
     )
 
@@ -146,7 +146,7 @@ def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(config_file, 
     _, reference_dir = trained
     output_dir = str(tmp_path / "resumed")
     command = [SCRIPT, *_train_args(config_file, output_dir, "--do_train")]
-    process = conftest.start_python(*command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = helpers.start_python(*command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 240
         while runner.newest_checkpoint(output_dir) is None:
@@ -161,7 +161,7 @@ def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(config_file, 
     killed_at = runner.checkpoint_step(runner.newest_checkpoint(output_dir))
     assert killed_at < TRAIN_STEPS
 
-    done = conftest.run_python(*command)
+    done = helpers.run_python(*command)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Restoring parameters from" in done.stderr
     final = runner.newest_checkpoint(output_dir)
@@ -295,7 +295,7 @@ def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, config_fi
         saved[name] = rng.normal(0.0, 0.02, shape).astype(np.float32)
         saved[f"{name}/adam_m"] = rng.normal(0.0, 1.0, shape).astype(np.float32)
         saved[f"{name}/adam_v"] = rng.uniform(1.0, 2.0, shape).astype(np.float32)
-    conftest.write_checkpoint(
+    helpers.write_checkpoint(
         tmp_path / "model.ckpt", {**saved, "global_step": np.int64(7)}, global_step=7
     )
 
@@ -350,7 +350,7 @@ def test_init_checkpoint_initializes_eval_and_is_logged(
 
 @pytest.mark.slow
 def test_whole_word_mask_records_of_seq_64_train(rp, tmp_path):
-    config_path = conftest.write_bert_config(
+    config_path = helpers.write_bert_config(
         tmp_path / "config.json", **dict(TINY, max_position_embeddings=64)
     )
     _run_main(
@@ -404,7 +404,7 @@ def test_bad_flags_fail_before_any_work(rp, config_file, tmp_path, extra, messag
 def test_output_dir_that_is_a_file_fails_in_one_line_without_traceback(config_file, tmp_path):
     output_file = tmp_path / "a_file"
     output_file.write_text("keep me")
-    done = conftest.run_python(
+    done = helpers.run_python(
         SCRIPT,
         f"--bert_config_file={config_file}",
         f"--input_file={DEFAULT_RECORDS}",

@@ -13,7 +13,7 @@ import socket
 import subprocess
 import time
 
-import conftest
+import helpers
 import numpy as np
 import numpy_reference as npr
 import pytest
@@ -226,7 +226,7 @@ def test_checkpoint_of_a_plain_saver_with_original_names_resumes(tmp_path):
     for name in list(saved):
         saved[f"{name}/adam_m"] = rng.randn(*saved[name].shape).astype(np.float32)
         saved[f"{name}/adam_v"] = rng.uniform(1.0, 2.0, saved[name].shape).astype(np.float32)
-    conftest.write_checkpoint(
+    helpers.write_checkpoint(
         tmp_path / "model.ckpt", {**saved, "global_step": np.int64(40)}, global_step=40
     )
 
@@ -353,12 +353,13 @@ def _run_main_in_subprocess(body, tmp_path):
     script = tmp_path / "script.py"
     script.write_text(
         "import sys\n"
-        f"sys.path.insert(0, {conftest.REPO!r})\n"
+        f"sys.path.insert(0, {helpers.REPO!r})\n"
         "import runner\n"
+        "import script_flags\n"
         f"{body}\n"
-        "runner.run_main(main)\n"
+        "script_flags.run_main(main)\n"
     )
-    return conftest.run_python(str(script))
+    return helpers.run_python(str(script))
 
 
 @pytest.mark.slow
@@ -397,8 +398,8 @@ def _free_port():
 
 
 def _worker(args, env=None):
-    return conftest.start_python(
-        os.path.join(conftest.TESTS, "runner_worker.py"),
+    return helpers.start_python(
+        os.path.join(helpers.TESTS, "runner_worker.py"),
         *args,
         env=env,
         stdout=subprocess.PIPE,
@@ -408,7 +409,7 @@ def _worker(args, env=None):
 
 
 def _finish(process):
-    output, _ = process.communicate(timeout=conftest.SUBPROCESS_TIMEOUT)
+    output, _ = process.communicate(timeout=helpers.SUBPROCESS_TIMEOUT)
     assert process.returncode == 0, output[-3000:]
     return output
 
@@ -506,7 +507,7 @@ def test_two_workers_on_localhost_end_with_identical_weights(worker_runs):
 # --------------------------------------------------------------------------
 # A multi-worker job that loses a worker: run_pretraining.py on two workers.
 
-TINY_BERT = conftest.tiny_bert_config(
+TINY_BERT = helpers.tiny_bert_config(
     30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
 )
 LOSS_TRAIN_STEPS = 24
@@ -519,9 +520,9 @@ def _start_pretraining_workers(tmp_path, ports, run):
     config_file.write_text(json.dumps(TINY_BERT))
     cluster = {"worker": [f"127.0.0.1:{port}" for port in ports]}
     command = [
-        os.path.join(conftest.REPO, "run_pretraining.py"),
+        os.path.join(helpers.REPO, "run_pretraining.py"),
         f"--bert_config_file={config_file}",
-        f"--input_file={os.path.join(conftest.GOLDEN, 'pretraining', 'default.tfrecord')}",
+        f"--input_file={os.path.join(helpers.GOLDEN, 'pretraining', 'default.tfrecord')}",
         f"--output_dir={tmp_path / 'model'}",
         "--do_train",
         "--distribution_strategy=multi_worker",
@@ -540,7 +541,7 @@ def _start_pretraining_workers(tmp_path, ports, run):
         log = tmp_path / f"run{run}_worker{index}.log"
         with open(log, "w") as out:
             processes.append(
-                conftest.start_python(*command, env=env, stdout=out, stderr=subprocess.STDOUT)
+                helpers.start_python(*command, env=env, stdout=out, stderr=subprocess.STDOUT)
             )
         logs.append(log)
     return processes, logs
@@ -635,14 +636,14 @@ def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
     script = tmp_path / "stuck_worker.py"
     script.write_text(
         "import sys, time\n"
-        f"sys.path.insert(0, {conftest.REPO!r})\n"
+        f"sys.path.insert(0, {helpers.REPO!r})\n"
         "import runner_distribution\n"
         f"watch = runner_distribution.PeerWatch({{1: '127.0.0.1:{port}'}}, {str(tmp_path)!r}, 2)\n"
         "watch.start()\n"
         "print('watching', flush=True)\n"
         "time.sleep(600)\n"
     )
-    process = conftest.start_python(
+    process = helpers.start_python(
         str(script), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     try:

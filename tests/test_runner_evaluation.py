@@ -14,7 +14,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import write_checkpoint
+from helpers import write_checkpoint
 from linear_model import data, input_fn_builder, model_fn, numpy_sgd
 
 import runner

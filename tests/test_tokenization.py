@@ -14,7 +14,7 @@ import unicodedata
 
 import pytest
 import reference_tokenizer as ref
-from conftest import GOLDEN, VOCAB_UNCASED, run_code
+from helpers import GOLDEN, VOCAB_UNCASED, run_code
 
 import tokenization
 

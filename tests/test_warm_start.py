@@ -3,7 +3,7 @@
 import numpy as np
 import tensorflow as tf
 from absl import logging
-from conftest import write_checkpoint
+from helpers import write_checkpoint
 
 import runner
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import speed_helpers
 import tensorflow as tf
-from conftest import checkpoint_values
 from extract_features_helpers import run_extract_features, write_model_files
+from helpers import checkpoint_values
 
 import runner
 

@@ -1,0 +1,205 @@
+"""Helpers the tests share: the repository's paths, script loading and subprocess runs,
+a tiny BERT config, file and checkpoint writers, and graph-check assertions.
+
+Tests import what they need from here (`from helpers import run_script`); the
+numpy side of numerical checks lives in numpy_reference.py. conftest.py only
+sets up the process (quiet TensorFlow on the CPU, the repository importable).
+"""
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TESTS = os.path.join(REPO, "tests")
+DATA = os.path.join(TESTS, "data")
+GOLDEN = os.path.join(DATA, "golden")
+VOCAB_UNCASED = os.path.join(DATA, "vocab_uncased.txt")
+
+# The scripts a user runs (each defines its own flags when imported).
+SCRIPTS = (
+    "create_pretraining_data",
+    "create_vocab",
+    "run_pretraining",
+    "run_classifier",
+    "run_squad",
+    "extract_features",
+    "convert_checkpoint",
+    "run_ner",
+)
+
+# The one time limit for every process a test starts. It is there to end a hang, not
+# to measure speed, so it is generous for a loaded machine.
+SUBPROCESS_TIMEOUT = 600
+
+
+def load_script(name):
+    """Imports one script (flags and all), as user code that imports it does."""
+    return importlib.import_module(name)
+
+
+# ---------------------------------------------------------------------------
+# Processes
+
+
+def subprocess_env(env=None):
+    """This process's environment with TensorFlow quiet and on CPU, plus `env`."""
+    merged = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
+    merged.update(env or {})
+    return merged
+
+
+def flag_args(defaults, **overrides):
+    """["--name=value", ...] from `defaults` with `overrides` applied; None leaves a flag out."""
+    merged = {**defaults, **overrides}
+    return [f"--{name}={value}" for name, value in merged.items() if value is not None]
+
+
+def run_command(argv, env=None, cwd=REPO):
+    """Runs argv to the end with text output captured; a hang fails after the one timeout."""
+    return subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        env=subprocess_env(env),
+        cwd=cwd,
+        timeout=SUBPROCESS_TIMEOUT,
+    )
+
+
+def run_python(*argv, env=None, cwd=REPO):
+    """Runs the Python that runs the tests on argv (a file and its arguments, or -c code)."""
+    return run_command([sys.executable, *argv], env=env, cwd=cwd)
+
+
+def run_script(script, *args, env=None, cwd=REPO):
+    """Runs one of the repository's scripts ("run_squad.py") as a user would."""
+    return run_python(os.path.join(REPO, script), *args, env=env, cwd=cwd)
+
+
+def run_code(source, env=None, cwd=REPO):
+    """Runs Python source (dedented) in a fresh interpreter with the repo and tests importable."""
+    prelude = f"import sys\nsys.path[:0] = [{REPO!r}, {TESTS!r}]\n"
+    return run_python("-c", prelude + textwrap.dedent(source), env=env, cwd=cwd)
+
+
+def run_checks(source, ref_variables=False, replicas=1):
+    """Runs graph checks (source) in a fresh interpreter and fails unless they all pass.
+
+    Some set-ups are process-wide and cannot be undone inside pytest: ref variables
+    (disable_v2_behavior) and the CPU split into `replicas` logical devices.
+    """
+    setup = "import tensorflow as tf\n"
+    if ref_variables:
+        setup += "tf.compat.v1.disable_v2_behavior()\n"
+    if replicas > 1:
+        setup += (
+            "tf.config.set_logical_device_configuration(tf.config.list_physical_devices('CPU')[0],"
+            f" [tf.config.LogicalDeviceConfiguration()] * {replicas})\n"
+        )
+    result = run_code(setup + textwrap.dedent(source) + "\nprint('ALL CHECKS PASSED')\n")
+    assert result.returncode == 0, result.stderr[-4000:]
+    assert result.stdout.splitlines()[-1:] == ["ALL CHECKS PASSED"], result.stdout[-2000:]
+
+
+def start_python(*argv, env=None, cwd=REPO, **popen_kwargs):
+    """Starts the test Python on argv in the background, for tests that kill or race it."""
+    return subprocess.Popen(
+        [sys.executable, *argv], env=subprocess_env(env), cwd=cwd, **popen_kwargs
+    )
+
+
+# ---------------------------------------------------------------------------
+# A tiny BERT
+
+
+def tiny_bert_config(vocab_size, **overrides):
+    """A bert_config.json dict small enough to train in seconds; `overrides` replace keys."""
+    config = {
+        "vocab_size": vocab_size,
+        "hidden_size": 32,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 2,
+        "intermediate_size": 64,
+        "hidden_act": "gelu",
+        "hidden_dropout_prob": 0.1,
+        "attention_probs_dropout_prob": 0.1,
+        "max_position_embeddings": 64,
+        "type_vocab_size": 2,
+        "initializer_range": 0.02,
+    }
+    config.update(overrides)
+    return config
+
+
+def write_bert_config(path, vocab_size, **overrides):
+    """Writes tiny_bert_config(vocab_size, **overrides) as JSON to `path`; returns it as str."""
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(tiny_bert_config(vocab_size, **overrides), f)
+    return str(path)
+
+
+def write_text(path, text):
+    """Writes `text` as UTF-8 to `path` (a CoNLL file, a CSV with quoted newlines); returns str."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
+    return str(path)
+
+
+def write_lines(path, lines):
+    """Writes `lines` one a line (a vocabulary, an input file); returns the path as str."""
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines))
+    return str(path)
+
+
+def write_checkpoint(prefix, values, global_step=None):
+    """Saves {checkpoint name: array} with a bare Saver, no project code involved.
+
+    The names in the checkpoint are exactly the keys, whatever graph names
+    would clash. Returns the checkpoint path (prefix, plus -global_step if given).
+    """
+    import numpy as np
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        var_list = {
+            name: tf.compat.v1.Variable(np.asarray(value), name=f"v{index}")
+            for index, (name, value) in enumerate(values.items())
+        }
+        saver = tf.compat.v1.train.Saver(var_list=var_list)
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            return saver.save(
+                session, str(prefix), global_step=global_step, write_meta_graph=False
+            )
+
+
+def checkpoint_values(path):
+    """{name: numpy value} of every variable in a checkpoint."""
+    import tensorflow as tf
+
+    reader = tf.train.load_checkpoint(path)
+    return {name: reader.get_tensor(name) for name, _ in tf.train.list_variables(path)}
+
+
+# ---------------------------------------------------------------------------
+# Graph checks
+
+
+def variable_named(name):
+    """The global variable called `name` (tensor names give resource handles)."""
+    import tensorflow as tf
+
+    (var,) = [v for v in tf.compat.v1.global_variables() if v.op.name == name]
+    return var
+
+
+def assert_close(actual, expected, what):
+    import numpy as np
+
+    np.testing.assert_allclose(actual, expected, rtol=2e-5, atol=1e-6, err_msg=what)
