@@ -962,7 +962,7 @@ def model_fn_builder(
         input_ids = features["input_ids"]
         input_mask = features["input_mask"]
         segment_ids = features["segment_ids"]
-        label_ids = features["label_ids"]
+        label_ids = features.get("label_ids")  # absent in an export's serving graph
         if "is_real_example" in features:
             is_real_example = tf.cast(features["is_real_example"], dtype=tf.float32)
         else:
@@ -1215,6 +1215,7 @@ def export_saved_model(
     is_regression=False,
     multi_label=False,
     predictor_files=None,
+    precision="fp32",
 ):
     """Exports the classifier in `checkpoint_path` as a SavedModel for serving.
 
@@ -1223,34 +1224,23 @@ def export_saved_model(
     max_position_embeddings: callers need not pad to `max_seq_length`, which
     is recorded for the Predictor only) and returns "probabilities"
     ([batch, num_labels], sigmoids with `multi_label`) or, for regression,
-    "score" ([batch]). The graph is built fresh in inference mode, the
-    variables restored from the checkpoint, and the model written under a
-    temporary name that is renamed to `export_dir` only when complete.
+    "score" ([batch]). The graph is model_fn_builder's in PREDICT mode, with
+    its Transformer layers computing in `precision` (its outputs float32),
+    exported through runner.Estimator.export_saved_model as main does.
     `predictor_files` (see predictor_files) go to assets.extra/ for
     predictor.Predictor. `export_dir` must not exist; a checkpoint without
-    the classifier's variables is a ValueError.
+    the classifier's variables is a UsageError.
     """
-
-    def build():
-        inputs = {
-            name: tf.compat.v1.placeholder(tf.int32, [None, None], name=name)
-            for name in ("input_ids", "input_mask", "segment_ids")
-        }
-        _, _, _, output = create_model(
-            bert_config,
-            False,
-            inputs["input_ids"],
-            inputs["input_mask"],
-            inputs["segment_ids"],
-            None,
-            num_labels,
-            False,
-            is_regression=is_regression,
-            multi_label=multi_label,
-        )
-        return inputs, {"score" if is_regression else "probabilities": output}
-
-    serving.export_graph(export_dir, checkpoint_path, build, predictor_files)
+    model_fn = model_fn_builder(
+        bert_config, num_labels, None, 0.0, None, None, False, False,
+        is_regression=is_regression, multi_label=multi_label,
+    )  # fmt: skip
+    config = runner.RunConfig(
+        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), precision=precision
+    )
+    runner.Estimator(model_fn, config).export_saved_model(
+        export_dir, serving.id_inputs, checkpoint_path, predictor_files
+    )
 
 
 def predictor_files(
@@ -1806,15 +1796,11 @@ def main(_):
                 f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
                 "--init_checkpoint to export"
             )
-        export_saved_model(
+        estimator.export_saved_model(
             FLAGS.export_dir,
+            serving.id_inputs,
             checkpoint_path,
-            bert_config,
-            num_labels,
-            FLAGS.max_seq_length,
-            is_regression=is_regression,
-            multi_label=multi_label,
-            predictor_files=predictor_files(
+            assets_extra=predictor_files(
                 FLAGS.vocab_file,
                 FLAGS.do_lower_case,
                 label_list,

@@ -583,8 +583,8 @@ def model_fn_builder(
             features["input_ids"],
             features["input_mask"],
             features["segment_ids"],
-            features["label_ids"],
-            features["label_mask"],
+            features.get("label_ids"),  # absent, as label_mask, in an export's serving graph
+            features.get("label_mask"),
             num_labels,
             use_one_hot_embeddings,
         )
@@ -674,35 +674,29 @@ def format_predictions(path, examples, predicted):
 # SavedModel export.
 
 
-def export_saved_model(export_dir, checkpoint_path, bert_config, num_labels, max_seq_length):
+def export_saved_model(
+    export_dir, checkpoint_path, bert_config, num_labels, max_seq_length, precision="fp32"
+):
     """Exports the tagger in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
-    segment_ids (int32 [batch, max_seq_length]) and returns "probabilities"
-    ([batch, max_seq_length, num_labels]). Written under a temporary name
-    and renamed when complete; `export_dir` must not exist, and a checkpoint
-    without the tagger's variables in their shapes is a ValueError.
+    segment_ids (int32 [batch, length], any length up to the model's
+    max_position_embeddings; the script's windows are max_seq_length long)
+    and returns "probabilities" ([batch, length, num_labels]). The graph is
+    model_fn_builder's in PREDICT mode, computing in `precision`, exported
+    through runner.Estimator.export_saved_model as main does. Written under
+    a temporary name and renamed when complete; `export_dir` must not exist,
+    and a checkpoint without the tagger's variables in their shapes is a
+    UsageError.
     """
-
-    def build():
-        inputs = {
-            name: tf.compat.v1.placeholder(tf.int32, [None, max_seq_length], name=name)
-            for name in ("input_ids", "input_mask", "segment_ids")
-        }
-        _, _, _, probabilities = create_model(
-            bert_config,
-            False,
-            inputs["input_ids"],
-            inputs["input_mask"],
-            inputs["segment_ids"],
-            None,
-            None,
-            num_labels,
-            False,
-        )
-        return inputs, {"probabilities": probabilities}
-
-    serving.export_graph(export_dir, checkpoint_path, build)
+    del max_seq_length  # The graph takes any length.
+    model_fn = model_fn_builder(bert_config, num_labels, None, 0.0, None, None, False, False)
+    config = runner.RunConfig(
+        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), precision=precision
+    )
+    runner.Estimator(model_fn, config).export_saved_model(
+        export_dir, serving.id_inputs, checkpoint_path
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -796,7 +790,7 @@ def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_
     return input_fn, steps, word_predictions(examples, feature_list, outputs, label_list)
 
 
-def _export(bert_config, num_labels):
+def _export(estimator):
     """As predict: the newest checkpoint in output_dir, else --init_checkpoint."""
     checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
     if not checkpoint_path:
@@ -804,9 +798,7 @@ def _export(bert_config, num_labels):
             f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
             "--init_checkpoint to export"
         )
-    export_saved_model(
-        FLAGS.export_dir, checkpoint_path, bert_config, num_labels, FLAGS.max_seq_length
-    )
+    estimator.export_saved_model(FLAGS.export_dir, serving.id_inputs, checkpoint_path)
 
 
 def _check_flags():
@@ -941,7 +933,7 @@ def main(_):
         )
 
     if FLAGS.export_dir:
-        _export(bert_config, num_labels)
+        _export(estimator)
 
 
 if __name__ == "__main__":

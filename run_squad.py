@@ -640,7 +640,7 @@ def model_fn_builder(
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
 
-        unique_ids = features["unique_ids"]
+        unique_ids = features.get("unique_ids")  # absent in an export's serving graph
         input_ids = features["input_ids"]
         input_mask = features["input_mask"]
         segment_ids = features["segment_ids"]
@@ -675,11 +675,9 @@ def model_fn_builder(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
             )
         if mode == runner.ModeKeys.PREDICT:
-            predictions = {
-                "unique_ids": unique_ids,
-                "start_logits": start_logits,
-                "end_logits": end_logits,
-            }
+            predictions = {"start_logits": start_logits, "end_logits": end_logits}
+            if unique_ids is not None:
+                predictions["unique_ids"] = unique_ids
             return runner.EstimatorSpec(
                 mode=mode, predictions=predictions, scaffold_fn=scaffold_fn
             )
@@ -1495,10 +1493,10 @@ def main(_):
                 f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
                 "--init_checkpoint to export"
             )
-        export_saved_model(FLAGS.export_dir, checkpoint_path, bert_config, FLAGS.max_seq_length)
+        estimator.export_saved_model(FLAGS.export_dir, serving.id_inputs, checkpoint_path)
 
 
-def export_saved_model(export_dir, checkpoint_path, bert_config, max_seq_length):
+def export_saved_model(export_dir, checkpoint_path, bert_config, max_seq_length, precision="fp32"):
     """Exports the SQuAD model in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
@@ -1506,26 +1504,18 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, max_seq_length)
     convert_examples_to_features builds them, of any length up to the
     model's max_position_embeddings: callers need not pad to
     `max_seq_length`) and returns start_logits and end_logits ([batch,
-    length]). Written complete or not at all; `export_dir` must not exist.
+    length]). The graph is model_fn_builder's in PREDICT mode, computing in
+    `precision`, exported through runner.Estimator.export_saved_model as
+    main does. Written complete or not at all; `export_dir` must not exist.
     """
     del max_seq_length  # The graph takes any length.
-
-    def build():
-        inputs = {
-            name: tf.compat.v1.placeholder(tf.int32, [None, None], name=name)
-            for name in ("input_ids", "input_mask", "segment_ids")
-        }
-        start_logits, end_logits = create_model(
-            bert_config,
-            False,
-            inputs["input_ids"],
-            inputs["input_mask"],
-            inputs["segment_ids"],
-            False,
-        )
-        return inputs, {"start_logits": start_logits, "end_logits": end_logits}
-
-    serving.export_graph(export_dir, checkpoint_path, build)
+    model_fn = model_fn_builder(bert_config, None, 0.0, None, None, False, False)
+    config = runner.RunConfig(
+        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), precision=precision
+    )
+    runner.Estimator(model_fn, config).export_saved_model(
+        export_dir, serving.id_inputs, checkpoint_path
+    )
 
 
 if __name__ == "__main__":

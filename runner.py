@@ -83,6 +83,7 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+import serving
 from progress import format_seconds
 from runner_checkpoints import (
     check_model_dir,
@@ -324,6 +325,38 @@ class Estimator:
                     yield batch
         finally:
             session.close()
+
+    # ---------------------------------------------------------------- export
+
+    def export_saved_model(
+        self, export_dir, serving_input_fn, checkpoint_path=None, assets_extra=None
+    ):
+        """Exports the model_fn's PREDICT graph with a checkpoint's weights as a SavedModel.
+
+        serving_input_fn() returns {name: placeholder}: the features the
+        model_fn gets and the "serving_default" signature's inputs; its
+        outputs are the model_fn's predictions. The graph is built as
+        predict builds it, in this RunConfig's precision and with its XLA
+        setting, so an export computes as prediction does. The weights come
+        from `checkpoint_path` (a checkpoint or a directory), default the
+        newest in model_dir. `assets_extra` ({file name: text}) go to
+        assets.extra/. `export_dir` must not exist; it appears only complete.
+        Returns the checkpoint exported.
+        """
+        checkpoint_path = checkpoint_to_load(self._config.model_dir, checkpoint_path, "export")
+        if checkpoint_path is None:
+            raise UsageError(f"no checkpoint in {self._config.model_dir} to export")
+
+        def build():
+            features = serving_input_fn()
+            spec = self._builder.call_model_fn(dict(features), None, ModeKeys.PREDICT, None)
+            predictions = spec.predictions
+            if not isinstance(predictions, dict):
+                predictions = {"predictions": predictions}
+            return features, predictions
+
+        serving.export_graph(export_dir, checkpoint_path, build, assets_extra)
+        return checkpoint_path
 
 
 def _start_session(session, built, checkpoint_path, model_dir=None):

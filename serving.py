@@ -1,7 +1,8 @@
-"""Exporting a fine-tuned checkpoint as a SavedModel, shared by the classifier and SQuAD.
+"""Writing a SavedModel of a graph and a checkpoint, for runner.Estimator.export_saved_model.
 
-Each script says how to build its inference graph from placeholders; this
-module restores the checkpoint into it, refuses a checkpoint whose variables
+The runner builds the inference graph (the model_fn's predictions from
+placeholders, in the run's precision); this module restores the checkpoint
+into it, refuses a checkpoint whose variables
 do not fit, and writes the SavedModel under a temporary name that becomes
 `export_dir` only when complete. Files the Python Predictor needs next to
 the graph (vocabulary, settings) go to the SavedModel's assets.extra/
@@ -18,6 +19,18 @@ import checkpoint_shapes
 from errors import UsageError
 
 EXTRA_DIR = "assets.extra"
+
+
+def id_inputs():
+    """The inputs of every export: int32 [batch, length] input_ids, input_mask and segment_ids.
+
+    Any batch size and any length up to the model's max_position_embeddings,
+    so that a batch of short texts need not be padded to max_seq_length.
+    """
+    return {
+        name: tf.compat.v1.placeholder(tf.int32, [None, None], name=name)
+        for name in ("input_ids", "input_mask", "segment_ids")
+    }
 
 
 def check_checkpoint_holds(checkpoint_path, variables):

@@ -26,8 +26,8 @@ from helpers import (
 import atomic_write
 import checkpoint_shapes
 import errors
-import modeling
 import eval_results
+import modeling
 import progress
 import startup_checks
 import tfrecord_format
