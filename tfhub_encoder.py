@@ -345,6 +345,9 @@ def export_encoder(checkpoint, bert_config, vocab_file, do_lower_case, output_di
         raise UsageError(f"--output_dir={output_dir} already exists; choose a new directory")
     values, path = _read_checkpoint(checkpoint, "--input")
     names = encoder_variable_names(config, with_mlm)
+    left_out = sorted(set(values) - set(names))
+    if left_out:
+        logging.info("Checkpoint variables not exported (%d): %s", len(left_out), left_out)
     values = _checkpoint_values(values, path, config, names)
     encoder_names = encoder_variable_names(config)
 
@@ -912,6 +915,38 @@ def write_encoder(encoder, output_dir, flag="--output_dir"):
         shutil.copyfile(encoder.vocab_file, os.path.join(stage, "vocab.txt"))
         write_checkpoint(os.path.join(stage, CHECKPOINT_NAME), encoder.variables)
     return os.path.join(output_dir, CHECKPOINT_NAME)
+
+
+def checkpoint_in(encoder, directory, flag="--output_dir"):
+    """The checkpoint prefix of `encoder` in `directory`: written there, or found there.
+
+    For a script that fine-tunes a TF Hub encoder through --init_checkpoint
+    machinery: the first run writes the four files (write_encoder); a later
+    run in the same directory (resuming, or evaluating) finds them and uses
+    them if they hold exactly this encoder.
+
+    Raises:
+      UsageError: the directory holds another encoder's files, or only some
+        of them.
+    """
+    prefix = os.path.join(directory, CHECKPOINT_NAME)
+    present = [name for name in CHECKPOINT_FILES if os.path.exists(os.path.join(directory, name))]
+    if len(present) < len(CHECKPOINT_FILES):
+        return write_encoder(encoder, directory, flag)
+    held = tf.train.load_checkpoint(prefix)
+    shapes = held.get_variable_to_shape_map()
+    same = sorted(shapes) == sorted(encoder.variables) and all(
+        np.array_equal(held.get_tensor(name), value) for name, value in encoder.variables.items()
+    )
+    config_file = os.path.join(directory, "bert_config.json")
+    if not same or modeling.BertConfig.from_json_file(config_file).to_dict() != (
+        encoder.config.to_dict()
+    ):
+        raise UsageError(
+            f"{flag}={directory} holds the checkpoint of another encoder "
+            f"({CHECKPOINT_NAME}); choose another directory"
+        )
+    return prefix
 
 
 def import_encoder(hub_dir, output_dir, input_flag="--input", output_flag="--output_dir"):
