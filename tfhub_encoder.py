@@ -55,6 +55,7 @@ from absl import logging
 import atomic_write
 import checkpoint_shapes
 import errors
+import fileio
 import modeling
 import runner_checkpoints
 from errors import UsageError
@@ -253,7 +254,7 @@ def _load_config(bert_config):
         config = modeling.BertConfig.from_dict(bert_config.to_dict())
         config.validate()
         return config
-    if not bert_config or not os.path.isfile(bert_config):
+    if not bert_config or not fileio.exists(bert_config) or fileio.isdir(bert_config):
         raise UsageError(f"--bert_config_file={bert_config}: no such file")
     try:
         return modeling.BertConfig.from_json_file(bert_config)
@@ -262,11 +263,17 @@ def _load_config(bert_config):
 
 
 def _read_vocab(path, source):
+    """The lines of a vocab.txt (local or gs://...), without their line ends."""
+    with fileio.open_binary(path) as f:
+        data = f.read()
     try:
-        with open(path, encoding="utf-8") as f:
-            return [line.rstrip("\n").rstrip("\r") for line in f]
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise UsageError(f"{source}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()  # the end of the last line, or an empty file
+    return [line.rstrip("\r") for line in lines]
 
 
 def encoder_variable_names(config, with_mlm=False):
@@ -331,7 +338,7 @@ def export_encoder(checkpoint, bert_config, vocab_file, do_lower_case, output_di
     """
     start = time.time()
     config = _load_config(bert_config)
-    if not vocab_file or not os.path.isfile(vocab_file):
+    if not vocab_file or not fileio.exists(vocab_file) or fileio.isdir(vocab_file):
         raise UsageError(f"--vocab_file={vocab_file}: no such file")
     vocab = _read_vocab(vocab_file, vocab_file)
     if len(vocab) > config.vocab_size:
@@ -341,7 +348,7 @@ def export_encoder(checkpoint, bert_config, vocab_file, do_lower_case, output_di
         )
     if not output_dir:
         raise UsageError("--output_dir is required")
-    if os.path.exists(output_dir):
+    if fileio.exists(output_dir):
         raise UsageError(f"--output_dir={output_dir} already exists; choose a new directory")
     values, path = _read_checkpoint(checkpoint, "--input")
     names = encoder_variable_names(config, with_mlm)
@@ -353,7 +360,8 @@ def export_encoder(checkpoint, bert_config, vocab_file, do_lower_case, output_di
 
     with tempfile.TemporaryDirectory() as assets:
         vocab_copy = os.path.join(assets, VOCAB_ASSET)
-        shutil.copyfile(vocab_file, vocab_copy)
+        with fileio.open_binary(vocab_file) as source, open(vocab_copy, "wb") as copy:
+            shutil.copyfileobj(source, copy)
         config_copy = os.path.join(assets, CONFIG_ASSET)
         with open(config_copy, "w", encoding="utf-8") as f:
             f.write(config.to_json_string())
