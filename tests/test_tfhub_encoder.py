@@ -511,6 +511,27 @@ def test_an_unrecorded_activation_and_head_count_are_found_by_running_the_encode
 
 
 @pytest.mark.slow
+def test_activations_the_weights_cannot_tell_apart_are_both_named(tmp_path, monkeypatch):
+    # Weights at BERT's initial scale (0.02): the feed-forward inputs stay so
+    # small that tanh and erf GELU differ by far less than the tolerance.
+    config, _, config_file, vocab_file, _ = tiny_checkpoint(str(tmp_path / "src"))
+    rng = np.random.default_rng(3)
+    weights = {
+        name: (1.0 if name.endswith("gamma") else 0.0) + 0.02 * rng.standard_normal(shape)
+        for name, shape in modeling.bert_variable_shapes(config).items()
+        if name.startswith("bert/")
+    }
+    weights = {name: value.astype(np.float32) for name, value in weights.items()}
+    checkpoint = write_checkpoint(tmp_path / "small.ckpt", weights)
+    hub_dir = str(tmp_path / "hub")
+    tfhub_encoder.export_encoder(checkpoint, config_file, vocab_file, True, hub_dir)
+    monkeypatch.setattr(tfhub_encoder, "_saved_config", lambda loaded, sizes, where: None)
+    encoder = tfhub_encoder.read_encoder(hub_dir)
+    other = {"gelu": "gelu_erf", "gelu_erf": "gelu"}[encoder.config.hidden_act]
+    assert encoder.hidden_act_source.endswith(f"({other} match too on these weights)")
+
+
+@pytest.mark.slow
 def test_model_garden_encoder_imports_to_a_checkpoint_computing_its_outputs(tmp_path):
     hub_dir = unpack("model_garden_bert_mlm.tar.xz", str(tmp_path))
     result = tfhub_encoder.import_encoder(hub_dir, str(tmp_path / "ckpt"))
