@@ -26,7 +26,8 @@ pass is `modeling.BertModel`'s own graph code, traced in a tf.function whose
 variables are trainable tf.Variables holding the checkpoint's values (named
 as in the checkpoint), so its outputs are BertModel's and gradients reach
 every weight. It also carries assets/bert_config.json, so that importing it
-back restores every setting exactly.
+back restores every setting exactly, and a `serving_default` signature with
+flat outputs (encoder_outputs_<i> for the layers) for TensorFlow Serving.
 
 `import_encoder` (and `read_encoder`, for run_classifier_with_tfhub.py)
 goes the other way. Variables are recognised by what their names say they
@@ -40,6 +41,8 @@ heads - is settled by running the SavedModel on a fixed input and keeping
 the setting under which BertModel, with the mapped weights, gives the same
 outputs within 1e-5. An encoder that matches under none is not a BERT
 (a pre-LayerNorm Transformer has the same variables, say) and is refused.
+The TF1 Hub module format of 2018 (tfhub_module.pb) is refused too: it is
+called through TF1 signatures, not the API above.
 """
 
 import os
@@ -103,8 +106,8 @@ def _variable_getter(variables):
 
     BertModel asks for each weight by its checkpoint name through
     tf.compat.v1.get_variable; answering from a dict lets the same graph
-    code run over tf.Variables of a tf.Module (exporting) or over constants
-    (probing), inside any tf.function.
+    code run over the tf.Variables of a SavedModel (exporting) or over
+    tensors fed in (checking an import), in a tf.function or a graph.
     """
 
     def getter(getter, name, *args, shape=None, **kwargs):
