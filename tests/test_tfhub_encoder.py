@@ -19,7 +19,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
-from conftest import (
+from helpers import (
     DATA,
     checkpoint_values,
     tiny_bert_config,
