@@ -555,6 +555,24 @@ def truncate_seq_pair(tokens_a, tokens_b, max_num_tokens, rng):
 # Serialization.
 
 
+def create_int_feature(values):
+    """The original's helper: an int64 tf.train.Feature of `values`.
+
+    Records are written here without TensorFlow (tfrecord_format); this is
+    for code that imports the helper, and imports TensorFlow when called.
+    """
+    import features
+
+    return features.create_int_feature(values)
+
+
+def create_float_feature(values):
+    """The original's helper: a float tf.train.Feature of `values` (see create_int_feature)."""
+    import features
+
+    return features.create_float_feature(values)
+
+
 def _log_example(record, inv_vocab):
     """Logs one serialized Example the way the original logs its first 20."""
     feature = tfrecord_format.example_values(record)

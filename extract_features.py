@@ -345,9 +345,11 @@ def _naming_unreadable_checkpoint():
         ) from e
 
 
-def main(_):
-    logging.set_verbosity(logging.INFO)
+def _check_flags():
+    """Checks every flag, the config, the checkpoint and the input before any work.
 
+    Returns (bert_config, layer_indexes, tokenizer).
+    """
     startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     script_flags.check_padding_flags()
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
@@ -360,6 +362,12 @@ def main(_):
     startup_checks.check_output_file(FLAGS.output_file)
     startup_checks.check_input_file(FLAGS.input_file, "--input_file")
     tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
+    return bert_config, layer_indexes, tokenizer
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    bert_config, layer_indexes, tokenizer = _check_flags()
 
     examples = read_examples(FLAGS.input_file)
     features = convert_examples_to_features(

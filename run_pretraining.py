@@ -308,6 +308,10 @@ def gather_indexes(sequence_tensor, positions):
     return tf.gather(flat_sequence_tensor, flat_positions)
 
 
+# The original's name for the record parser (int64 features come back as int32).
+_decode_record = features_lib.decode_record
+
+
 def input_fn_builder(
     input_files, max_seq_length, max_predictions_per_seq, is_training, num_cpu_threads=4
 ):
@@ -363,17 +367,10 @@ def input_fn_builder(
     return input_fn
 
 
-# Kept under this module's name for code that imports it from here.
-format_eval_results = eval_results.format_eval_results
-
-
-write_eval_results = eval_results.write_eval_results
-
-
 def _input_files(pattern_list):
     patterns = [p.strip() for p in pattern_list.split(",") if p.strip()]
     if not patterns:
-        raise runner.UsageError("--input_file is empty")
+        raise UsageError("--input_file is empty")
     return startup_checks.expand_input_files(",".join(patterns))
 
 
@@ -431,36 +428,37 @@ def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
         try:
             feature = tf.train.Example.FromString(record).features.feature
         except Exception:  # protobuf's DecodeError; protobuf is not imported directly
-            raise runner.UsageError(
-                f"--input_file: {path} does not hold tf.train.Examples"
-            ) from None
+            raise UsageError(f"--input_file: {path} does not hold tf.train.Examples") from None
         for name, (length, flag) in expected.items():
             if name not in feature:
-                raise runner.UsageError(
+                raise UsageError(
                     f"--input_file: {path} has no feature {name!r}; is it "
                     "create_pretraining_data.py output?"
                 )
             values = feature[name]
             found = len(values.int64_list.value) + len(values.float_list.value)
             if found != length:
-                raise runner.UsageError(
+                raise UsageError(
                     f"--input_file: {path} has {found} values of {name} per record, but "
                     f"{flag} asks for {length}; it must match data generation"
                 )
 
 
-def _validate_flags():
-    """Checks everything that can be checked before any work; returns the BertConfig."""
+def _check_flags():
+    """Checks every flag, the config, the checkpoint and the records before any work.
+
+    Returns (bert_config, input_files, eval_options).
+    """
     if not FLAGS.do_train and not FLAGS.do_eval:
         raise UsageError("At least one of `do_train` or `do_eval` must be True.")
     for name in ("bert_config_file", "input_file", "output_dir"):
         if not getattr(FLAGS, name):
-            raise runner.UsageError(f"--{name} must be set")
+            raise UsageError(f"--{name} must be set")
     startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     try:
         bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     except ValueError as e:
-        raise runner.UsageError(
+        raise UsageError(
             f"--bert_config_file: {FLAGS.bert_config_file} is not a valid BERT config ({e})"
         ) from None
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
@@ -471,29 +469,29 @@ def _validate_flags():
         positive += ["eval_batch_size", "max_eval_steps"]
     for name in positive:
         if getattr(FLAGS, name) <= 0:
-            raise runner.UsageError(f"--{name} must be positive, got {getattr(FLAGS, name)}")
+            raise UsageError(f"--{name} must be positive, got {getattr(FLAGS, name)}")
     if FLAGS.do_train and FLAGS.num_warmup_steps < 0:
-        raise runner.UsageError(f"--num_warmup_steps must be >= 0, got {FLAGS.num_warmup_steps}")
+        raise UsageError(f"--num_warmup_steps must be >= 0, got {FLAGS.num_warmup_steps}")
     if FLAGS.init_checkpoint and not (
         tf.io.gfile.exists(FLAGS.init_checkpoint + ".index")
         or tf.train.latest_checkpoint(FLAGS.init_checkpoint)
     ):
-        raise runner.UsageError(f"--init_checkpoint: no checkpoint at {FLAGS.init_checkpoint}")
+        raise UsageError(f"--init_checkpoint: no checkpoint at {FLAGS.init_checkpoint}")
     if FLAGS.init_checkpoint:
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     startup_checks.check_output_dir(FLAGS.output_dir)
-    return bert_config
-
-
-def main(_):
-    logging.set_verbosity(logging.INFO)
-
-    bert_config = _validate_flags()
     eval_options = script_flags.evaluation_options_from_flags(
         FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
     )
     input_files = _input_files(FLAGS.input_file)
     _check_record_shapes(input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
+    return bert_config, input_files, eval_options
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+
+    bert_config, input_files, eval_options = _check_flags()
     run_config = script_flags.run_config_from_flags()
     tf.io.gfile.makedirs(FLAGS.output_dir)
 
@@ -548,7 +546,7 @@ def main(_):
                 train_input_fn,
                 FLAGS.num_train_steps,
                 evaluate,
-                write_eval_results,
+                eval_results.write_eval_results,
                 eval_options,
             )
 
@@ -556,7 +554,7 @@ def main(_):
         logging.info("***** Running evaluation *****")
         logging.info("  Batch size = %d", FLAGS.eval_batch_size)
         result = final_result or evaluate()
-        write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
+        eval_results.write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
 
 
 if __name__ == "__main__":
