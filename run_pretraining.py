@@ -33,6 +33,7 @@ script_flags.define_flags(
     "input_file",
     "output_dir",
     "init_checkpoint",
+    "allow_partial_init_checkpoint",
     "max_seq_length",
     "max_predictions_per_seq",
     "do_train",

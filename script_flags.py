@@ -21,7 +21,9 @@ scripts' entry point: it parses the flags and turns a user's mistake into
 one "ERROR: ..." line (errors.py).
 """
 
+import difflib
 import gc
+import re
 import sys
 
 from absl import app, flags, logging
@@ -56,6 +58,12 @@ SHARED_FLAGS = {
     ),
     "init_checkpoint": _shared(
         "string", None, "Initial checkpoint (usually from a pre-trained BERT model)."
+    ),
+    "allow_partial_init_checkpoint": _shared(
+        "bool",
+        False,
+        "Start the model's variables that --init_checkpoint lacks (layers beyond its "
+        "depth, say, to grow a model) from their initializers instead of refusing the run.",
     ),
     "do_lower_case": _shared(
         "bool",
@@ -300,6 +308,7 @@ MODEL_FLAGS = (
     "bert_config_file",
     "vocab_file",
     "init_checkpoint",
+    "allow_partial_init_checkpoint",
     "do_lower_case",
     "max_seq_length",
 )
@@ -372,7 +381,7 @@ def define_flags(*names):
 
 def define_model_flags():
     """The pre-trained model and its input: bert_config_file, vocab_file, init_checkpoint,
-    do_lower_case, max_seq_length."""
+    allow_partial_init_checkpoint, do_lower_case, max_seq_length."""
     define_flags(*MODEL_FLAGS)
 
 
@@ -484,11 +493,38 @@ def evaluation_options_from_flags(can_evaluate, needs):
 # Entry point
 
 
+def _flag_error(error):
+    """One line for a command line absl refuses: the flag, and the likely one meant."""
+    if isinstance(error, flags.UnrecognizedFlagError):
+        name = error.flagname
+        close = difflib.get_close_matches(name, list(FLAGS), n=1, cutoff=0.6)
+        meant = f"; did you mean --{close[0]}?" if close else ""
+        return f"--{name}: unknown flag{meant} (--helpfull lists them all)"
+    message = str(error).splitlines()[0]
+    required = re.match(
+        r"flag --(\w+)=None: Flag --\w+ must have a value other than None", message
+    )
+    if required:
+        return f"--{required.group(1)} is required"
+    return message
+
+
+def parse_flags(argv):
+    """Parses the command line as absl does; a refused one is one ERROR line, exit 1."""
+    try:
+        return FLAGS(argv)
+    except flags.Error as error:
+        sys.stderr.write(f"ERROR: {_flag_error(error)}\n")
+        sys.stderr.flush()
+        sys.exit(1)
+
+
 def run_main(main, argv=None, **script_defaults):
     """Runs a script's `main` through absl's app.run: a user error becomes one line, exit 1.
 
-    `script_defaults` set the defaults that are this script's own for shared
-    flags (run_squad.py: max_seq_length=384) before the command line is read.
+    That holds for the command line too (an unknown flag, a missing required
+    one). `script_defaults` set the defaults that are this script's own for
+    shared flags (run_squad.py: max_seq_length=384) before it is read.
     """
     for name, value in script_defaults.items():
         FLAGS.set_default(name, value)
@@ -502,4 +538,5 @@ def run_main(main, argv=None, **script_defaults):
             main, args, show_traceback=lambda: flag_value("show_traceback", False)
         ),
         argv=argv,
+        flags_parser=parse_flags,
     )
