@@ -188,7 +188,7 @@ def read_label_file(path):
 
 
 def parse_labels_flag(value, scheme):
-    """Splits --labels into a list, checking each tag and that none repeats."""
+    """Splits a --labels value into a list, checking each tag and that none repeats."""
     labels = [label.strip() for label in value.split(",") if label.strip()]
     if not labels:
         raise UsageError(f"--labels={value!r}: no labels")

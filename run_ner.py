@@ -62,8 +62,8 @@ flags.DEFINE_enum(
     "(also E- ends one and S- is a single word). A tag with another prefix is an error.",
 )
 
-# The data side, under the names code importing this script uses
-# (tests/test_run_ner.py, tests/test_ner_scoring.py).
+# The data side, from ner_data.py, under the names this script has always
+# offered (tests/test_run_ner.py and tests/test_ner_scoring.py import them from here).
 InputExample = ner_data.InputExample
 InputFeatures = ner_data.InputFeatures
 read_conll = ner_data.read_conll
