@@ -340,7 +340,7 @@ def test_config_unknown_keys_are_kept_and_logged(tmp_path, caplog):
         tmp_path / "config.json",
         json.dumps(_config(directionality="bidi", pooler_fc_size=768, pooler_type="first")),
     )
-    with caplog.at_level("INFO"):
+    with caplog.at_level("INFO", logger="absl"):
         config = modeling.BertConfig.from_json_file(path)
     assert config.directionality == "bidi"
     assert config.to_dict()["pooler_fc_size"] == 768
