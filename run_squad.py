@@ -321,9 +321,7 @@ def validate_flags_or_throw(bert_config):
 # ---------------------------------------------------------------------------
 
 
-def _train(
-    estimator, tokenizer, train_examples, num_train_steps, predict_set=None, eval_options=None
-):
+def _train(estimator, tokenizer, train_set, predict_set=None, eval_options=None):
     """Trains; with eval_options, predicts on and scores predict_set as they ask.
 
     Returns the final checkpoint's scores when it was scored, else None.
@@ -333,7 +331,7 @@ def _train(
     )
     with train_writer:
         convert_examples_to_features(
-            examples=train_examples,
+            examples=train_set.examples,
             tokenizer=tokenizer,
             max_seq_length=FLAGS.max_seq_length,
             doc_stride=FLAGS.doc_stride,
@@ -342,10 +340,10 @@ def _train(
             output_fn=train_writer.process_feature,
         )
     logging.info("***** Running training *****")
-    logging.info("  Num orig examples = %d", len(train_examples))
+    logging.info("  Num orig examples = %d", len(train_set.examples))
     logging.info("  Num split examples = %d", train_writer.num_features)
     logging.info("  Batch size = %d", FLAGS.train_batch_size)
-    logging.info("  Num steps = %d", num_train_steps)
+    logging.info("  Num steps = %d", train_set.num_train_steps)
     train_input_fn = input_fn_builder(
         input_file=train_writer.filename,
         seq_length=FLAGS.max_seq_length,
@@ -360,7 +358,7 @@ def _train(
     return runner_evaluation.train_and_evaluate(
         estimator,
         train_input_fn,
-        num_train_steps,
+        train_set.num_train_steps,
         evaluate,
         eval_results.write_eval_results,
         eval_options,
@@ -493,9 +491,43 @@ def _score(predictions, null_odds):
     return results
 
 
-def main(_):
-    logging.set_verbosity(logging.INFO)
+# Training questions and the step counts they make.
+TrainSet = collections.namedtuple("TrainSet", ["examples", "num_train_steps", "num_warmup_steps"])
 
+
+def _train_set():
+    """Reads --train_file, shuffled, and the steps it makes; refuses a file too small for one."""
+    train_examples = read_squad_examples(input_file=FLAGS.train_file, is_training=True)
+    num_train_steps = int(len(train_examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs)
+    num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
+    if num_train_steps < 1:
+        raise UsageError(
+            f"{FLAGS.train_file}: {len(train_examples)} usable training questions make "
+            f"{num_train_steps} steps at --train_batch_size={FLAGS.train_batch_size} and "
+            f"--num_train_epochs={FLAGS.num_train_epochs}; at least one step is needed"
+        )
+    # Shuffling here spares the input pipeline a document-sized buffer.
+    random.Random(12345).shuffle(train_examples)
+    return TrainSet(train_examples, num_train_steps, num_warmup_steps)
+
+
+def _checkpoint_to_export():
+    """The newest checkpoint in --output_dir, else --init_checkpoint (UsageError if neither)."""
+    checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
+    if not checkpoint_path:
+        raise UsageError(
+            f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
+            "--init_checkpoint to export"
+        )
+    return checkpoint_path
+
+
+def _check_flags():
+    """Checks the flags, config, vocabulary, checkpoint and data files before any work.
+
+    Returns (bert_config, tokenizer, run_config, eval_options, train_set);
+    train_set is None without --do_train.
+    """
     startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
     validate_flags_or_throw(bert_config)
@@ -510,27 +542,9 @@ def main(_):
         modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     startup_checks.check_output_dir(FLAGS.output_dir)
     tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-    tf.io.gfile.makedirs(FLAGS.output_dir)
-
     run_config = script_flags.run_config_from_flags()
 
-    train_examples = None
-    num_train_steps = None
-    num_warmup_steps = None
-    if FLAGS.do_train:
-        train_examples = read_squad_examples(input_file=FLAGS.train_file, is_training=True)
-        num_train_steps = int(
-            len(train_examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs
-        )
-        num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
-        if num_train_steps < 1:
-            raise UsageError(
-                f"{FLAGS.train_file}: {len(train_examples)} usable training questions make "
-                f"{num_train_steps} steps at --train_batch_size={FLAGS.train_batch_size} and "
-                f"--num_train_epochs={FLAGS.num_train_epochs}; at least one step is needed"
-            )
-        # Shuffling here spares the input pipeline a document-sized buffer.
-        random.Random(12345).shuffle(train_examples)
+    train_set = _train_set() if FLAGS.do_train else None
     if FLAGS.do_predict:
         # Fail on a malformed predict file now, not after training.
         read_squad_examples(input_file=FLAGS.predict_file, is_training=False)
@@ -539,13 +553,23 @@ def main(_):
             f"--eval_every_n_steps scores the predictions on --predict_file, but "
             f"{FLAGS.predict_file} has no gold answers"
         )
+    if FLAGS.export_dir and not FLAGS.do_train:
+        _checkpoint_to_export()  # Nothing to export: say so before predicting.
+    return bert_config, tokenizer, run_config, eval_options, train_set
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+
+    bert_config, tokenizer, run_config, eval_options, train_set = _check_flags()
+    tf.io.gfile.makedirs(FLAGS.output_dir)
 
     model_fn = model_fn_builder(
         bert_config=bert_config,
         init_checkpoint=FLAGS.init_checkpoint,
         learning_rate=FLAGS.learning_rate,
-        num_train_steps=num_train_steps,
-        num_warmup_steps=num_warmup_steps,
+        num_train_steps=train_set.num_train_steps if train_set else None,
+        num_warmup_steps=train_set.num_warmup_steps if train_set else None,
         use_tpu=FLAGS.use_tpu,
         use_one_hot_embeddings=FLAGS.use_tpu,
     )
@@ -560,21 +584,13 @@ def main(_):
     if FLAGS.do_train:
         if eval_options is not None:
             predict_set = _predict_set(tokenizer)
-        final_result = _train(
-            estimator, tokenizer, train_examples, num_train_steps, predict_set, eval_options
-        )
-        del train_examples
+        final_result = _train(estimator, tokenizer, train_set, predict_set, eval_options)
+        del train_set
     if FLAGS.do_predict and final_result is None:
         # (Evaluating while training already wrote the final checkpoint's files.)
         _predict(estimator, tokenizer, predict_set)
     if FLAGS.export_dir:
-        checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
-        if not checkpoint_path:
-            raise UsageError(
-                f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
-                "--init_checkpoint to export"
-            )
-        estimator.export_saved_model(FLAGS.export_dir, serving.id_inputs, checkpoint_path)
+        estimator.export_saved_model(FLAGS.export_dir, serving.id_inputs, _checkpoint_to_export())
 
 
 if __name__ == "__main__":
