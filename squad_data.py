@@ -113,6 +113,10 @@ class InputFeatures:
         self.is_impossible = is_impossible
 
 
+# ---------------------------------------------------------------------------
+# Reading SQuAD files (and plain question files)
+
+
 def load_squad_json(input_file):
     """Returns the parsed SQuAD file; bad JSON is a UsageError naming the file."""
     try:
@@ -318,6 +322,10 @@ def _read_question(
     )
 
 
+# ---------------------------------------------------------------------------
+# Windows: conversion to features, and their TFRecord writer
+
+# A window of the document: its first word piece and how many it holds.
 DocSpan = collections.namedtuple("DocSpan", ["start", "length"])
 
 
