@@ -319,6 +319,7 @@ def validate_flags_or_throw(bert_config):
 
 
 # ---------------------------------------------------------------------------
+# The run's steps: train, predict and score, then _check_flags() and main.
 
 
 def _train(estimator, tokenizer, train_set, predict_set=None, eval_options=None):
