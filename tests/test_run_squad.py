@@ -1,5 +1,6 @@
 """run_squad.py end to end: it learns a toy SQuAD task, and bad input fails in one line."""
 
+import inspect
 import json
 import os
 
@@ -17,9 +18,12 @@ from squad_helpers import (
     toy_model_flags,
     toy_squad,
     write_json,
+    write_vocab,
 )
 
 import modeling
+import squad_data
+import tokenization
 
 
 def _read_results(path):
@@ -227,3 +231,106 @@ def test_bad_input_is_a_one_line_error(tmp_path, case):
         assert text in line
     assert not (out / "train.tf_record").exists()
     assert not (out / "predictions.json").exists()
+
+
+# The original script's public names (and the private helpers user code imports),
+# with the parameters of those whose settings came from flags.
+ORIGINAL_NAMES = {
+    "flags": None,
+    "FLAGS": None,
+    "SquadExample": None,
+    "InputFeatures": None,
+    "read_squad_examples": ["input_file", "is_training"],
+    "convert_examples_to_features": None,
+    "create_model": None,
+    "model_fn_builder": None,
+    "input_fn_builder": None,
+    "RawResult": None,
+    "write_predictions": [
+        "all_examples", "all_features", "all_results", "n_best_size", "max_answer_length",
+        "do_lower_case", "output_prediction_file", "output_nbest_file",
+        "output_null_log_odds_file",
+    ],
+    "get_final_text": ["pred_text", "orig_text", "do_lower_case"],
+    "FeatureWriter": None,
+    "validate_flags_or_throw": ["bert_config"],
+    "main": None,
+    "_improve_answer_span": None,
+    "_check_is_max_context": None,
+    "_get_best_indexes": None,
+    "_compute_softmax": None,
+}  # fmt: skip
+# Ours, which README documents as run_squad's.
+DOCUMENTED_NAMES = ["squad_v1_scores", "squad_v2_scores", "read_simple_questions"]
+
+
+def test_the_original_names_import_from_run_squad_with_their_parameters():
+    rs = load_run_squad()
+    for name, parameters in ORIGINAL_NAMES.items():
+        assert hasattr(rs, name), name
+        if parameters is not None:
+            assert list(inspect.signature(getattr(rs, name)).parameters) == parameters, name
+    for name in DOCUMENTED_NAMES:
+        assert hasattr(rs, name), name
+
+
+@pytest.fixture
+def parsed_flags():
+    """Parses run_squad flags in-process; undone after the test."""
+    from absl import flags
+
+    load_run_squad()
+
+    def parse(*args):
+        flags.FLAGS.unparse_flags()
+        flags.FLAGS(["run_squad.py", *args])
+
+    yield parse
+    flags.FLAGS.unparse_flags()
+
+
+def test_the_original_signatures_take_their_settings_from_the_flags(parsed_flags, tmp_path):
+    rs = load_run_squad()
+    # A training question without "is_impossible" is refused only under SQuAD 2.0 rules.
+    train = write_json(
+        tmp_path / "train.json", squad_json([("a b", [qa("q1", "who", [("a", 0)])])])
+    )
+    parsed_flags()
+    assert [e.qas_id for e in rs.read_squad_examples(train, True)] == ["q1"]
+    parsed_flags("--version_2_with_negative")
+    with pytest.raises(ValueError, match="missing key 'is_impossible'"):
+        rs.read_squad_examples(train, True)
+
+    # "[CLS] who [SEP] a b [SEP]": "a" (position 3) scores 3 + 3, no answer 1 + 1,
+    # so null_odds.json holds 2 - 6 = -4, and only a threshold below that says "".
+    predict = write_json(tmp_path / "predict.json", squad_json([("a b", [qa("q1", "who")])]))
+    examples = rs.read_squad_examples(predict, False)
+    features = []
+    tokenizer = tokenization.FullTokenizer(write_vocab(tmp_path), do_lower_case=True)
+    rs.convert_examples_to_features(examples, tokenizer, 16, 8, 8, False, features.append)
+    logits = [1.0, 0.0, 0.0, 3.0] + [0.0] * 12
+    results = [rs.RawResult(features[0].unique_id, logits, logits)]
+    for args, answer, null_odds in (
+        ([], "a", None),
+        (["--version_2_with_negative"], "a", -4.0),
+        (["--version_2_with_negative", "--null_score_diff_threshold=-5"], "", -4.0),
+    ):
+        parsed_flags(*args)
+        out = tmp_path / str(len(args))
+        out.mkdir()
+        paths = [str(out / n) for n in ("predictions.json", "nbest.json", "null_odds.json")]
+        rs.write_predictions(examples, features, results, 20, 30, True, *paths)
+        with open(paths[0], encoding="utf-8") as f:
+            assert json.load(f) == {"q1": answer}
+        if null_odds is None:
+            assert not os.path.exists(paths[2])
+        else:
+            with open(paths[2], encoding="utf-8") as f:
+                assert json.load(f) == {"q1": null_odds}
+
+
+def test_squad_data_takes_its_settings_as_arguments_not_flags():
+    with open(squad_data.__file__, encoding="utf-8") as f:
+        source = f.read()
+    assert "FLAGS" not in source
+    assert "import flags" not in source

@@ -4,6 +4,7 @@ import pytest
 import tensorflow as tf
 from squad_helpers import load_run_squad, qa, squad_json, write_json, write_vocab
 
+import squad_data
 import tokenization
 
 # "a b playing c d played e f": ten word pieces
@@ -39,7 +40,7 @@ def _features(rs, examples, tokenizer, max_seq_length, doc_stride, max_query_len
 
 def _read(rs, tmp_path, paragraphs, train, v2=False):
     path = write_json(tmp_path / "squad.json", squad_json(paragraphs))
-    return rs.read_squad_examples(path, is_training=train, version_2_with_negative=v2)
+    return squad_data.read_squad_examples(path, is_training=train, version_2_with_negative=v2)
 
 
 def test_context_splits_on_squad_whitespace_including_u202f(rs, tmp_path):
@@ -53,7 +54,7 @@ def test_context_splits_on_squad_whitespace_including_u202f(rs, tmp_path):
     assert example.question_text == "when ?"
     assert example.start_position is None and example.orig_answer_text is None
 
-    _, char_to_word = rs._split_context(" ab c")
+    _, char_to_word = squad_data.split_context(" ab c")
     assert char_to_word == [-1, 0, 0, 0, 1]
 
 
@@ -122,7 +123,7 @@ def test_windows_max_context_and_an_answer_split_across_windows(rs, tmp_path, to
 
 
 def test_check_is_max_context_prefers_the_more_central_window(rs):
-    spans = [rs._DocSpan(start=0, length=5), rs._DocSpan(start=3, length=5)]
+    spans = [squad_data.DocSpan(start=0, length=5), squad_data.DocSpan(start=3, length=5)]
     # Piece 3: window 0 has left 3 / right 1 (score 1.05), window 1 has 0 / 4 (0.05).
     assert rs._check_is_max_context(spans, 0, 3)
     assert not rs._check_is_max_context(spans, 1, 3)
@@ -130,7 +131,7 @@ def test_check_is_max_context_prefers_the_more_central_window(rs):
     assert rs._check_is_max_context(spans, 1, 4)
     # A tie goes to the first window: piece 3 of [0, 5) and of [2, 7) has
     # min(left, right) = 1 in both.
-    tie = [rs._DocSpan(start=0, length=5), rs._DocSpan(start=2, length=5)]
+    tie = [squad_data.DocSpan(start=0, length=5), squad_data.DocSpan(start=2, length=5)]
     assert rs._check_is_max_context(tie, 0, 3)
     assert not rs._check_is_max_context(tie, 1, 3)
 
@@ -138,7 +139,7 @@ def test_check_is_max_context_prefers_the_more_central_window(rs):
 def test_window_length_breaks_equal_context(rs):
     # Piece 3 has min(left, right) = 1 in both [2, 6) and [0, 5); the longer
     # window scores 0.01 per token more, so it wins even though it is listed last.
-    spans = [rs._DocSpan(start=2, length=4), rs._DocSpan(start=0, length=5)]
+    spans = [squad_data.DocSpan(start=2, length=4), squad_data.DocSpan(start=0, length=5)]
     assert not rs._check_is_max_context(spans, 0, 3)
     assert rs._check_is_max_context(spans, 1, 3)
 
@@ -287,7 +288,7 @@ def test_malformed_files_name_the_file_and_key(rs, tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content, encoding="utf-8")
     with pytest.raises(ValueError) as err:
-        rs.read_squad_examples(str(path), is_training=False, version_2_with_negative=False)
+        squad_data.read_squad_examples(str(path), is_training=False, version_2_with_negative=False)
     assert str(path) in str(err.value)
     assert message in str(err.value)
     assert "\n" not in str(err.value)
@@ -297,16 +298,18 @@ def test_training_question_needs_exactly_one_answer(rs, tmp_path):
     two = [qa("abc-123", "who", [("a", 0), ("b", 2)])]
     path = write_json(tmp_path / "train.json", squad_json([("a b", two)]))
     with pytest.raises(ValueError, match=r"question id abc-123 has 2 answers"):
-        rs.read_squad_examples(path, is_training=True, version_2_with_negative=False)
+        squad_data.read_squad_examples(path, is_training=True, version_2_with_negative=False)
     # Prediction does not look at answers at all.
-    assert len(rs.read_squad_examples(path, is_training=False, version_2_with_negative=False))
+    assert len(
+        squad_data.read_squad_examples(path, is_training=False, version_2_with_negative=False)
+    )
 
     no_flag = [qa("v2-q", "who", [("a", 0)])]
     path = write_json(tmp_path / "train2.json", squad_json([("a b", no_flag)]))
     with pytest.raises(ValueError, match=r"missing key 'is_impossible'"):
-        rs.read_squad_examples(path, is_training=True, version_2_with_negative=True)
+        squad_data.read_squad_examples(path, is_training=True, version_2_with_negative=True)
 
     past_end = [qa("far", "who", [("b c", 2)])]
     path = write_json(tmp_path / "train3.json", squad_json([("a b", past_end)]))
     with pytest.raises(ValueError, match=r"question id far: answer_start 2"):
-        rs.read_squad_examples(path, is_training=True, version_2_with_negative=False)
+        squad_data.read_squad_examples(path, is_training=True, version_2_with_negative=False)

@@ -16,6 +16,7 @@ from squad_helpers import (
 )
 
 import modeling
+import squad_data
 import tokenization
 
 
@@ -30,29 +31,32 @@ def _plain(squad):
 
 
 def test_plain_question_files_read_as_the_squad_nesting(tmp_path):
-    rs = load_run_squad()
     squad, _ = toy_squad(5, seed=4)
-    nested = rs.read_squad_examples(write_json(tmp_path / "s.json", squad), False, False)
+    nested = squad_data.read_squad_examples(write_json(tmp_path / "s.json", squad), False, False)
     plain = _plain(squad)
     records = [{"context": c, "question": q} for c, q, _ in plain]
-    as_list = rs.read_squad_examples(write_json(tmp_path / "l.json", records), False, False)
+    as_list = squad_data.read_squad_examples(
+        write_json(tmp_path / "l.json", records), False, False
+    )
     jsonl = tmp_path / "q.jsonl"
     jsonl.write_text("\n".join(json.dumps(r) for r in records) + "\n\n", encoding="utf-8")
-    as_lines = rs.read_squad_examples(str(jsonl), False, False)
+    as_lines = squad_data.read_squad_examples(str(jsonl), False, False)
     for examples in (as_list, as_lines):
         assert [e.qas_id for e in examples] == [str(i) for i in range(5)]
         assert [(e.question_text, e.doc_tokens) for e in examples] == [
             (e.question_text, e.doc_tokens) for e in nested
         ]
     single = {"context": "a b", "question": "what ?", "id": "x1"}
-    (example,) = rs.read_squad_examples(write_json(tmp_path / "one.json", single), False, False)
+    (example,) = squad_data.read_squad_examples(
+        write_json(tmp_path / "one.json", single), False, False
+    )
     assert (example.qas_id, example.doc_tokens) == ("x1", ["a", "b"])
 
     jsonl.write_text('{"context": "a"}\n', encoding="utf-8")
     with pytest.raises(ValueError, match=r"q.jsonl: missing key 'question' in line 1"):
-        rs.read_squad_examples(str(jsonl), False, False)
+        squad_data.read_squad_examples(str(jsonl), False, False)
     with pytest.raises(ValueError, match="training needs SQuAD's layout"):
-        rs.read_squad_examples(write_json(tmp_path / "l.json", records), True, False)
+        squad_data.read_squad_examples(write_json(tmp_path / "l.json", records), True, False)
 
 
 @pytest.mark.slow
@@ -96,7 +100,7 @@ def test_plain_questions_get_the_answers_of_the_nested_file_and_export_serves_lo
     tokenizer = tokenization.FullTokenizer(str(tmp_path / "vocab.txt"), do_lower_case=True)
     features = []
     rs.convert_examples_to_features(
-        rs.read_squad_examples(str(questions), False, False), tokenizer, 24, 8, 8, False,
+        squad_data.read_squad_examples(str(questions), False, False), tokenizer, 24, 8, 8, False,
         features.append,
     )  # fmt: skip
     inputs = {name: np.array([getattr(f, name) for f in features], np.int32)

@@ -8,6 +8,7 @@ import numpy_reference as npr
 import pytest
 from squad_helpers import load_run_squad, qa, squad_json, write_json, write_vocab
 
+import squad_data
 import tokenization
 
 # Pieces of "Steve Smith's cafe (1895-1943)." after "[CLS] who ? [SEP]":
@@ -30,7 +31,9 @@ def tokenizer(tmp_path):
 
 def _examples_and_features(rs, tmp_path, tokenizer, paragraphs, max_seq_length, stride=3):
     path = write_json(tmp_path / "predict.json", squad_json(paragraphs))
-    examples = rs.read_squad_examples(path, is_training=False, version_2_with_negative=False)
+    examples = squad_data.read_squad_examples(
+        path, is_training=False, version_2_with_negative=False
+    )
     features = []
     rs.convert_examples_to_features(
         examples, tokenizer, max_seq_length, stride, 64, False, features.append
@@ -48,7 +51,7 @@ def _logits(length, default, **values):
 
 def _write(rs, tmp_path, examples, features, results, n_best, max_len, v2=False, thresh=0.0):
     paths = [str(tmp_path / n) for n in ("pred.json", "nbest.json", "null.json")]
-    rs.write_predictions(
+    squad_data.write_predictions(
         examples,
         features,
         results,
@@ -257,7 +260,7 @@ def test_predictions_keep_question_order_and_unicode(rs, tmp_path, tokenizer):
     ],
 )
 def test_get_final_text(rs, pred, orig, lower, expected):
-    assert rs.get_final_text(pred, orig, lower, verbose_logging=True) == expected
+    assert squad_data.get_final_text(pred, orig, lower, verbose_logging=True) == expected
 
 
 def test_best_indexes_and_softmax(rs):

@@ -3,6 +3,9 @@
 import pytest
 from squad_helpers import load_run_squad, qa, squad_json
 
+import eval_results
+import squad_data
+
 
 @pytest.fixture(scope="module")
 def rs():
@@ -21,7 +24,7 @@ def rs():
     ],
 )
 def test_normalize_answer(rs, text, expected):
-    assert rs.normalize_answer(text) == expected
+    assert squad_data.normalize_answer(text) == expected
 
 
 def test_v1_scores_take_the_best_gold_and_count_missing_questions(rs):
@@ -36,7 +39,7 @@ def test_v1_scores_take_the_best_gold_and_count_missing_questions(rs):
     # q3 and the unanswered q4: 0.
     scores = rs.squad_v1_scores(golds, preds)
     assert scores == {"exact_match": pytest.approx(25.0), "f1": pytest.approx(45.0)}
-    assert rs.compute_f1("steve smith", "smith") == pytest.approx(2 / 3)
+    assert squad_data.compute_f1("steve smith", "smith") == pytest.approx(2 / 3)
 
 
 def test_v1_scores_leave_out_questions_without_gold_answers(rs):
@@ -90,17 +93,19 @@ def test_v2_without_null_odds_and_without_no_answer_questions(rs):
 
 def test_gold_answers_are_found_only_when_the_file_has_them(rs):
     with_answers = squad_json([("a b", [qa("q1", "w", [("a", 0), ("b", 2)]), qa("q2", "w")])])
-    assert rs._gold_answers(with_answers) == {"q1": ["a", "b"], "q2": []}
+    assert squad_data.gold_answers(with_answers) == {"q1": ["a", "b"], "q2": []}
     test_file = squad_json([("a b", [{"id": "q1", "question": "w"}])])
-    assert rs._gold_answers(test_file) is None
+    assert squad_data.gold_answers(test_file) is None
     all_empty = squad_json([("a b", [qa("q1", "w")])])
-    assert rs._gold_answers(all_empty) is None
+    assert squad_data.gold_answers(all_empty) is None
     v2_all_impossible = squad_json([("a b", [qa("q1", "w", is_impossible=True)])])
-    assert rs._gold_answers(v2_all_impossible) == {"q1": []}
+    assert squad_data.gold_answers(v2_all_impossible) == {"q1": []}
 
 
 def test_eval_results_file_is_sorted_key_value_lines(rs, tmp_path):
     path = tmp_path / "eval_results.txt"
-    rs.write_eval_results(str(path), {"f1": 60.5, "exact_match": 33.25, "HasAns_total": 2})
+    eval_results.write_eval_results(
+        str(path), {"f1": 60.5, "exact_match": 33.25, "HasAns_total": 2}
+    )
     assert path.read_text() == "HasAns_total = 2\nexact_match = 33.25\nf1 = 60.5\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["eval_results.txt"]
