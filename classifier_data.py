@@ -7,9 +7,14 @@ GLUE task and XNLI, and CustomProcessor for a user's own CSV, TSV or JSON
 lines files read by column name (with the label set, class weights and
 long-text window spans that go with them); the conversion of examples to
 features and TFRecords; the tasks' official metrics; and the text of
-test_results.tsv and of a GLUE submission. Every value comes in as an
-argument, so a notebook or another script can use any of it without the
-script's flags. A bad row is a UsageError naming its file and line.
+test_results.tsv, of a GLUE submission and of an export's Predictor files.
+
+It is apart from the script because it reads no flags: every value comes
+in as an argument, so a notebook or another program (convert_checkpoint.py
+takes a task's label names from here) can use it without defining the
+script's flags. run_classifier.py keeps the original's names
+(run_classifier.MrpcProcessor, ...) by assignment. A bad row is a
+UsageError naming its file and line.
 """
 
 import csv
