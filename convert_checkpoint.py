@@ -50,8 +50,8 @@ import tensorflow as tf
 from absl import flags, logging
 
 import atomic_write
+import classifier_data  # the label names of --task_name
 import modeling
-import run_classifier  # the label names of --task_name
 import runner
 import script_flags
 from errors import UsageError
@@ -676,7 +676,7 @@ def hf_config_from_bert(config, architecture, labels=None):
 def _labels(task_name, num_labels):
     if task_name is None:
         return [f"LABEL_{i}" for i in range(num_labels)]
-    labels = run_classifier.get_processor(task_name).get_labels()
+    labels = classifier_data.get_processor(task_name).get_labels()
     labels = labels or ["score"]  # a regression task: one output
     if len(labels) != num_labels:
         raise UsageError(

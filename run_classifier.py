@@ -11,18 +11,15 @@ windows); and predictions on a plain text file.
 """
 
 import collections
-import csv
 import json
-import math
 import os
 
-import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
 import atomic_write
 import checkpoint_shapes
-import custom_data
+import classifier_data
 import dynamic_padding
 import eval_results
 import features
@@ -36,7 +33,6 @@ import serving
 import startup_checks
 import tokenization
 from errors import UsageError
-from progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -104,699 +100,19 @@ flags.DEFINE_string(
 # Scripts imported later into the same process may redefine the shared names.
 
 
-class InputExample:
-    """A single training/test example for simple sequence classification."""
-
-    def __init__(self, guid, text_a, text_b=None, label=None):
-        """Holds one example.
-
-        Args:
-          guid: unique id of the example (used in logs only).
-          text_a: the untokenized text of the first sequence.
-          text_b: optional untokenized text of the second sequence (pair tasks).
-          label: the label as a string (a number as text for regression); test
-            examples carry a placeholder.
-        """
-        self.guid = guid
-        self.text_a = text_a
-        self.text_b = text_b
-        self.label = label
-
-    def __repr__(self):
-        return (
-            f"InputExample(guid={self.guid!r}, text_a={self.text_a!r}, "
-            f"text_b={self.text_b!r}, label={self.label!r})"
-        )
-
-
-class PaddingInputExample:
-    """A fake example that pads the example count up to a multiple of the batch size.
-
-    TPUs need every batch full, so eval and predict sets are padded with these
-    instead of dropping the last partial batch. They turn into all-zero features
-    with is_real_example=False and get weight 0 in every metric. A class rather
-    than None, so that padding is never mistaken for a missing example.
-    """
-
-
-class InputFeatures:
-    """A single set of features of data."""
-
-    def __init__(self, input_ids, input_mask, segment_ids, label_id, is_real_example=True):
-        self.input_ids = input_ids
-        self.input_mask = input_mask
-        self.segment_ids = segment_ids
-        self.label_id = label_id
-        self.is_real_example = is_real_example
-
-
-class TsvRow(list):
-    """The fields of one TSV line, remembering the file and line number for errors."""
-
-    def __init__(self, fields, path, line_number):
-        super().__init__(fields)
-        self.path = path
-        self.line_number = line_number
-
-
-def _where(line, index):
-    """Names the place of a row in error messages: 'file, line N' when known."""
-    path = getattr(line, "path", None)
-    if path is not None:
-        return f"{path}, line {line.line_number}"
-    return f"row {index}"
-
-
-def _require_columns(line, index, count):
-    """Raises ValueError naming the file and line if `line` has < `count` fields."""
-    if len(line) < count:
-        raise UsageError(
-            f"{_where(line, index)}: expected at least {count} tab-separated "
-            f"columns, found {len(line)}"
-        )
-
-
-def _field(line, index, column):
-    """Returns column `column` of `line` as text; a short row is a ValueError."""
-    _require_columns(line, index, column + 1)
-    return tokenization.convert_to_unicode(line[column])
-
-
-def _label(line, index, column, label_list):
-    """Returns the label in `column`, checked against `label_list`.
-
-    A None label_list means a regression task: the label must parse as a float.
-    """
-    label = _field(line, index, column)
-    _check_label(line, index, label, label_list)
-    return label
-
-
-def _check_label(line, index, label, label_list):
-    if label_list is None:
-        try:
-            float(label)
-        except ValueError:
-            raise UsageError(f"{_where(line, index)}: label {label!r} is not a number") from None
-    elif label not in label_list:
-        known = ", ".join(map(str, label_list))
-        raise UsageError(f"{_where(line, index)}: label {label!r} is not one of {known}")
-
-
-class DataProcessor:
-    """Base class for data converters for sequence classification data sets.
-
-    `metric_names` lists the task's official metrics reported besides accuracy
-    and loss: any of "mcc", "f1", "pearson", "spearman".
-    """
-
-    metric_names = ()
-
-    def get_train_examples(self, data_dir):
-        """Gets a collection of `InputExample`s for the train set."""
-        raise NotImplementedError()
-
-    def get_dev_examples(self, data_dir):
-        """Gets a collection of `InputExample`s for the dev set."""
-        raise NotImplementedError()
-
-    def get_test_examples(self, data_dir):
-        """Gets a collection of `InputExample`s for prediction."""
-        raise NotImplementedError()
-
-    def get_labels(self):
-        """Gets the list of labels for this data set (None for regression)."""
-        raise NotImplementedError()
-
-    @classmethod
-    def _read_tsv(cls, input_file, quotechar=None):
-        """Reads a tab separated file into a list of rows (lists of fields).
-
-        No quoting by default, as GLUE files contain bare quote characters. Each
-        row is a TsvRow, a list that also knows its file and line number so that
-        a bad row can be reported precisely. A missing file is a ValueError.
-        """
-        if not tf.io.gfile.exists(input_file):
-            raise UsageError(f"{input_file}: no such file")
-        with tf.io.gfile.GFile(input_file, "r") as f:
-            reader = csv.reader(f, delimiter="\t", quotechar=quotechar)
-            return [TsvRow(fields, input_file, reader.line_num) for fields in reader]
-
-
-class XnliProcessor(DataProcessor):
-    """Processor for the XNLI data set (Chinese): MultiNLI train, XNLI dev/test."""
-
-    def __init__(self):
-        self.language = "zh"
-
-    def get_train_examples(self, data_dir):
-        """See base class."""
-        lines = self._read_tsv(
-            os.path.join(data_dir, "multinli", f"multinli.train.{self.language}.tsv")
-        )
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            _require_columns(line, i, 3)
-            text_a = _field(line, i, 0)
-            text_b = _field(line, i, 1)
-            label = _field(line, i, 2)
-            if label == "contradictory":
-                label = "contradiction"
-            _check_label(line, i, label, self.get_labels())
-            examples.append(InputExample(f"train-{i}", text_a, text_b, label))
-        return examples
-
-    def get_dev_examples(self, data_dir):
-        """See base class."""
-        return self._xnli_examples(os.path.join(data_dir, "xnli.dev.tsv"), "dev")
-
-    def get_test_examples(self, data_dir):
-        """The XNLI test set (same layout as dev); labels become a placeholder."""
-        return self._xnli_examples(os.path.join(data_dir, "xnli.test.tsv"), "test")
-
-    def _xnli_examples(self, path, set_type):
-        examples = []
-        for i, line in enumerate(self._read_tsv(path)):
-            if i == 0:
-                continue
-            _require_columns(line, i, 8)
-            if _field(line, i, 0) != self.language:
-                continue
-            text_a = _field(line, i, 6)
-            text_b = _field(line, i, 7)
-            if set_type == "test":
-                label = self.get_labels()[0]
-            else:
-                label = _label(line, i, 1, self.get_labels())
-            examples.append(InputExample(f"{set_type}-{i}", text_a, text_b, label))
-        return examples
-
-    def get_labels(self):
-        """See base class."""
-        return ["contradiction", "entailment", "neutral"]
-
-
-class MnliProcessor(DataProcessor):
-    """Processor for the MultiNLI data set (GLUE version), matched dev/test."""
-
-    dev_file = "dev_matched.tsv"
-    dev_set_type = "dev_matched"
-    test_file = "test_matched.tsv"
-
-    def get_train_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(self._read_tsv(os.path.join(data_dir, "train.tsv")), "train")
-
-    def get_dev_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(
-            self._read_tsv(os.path.join(data_dir, self.dev_file)), self.dev_set_type
-        )
-
-    def get_test_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(
-            self._read_tsv(os.path.join(data_dir, self.test_file)), "test"
-        )
-
-    def get_labels(self):
-        """See base class."""
-        return ["contradiction", "entailment", "neutral"]
-
-    def _create_examples(self, lines, set_type):
-        """Texts in columns 8 and 9, the gold label in the last column (> 9)."""
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            _require_columns(line, i, 10 if set_type == "test" else 11)
-            guid = f"{set_type}-{_field(line, i, 0)}"
-            text_a = _field(line, i, 8)
-            text_b = _field(line, i, 9)
-            if set_type == "test":
-                label = "contradiction"
-            else:
-                label = _label(line, i, len(line) - 1, self.get_labels())
-            examples.append(InputExample(guid, text_a, text_b, label))
-        return examples
-
-
-class MnliMismatchedProcessor(MnliProcessor):
-    """MultiNLI with the mismatched dev/test sets (GLUE's MNLI-mm)."""
-
-    dev_file = "dev_mismatched.tsv"
-    dev_set_type = "dev_mismatched"
-    test_file = "test_mismatched.tsv"
-
-
-class _GlueProcessor(DataProcessor):
-    """A GLUE task stored as train.tsv / dev.tsv / test.tsv.
-
-    Subclasses give `_create_examples(lines, set_type)`; the file reading is
-    shared.
-    """
-
-    def get_train_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(self._read_tsv(os.path.join(data_dir, "train.tsv")), "train")
-
-    def get_dev_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(self._read_tsv(os.path.join(data_dir, "dev.tsv")), "dev")
-
-    def get_test_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(self._read_tsv(os.path.join(data_dir, "test.tsv")), "test")
-
-
-class MrpcProcessor(_GlueProcessor):
-    """Processor for the MRPC data set (GLUE version)."""
-
-    metric_names = ("f1",)
-
-    def get_labels(self):
-        """See base class."""
-        return ["0", "1"]
-
-    def _create_examples(self, lines, set_type):
-        """Header skipped; label in column 0, texts in columns 3 and 4."""
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            _require_columns(line, i, 5)
-            text_a = _field(line, i, 3)
-            text_b = _field(line, i, 4)
-            if set_type == "test":
-                label = "0"
-            else:
-                label = _label(line, i, 0, self.get_labels())
-            examples.append(InputExample(f"{set_type}-{i}", text_a, text_b, label))
-        return examples
-
-
-class ColaProcessor(_GlueProcessor):
-    """Processor for the CoLA data set (GLUE version)."""
-
-    metric_names = ("mcc",)
-
-    def get_labels(self):
-        """See base class."""
-        return ["0", "1"]
-
-    def _create_examples(self, lines, set_type):
-        """Train/dev: no header, label column 1, text column 3. Test: header, text 1."""
-        examples = []
-        for i, line in enumerate(lines):
-            if set_type == "test" and i == 0:
-                continue
-            _require_columns(line, i, 2 if set_type == "test" else 4)
-            if set_type == "test":
-                text_a = _field(line, i, 1)
-                label = "0"
-            else:
-                text_a = _field(line, i, 3)
-                label = _label(line, i, 1, self.get_labels())
-            examples.append(InputExample(f"{set_type}-{i}", text_a, None, label))
-        return examples
-
-
-class Sst2Processor(_GlueProcessor):
-    """SST-2: train/dev 'sentence<TAB>label', test 'index<TAB>sentence', headers."""
-
-    def get_labels(self):
-        """See base class."""
-        return ["0", "1"]
-
-    def _create_examples(self, lines, set_type):
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            _require_columns(line, i, 2)
-            if set_type == "test":
-                text_a = _field(line, i, 1)
-                label = "0"
-            else:
-                text_a = _field(line, i, 0)
-                label = _label(line, i, 1, self.get_labels())
-            examples.append(InputExample(f"{set_type}-{i}", text_a, None, label))
-        return examples
-
-
-class QqpProcessor(_GlueProcessor):
-    """QQP: 'id qid1 qid2 question1 question2 is_duplicate'; test 'id question1 question2'."""
-
-    metric_names = ("f1",)
-
-    def get_labels(self):
-        """See base class."""
-        return ["0", "1"]
-
-    def _create_examples(self, lines, set_type):
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            _require_columns(line, i, 3 if set_type == "test" else 6)
-            guid = f"{set_type}-{_field(line, i, 0)}"
-            if set_type == "test":
-                text_a = _field(line, i, 1)
-                text_b = _field(line, i, 2)
-                label = "0"
-            else:
-                text_a = _field(line, i, 3)
-                text_b = _field(line, i, 4)
-                label = _label(line, i, 5, self.get_labels())
-            examples.append(InputExample(guid, text_a, text_b, label))
-        return examples
-
-
-class _IndexedPairProcessor(_GlueProcessor):
-    """'index text_a text_b label' with a header; test rows have no label."""
-
-    def _create_examples(self, lines, set_type):
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            _require_columns(line, i, 3 if set_type == "test" else 4)
-            guid = f"{set_type}-{_field(line, i, 0)}"
-            text_a = _field(line, i, 1)
-            text_b = _field(line, i, 2)
-            if set_type == "test":
-                label = self.get_labels()[0]
-            else:
-                label = _label(line, i, 3, self.get_labels())
-            examples.append(InputExample(guid, text_a, text_b, label))
-        return examples
-
-
-class QnliProcessor(_IndexedPairProcessor):
-    """QNLI: 'index question sentence label'."""
-
-    def get_labels(self):
-        """See base class."""
-        return ["entailment", "not_entailment"]
-
-
-class RteProcessor(_IndexedPairProcessor):
-    """RTE: 'index sentence1 sentence2 label'."""
-
-    def get_labels(self):
-        """See base class."""
-        return ["entailment", "not_entailment"]
-
-
-class WnliProcessor(_IndexedPairProcessor):
-    """WNLI: 'index sentence1 sentence2 label' with labels 0/1."""
-
-    def get_labels(self):
-        """See base class."""
-        return ["0", "1"]
-
-
-class StsbProcessor(_GlueProcessor):
-    """STS-B, a regression task: texts in columns 7 and 8, the score in column 9."""
-
-    metric_names = ("pearson", "spearman")
-
-    def get_labels(self):
-        """None: STS-B is regression, with one output and float labels."""
-        return None
-
-    def _create_examples(self, lines, set_type):
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            _require_columns(line, i, 9 if set_type == "test" else 10)
-            guid = f"{set_type}-{_field(line, i, 0)}"
-            text_a = _field(line, i, 7)
-            text_b = _field(line, i, 8)
-            if set_type == "test":
-                label = "0.0"
-            else:
-                label = _label(line, i, 9, None)
-            examples.append(InputExample(guid, text_a, text_b, label))
-        return examples
-
-
-class CustomProcessor(DataProcessor):
-    """A user's own data: train/dev/test as .csv, .tsv or .jsonl, columns by name.
-
-    Texts come from `text_a_column` (and `text_b_column` for pairs), labels
-    from `label_column`: one name, or with `multi_label` several separated by
-    `label_delimiter` (the example's label is then a tuple of names). The
-    label set is given by `set_labels`; a test file may lack labels.
-    """
-
-    def __init__(
-        self,
-        text_a_column="text",
-        text_b_column=None,
-        label_column="label",
-        multi_label=False,
-        label_delimiter="|",
-    ):
-        self.text_a_column = text_a_column
-        self.text_b_column = text_b_column
-        self.label_column = label_column
-        self.multi_label = multi_label
-        self.label_delimiter = label_delimiter
-        self.labels = None
-
-    def set_labels(self, labels):
-        self.labels = list(labels)
-
-    def get_labels(self):
-        """See base class; None until set_labels (custom tasks are never regression)."""
-        return self.labels
-
-    def get_train_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(custom_data.find_split_file(data_dir, "train"), "train")
-
-    def get_dev_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(custom_data.find_split_file(data_dir, "dev"), "dev")
-
-    def get_test_examples(self, data_dir):
-        """See base class; rows without a label get a placeholder one."""
-        return self._create_examples(custom_data.find_split_file(data_dir, "test"), "test")
-
-    def _create_examples(self, path, set_type):
-        examples = []
-        for i, row in enumerate(custom_data.read_rows(path)):
-            text_a = custom_data.row_text(row, self.text_a_column)
-            text_b = None
-            if self.text_b_column:
-                text_b = custom_data.row_text(row, self.text_b_column)
-            label = custom_data.row_labels(
-                row, self.label_column, self.multi_label, self.label_delimiter
-            )
-            if label is None:
-                if set_type != "test":
-                    raise UsageError(f"{row.where()}: no label in column {self.label_column!r}")
-                label = () if self.multi_label else (self.labels or [""])[0]
-            elif self.labels is not None:
-                for name in label if self.multi_label else [label]:
-                    _check_label(row, i, name, self.labels)
-            examples.append(InputExample(f"{set_type}-{row.line_number}", text_a, text_b, label))
-        return examples
-
-
-PROCESSORS = {
-    "cola": ColaProcessor,
-    "custom": CustomProcessor,
-    "mnli": MnliProcessor,
-    "mnli-mm": MnliMismatchedProcessor,
-    "mrpc": MrpcProcessor,
-    "qnli": QnliProcessor,
-    "qqp": QqpProcessor,
-    "rte": RteProcessor,
-    "sst-2": Sst2Processor,
-    "sts-b": StsbProcessor,
-    "wnli": WnliProcessor,
-    "xnli": XnliProcessor,
-}
-
-
-def get_processor(task_name):
-    """Returns a processor for `task_name` (case-insensitive); unknown is a ValueError."""
-    name = (task_name or "").lower()
-    if name not in PROCESSORS:
-        raise UsageError(
-            f"Task not found: {task_name} (known tasks: {', '.join(sorted(PROCESSORS))})"
-        )
-    return PROCESSORS[name]()
-
-
-def convert_single_example(
-    ex_index, example, label_list, max_seq_length, tokenizer, multi_label=False
-):
-    """Converts one `InputExample` into one `InputFeatures`.
-
-    Layout: [CLS] a [SEP] for singles, [CLS] a [SEP] b [SEP] for pairs (segment
-    ids 0 through the first [SEP], then 1), zero-padded to max_seq_length. Pairs
-    are cut to max_seq_length - 3 tokens by trimming the longer side, singles to
-    max_seq_length - 2. A None label_list means regression: label_id is the
-    float value of the label. With `multi_label`, the label is a tuple of names
-    and label_id a 0/1 list over label_list. A PaddingInputExample gives
-    all-zero features with is_real_example=False. An unknown label is a
-    ValueError.
-    """
-    if isinstance(example, PaddingInputExample):
-        return InputFeatures(
-            input_ids=[0] * max_seq_length,
-            input_mask=[0] * max_seq_length,
-            segment_ids=[0] * max_seq_length,
-            label_id=_padding_label_id(label_list, multi_label),
-            is_real_example=False,
-        )
-
-    tokens_a = tokenizer.tokenize(example.text_a)
-    tokens_b = None
-    if example.text_b:
-        tokens_b = tokenizer.tokenize(example.text_b)
-
-    tokens, input_ids, input_mask, segment_ids = features.pack_pair(
-        tokenizer, tokens_a, tokens_b, max_seq_length
-    )
-
-    if label_list is None:
-        label_id = float(example.label)
-    elif multi_label:
-        label_id = multi_hot(example, label_list)
-    else:
-        label_map = {label: i for i, label in enumerate(label_list)}
-        if example.label not in label_map:
-            raise UsageError(
-                f"Example {example.guid}: label {example.label!r} is not one of "
-                f"{', '.join(map(str, label_list))}"
-            )
-        label_id = label_map[example.label]
-
-    if ex_index < 5:
-        logging.info("*** Example ***")
-        logging.info("guid: %s", example.guid)
-        logging.info("tokens: %s", " ".join(tokenization.printable_text(x) for x in tokens))
-        logging.info("input_ids: %s", " ".join(str(x) for x in input_ids))
-        logging.info("input_mask: %s", " ".join(str(x) for x in input_mask))
-        logging.info("segment_ids: %s", " ".join(str(x) for x in segment_ids))
-        logging.info("label: %s (id = %s)", example.label, label_id)
-
-    return InputFeatures(
-        input_ids=input_ids,
-        input_mask=input_mask,
-        segment_ids=segment_ids,
-        label_id=label_id,
-        is_real_example=True,
-    )
-
-
-def _padding_label_id(label_list, multi_label):
-    if label_list is None:
-        return 0.0
-    return [0] * len(label_list) if multi_label else 0
-
-
-def multi_hot(example, label_list):
-    """The 0/1 list over label_list of a multi-label example; unknown names are errors."""
-    unknown = [name for name in example.label if name not in label_list]
-    if unknown:
-        raise UsageError(
-            f"Example {example.guid}: label {unknown[0]!r} is not one of "
-            f"{', '.join(map(str, label_list))}"
-        )
-    return [int(name in example.label) for name in label_list]
-
-
-def convert_example_windows(
-    ex_index, example, label_list, max_seq_length, tokenizer, stride, multi_label=False
-):
-    """Converts one example into one InputFeatures per window of its text.
-
-    A single text longer than max_seq_length - 2 word pieces becomes
-    overlapping windows of that many pieces, starting `stride` apart (see
-    custom_data.window_spans), each wrapped in [CLS] ... [SEP] and carrying
-    the example's label. Pairs and texts that fit give one InputFeatures, as
-    convert_single_example.
-    """
-    first = convert_single_example(
-        ex_index, example, label_list, max_seq_length, tokenizer, multi_label
-    )
-    if isinstance(example, PaddingInputExample) or example.text_b:
-        return [first]
-    tokens = tokenizer.tokenize(example.text_a)
-    spans = custom_data.window_spans(len(tokens), max_seq_length - 2, stride)
-    # The first window is the text as convert_single_example truncates it.
-    result = [first]
-    for start, length in spans[1:]:
-        _, input_ids, input_mask, segment_ids = features.pack_pair(
-            tokenizer, tokens[start : start + length], None, max_seq_length
-        )
-        result.append(InputFeatures(input_ids, input_mask, segment_ids, first.label_id, True))
-    return result
-
-
-def file_based_convert_examples_to_features(
-    examples,
-    label_list,
-    max_seq_length,
-    tokenizer,
-    output_file,
-    multi_label=False,
-    window_stride=None,
-):
-    """Converts `InputExample`s into a TFRecord file of tf.train.Examples.
-
-    Features, in order: input_ids, input_mask, segment_ids, label_ids (int64, or
-    float for regression, or a 0/1 list with `multi_label`) and
-    is_real_example. The file appears only complete. With `window_stride`,
-    long single texts become several records (convert_example_windows).
-
-    Returns the example index of each record, in order.
-    """
-    owners = []
-    progress = Progress("Writing", len(examples), "examples")
-    with features.atomic_record_writers([output_file]) as (writer,):
-        for ex_index, example in enumerate(examples):
-            progress.update(ex_index)
-            if window_stride:
-                converted = convert_example_windows(
-                    ex_index, example, label_list, max_seq_length, tokenizer, window_stride,
-                    multi_label,
-                )  # fmt: skip
-            else:
-                converted = [
-                    convert_single_example(
-                        ex_index, example, label_list, max_seq_length, tokenizer, multi_label
-                    )
-                ]
-            owners.extend([ex_index] * len(converted))
-            for feature in converted:
-                writer.write(_feature_record(feature, label_list).SerializeToString())
-    return owners
-
-
-def _feature_record(feature, label_list):
-    """The tf.train.Example of one InputFeatures."""
-    if label_list is None:
-        label_feature = features.create_float_feature([feature.label_id])
-    else:
-        label_feature = features.create_int_feature(np.atleast_1d(feature.label_id))
-    return features.make_example(
-        [
-            ("input_ids", features.create_int_feature(feature.input_ids)),
-            ("input_mask", features.create_int_feature(feature.input_mask)),
-            ("segment_ids", features.create_int_feature(feature.segment_ids)),
-            ("label_ids", label_feature),
-            ("is_real_example", features.create_int_feature([int(feature.is_real_example)])),
-        ]
-    )
+# The original's data classes, processors and conversions live in
+# classifier_data (no flags, so other code can use them); the script keeps
+# their names for code that imports them from here.
+InputExample = classifier_data.InputExample
+PaddingInputExample = classifier_data.PaddingInputExample
+InputFeatures = classifier_data.InputFeatures
+DataProcessor = classifier_data.DataProcessor
+XnliProcessor = classifier_data.XnliProcessor
+MnliProcessor = classifier_data.MnliProcessor
+MrpcProcessor = classifier_data.MrpcProcessor
+ColaProcessor = classifier_data.ColaProcessor
+convert_single_example = classifier_data.convert_single_example
+file_based_convert_examples_to_features = classifier_data.file_based_convert_examples_to_features
 
 
 def file_based_input_fn_builder(
@@ -1059,151 +375,34 @@ def input_fn_builder(features, seq_length, is_training, drop_remainder):
     return input_fn
 
 
-def convert_examples_to_features(examples, label_list, max_seq_length, tokenizer):
-    """Converts `InputExample`s into a list of `InputFeatures`."""
-    progress = Progress("Converting", len(examples), "examples")
-    result = []
-    for ex_index, example in enumerate(examples):
-        progress.update(ex_index)
-        result.append(
-            convert_single_example(ex_index, example, label_list, max_seq_length, tokenizer)
-        )
-    return result
+convert_examples_to_features = classifier_data.convert_examples_to_features
 
-
-# ---------------------------------------------------------------------------
-# Metrics: computed in numpy over every prediction of the dev set.
-
-
-def accuracy(labels, predictions):
-    """Fraction of positions where the integer predictions equal the labels."""
-    labels = np.asarray(labels)
-    predictions = np.asarray(predictions)
-    return float(np.mean(labels == predictions))
-
-
-def f1_score(labels, predictions, positive=1):
-    """F1 of the `positive` class: 2 TP / (2 TP + FP + FN); 0.0 when undefined."""
-    labels = np.asarray(labels) == positive
-    predictions = np.asarray(predictions) == positive
-    tp = np.sum(labels & predictions)
-    fp = np.sum(~labels & predictions)
-    fn = np.sum(labels & ~predictions)
-    denominator = 2 * tp + fp + fn
-    return float(2 * tp / denominator) if denominator else 0.0
-
-
-def matthews_corrcoef(labels, predictions):
-    """Matthews correlation coefficient (any number of classes); 0.0 when undefined.
-
-    From the confusion matrix C: (c*s - t.p) / sqrt((s^2 - p.p) (s^2 - t.t)),
-    with t the true-class counts, p the predicted-class counts, c the correct
-    count and s the total.
-    """
-    labels = np.asarray(labels, dtype=np.int64)
-    predictions = np.asarray(predictions, dtype=np.int64)
-    num_classes = int(max(labels.max(initial=0), predictions.max(initial=0))) + 1
-    confusion = np.zeros((num_classes, num_classes), dtype=np.float64)
-    np.add.at(confusion, (labels, predictions), 1.0)
-    t = confusion.sum(axis=1)
-    p = confusion.sum(axis=0)
-    c = np.trace(confusion)
-    s = confusion.sum()
-    denominator = math.sqrt((s * s - p @ p) * (s * s - t @ t))
-    if denominator == 0:
-        return 0.0
-    return float((c * s - t @ p) / denominator)
-
-
-def pearson_correlation(x, y):
-    """Pearson's r of two equal-length vectors; nan if either is constant."""
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    dx = x - x.mean()
-    dy = y - y.mean()
-    denominator = math.sqrt(float(dx @ dx) * float(dy @ dy))
-    if denominator == 0:
-        return float("nan")
-    return float(dx @ dy / denominator)
-
-
-def _average_ranks(values):
-    """1-based ranks of `values`, tied values sharing the mean of their ranks."""
-    values = np.asarray(values, dtype=np.float64)
-    order = np.argsort(values, kind="stable")
-    sorted_values = values[order]
-    # Start index of each run of equal values in sorted order.
-    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
-    ends = np.r_[starts[1:], len(values)]
-    run_ranks = (starts + 1 + ends) / 2.0  # mean of ranks starts+1 .. ends
-    ranks = np.empty(len(values), dtype=np.float64)
-    ranks[order] = np.repeat(run_ranks, ends - starts)
-    return ranks
-
-
-def spearman_correlation(x, y):
-    """Spearman's rho: Pearson's r of the ranks, ties given their average rank."""
-    return pearson_correlation(_average_ranks(x), _average_ranks(y))
-
-
-def compute_metrics(metric_names, labels, predictions):
-    """Returns {"eval_<name>": value} for each official metric name.
-
-    `predictions` are class ids for "mcc" and "f1", scores for "pearson" and
-    "spearman"; `labels` the matching gold values.
-    """
-    functions = {
-        "mcc": matthews_corrcoef,
-        "f1": f1_score,
-        "pearson": pearson_correlation,
-        "spearman": spearman_correlation,
-    }
-    return {f"eval_{name}": functions[name](labels, predictions) for name in metric_names}
-
-
-# ---------------------------------------------------------------------------
-# Outputs.
-
-
-# Kept under this module's name for code that imports it from here.
-write_eval_results = eval_results.write_eval_results
-
-
-def format_test_results(outputs):
-    """test_results.tsv text: per example, its probabilities (or score) tab-joined.
-
-    Each value prints as str() of a float32, as the original.
-    """
-    lines = []
-    for output in outputs:
-        values = np.atleast_1d(np.asarray(output, dtype=np.float32))
-        lines.append("\t".join(str(v) for v in values) + "\n")
-    return "".join(lines)
-
-
-def format_glue_submission(outputs, label_list):
-    """GLUE submission text: 'index<TAB>prediction', one row per test example.
-
-    The prediction is the label name of the most probable class, or the
-    score itself (3 decimals) for regression (label_list None). Indices count
-    the test examples from 0, as the GLUE test files do.
-    """
-    lines = ["index\tprediction\n"]
-    for index, output in enumerate(outputs):
-        if label_list is None:
-            prediction = f"{float(np.asarray(output).reshape(())):.3f}"
-        else:
-            prediction = label_list[int(np.argmax(output))]
-        lines.append(f"{index}\t{prediction}\n")
-    return "".join(lines)
-
-
-# ---------------------------------------------------------------------------
-# SavedModel export.
-
-
-# Kept under its earlier name; the check lives with the shared export code.
-_check_checkpoint_holds = serving.check_checkpoint_holds
+# Beyond the original, likewise from classifier_data: the other tasks, the
+# custom-data reader, the official metrics and the output formats.
+MnliMismatchedProcessor = classifier_data.MnliMismatchedProcessor
+Sst2Processor = classifier_data.Sst2Processor
+QqpProcessor = classifier_data.QqpProcessor
+QnliProcessor = classifier_data.QnliProcessor
+RteProcessor = classifier_data.RteProcessor
+WnliProcessor = classifier_data.WnliProcessor
+StsbProcessor = classifier_data.StsbProcessor
+CustomProcessor = classifier_data.CustomProcessor
+TsvRow = classifier_data.TsvRow
+PROCESSORS = classifier_data.PROCESSORS
+get_processor = classifier_data.get_processor
+multi_hot = classifier_data.multi_hot
+convert_example_windows = classifier_data.convert_example_windows
+read_text_examples = classifier_data.read_text_examples
+accuracy = classifier_data.accuracy
+f1_score = classifier_data.f1_score
+matthews_corrcoef = classifier_data.matthews_corrcoef
+pearson_correlation = classifier_data.pearson_correlation
+spearman_correlation = classifier_data.spearman_correlation
+compute_metrics = classifier_data.compute_metrics
+combine_windows = classifier_data.combine_windows
+format_test_results = classifier_data.format_test_results
+format_glue_submission = classifier_data.format_glue_submission
+predictor_files = classifier_data.predictor_files
 
 
 def export_saved_model(
@@ -1243,43 +442,95 @@ def export_saved_model(
     )
 
 
-def predictor_files(
-    vocab_file, do_lower_case, label_list, multi_label, threshold, max_seq_length=None
-):
-    """The assets.extra/ files predictor.Predictor reads: the vocabulary and its settings.
-
-    `max_seq_length` is where the Predictor cuts texts (the exported graph
-    takes any length, so its signature does not say).
-    """
-    with tf.io.gfile.GFile(vocab_file, "r") as f:
-        vocab = f.read()
-    settings = {
-        "task": "classifier",
-        "do_lower_case": bool(do_lower_case),
-        "labels": label_list,
-        "multi_label": bool(multi_label),
-        "multi_label_threshold": float(threshold),
-    }
-    if max_seq_length is not None:
-        settings["max_seq_length"] = int(max_seq_length)
-    return {"vocab.txt": vocab, "predictor.json": json.dumps(settings, indent=2) + "\n"}
-
-
 # ---------------------------------------------------------------------------
-# main
+# The run's steps, in main's order: each reads the flags it needs.
+
+# What _check_flags settles before any work: the model config, the task's
+# processor and label names (None for regression), the tokenizer, the
+# runner's config and evaluation options, the examples of each split the
+# flags ask for (else None) and the classes' loss weights (else None).
+Setup = collections.namedtuple(
+    "Setup",
+    "bert_config processor label_list tokenizer run_config eval_options train_examples "
+    "eval_examples predict_examples class_weights",
+)
+
+# A split written to output_dir/<name>.tf_record, ready to evaluate or
+# predict: its examples (TPU padding last), how many are real, its input_fn
+# and steps, and each record's example index when long texts are cut into
+# windows (else None).
+RecordSet = collections.namedtuple(
+    "RecordSet", ["examples", "num_actual", "input_fn", "steps", "owners"]
+)
 
 
-def _check_file_flag(name):
-    startup_checks.check_input_file(getattr(FLAGS, name), f"--{name}")
+def _window_stride():
+    """The stride of long-text windows, or None when texts are truncated."""
+    if not FLAGS.long_text_windows:
+        return None
+    return FLAGS.window_stride or max(1, (FLAGS.max_seq_length - 2) // 2)
 
 
-def _nonempty(examples, split):
-    if not examples:
-        raise UsageError(
-            f"--data_dir={FLAGS.data_dir}: the {split} set of task {FLAGS.task_name} "
-            "has no examples"
-        )
-    return examples
+def _estimator(setup, num_train_steps, num_warmup_steps):
+    """The runner.Estimator of the task's classifier."""
+    model_fn = model_fn_builder(
+        bert_config=setup.bert_config,
+        num_labels=1 if setup.label_list is None else len(setup.label_list),
+        init_checkpoint=FLAGS.init_checkpoint,
+        learning_rate=FLAGS.learning_rate,
+        num_train_steps=num_train_steps,
+        num_warmup_steps=num_warmup_steps,
+        use_tpu=FLAGS.use_tpu,
+        use_one_hot_embeddings=FLAGS.use_tpu,
+        is_regression=setup.label_list is None,
+        multi_label=FLAGS.multi_label,
+        class_weights=setup.class_weights,
+    )
+    return runner.Estimator(
+        model_fn=model_fn,
+        config=setup.run_config,
+        train_batch_size=FLAGS.train_batch_size,
+        eval_batch_size=FLAGS.eval_batch_size,
+        predict_batch_size=FLAGS.predict_batch_size,
+    )
+
+
+def prepare_records(examples, name, batch_size, banner, setup):
+    """Writes output_dir/<name>.tf_record from eval or predict `examples`; returns its RecordSet.
+
+    With --use_tpu the examples are first padded to whole batches of
+    `batch_size`. `banner` heads the lines logged about the set.
+    """
+    num_actual = len(examples)
+    if FLAGS.use_tpu:
+        # TPUs need full batches: pad with examples that weigh 0 in every metric.
+        while len(examples) % batch_size != 0:
+            examples.append(PaddingInputExample())
+    path = os.path.join(FLAGS.output_dir, f"{name}.tf_record")
+    window_stride = _window_stride()
+    owners = file_based_convert_examples_to_features(
+        examples, setup.label_list, FLAGS.max_seq_length, setup.tokenizer, path,
+        multi_label=FLAGS.multi_label, window_stride=window_stride,
+    )  # fmt: skip
+    logging.info(banner)
+    logging.info(
+        "  Num examples = %d (%d actual, %d padding)",
+        len(examples),
+        num_actual,
+        len(examples) - num_actual,
+    )
+    logging.info("  Batch size = %d", batch_size)
+    input_fn = file_based_input_fn_builder(
+        input_file=path,
+        seq_length=FLAGS.max_seq_length,
+        is_training=False,
+        drop_remainder=bool(FLAGS.use_tpu),
+        is_regression=setup.label_list is None,
+        num_labels=len(setup.label_list) if FLAGS.multi_label else None,
+        padding=script_flags.padding_from_flags(is_training=False),
+    )
+    steps = len(examples) // batch_size if FLAGS.use_tpu else None
+    return RecordSet(examples, num_actual, input_fn, steps, owners if window_stride else None)
 
 
 def _predict_outputs(estimator, input_fn, output_name, count, owners=None, checkpoint_path=None):
@@ -1294,158 +545,13 @@ def _predict_outputs(estimator, input_fn, output_name, count, owners=None, check
         records = _predict_outputs(
             estimator, input_fn, output_name, num_records, checkpoint_path=checkpoint_path
         )
-        return combine_windows(records, owners[:num_records], count)
+        return classifier_data.combine_windows(records, owners[:num_records], count)
     predictions = estimator.predict(input_fn=input_fn, checkpoint_path=checkpoint_path)
     # Batches grouped by length come back in input order.
     outputs = runner.first_predictions(
         dynamic_padding.in_input_order(predictions), output_name, count
     )
     return outputs
-
-
-def combine_windows(outputs, owners, count):
-    """The mean of the outputs of each example's windows: `count` outputs, in order."""
-    totals = [None] * count
-    sizes = [0] * count
-    for output, owner in zip(outputs, owners):
-        output = np.asarray(output, np.float64)
-        totals[owner] = output if totals[owner] is None else totals[owner] + output
-        sizes[owner] += 1
-    return [(total / size).astype(np.float32) for total, size in zip(totals, sizes)]
-
-
-def _check_custom_flags(is_custom):
-    """The flags of the user-data features, checked before any work."""
-    if FLAGS.multi_label and not is_custom:
-        raise UsageError("--multi_label needs --task_name=custom")
-    if not 0 < FLAGS.multi_label_threshold < 1:
-        raise UsageError(
-            f"--multi_label_threshold={FLAGS.multi_label_threshold}: must be between 0 and 1"
-        )
-    if (
-        FLAGS.long_text_windows
-        and FLAGS.window_stride is not None
-        and not 1 <= FLAGS.window_stride <= FLAGS.max_seq_length - 2
-    ):
-        raise UsageError(
-            f"--window_stride={FLAGS.window_stride}: must be between 1 and max_seq_length - 2 "
-            f"({FLAGS.max_seq_length - 2})"
-        )
-    if FLAGS.predict_text_file:
-        _check_file_flag("predict_text_file")
-
-
-def _window_stride():
-    """The stride of long-text windows, or None when texts are truncated."""
-    if not FLAGS.long_text_windows:
-        return None
-    return FLAGS.window_stride or max(1, (FLAGS.max_seq_length - 2) // 2)
-
-
-def _custom_processor():
-    """A CustomProcessor from the flags, its label set resolved.
-
-    The labels come from --labels, else from output_dir/labels.txt of an
-    earlier run, else from the training file (sorted); a --labels that
-    differs from labels.txt is an error, as the checkpoint's class order
-    follows labels.txt.
-    """
-    processor = CustomProcessor(
-        text_a_column=FLAGS.text_a_column,
-        text_b_column=FLAGS.text_b_column,
-        label_column=FLAGS.label_column,
-        multi_label=FLAGS.multi_label,
-        label_delimiter=FLAGS.label_delimiter,
-    )
-    labels_path = os.path.join(FLAGS.output_dir, custom_data.LABELS_FILE)
-    saved = None
-    if tf.io.gfile.exists(labels_path):
-        saved = custom_data.read_labels_file(labels_path)
-    if FLAGS.labels:
-        labels = custom_data.parse_labels_flag(FLAGS.labels)
-        if saved is not None and saved != labels:
-            raise UsageError(
-                f"--labels={FLAGS.labels} differs from {labels_path} ({','.join(saved)}) of an "
-                "earlier run; use another --output_dir"
-            )
-    elif saved is not None:
-        labels = saved
-    else:
-        if not FLAGS.do_train:
-            try:
-                custom_data.find_split_file(FLAGS.data_dir, "train")
-            except ValueError:
-                raise UsageError(
-                    f"--task_name=custom: no {labels_path} and no train file in "
-                    f"--data_dir={FLAGS.data_dir} to take the labels from; pass --labels"
-                ) from None
-        train_examples = processor.get_train_examples(FLAGS.data_dir)
-        labels = custom_data.labels_from_examples(train_examples, FLAGS.multi_label)
-    if len(labels) < (1 if FLAGS.multi_label else 2):
-        raise UsageError(f"--task_name=custom: needs at least two labels, found {labels}")
-    processor.set_labels(labels)
-    return processor
-
-
-def _window_metrics(outputs, examples, label_list, multi_label):
-    """eval_accuracy and eval_loss over whole examples from their averaged windows."""
-    probabilities = np.clip(np.asarray(outputs, np.float64), 1e-12, 1 - 1e-12)
-    if multi_label:
-        gold = np.array([multi_hot(e, label_list) for e in examples], np.float64)
-        losses = -(gold * np.log(probabilities) + (1 - gold) * np.log(1 - probabilities))
-        return {"eval_loss": float(losses.mean())}
-    gold = np.array([label_list.index(e.label) for e in examples])
-    return {
-        "eval_accuracy": accuracy(gold, probabilities.argmax(axis=1)),
-        "eval_loss": float(-np.log(probabilities[np.arange(len(gold)), gold]).mean()),
-    }
-
-
-# A dev set ready to evaluate: its examples (TPU padding last), how many are
-# real, its input_fn and steps, and each record's example index when long texts
-# are cut into windows (else None).
-DevSet = collections.namedtuple(
-    "DevSet", ["examples", "num_actual", "input_fn", "steps", "owners"]
-)
-
-
-def prepare_dev_set(eval_examples, label_list, tokenizer, multi_label, window_stride):
-    """Writes output_dir/eval.tf_record from the dev examples; returns its DevSet."""
-    is_regression = label_list is None
-    label_width = len(label_list) if multi_label else None
-    num_actual_eval_examples = len(eval_examples)
-    if FLAGS.use_tpu:
-        # TPUs need full batches: pad with examples that weigh 0 in every metric.
-        while len(eval_examples) % FLAGS.eval_batch_size != 0:
-            eval_examples.append(PaddingInputExample())
-    eval_file = os.path.join(FLAGS.output_dir, "eval.tf_record")
-    eval_owners = file_based_convert_examples_to_features(
-        eval_examples, label_list, FLAGS.max_seq_length, tokenizer, eval_file,
-        multi_label=multi_label, window_stride=window_stride,
-    )  # fmt: skip
-    if not window_stride:
-        eval_owners = None
-    logging.info("***** Running evaluation *****")
-    logging.info(
-        "  Num examples = %d (%d actual, %d padding)",
-        len(eval_examples),
-        num_actual_eval_examples,
-        len(eval_examples) - num_actual_eval_examples,
-    )
-    logging.info("  Batch size = %d", FLAGS.eval_batch_size)
-    eval_steps = None
-    if FLAGS.use_tpu:
-        eval_steps = len(eval_examples) // FLAGS.eval_batch_size
-    eval_input_fn = file_based_input_fn_builder(
-        input_file=eval_file,
-        seq_length=FLAGS.max_seq_length,
-        is_training=False,
-        drop_remainder=bool(FLAGS.use_tpu),
-        is_regression=is_regression,
-        num_labels=label_width,
-        padding=script_flags.padding_from_flags(is_training=False),
-    )
-    return DevSet(eval_examples, num_actual_eval_examples, eval_input_fn, eval_steps, eval_owners)
 
 
 def evaluate_dev_set(
@@ -1457,7 +563,6 @@ def evaluate_dev_set(
     (metric_names) and, for multi-label or windowed data, the scores over
     whole examples, all from predictions of the same checkpoint.
     """
-    is_regression = label_list is None
     result = dict(
         estimator.evaluate(
             input_fn=dev_set.input_fn, steps=dev_set.steps, checkpoint_path=checkpoint_path
@@ -1467,37 +572,79 @@ def evaluate_dev_set(
 
     def outputs():
         return _predict_outputs(
-            estimator,
-            dev_set.input_fn,
-            output_name,
-            dev_set.num_actual,
-            dev_set.owners,
+            estimator, dev_set.input_fn, output_name, dev_set.num_actual, dev_set.owners,
             checkpoint_path=checkpoint_path,
-        )
+        )  # fmt: skip
 
     if metric_names:
         # The official metrics need every prediction at once (Spearman does
         # not stream), so predict over the dev set and score it in numpy.
-        predictions = outputs()
-        if is_regression:
-            gold = [float(e.label) for e in real]
-            predicted = [float(o) for o in predictions]
-        else:
-            gold = [label_list.index(e.label) for e in real]
-            predicted = [int(np.argmax(o)) for o in predictions]
-        result.update(compute_metrics(metric_names, gold, predicted))
-
+        result.update(classifier_data.official_metrics(metric_names, real, outputs(), label_list))
     if multi_label or dev_set.owners is not None:
         # Scores over whole examples, from each example's averaged windows.
         predictions = outputs()
-        if dev_set.owners is not None and not is_regression:
-            result.update(_window_metrics(predictions, real, label_list, multi_label))
+        if dev_set.owners is not None and label_list is not None:
+            result.update(
+                classifier_data.window_metrics(predictions, real, label_list, multi_label)
+            )
         if multi_label:
             gold = [multi_hot(e, label_list) for e in real]
             result.update(
-                custom_data.multi_label_metrics(gold, predictions, FLAGS.multi_label_threshold)
+                classifier_data.multi_label_metrics(gold, predictions, FLAGS.multi_label_threshold)
             )
     return result
+
+
+def _train(estimator, setup, num_train_steps, evaluate):
+    """Writes output_dir/train.tf_record and trains, evaluating on the way if asked.
+
+    Returns the results of the final checkpoint when training evaluated it,
+    else None.
+    """
+    train_file = os.path.join(FLAGS.output_dir, "train.tf_record")
+    file_based_convert_examples_to_features(
+        setup.train_examples, setup.label_list, FLAGS.max_seq_length, setup.tokenizer,
+        train_file, multi_label=FLAGS.multi_label, window_stride=_window_stride(),
+    )  # fmt: skip
+    logging.info("***** Running training *****")
+    logging.info("  Num examples = %d", len(setup.train_examples))
+    logging.info("  Batch size = %d", FLAGS.train_batch_size)
+    logging.info("  Num steps = %d", num_train_steps)
+    train_input_fn = file_based_input_fn_builder(
+        input_file=train_file,
+        seq_length=FLAGS.max_seq_length,
+        is_training=True,
+        drop_remainder=True,
+        is_regression=setup.label_list is None,
+        num_labels=len(setup.label_list) if FLAGS.multi_label else None,
+        padding=script_flags.padding_from_flags(is_training=True),
+    )
+    return runner_evaluation.train_and_evaluate(
+        estimator, train_input_fn, num_train_steps, evaluate, eval_results.write_eval_results,
+        setup.eval_options,
+    )  # fmt: skip
+
+
+def _predict(estimator, setup, output_name):
+    """Predicts the test set into test_results.tsv (and --glue_submission_file)."""
+    test_set = prepare_records(
+        setup.predict_examples, "predict", FLAGS.predict_batch_size,
+        "***** Running prediction*****", setup,
+    )  # fmt: skip
+    outputs = _predict_outputs(
+        estimator, test_set.input_fn, output_name, test_set.num_actual, test_set.owners
+    )
+    logging.info("***** Predict results *****")
+    atomic_write.write_text(
+        os.path.join(FLAGS.output_dir, "test_results.tsv"), format_test_results(outputs)
+    )
+    if FLAGS.glue_submission_file:
+        submission_dir = os.path.dirname(FLAGS.glue_submission_file)
+        if submission_dir:
+            tf.io.gfile.makedirs(submission_dir)
+        atomic_write.write_text(
+            FLAGS.glue_submission_file, format_glue_submission(outputs, setup.label_list)
+        )
 
 
 def _text_input_fn(feature_list, seq_length, label_shape, label_dtype, padding):
@@ -1524,47 +671,12 @@ def _text_input_fn(feature_list, seq_length, label_shape, label_dtype, padding):
     return input_fn
 
 
-def read_text_examples(path, label_list, multi_label):
-    """InputExamples of a plain text file: one a line, "a ||| b" for pairs.
-
-    Blank lines are skipped. Labels are placeholders (the first label, no
-    label for multi-label, 0 for regression); only the texts matter.
-    """
-    if label_list is None:
-        placeholder = "0"
-    else:
-        placeholder = () if multi_label else label_list[0]
-    examples = []
-    with tf.io.gfile.GFile(path, "r") as f:
-        for line_number, line in enumerate(f, start=1):
-            line = tokenization.convert_to_unicode(line)
-            if not line.strip():
-                continue
-            text_a, text_b = features.split_text_pair(line)
-            examples.append(InputExample(f"text-{line_number}", text_a, text_b, placeholder))
-    if not examples:
-        raise UsageError(f"--predict_text_file={path}: no text in the file")
-    return examples
-
-
 def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label):
     """Classifies --predict_text_file into output_dir/text_predictions.jsonl."""
     examples = read_text_examples(FLAGS.predict_text_file, label_list, multi_label)
-    feature_list, owners = [], []
-    for ex_index, example in enumerate(examples):
-        if _window_stride():
-            converted = convert_example_windows(
-                ex_index, example, label_list, FLAGS.max_seq_length, tokenizer,
-                _window_stride(), multi_label,
-            )  # fmt: skip
-        else:
-            converted = [
-                convert_single_example(
-                    ex_index, example, label_list, FLAGS.max_seq_length, tokenizer, multi_label
-                )
-            ]
-        feature_list.extend(converted)
-        owners.extend([ex_index] * len(converted))
+    feature_list, owners = classifier_data.convert_examples_with_owners(
+        examples, label_list, FLAGS.max_seq_length, tokenizer, multi_label, _window_stride()
+    )
     if label_list is None:
         label_shape, label_dtype = [], tf.float32
     else:
@@ -1592,11 +704,121 @@ def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label
     logging.info("Wrote %d predictions to %s", len(records), path)
 
 
-def main(_):
-    logging.set_verbosity(logging.INFO)
+def _export(estimator, label_list):
+    """Exports a checkpoint as a SavedModel in --export_dir, with the Predictor's files."""
+    # As for predict: the newest checkpoint in output_dir, else init_checkpoint
+    # (e.g. a classifier fine-tuned elsewhere).
+    checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
+    if not checkpoint_path:
+        raise UsageError(
+            f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
+            "--init_checkpoint to export"
+        )
+    estimator.export_saved_model(
+        FLAGS.export_dir,
+        serving.id_inputs,
+        checkpoint_path,
+        assets_extra=predictor_files(
+            FLAGS.vocab_file,
+            FLAGS.do_lower_case,
+            label_list,
+            FLAGS.multi_label,
+            FLAGS.multi_label_threshold,
+            FLAGS.max_seq_length,
+        ),
+    )
 
+
+# ---------------------------------------------------------------------------
+# Checking the flags, then main.
+
+
+def _check_file_flag(name):
+    startup_checks.check_input_file(getattr(FLAGS, name), f"--{name}")
+
+
+def _nonempty(examples, split):
+    if not examples:
+        raise UsageError(
+            f"--data_dir={FLAGS.data_dir}: the {split} set of task {FLAGS.task_name} "
+            "has no examples"
+        )
+    return examples
+
+
+def _check_custom_flags(is_custom):
+    """The flags of the user-data features, checked before any work."""
+    if FLAGS.multi_label and not is_custom:
+        raise UsageError("--multi_label needs --task_name=custom")
+    if not 0 < FLAGS.multi_label_threshold < 1:
+        raise UsageError(
+            f"--multi_label_threshold={FLAGS.multi_label_threshold}: must be between 0 and 1"
+        )
+    if (
+        FLAGS.long_text_windows
+        and FLAGS.window_stride is not None
+        and not 1 <= FLAGS.window_stride <= FLAGS.max_seq_length - 2
+    ):
+        raise UsageError(
+            f"--window_stride={FLAGS.window_stride}: must be between 1 and max_seq_length - 2 "
+            f"({FLAGS.max_seq_length - 2})"
+        )
+    if FLAGS.predict_text_file:
+        _check_file_flag("predict_text_file")
+
+
+def _custom_processor():
+    """A CustomProcessor from the flags, its label set resolved.
+
+    The labels come from --labels, else from output_dir/labels.txt of an
+    earlier run, else from the training file (sorted); a --labels that
+    differs from labels.txt is an error, as the checkpoint's class order
+    follows labels.txt.
+    """
+    processor = CustomProcessor(
+        text_a_column=FLAGS.text_a_column,
+        text_b_column=FLAGS.text_b_column,
+        label_column=FLAGS.label_column,
+        multi_label=FLAGS.multi_label,
+        label_delimiter=FLAGS.label_delimiter,
+    )
+    labels_path = os.path.join(FLAGS.output_dir, classifier_data.LABELS_FILE)
+    saved = None
+    if tf.io.gfile.exists(labels_path):
+        saved = classifier_data.read_labels_file(labels_path)
+    if FLAGS.labels:
+        labels = classifier_data.parse_labels_flag(FLAGS.labels)
+        if saved is not None and saved != labels:
+            raise UsageError(
+                f"--labels={FLAGS.labels} differs from {labels_path} ({','.join(saved)}) of an "
+                "earlier run; use another --output_dir"
+            )
+    elif saved is not None:
+        labels = saved
+    else:
+        if not FLAGS.do_train:
+            try:
+                classifier_data.find_split_file(FLAGS.data_dir, "train")
+            except ValueError:
+                raise UsageError(
+                    f"--task_name=custom: no {labels_path} and no train file in "
+                    f"--data_dir={FLAGS.data_dir} to take the labels from; pass --labels"
+                ) from None
+        train_examples = processor.get_train_examples(FLAGS.data_dir)
+        labels = classifier_data.labels_from_examples(train_examples, FLAGS.multi_label)
+    if len(labels) < (1 if FLAGS.multi_label else 2):
+        raise UsageError(f"--task_name=custom: needs at least two labels, found {labels}")
+    processor.set_labels(labels)
+    return processor
+
+
+def _check_flags():
+    """Checks the flags, config, checkpoints, vocabulary and data before anything is written.
+
+    Every split the flags ask for is read here, so that a bad row stops the
+    run before hours of training rather than after. Returns the run's Setup.
+    """
     tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-
     if not (
         FLAGS.do_train
         or FLAGS.do_eval
@@ -1628,26 +850,17 @@ def main(_):
     if is_custom:
         processor = _custom_processor()
     label_list = processor.get_labels()
-    is_regression = label_list is None
-    multi_label = FLAGS.multi_label
-    if FLAGS.class_weights and is_regression:
+    if FLAGS.class_weights and label_list is None:
         raise UsageError(f"--class_weights: task {FLAGS.task_name} is a regression task")
-    window_stride = _window_stride()
-    label_width = len(label_list) if multi_label else None
-    num_labels = 1 if is_regression else len(label_list)
-    output_name = "score" if is_regression else "probabilities"
-
+    num_labels = 1 if label_list is None else len(label_list)
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
         raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     checkpoint_shapes.check_head_of_newest_checkpoint(
         FLAGS.output_dir, num_labels, bert_config.hidden_size
     )
     tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-
     run_config = script_flags.run_config_from_flags()
 
-    # Read every needed set before any work, so that a bad row stops the run
-    # before hours of training rather than after.
     train_examples = eval_examples = predict_examples = None
     if FLAGS.do_train:
         train_examples = _nonempty(processor.get_train_examples(FLAGS.data_dir), "train")
@@ -1658,157 +871,66 @@ def main(_):
 
     class_weights = None
     if FLAGS.class_weights:
-        class_weights = custom_data.parse_class_weights(
-            FLAGS.class_weights, label_list, train_examples, multi_label
+        class_weights = classifier_data.parse_class_weights(
+            FLAGS.class_weights, label_list, train_examples, FLAGS.multi_label
         )
         logging.info("Class weights: %s", dict(zip(label_list, class_weights)))
+    return Setup(
+        bert_config, processor, label_list, tokenizer, run_config, eval_options,
+        train_examples, eval_examples, predict_examples, class_weights,
+    )  # fmt: skip
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+
+    setup = _check_flags()
+    label_list = setup.label_list
+    output_name = "score" if label_list is None else "probabilities"
 
     tf.io.gfile.makedirs(FLAGS.output_dir)
-    labels_path = os.path.join(FLAGS.output_dir, custom_data.LABELS_FILE)
-    if is_custom and not tf.io.gfile.exists(labels_path):
+    labels_path = os.path.join(FLAGS.output_dir, classifier_data.LABELS_FILE)
+    if isinstance(setup.processor, CustomProcessor) and not tf.io.gfile.exists(labels_path):
         atomic_write.write_text(labels_path, "".join(f"{name}\n" for name in label_list))
 
     num_train_steps = None
     num_warmup_steps = None
     if FLAGS.do_train:
         num_train_steps = int(
-            len(train_examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs
+            len(setup.train_examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs
         )
         num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
-
-    model_fn = model_fn_builder(
-        bert_config=bert_config,
-        num_labels=num_labels,
-        init_checkpoint=FLAGS.init_checkpoint,
-        learning_rate=FLAGS.learning_rate,
-        num_train_steps=num_train_steps,
-        num_warmup_steps=num_warmup_steps,
-        use_tpu=FLAGS.use_tpu,
-        use_one_hot_embeddings=FLAGS.use_tpu,
-        is_regression=is_regression,
-        multi_label=multi_label,
-        class_weights=class_weights,
-    )
-    estimator = runner.Estimator(
-        model_fn=model_fn,
-        config=run_config,
-        train_batch_size=FLAGS.train_batch_size,
-        eval_batch_size=FLAGS.eval_batch_size,
-        predict_batch_size=FLAGS.predict_batch_size,
-    )
+    estimator = _estimator(setup, num_train_steps, num_warmup_steps)
 
     dev_set = None
     if FLAGS.do_eval:
-        dev_set = prepare_dev_set(eval_examples, label_list, tokenizer, multi_label, window_stride)
+        dev_set = prepare_records(
+            setup.eval_examples, "eval", FLAGS.eval_batch_size,
+            "***** Running evaluation *****", setup,
+        )  # fmt: skip
 
     def evaluate(checkpoint_path=None):
         return evaluate_dev_set(
-            estimator,
-            dev_set,
-            processor.metric_names,
-            label_list,
-            output_name,
-            multi_label,
-            checkpoint_path,
-        )
+            estimator, dev_set, setup.processor.metric_names, label_list, output_name,
+            FLAGS.multi_label, checkpoint_path,
+        )  # fmt: skip
 
     final_result = None
     if FLAGS.do_train:
-        train_file = os.path.join(FLAGS.output_dir, "train.tf_record")
-        file_based_convert_examples_to_features(
-            train_examples, label_list, FLAGS.max_seq_length, tokenizer, train_file,
-            multi_label=multi_label, window_stride=window_stride,
-        )  # fmt: skip
-        logging.info("***** Running training *****")
-        logging.info("  Num examples = %d", len(train_examples))
-        logging.info("  Batch size = %d", FLAGS.train_batch_size)
-        logging.info("  Num steps = %d", num_train_steps)
-        train_input_fn = file_based_input_fn_builder(
-            input_file=train_file,
-            seq_length=FLAGS.max_seq_length,
-            is_training=True,
-            drop_remainder=True,
-            is_regression=is_regression,
-            num_labels=label_width,
-            padding=script_flags.padding_from_flags(is_training=True),
-        )
-        final_result = runner_evaluation.train_and_evaluate(
-            estimator, train_input_fn, num_train_steps, evaluate, write_eval_results, eval_options
-        )
+        final_result = _train(estimator, setup, num_train_steps, evaluate)
 
     if FLAGS.do_eval:
         result = final_result or evaluate()
-        write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
+        eval_results.write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
 
     if FLAGS.do_predict:
-        num_actual_predict_examples = len(predict_examples)
-        if FLAGS.use_tpu:
-            while len(predict_examples) % FLAGS.predict_batch_size != 0:
-                predict_examples.append(PaddingInputExample())
-        predict_file = os.path.join(FLAGS.output_dir, "predict.tf_record")
-        predict_owners = file_based_convert_examples_to_features(
-            predict_examples, label_list, FLAGS.max_seq_length, tokenizer, predict_file,
-            multi_label=multi_label, window_stride=window_stride,
-        )  # fmt: skip
-        if not window_stride:
-            predict_owners = None
-        logging.info("***** Running prediction*****")
-        logging.info(
-            "  Num examples = %d (%d actual, %d padding)",
-            len(predict_examples),
-            num_actual_predict_examples,
-            len(predict_examples) - num_actual_predict_examples,
-        )
-        logging.info("  Batch size = %d", FLAGS.predict_batch_size)
-        predict_input_fn = file_based_input_fn_builder(
-            input_file=predict_file,
-            seq_length=FLAGS.max_seq_length,
-            is_training=False,
-            drop_remainder=bool(FLAGS.use_tpu),
-            is_regression=is_regression,
-            num_labels=label_width,
-            padding=script_flags.padding_from_flags(is_training=False),
-        )
-        outputs = _predict_outputs(
-            estimator, predict_input_fn, output_name, num_actual_predict_examples, predict_owners
-        )
-        logging.info("***** Predict results *****")
-        atomic_write.write_text(
-            os.path.join(FLAGS.output_dir, "test_results.tsv"), format_test_results(outputs)
-        )
-        if FLAGS.glue_submission_file:
-            submission_dir = os.path.dirname(FLAGS.glue_submission_file)
-            if submission_dir:
-                tf.io.gfile.makedirs(submission_dir)
-            atomic_write.write_text(
-                FLAGS.glue_submission_file, format_glue_submission(outputs, label_list)
-            )
+        _predict(estimator, setup, output_name)
 
     if FLAGS.predict_text_file:
-        predict_text_file(estimator, tokenizer, label_list, output_name, multi_label)
+        predict_text_file(estimator, setup.tokenizer, label_list, output_name, FLAGS.multi_label)
 
     if FLAGS.export_dir:
-        # As for predict: the newest checkpoint in output_dir, else init_checkpoint
-        # (e.g. a classifier fine-tuned elsewhere).
-        checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
-        if not checkpoint_path:
-            raise UsageError(
-                f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
-                "--init_checkpoint to export"
-            )
-        estimator.export_saved_model(
-            FLAGS.export_dir,
-            serving.id_inputs,
-            checkpoint_path,
-            assets_extra=predictor_files(
-                FLAGS.vocab_file,
-                FLAGS.do_lower_case,
-                label_list,
-                multi_label,
-                FLAGS.multi_label_threshold,
-                FLAGS.max_seq_length,
-            ),
-        )
+        _export(estimator, label_list)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ import pytest
 import tensorflow as tf
 from helpers import GOLDEN, VOCAB_UNCASED, load_script, tiny_bert_config, write_text
 
-import custom_data
+import classifier_data
 import predictor
 
 
@@ -30,28 +30,28 @@ def test_csv_tsv_and_jsonl_give_the_same_rows_with_their_line_numbers(tmp_path):
         tmp_path / "b.jsonl",
         '{"text": "good, very good", "label": "pos"}\n\n{"text": "bad", "label": 3}\n',
     )
-    rows = custom_data.read_rows(csv_path)
+    rows = classifier_data.read_rows(csv_path)
     assert [dict(r) for r in rows] == [
         {"label": "pos", "text": "good, very good"},
         {"label": "neg", "text": "two\nlines"},
         {"label": "neg", "text": "bad"},
     ]
     assert [r.line_number for r in rows] == [2, 4, 6]
-    rows = custom_data.read_rows(tsv_path)  # no quoting in TSV
+    rows = classifier_data.read_rows(tsv_path)  # no quoting in TSV
     assert [r["text"] for r in rows] == ["good, very good", "two", '"bad']
     assert [r.line_number for r in rows] == [2, 4, 5]
-    rows = custom_data.read_rows(jsonl_path)
+    rows = classifier_data.read_rows(jsonl_path)
     assert [r.line_number for r in rows] == [1, 3]
-    assert custom_data.row_labels(rows[1], "label", False, "|") == "3"
-    assert custom_data.row_labels(rows[0], "label", True, "|") == ("pos",)
+    assert classifier_data.row_labels(rows[1], "label", False, "|") == "3"
+    assert classifier_data.row_labels(rows[0], "label", True, "|") == ("pos",)
 
 
 def test_multi_label_fields_split_on_the_delimiter_or_come_as_json_lists(tmp_path):
-    row = custom_data.Row({"y": " a | b||a ", "z": ["c", "a"], "e": ""}, "f", 1)
-    assert custom_data.row_labels(row, "y", True, "|") == ("a", "b")
-    assert custom_data.row_labels(row, "z", True, "|") == ("c", "a")
-    assert custom_data.row_labels(row, "e", True, "|") == ()
-    assert custom_data.row_labels(row, "missing", True, "|") is None
+    row = classifier_data.Row({"y": " a | b||a ", "z": ["c", "a"], "e": ""}, "f", 1)
+    assert classifier_data.row_labels(row, "y", True, "|") == ("a", "b")
+    assert classifier_data.row_labels(row, "z", True, "|") == ("c", "a")
+    assert classifier_data.row_labels(row, "e", True, "|") == ()
+    assert classifier_data.row_labels(row, "missing", True, "|") is None
 
 
 @pytest.mark.parametrize(
@@ -65,17 +65,17 @@ def test_multi_label_fields_split_on_the_delimiter_or_come_as_json_lists(tmp_pat
 )
 def test_malformed_rows_are_named_by_file_and_line(tmp_path, name, text, message):
     with pytest.raises(ValueError, match=message):
-        custom_data.read_rows(write_text(tmp_path / name, text))
+        classifier_data.read_rows(write_text(tmp_path / name, text))
 
 
 def test_split_files_are_found_by_extension(tmp_path):
     with pytest.raises(ValueError, match=r"no dev file \(looked for dev.csv, dev.tsv, dev.jsonl"):
-        custom_data.find_split_file(str(tmp_path), "dev")
+        classifier_data.find_split_file(str(tmp_path), "dev")
     write_text(tmp_path / "dev.jsonl", "")
-    assert custom_data.find_split_file(str(tmp_path), "dev") == str(tmp_path / "dev.jsonl")
+    assert classifier_data.find_split_file(str(tmp_path), "dev") == str(tmp_path / "dev.jsonl")
     write_text(tmp_path / "dev.csv", "")
     with pytest.raises(ValueError, match="several dev files"):
-        custom_data.find_split_file(str(tmp_path), "dev")
+        classifier_data.find_split_file(str(tmp_path), "dev")
 
 
 def test_custom_processor_checks_labels_and_allows_an_unlabeled_test_file(rc, tmp_path):
@@ -89,7 +89,7 @@ def test_custom_processor_checks_labels_and_allows_an_unlabeled_test_file(rc, tm
     assert [(e.text_a, e.text_b, e.label) for e in train] == [
         ("hi", "there", "b"), ("yo", "you", "a"), ("x", "z", "b")
     ]  # fmt: skip
-    assert custom_data.labels_from_examples(train, False) == ["a", "b"]
+    assert classifier_data.labels_from_examples(train, False) == ["a", "b"]
     processor.set_labels(["a", "b"])
     with pytest.raises(ValueError, match=r"dev.jsonl, line 2: label 'c' is not one of a, b"):
         processor.get_dev_examples(str(tmp_path))
@@ -108,18 +108,18 @@ class _Example:
 def test_balanced_class_weights_are_inverse_frequencies_counted_by_hand():
     examples = [_Example(y) for y in ["a", "a", "a", "b", "b", "c"]]
     # n / (k * count): 6 / (3 * 3), 6 / (3 * 2), 6 / (3 * 1)
-    weights = custom_data.parse_class_weights("balanced", ["a", "b", "c"], examples, False)
+    weights = classifier_data.parse_class_weights("balanced", ["a", "b", "c"], examples, False)
     np.testing.assert_allclose(weights, [2 / 3, 1.0, 2.0])
     multi = [_Example(y) for y in [("a", "b"), ("a",), ("b",), ("a",)]]
-    weights = custom_data.parse_class_weights("balanced", ["a", "b"], multi, True)
+    weights = classifier_data.parse_class_weights("balanced", ["a", "b"], multi, True)
     np.testing.assert_allclose(weights, [4 / (2 * 3), 4 / (2 * 2)])
-    assert custom_data.parse_class_weights("c:3, a:0.5", ["a", "b", "c"], None, False) == [
+    assert classifier_data.parse_class_weights("c:3, a:0.5", ["a", "b", "c"], None, False) == [
         0.5, 1.0, 3.0
     ]  # fmt: skip
     with pytest.raises(ValueError, match="'d:2' is not label:weight with a label of a, b"):
-        custom_data.parse_class_weights("d:2", ["a", "b"], None, False)
+        classifier_data.parse_class_weights("d:2", ["a", "b"], None, False)
     with pytest.raises(ValueError, match="label 'c' never occurs in the training set"):
-        custom_data.parse_class_weights("balanced", ["a", "b", "c"], examples[:5], False)
+        classifier_data.parse_class_weights("balanced", ["a", "b", "c"], examples[:5], False)
 
 
 def test_multi_label_metrics_match_hand_counts():
@@ -127,20 +127,20 @@ def test_multi_label_metrics_match_hand_counts():
     probabilities = [[0.9, 0.2, 0.4], [0.1, 0.7, 0.5], [0.8, 0.6, 0.1], [0.2, 0.3, 0.1]]
     # Predicted at 0.5: [1,0,0], [0,1,1], [1,1,0], [0,0,0].
     # Class 0: tp 2. Class 1: tp 2. Class 2: fn 1, fp 1. Micro: tp 4, fp 1, fn 1.
-    result = custom_data.multi_label_metrics(gold, probabilities, 0.5)
+    result = classifier_data.multi_label_metrics(gold, probabilities, 0.5)
     assert result["eval_micro_f1"] == pytest.approx(8 / 10)
     assert result["eval_macro_f1"] == pytest.approx((1 + 1 + 0) / 3)
     assert result["eval_subset_accuracy"] == pytest.approx(2 / 4)
-    result = custom_data.multi_label_metrics(gold, probabilities, 0.45)
+    result = classifier_data.multi_label_metrics(gold, probabilities, 0.45)
     assert result["eval_subset_accuracy"] == pytest.approx(2 / 4)  # row 1 now [0,1,1]
     assert result["eval_micro_f1"] == pytest.approx(8 / 10)
 
 
 def test_window_spans_cover_the_text_with_overlap():
-    assert custom_data.window_spans(3, 4, 2) == [(0, 3)]
-    assert custom_data.window_spans(10, 4, 3) == [(0, 4), (3, 4), (6, 4)]
-    assert custom_data.window_spans(9, 4, 3) == [(0, 4), (3, 4), (6, 3)]
-    assert custom_data.window_spans(6, 4, 4) == [(0, 4), (4, 2)]
+    assert classifier_data.window_spans(3, 4, 2) == [(0, 3)]
+    assert classifier_data.window_spans(10, 4, 3) == [(0, 4), (3, 4), (6, 4)]
+    assert classifier_data.window_spans(9, 4, 3) == [(0, 4), (3, 4), (6, 3)]
+    assert classifier_data.window_spans(6, 4, 4) == [(0, 4), (4, 2)]
 
 
 def test_windows_of_a_long_text_carry_its_label(rc, tmp_path):

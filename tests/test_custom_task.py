@@ -182,7 +182,7 @@ def _topics(text):
 
 
 def _numpy_multi_label_metrics(gold, probabilities, threshold):
-    """Micro/macro F1 and subset accuracy, counted here independently of custom_data."""
+    """Micro/macro F1 and subset accuracy, counted here independently of classifier_data."""
     predicted = probabilities >= threshold
     f1s, tp_all, fp_all, fn_all = [], 0, 0, 0
     for c in range(gold.shape[1]):

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from helpers import load_script
 
+import eval_results
+
 
 @pytest.fixture(scope="module")
 def rc():
@@ -125,7 +127,7 @@ def test_compute_metrics_names_keys_after_the_metric(rc):
 
 def test_eval_results_lines_are_sorted_and_print_float32(rc, tmp_path):
     path = tmp_path / "eval_results.txt"
-    rc.write_eval_results(
+    eval_results.write_eval_results(
         str(path),
         {
             "loss": 0.4000000059604645,  # a float32 value widened to a Python float
