@@ -71,7 +71,7 @@ flags.DEFINE_string(
     "hf_to_tf: the Hugging Face model directory; tf_to_hf: the checkpoint path prefix "
     "(e.g. model.ckpt-1000) or a directory holding checkpoints (the newest is used).",
 )
-# Same names as run_classifier's flags (imported for its label lists): these replace them.
+# The flags this script shares with the others (script_flags.py).
 script_flags.define_flags(
     "output_dir", "bert_config_file", "vocab_file", "do_lower_case", "task_name", "show_traceback"
 )
