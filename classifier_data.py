@@ -27,6 +27,7 @@ import tensorflow as tf
 from absl import logging
 
 import features
+import startup_checks
 import tokenization
 from errors import UsageError
 from progress import Progress
@@ -170,9 +171,9 @@ class DataProcessor:
         """
         if not tf.io.gfile.exists(input_file):
             raise UsageError(f"{input_file}: no such file")
-        with tf.io.gfile.GFile(input_file, "r") as f:
-            reader = csv.reader(f, delimiter="\t", quotechar=quotechar)
-            return [TsvRow(fields, input_file, reader.line_num) for fields in reader]
+        lines = startup_checks.text_lines(input_file)
+        reader = csv.reader(lines, delimiter="\t", quotechar=quotechar)
+        return [TsvRow(fields, input_file, reader.line_num) for fields in reader]
 
 
 class XnliProcessor(DataProcessor):
@@ -514,14 +515,14 @@ def read_rows(path):
     files); each JSON line is one object, blank lines are skipped. A row
     whose field count differs from the header's is a ValueError.
     """
-    with tf.io.gfile.GFile(path, "r") as f:
-        if path.endswith(".jsonl"):
-            return _json_rows(f, path)
-        if path.endswith(".tsv"):
-            reader = csv.reader(f, delimiter="\t", quoting=csv.QUOTE_NONE)
-        else:
-            reader = csv.reader(f)
-        return _table_rows(reader, path)
+    lines = startup_checks.text_lines(path)
+    if path.endswith(".jsonl"):
+        return _json_rows(lines, path)
+    if path.endswith(".tsv"):
+        reader = csv.reader(lines, delimiter="\t", quoting=csv.QUOTE_NONE)
+    else:
+        reader = csv.reader(lines)
+    return _table_rows(reader, path)
 
 
 def _table_rows(reader, path):
@@ -991,13 +992,11 @@ def read_text_examples(path, label_list, multi_label):
     else:
         placeholder = () if multi_label else label_list[0]
     examples = []
-    with tf.io.gfile.GFile(path, "r") as f:
-        for line_number, line in enumerate(f, start=1):
-            line = tokenization.convert_to_unicode(line)
-            if not line.strip():
-                continue
-            text_a, text_b = features.split_text_pair(line)
-            examples.append(InputExample(f"text-{line_number}", text_a, text_b, placeholder))
+    for line_number, line in enumerate(startup_checks.text_lines(path), start=1):
+        if not line.strip():
+            continue
+        text_a, text_b = features.split_text_pair(line)
+        examples.append(InputExample(f"text-{line_number}", text_a, text_b, placeholder))
     if not examples:
         raise UsageError(f"--predict_text_file={path}: no text in the file")
     return examples

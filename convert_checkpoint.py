@@ -54,6 +54,7 @@ import classifier_data  # the label names of --task_name
 import modeling
 import runner
 import script_flags
+import startup_checks
 from errors import UsageError
 
 FLAGS = flags.FLAGS
@@ -747,7 +748,7 @@ def tf_to_hf(checkpoint, bert_config_file, vocab_file, do_lower_case, output_dir
         if not path or not os.path.isfile(path):
             raise UsageError(f"--{flag}={path}: no such file")
     _check_output_dir(output_dir, HF_FILES)
-    config = modeling.BertConfig.from_json_file(bert_config_file)
+    config = startup_checks.load_bert_config(bert_config_file)
     variables, path = read_tf_checkpoint(checkpoint)
     tensors, architecture, labels, dropped, unused = convert_tf_variables(
         variables, config, path, task_name

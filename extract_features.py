@@ -348,28 +348,26 @@ def _naming_unreadable_checkpoint():
 def _check_flags():
     """Checks every flag, the config, the checkpoint and the input before any work.
 
-    Returns (bert_config, layer_indexes, tokenizer).
+    Returns (bert_config, layer_indexes, tokenizer, examples).
     """
     startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
     script_flags.check_padding_flags()
-    bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
+    script_flags.check_batch_flags()
+    bert_config, tokenizer = script_flags.check_model_flags()
     layer_indexes = parse_layers(FLAGS.layers, bert_config.num_hidden_layers)
-    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     if FLAGS.max_seq_length < 3:
         raise UsageError(f"--max_seq_length must be at least 3, got {FLAGS.max_seq_length}")
-    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
     startup_checks.check_output_file(FLAGS.output_file)
     startup_checks.check_input_file(FLAGS.input_file, "--input_file")
-    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-    return bert_config, layer_indexes, tokenizer
+    examples = read_examples(FLAGS.input_file)
+    if not any(e.text_a.strip() or (e.text_b or "").strip() for e in examples):
+        raise UsageError(f"--input_file: {FLAGS.input_file} holds no text (no non-blank line)")
+    return bert_config, layer_indexes, tokenizer, examples
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    bert_config, layer_indexes, tokenizer = _check_flags()
-
-    examples = read_examples(FLAGS.input_file)
+    bert_config, layer_indexes, tokenizer, examples = _check_flags()
     features = convert_examples_to_features(
         examples=examples, seq_length=FLAGS.max_seq_length, tokenizer=tokenizer
     )

@@ -25,6 +25,7 @@ import tensorflow as tf
 from absl import logging
 
 import features
+import startup_checks
 import tokenization
 from errors import UsageError
 from progress import Progress
@@ -93,8 +94,7 @@ def read_conll(path, tag_column=-1, with_tags=True):
     """
     if not tf.io.gfile.exists(path):
         raise UsageError(f"{path}: no such file")
-    with tf.io.gfile.GFile(path, "r") as f:
-        lines = f.read().splitlines()
+    lines = startup_checks.read_text(path).splitlines()
     examples = []
     words, tags, numbers = [], [], []
     num_columns = None
@@ -479,8 +479,7 @@ def format_predictions(path, examples, predicted):
     tag_of_line = {}
     for example, tags in zip(examples, predicted):
         tag_of_line.update(zip(example.line_numbers, tags))
-    with tf.io.gfile.GFile(path, "r") as f:
-        lines = f.read().splitlines()
+    lines = startup_checks.read_text(path).splitlines()
     out = []
     for line_number, line in enumerate(lines, start=1):
         line = line.rstrip()

@@ -67,6 +67,22 @@ class TextEncoder:
         }
 
 
+def _check_export_dir(export_dir):
+    """Refuses, saying what it is, a directory that is not a SavedModel export."""
+    if not tf.io.gfile.exists(export_dir):
+        raise UsageError(f"{export_dir}: no such directory")
+    if not tf.io.gfile.isdir(export_dir):
+        raise UsageError(f"{export_dir}: a file, not a SavedModel export directory")
+    if tf.io.gfile.exists(os.path.join(export_dir, "saved_model.pb")):
+        return
+    if tf.io.gfile.exists(os.path.join(export_dir, "checkpoint")):
+        raise UsageError(
+            f"{export_dir}: a checkpoint directory, not a SavedModel export (export one with "
+            "run_classifier.py --export_dir)"
+        )
+    raise UsageError(f"{export_dir}: not a SavedModel export (no saved_model.pb)")
+
+
 class Predictor:
     """Loads an exported classifier and its vocabulary once, then classifies many texts.
 
@@ -90,6 +106,7 @@ class Predictor:
         batch_size=32,
         max_seq_length=None,
     ):
+        _check_export_dir(export_dir)
         settings = {}
         settings_path = os.path.join(export_dir, EXTRA_DIR, SETTINGS_FILE)
         if tf.io.gfile.exists(settings_path):

@@ -31,7 +31,6 @@ import runner_evaluation
 import script_flags
 import serving
 import startup_checks
-import tokenization
 from errors import UsageError
 
 FLAGS = flags.FLAGS
@@ -448,11 +447,14 @@ def export_saved_model(
 # What _check_flags settles before any work: the model config, the task's
 # processor and label names (None for regression), the tokenizer, the
 # runner's config and evaluation options, the examples of each split the
-# flags ask for (else None) and the classes' loss weights (else None).
+# flags ask for (else None), the classes' loss weights (else None) and the
+# training and warm-up steps (else None) and the examples of
+# --predict_text_file (else None).
 Setup = collections.namedtuple(
     "Setup",
     "bert_config processor label_list tokenizer run_config eval_options train_examples "
-    "eval_examples predict_examples class_weights",
+    "eval_examples predict_examples class_weights num_train_steps num_warmup_steps "
+    "text_examples",
 )
 
 # A split written to output_dir/<name>.tf_record, ready to evaluate or
@@ -471,15 +473,15 @@ def _window_stride():
     return FLAGS.window_stride or max(1, (FLAGS.max_seq_length - 2) // 2)
 
 
-def _estimator(setup, num_train_steps, num_warmup_steps):
+def _estimator(setup):
     """The runner.Estimator of the task's classifier."""
     model_fn = model_fn_builder(
         bert_config=setup.bert_config,
         num_labels=1 if setup.label_list is None else len(setup.label_list),
         init_checkpoint=FLAGS.init_checkpoint,
         learning_rate=FLAGS.learning_rate,
-        num_train_steps=num_train_steps,
-        num_warmup_steps=num_warmup_steps,
+        num_train_steps=setup.num_train_steps,
+        num_warmup_steps=setup.num_warmup_steps,
         use_tpu=FLAGS.use_tpu,
         use_one_hot_embeddings=FLAGS.use_tpu,
         is_regression=setup.label_list is None,
@@ -595,7 +597,7 @@ def evaluate_dev_set(
     return result
 
 
-def _train(estimator, setup, num_train_steps, evaluate):
+def _train(estimator, setup, evaluate):
     """Writes output_dir/train.tf_record and trains, evaluating on the way if asked.
 
     Returns the results of the final checkpoint when training evaluated it,
@@ -609,7 +611,7 @@ def _train(estimator, setup, num_train_steps, evaluate):
     logging.info("***** Running training *****")
     logging.info("  Num examples = %d", len(setup.train_examples))
     logging.info("  Batch size = %d", FLAGS.train_batch_size)
-    logging.info("  Num steps = %d", num_train_steps)
+    logging.info("  Num steps = %d", setup.num_train_steps)
     train_input_fn = file_based_input_fn_builder(
         input_file=train_file,
         seq_length=FLAGS.max_seq_length,
@@ -620,7 +622,8 @@ def _train(estimator, setup, num_train_steps, evaluate):
         padding=script_flags.padding_from_flags(is_training=True),
     )
     return runner_evaluation.train_and_evaluate(
-        estimator, train_input_fn, num_train_steps, evaluate, eval_results.write_eval_results,
+        estimator, train_input_fn, setup.num_train_steps, evaluate,
+        eval_results.write_eval_results,
         setup.eval_options,
     )  # fmt: skip
 
@@ -671,9 +674,11 @@ def _text_input_fn(feature_list, seq_length, label_shape, label_dtype, padding):
     return input_fn
 
 
-def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label):
-    """Classifies --predict_text_file into output_dir/text_predictions.jsonl."""
-    examples = read_text_examples(FLAGS.predict_text_file, label_list, multi_label)
+def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label, examples=None):
+    """Classifies --predict_text_file (its `examples`, when already read) into
+    output_dir/text_predictions.jsonl."""
+    if examples is None:
+        examples = read_text_examples(FLAGS.predict_text_file, label_list, multi_label)
     feature_list, owners = classifier_data.convert_examples_with_owners(
         examples, label_list, FLAGS.max_seq_length, tokenizer, multi_label, _window_stride()
     )
@@ -787,14 +792,14 @@ def _custom_processor():
     if tf.io.gfile.exists(labels_path):
         saved = classifier_data.read_labels_file(labels_path)
     if FLAGS.labels:
-        labels = classifier_data.parse_labels_flag(FLAGS.labels)
+        labels, source = classifier_data.parse_labels_flag(FLAGS.labels), "--labels"
         if saved is not None and saved != labels:
             raise UsageError(
                 f"--labels={FLAGS.labels} differs from {labels_path} ({','.join(saved)}) of an "
                 "earlier run; use another --output_dir"
             )
     elif saved is not None:
-        labels = saved
+        labels, source = saved, labels_path
     else:
         if not FLAGS.do_train:
             try:
@@ -806,8 +811,14 @@ def _custom_processor():
                 ) from None
         train_examples = processor.get_train_examples(FLAGS.data_dir)
         labels = classifier_data.labels_from_examples(train_examples, FLAGS.multi_label)
+        train_file = classifier_data.find_split_file(FLAGS.data_dir, "train")
+        source = f"{train_file} ({len(train_examples)} rows)"
     if len(labels) < (1 if FLAGS.multi_label else 2):
-        raise UsageError(f"--task_name=custom: needs at least two labels, found {labels}")
+        found = ", ".join(labels) if labels else "none"
+        raise UsageError(
+            f"--task_name=custom: {source} gives the labels {found}; a classifier needs at "
+            "least two labels"
+        )
     processor.set_labels(labels)
     return processor
 
@@ -818,7 +829,6 @@ def _check_flags():
     Every split the flags ask for is read here, so that a bad row stops the
     run before hours of training rather than after. Returns the run's Setup.
     """
-    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
     if not (
         FLAGS.do_train
         or FLAGS.do_eval
@@ -837,12 +847,8 @@ def _check_flags():
     )
 
     script_flags.check_padding_flags()
-    _check_file_flag("bert_config_file")
-    bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
-    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
-    if FLAGS.init_checkpoint:
-        modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
-    startup_checks.check_output_dir(FLAGS.output_dir)
+    script_flags.check_batch_flags()
+    bert_config, tokenizer = script_flags.check_model_flags()
 
     processor = get_processor(FLAGS.task_name)
     is_custom = isinstance(processor, CustomProcessor)
@@ -858,16 +864,23 @@ def _check_flags():
     checkpoint_shapes.check_head_of_newest_checkpoint(
         FLAGS.output_dir, num_labels, bert_config.hidden_size
     )
-    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
     run_config = script_flags.run_config_from_flags()
 
     train_examples = eval_examples = predict_examples = None
+    num_train_steps = num_warmup_steps = None
     if FLAGS.do_train:
         train_examples = _nonempty(processor.get_train_examples(FLAGS.data_dir), "train")
     if FLAGS.do_eval:
         eval_examples = _nonempty(processor.get_dev_examples(FLAGS.data_dir), "dev")
     if FLAGS.do_predict:
         predict_examples = _nonempty(processor.get_test_examples(FLAGS.data_dir), "test")
+    text_examples = None
+    if FLAGS.predict_text_file:
+        text_examples = read_text_examples(FLAGS.predict_text_file, label_list, FLAGS.multi_label)
+    if FLAGS.do_train:
+        num_train_steps, num_warmup_steps = script_flags.train_steps_from_flags(
+            len(train_examples), f"--data_dir={FLAGS.data_dir}", "training examples"
+        )
 
     class_weights = None
     if FLAGS.class_weights:
@@ -878,6 +891,7 @@ def _check_flags():
     return Setup(
         bert_config, processor, label_list, tokenizer, run_config, eval_options,
         train_examples, eval_examples, predict_examples, class_weights,
+        num_train_steps, num_warmup_steps, text_examples,
     )  # fmt: skip
 
 
@@ -893,14 +907,7 @@ def main(_):
     if isinstance(setup.processor, CustomProcessor) and not tf.io.gfile.exists(labels_path):
         atomic_write.write_text(labels_path, "".join(f"{name}\n" for name in label_list))
 
-    num_train_steps = None
-    num_warmup_steps = None
-    if FLAGS.do_train:
-        num_train_steps = int(
-            len(setup.train_examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs
-        )
-        num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
-    estimator = _estimator(setup, num_train_steps, num_warmup_steps)
+    estimator = _estimator(setup)
 
     dev_set = None
     if FLAGS.do_eval:
@@ -917,7 +924,7 @@ def main(_):
 
     final_result = None
     if FLAGS.do_train:
-        final_result = _train(estimator, setup, num_train_steps, evaluate)
+        final_result = _train(estimator, setup, evaluate)
 
     if FLAGS.do_eval:
         result = final_result or evaluate()
@@ -927,7 +934,10 @@ def main(_):
         _predict(estimator, setup, output_name)
 
     if FLAGS.predict_text_file:
-        predict_text_file(estimator, setup.tokenizer, label_list, output_name, FLAGS.multi_label)
+        predict_text_file(
+            estimator, setup.tokenizer, label_list, output_name, FLAGS.multi_label,
+            setup.text_examples,
+        )  # fmt: skip
 
     if FLAGS.export_dir:
         _export(estimator, label_list)

@@ -34,8 +34,6 @@ import optimization
 import runner
 import script_flags
 import serving
-import startup_checks
-import tokenization
 from errors import UsageError
 
 FLAGS = flags.FLAGS
@@ -399,22 +397,16 @@ def _check_flags():
     bad line stops the run before training rather than after. Returns a
     _Checked.
     """
-    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-
     if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
         raise UsageError(
             "At least one of `do_train`, `do_eval` or `do_predict' must be True "
             "(or --export_dir set)."
         )
 
-    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
-    bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
-    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
+    bert_config, tokenizer = script_flags.check_model_flags()
     if FLAGS.max_seq_length < 3:
         raise UsageError(f"--max_seq_length={FLAGS.max_seq_length}: needs room for [CLS] x [SEP]")
-    if FLAGS.init_checkpoint:
-        modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
-    startup_checks.check_output_dir(FLAGS.output_dir)
+    script_flags.check_batch_flags()
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
         raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
     window_stride = _window_stride()
@@ -430,7 +422,6 @@ def _check_flags():
     checkpoint_shapes.check_head_of_newest_checkpoint(
         FLAGS.output_dir, len(label_list), bert_config.hidden_size
     )
-    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
     run_config = script_flags.run_config_from_flags()
     return _Checked(
         bert_config,
@@ -457,21 +448,18 @@ def main(_):
             examples, label_list, FLAGS.max_seq_length, checked.window_stride, checked.tokenizer
         )
 
-    train_features = convert(train_examples) if FLAGS.do_train else None
+    train_features = num_train_steps = num_warmup_steps = None
+    if FLAGS.do_train:
+        train_features = convert(train_examples)
+        num_train_steps, num_warmup_steps = script_flags.train_steps_from_flags(
+            len(train_features), train_path, "training windows"
+        )
 
     tf.io.gfile.makedirs(FLAGS.output_dir)
     if checked.write_label_file:
         atomic_write.write_text(
             os.path.join(FLAGS.output_dir, "labels.txt"), "".join(f"{x}\n" for x in label_list)
         )
-
-    num_train_steps = None
-    num_warmup_steps = None
-    if FLAGS.do_train:
-        num_train_steps = int(
-            len(train_features) / FLAGS.train_batch_size * FLAGS.num_train_epochs
-        )
-        num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
 
     model_fn = model_fn_builder(
         bert_config=checked.bert_config,

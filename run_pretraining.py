@@ -455,13 +455,7 @@ def _check_flags():
     for name in ("bert_config_file", "input_file", "output_dir"):
         if not getattr(FLAGS, name):
             raise UsageError(f"--{name} must be set")
-    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
-    try:
-        bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
-    except ValueError as e:
-        raise UsageError(
-            f"--bert_config_file: {FLAGS.bert_config_file} is not a valid BERT config ({e})"
-        ) from None
+    bert_config = startup_checks.load_bert_config(FLAGS.bert_config_file)
     startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
     positive = ["max_seq_length", "max_predictions_per_seq"]
     if FLAGS.do_train:
@@ -479,7 +473,12 @@ def _check_flags():
     ):
         raise UsageError(f"--init_checkpoint: no checkpoint at {FLAGS.init_checkpoint}")
     if FLAGS.init_checkpoint:
-        modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
+        startup_checks.check_init_checkpoint(
+            FLAGS.init_checkpoint,
+            bert_config,
+            FLAGS.bert_config_file,
+            allow_partial=FLAGS.allow_partial_init_checkpoint,
+        )
     startup_checks.check_output_dir(FLAGS.output_dir)
     eval_options = script_flags.evaluation_options_from_flags(
         FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"

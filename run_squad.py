@@ -316,6 +316,16 @@ def validate_flags_or_throw(bert_config):
         )
     if FLAGS.doc_stride < 1:
         raise UsageError(f"--doc_stride must be positive, got {FLAGS.doc_stride}")
+    window = FLAGS.max_seq_length - FLAGS.max_query_length - 3
+    if FLAGS.doc_stride > window:
+        # Windows then start a window apart, without overlap: not the stride asked for.
+        message = (
+            f"--doc_stride={FLAGS.doc_stride} is larger than the context a window holds "
+            f"(max_seq_length - max_query_length - 3 = {window} word pieces)"
+        )
+        if FLAGS["doc_stride"].present:
+            raise UsageError(f"{message}: windows would not overlap; use at most {window}")
+        logging.warning("%s: windows follow each other without overlap", message)
 
 
 # ---------------------------------------------------------------------------
@@ -499,14 +509,9 @@ TrainSet = collections.namedtuple("TrainSet", ["examples", "num_train_steps", "n
 def _train_set():
     """Reads --train_file, shuffled, and the steps it makes; refuses a file too small for one."""
     train_examples = read_squad_examples(input_file=FLAGS.train_file, is_training=True)
-    num_train_steps = int(len(train_examples) / FLAGS.train_batch_size * FLAGS.num_train_epochs)
-    num_warmup_steps = int(num_train_steps * FLAGS.warmup_proportion)
-    if num_train_steps < 1:
-        raise UsageError(
-            f"{FLAGS.train_file}: {len(train_examples)} usable training questions make "
-            f"{num_train_steps} steps at --train_batch_size={FLAGS.train_batch_size} and "
-            f"--num_train_epochs={FLAGS.num_train_epochs}; at least one step is needed"
-        )
+    num_train_steps, num_warmup_steps = script_flags.train_steps_from_flags(
+        len(train_examples), FLAGS.train_file, "usable training questions"
+    )
     # Shuffling here spares the input pipeline a document-sized buffer.
     random.Random(12345).shuffle(train_examples)
     return TrainSet(train_examples, num_train_steps, num_warmup_steps)
@@ -529,9 +534,9 @@ def _check_flags():
     Returns (bert_config, tokenizer, run_config, eval_options, train_set);
     train_set is None without --do_train.
     """
-    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
-    bert_config = modeling.BertConfig.from_json_file(FLAGS.bert_config_file)
+    bert_config, tokenizer = script_flags.check_model_flags()
     validate_flags_or_throw(bert_config)
+    script_flags.check_batch_flags()
     if FLAGS.do_train:
         startup_checks.check_input_file(FLAGS.train_file, "--train_file")
     if FLAGS.do_predict:
@@ -539,10 +544,6 @@ def _check_flags():
     eval_options = script_flags.evaluation_options_from_flags(
         FLAGS.do_train and FLAGS.do_predict, "--do_train and --do_predict"
     )
-    if FLAGS.init_checkpoint:
-        modeling.check_checkpoint_shapes(FLAGS.init_checkpoint, bert_config)
-    startup_checks.check_output_dir(FLAGS.output_dir)
-    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
     run_config = script_flags.run_config_from_flags()
 
     train_set = _train_set() if FLAGS.do_train else None

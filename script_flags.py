@@ -443,6 +443,66 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
     )
 
 
+def check_model_flags(with_vocab=True):
+    """Checks the model flags every fine-tuning script takes; returns (bert_config, tokenizer).
+
+    --do_lower_case against a released checkpoint's name; the config file
+    (readable, valid, every architecture key); --max_seq_length against its
+    positions; --init_checkpoint (shapes, and every encoder variable unless
+    --allow_partial_init_checkpoint); --output_dir not a file; the
+    vocabulary (special tokens, and its size against vocab_size). The
+    tokenizer is None without `with_vocab`.
+    """
+    import startup_checks
+    import tokenization
+
+    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
+    bert_config = startup_checks.load_bert_config(FLAGS.bert_config_file)
+    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
+    if FLAGS.init_checkpoint:
+        startup_checks.check_init_checkpoint(
+            FLAGS.init_checkpoint,
+            bert_config,
+            FLAGS.bert_config_file,
+            allow_partial=FLAGS.allow_partial_init_checkpoint,
+        )
+    if "output_dir" in FLAGS:
+        startup_checks.check_output_dir(FLAGS.output_dir)
+    tokenizer = None
+    if with_vocab:
+        tokenizer = startup_checks.load_tokenizer(
+            FLAGS.vocab_file,
+            FLAGS.do_lower_case,
+            bert_config=bert_config,
+            config_file=FLAGS.bert_config_file,
+        )
+    return bert_config, tokenizer
+
+
+def check_batch_flags():
+    """Every batch-size flag the script has must be positive (a 0 would divide by zero)."""
+    for name in ("train_batch_size", "eval_batch_size", "predict_batch_size", "batch_size"):
+        if name in FLAGS and FLAGS[name].value is not None and FLAGS[name].value <= 0:
+            raise errors.UsageError(f"--{name} must be positive, got {FLAGS[name].value}")
+
+
+def train_steps_from_flags(num_examples, source, noun="training examples"):
+    """(num_train_steps, num_warmup_steps) of `num_examples` training examples, as the
+    original computes them; refuses, naming the numbers, a run of no step at all.
+
+    `source` names where the examples come from, `noun` what they are.
+    """
+    num_train_steps = int(num_examples / FLAGS.train_batch_size * FLAGS.num_train_epochs)
+    if num_train_steps < 1:
+        raise errors.UsageError(
+            f"{source}: {num_examples} {noun} make {num_train_steps} steps at "
+            f"--train_batch_size={FLAGS.train_batch_size} and --num_train_epochs="
+            f"{FLAGS.num_train_epochs}; at least one step is needed (more examples or "
+            "epochs, or a smaller batch)"
+        )
+    return num_train_steps, int(num_train_steps * FLAGS.warmup_proportion)
+
+
 def check_padding_flags():
     """Refuses padding flags that cannot work together (UsageError naming them)."""
     import dynamic_padding

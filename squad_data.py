@@ -21,6 +21,7 @@ import tensorflow as tf
 from absl import logging
 
 import atomic_write
+import startup_checks
 import tokenization
 from errors import UsageError
 from features import atomic_record_writers, create_int_feature, make_example
@@ -120,8 +121,7 @@ class InputFeatures:
 def load_squad_json(input_file):
     """Returns the parsed SQuAD file; bad JSON is a UsageError naming the file."""
     try:
-        with tf.io.gfile.GFile(input_file, "r") as reader:
-            text = reader.read()
+        text = startup_checks.read_text(input_file)
     except tf.errors.OpError as err:
         raise UsageError(f"{input_file}: cannot read the SQuAD file ({err.message})") from None
     try:
@@ -232,16 +232,15 @@ def read_simple_questions(input_file):
     """
     if input_file.endswith(".jsonl"):
         records = []
-        with tf.io.gfile.GFile(input_file, "r") as reader:
-            for line_number, line in enumerate(reader, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    records.append((f"line {line_number}", json.loads(line)))
-                except json.JSONDecodeError as err:
-                    raise UsageError(
-                        f"{input_file}: line {line_number} is not JSON ({err.msg})"
-                    ) from None
+        for line_number, line in enumerate(startup_checks.text_lines(input_file), start=1):
+            if not line.strip():
+                continue
+            try:
+                records.append((f"line {line_number}", json.loads(line)))
+            except json.JSONDecodeError as err:
+                raise UsageError(
+                    f"{input_file}: line {line_number} is not JSON ({err.msg})"
+                ) from None
         return records
     input_data = load_squad_json(input_file)
     if isinstance(input_data, list):

@@ -6,6 +6,7 @@ imported (except for a path with a scheme), so the data-preparation
 scripts use these too.
 """
 
+import codecs
 import os
 
 import fileio
@@ -191,4 +192,33 @@ def decode_line(raw, path, line_number, flag="--input_file"):
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise UsageError(f"{flag}: {path}: line {line_number} is not UTF-8 text") from None
+        where = f"{flag}: " if flag else ""
+        raise UsageError(f"{where}{path}: line {line_number} is not UTF-8 text") from None
+
+
+def text_lines(path, flag=None):
+    """Yields the lines of a UTF-8 text file, each ending in "\n".
+
+    A byte-order mark at the start (Excel's "CSV UTF-8" writes one) is not
+    part of the text; a line that is not UTF-8 (say Windows-1252) is a
+    UsageError naming the file and the line.
+    """
+    for line_number, raw in fileio.numbered_lines(path):
+        if line_number == 1 and raw.startswith(codecs.BOM_UTF8):
+            raw = raw[len(codecs.BOM_UTF8) :]
+        yield decode_line(raw, path, line_number, flag) + "\n"
+
+
+def read_text(path, flag=None):
+    """A whole UTF-8 text file (a JSON file, say) as a string; names the first line that
+    is not UTF-8. A byte-order mark at the start is dropped."""
+    with fileio.open_binary(path) as f:
+        data = f.read()
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8) :]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line_number = data.count(b"\n", 0, e.start) + 1
+        where = f"{flag}: " if flag else ""
+        raise UsageError(f"{where}{path}: line {line_number} is not UTF-8 text") from None

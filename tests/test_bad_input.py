@@ -42,6 +42,36 @@ def _save_checkpoint(prefix, shapes):
     )
 
 
+def _model_shapes(config):
+    """{name: shape} of every variable a BertModel of `config` makes (and its pooler)."""
+    h, i = config["hidden_size"], config["intermediate_size"]
+    shapes = {
+        "bert/embeddings/word_embeddings": [config["vocab_size"], h],
+        "bert/embeddings/token_type_embeddings": [config["type_vocab_size"], h],
+        "bert/embeddings/position_embeddings": [config["max_position_embeddings"], h],
+        "bert/embeddings/LayerNorm/beta": [h],
+        "bert/embeddings/LayerNorm/gamma": [h],
+        "bert/pooler/dense/kernel": [h, h],
+        "bert/pooler/dense/bias": [h],
+    }
+    for layer in range(config["num_hidden_layers"]):
+        prefix = f"bert/encoder/layer_{layer}/"
+        for name, n_in, n_out in [
+            ("attention/self/query", h, h),
+            ("attention/self/key", h, h),
+            ("attention/self/value", h, h),
+            ("attention/output/dense", h, h),
+            ("intermediate/dense", h, i),
+            ("output/dense", i, h),
+        ]:
+            shapes[prefix + name + "/kernel"] = [n_in, n_out]
+            shapes[prefix + name + "/bias"] = [n_out]
+        for norm in ("attention/output/LayerNorm", "output/LayerNorm"):
+            shapes[prefix + norm + "/beta"] = [h]
+            shapes[prefix + norm + "/gamma"] = [h]
+    return shapes
+
+
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     """Valid inputs for every script, plus the broken variants the cases use."""
@@ -98,11 +128,9 @@ def inputs(tmp_path_factory):
         str(d / "wide" / "model.ckpt"),
         {"bert/embeddings/word_embeddings": [len(SPECIAL) + len(WORDS), HIDDEN + 1]},
     )
-    # A checkpoint that fits the config (extract_features needs one).
-    paths["ckpt"] = _save_checkpoint(
-        str(d / "good" / "model.ckpt"),
-        {"bert/embeddings/word_embeddings": [len(SPECIAL) + len(WORDS), HIDDEN]},
-    )
+    # A checkpoint that fits the config (extract_features needs one): every
+    # variable of the model, the shapes written out from the config by hand.
+    paths["ckpt"] = _save_checkpoint(str(d / "good" / "model.ckpt"), _model_shapes(_config()))
     # Pretraining records made by the real script from the shipped corpus.
     paths["records"] = str(d / "records.tfrecord")
     result = _run(
@@ -541,3 +569,202 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(inputs, tmp_
 
     reader = tf.train.load_checkpoint(str(out / f"model.ckpt-{steps[-1]}"))
     assert np.all(np.isfinite(reader.get_tensor("output_weights")))
+
+
+# ---------------------------------------------------------------- runs that used to succeed
+# on wrong input: a config bigger than its checkpoint, a vocabulary of another
+# model, an empty input, a stride no window can follow.
+
+
+def test_config_with_more_layers_than_the_init_checkpoint(inputs, tmp_path):
+    bigger = write_text(tmp_path / "two_layers.json", json.dumps(_config(num_hidden_layers=2)))
+    last = _assert_fails(
+        tmp_path,
+        "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", bert_config_file=bigger,
+                    init_checkpoint=inputs["ckpt"]),
+        bigger,
+        inputs["ckpt"],
+        "2 layers",
+        "1 in the checkpoint",
+        "--allow_partial_init_checkpoint",
+    )  # fmt: skip
+    assert "bert/encoder/layer_1/" in last
+
+
+def test_allow_partial_init_checkpoint_grows_the_model(inputs, tmp_path):
+    bigger = write_text(tmp_path / "two_layers.json", json.dumps(_config(num_hidden_layers=2)))
+    result = _run(
+        "extract_features.py",
+        *_features(inputs, tmp_path, bert_config_file=bigger),
+        "--allow_partial_init_checkpoint",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert os.path.getsize(tmp_path / "features.jsonl") > 0
+
+
+def test_config_missing_an_architecture_key(inputs, tmp_path):
+    config = _config()
+    del config["num_hidden_layers"]
+    path = write_text(tmp_path / "no_layers.json", json.dumps(config))
+    _assert_fails(
+        tmp_path, "run_squad.py", _squad(inputs, tmp_path / "out", bert_config_file=path),
+        path, "num_hidden_layers",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("vocab_size, words", [(400, "400"), (len(SPECIAL) + 10, "ids from")])
+def test_vocab_that_does_not_fit_vocab_size(inputs, tmp_path, vocab_size, words):
+    """A vocabulary far smaller than vocab_size (another model's), or larger (ids with no
+    embedding row)."""
+    config = write_text(tmp_path / "c.json", json.dumps(_config(vocab_size=vocab_size)))
+    _assert_fails(
+        tmp_path,
+        "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", bert_config_file=config),
+        inputs["vocab"], config, str(len(SPECIAL) + len(WORDS)), words,
+    )  # fmt: skip
+
+
+def test_extract_features_refuses_an_input_without_text(inputs, tmp_path):
+    empty = write_text(tmp_path / "empty.txt", "\n  \n")
+    _assert_fails(
+        tmp_path, "extract_features.py", _features(inputs, tmp_path, input_file=empty), empty
+    )
+
+
+def test_squad_doc_stride_larger_than_a_window(inputs, tmp_path):
+    _assert_fails(
+        tmp_path, "run_squad.py", _squad(inputs, tmp_path / "out", doc_stride="40"),
+        "--doc_stride=40", "29",
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------- text that is not UTF-8,
+# in every reader: a Windows-1252 e-acute in line 3.
+
+LATIN1 = "caf\xe9".encode("cp1252")
+
+
+def _with_latin1_line(path, lines, bad_line=3):
+    data = [line.encode() for line in lines]
+    data[bad_line - 1] = data[bad_line - 1] + b" " + LATIN1
+    with open(path, "wb") as f:
+        f.write(b"\n".join(data) + b"\n")
+    return str(path)
+
+
+def _glue_tsv(inputs, tmp):
+    data = tmp / "glue"
+    data.mkdir()
+    rows = ["sentence\tlabel", "the film was good .\t1", "the food was bad .\t0",
+            "awful .\t0"]  # fmt: skip
+    for split in ("train", "dev", "test"):
+        _with_latin1_line(data / f"{split}.tsv", rows)
+    return str(data / "train.tsv"), _classifier(inputs, tmp / "out", data_dir=data)
+
+
+def _custom_csv(inputs, tmp):
+    data = tmp / "custom"
+    data.mkdir()
+    path = _with_latin1_line(data / "train.csv", ["text,label", "good,pos", "bad,neg", "ok,pos"])
+    write_text(data / "dev.csv", "text,label\ngood,pos\n")
+    return path, _classifier(inputs, tmp / "out", task_name="custom", data_dir=data)
+
+
+def _text_file(inputs, tmp):
+    path = _with_latin1_line(tmp / "texts.txt", ["good", "bad", "fine"])
+    return path, _classifier(
+        inputs, tmp / "out", do_train=None, do_eval=None, predict_text_file=path,
+        init_checkpoint=inputs["ckpt"],
+    )  # fmt: skip
+
+
+def _conll(inputs, tmp):
+    data = tmp / "ner"
+    data.mkdir()
+    lines = ["the O", "sun B-X", "is O", "", "good O"]
+    path = _with_latin1_line(data / "train.txt", lines)
+    args = flag_args(
+        {
+            "data_dir": str(data), "do_train": "true", "vocab_file": inputs["vocab"],
+            "bert_config_file": inputs["config"], "max_seq_length": "32",
+            "output_dir": str(tmp / "out"),
+        }
+    )  # fmt: skip
+    return path, args
+
+
+def _squad_json(inputs, tmp):
+    path = tmp / "squad.json"
+    with open(inputs["squad"], encoding="utf-8") as f:
+        text = json.dumps(json.load(f), indent=1)
+    _with_latin1_line(path, text.splitlines(), bad_line=3)
+    return str(path), _squad(inputs, tmp / "out", predict_file=path)
+
+
+@pytest.mark.parametrize(
+    "script, build",
+    [
+        ("run_classifier.py", _glue_tsv),
+        ("run_classifier.py", _custom_csv),
+        ("run_classifier.py", _text_file),
+        ("run_ner.py", _conll),
+        ("run_squad.py", _squad_json),
+    ],
+    ids=["glue_tsv", "custom_csv", "predict_text_file", "conll", "squad_json"],
+)
+def test_text_that_is_not_utf8_is_named_by_file_and_line(inputs, tmp_path, script, build):
+    path, args = build(inputs, tmp_path)
+    _assert_fails(tmp_path, script, args, path, "line 3 is not UTF-8 text")
+
+
+# ---------------------------------------------------------------- numbers that give no steps
+
+
+@pytest.mark.parametrize("batch", ["0", "-4"])
+def test_non_positive_batch_size(inputs, tmp_path, batch):
+    _assert_fails(
+        tmp_path, "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", train_batch_size=batch),
+        f"--train_batch_size must be positive, got {batch}",
+    )  # fmt: skip
+
+
+def test_too_few_examples_for_one_step_names_the_numbers(inputs, tmp_path):
+    _assert_fails(
+        tmp_path, "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", train_batch_size="4096", num_train_epochs="1"),
+        SENTIMENT, "training examples make 0 steps", "--train_batch_size=4096",
+        "--num_train_epochs=1.0",
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("text", ["", "text,label\n"], ids=["empty", "header_only"])
+def test_custom_train_file_without_rows_is_named(inputs, tmp_path, text):
+    data = tmp_path / "custom"
+    data.mkdir()
+    train = write_text(data / "train.csv", text)
+    write_text(data / "dev.csv", "text,label\ngood,pos\n")
+    _assert_fails(
+        tmp_path, "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", task_name="custom", data_dir=data),
+        train, "0 rows", "at least two labels",
+    )  # fmt: skip
+
+
+def test_unknown_flag_names_the_one_meant(inputs, tmp_path):
+    result = _run("run_classifier.py", *_classifier(inputs, tmp_path / "out"),
+                  "--num_train_steps=10")  # fmt: skip
+    last = [line for line in result.stderr.splitlines() if line.strip()][-1]
+    assert result.returncode == 1
+    assert last == (
+        "ERROR: --num_train_steps: unknown flag; did you mean --num_train_epochs? "
+        "(--helpfull lists them all)"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_missing_required_flag_of_a_data_script(tmp_path):
+    _assert_fails(tmp_path, "create_vocab.py", [f"--output_file={tmp_path / 'v.txt'}"],
+                  "--input_file is required")  # fmt: skip

@@ -293,3 +293,35 @@ def test_text_file_lines_become_examples_and_records(rc, tmp_path):
     assert multi["labels"] == ["a", "c"]
     with pytest.raises(ValueError, match="no text in the file"):
         rc.read_text_examples(write_text(tmp_path / "e.txt", "\n \n"), None, False)
+
+
+def test_a_csv_saved_by_excel_with_a_byte_order_mark_is_read(tmp_path):
+    """Excel's "CSV UTF-8" starts the file with U+FEFF; it is not part of the first name."""
+    path = tmp_path / "train.csv"
+    path.write_bytes("\ufefftext,label\nsehr gut,pos\n".encode("utf-8"))
+    (row,) = classifier_data.read_rows(str(path))
+    assert classifier_data.row_text(row, "text") == "sehr gut"
+    assert classifier_data.row_labels(row, "label", False, "|") == "pos"
+
+
+def test_a_non_utf8_row_names_the_file_and_line(tmp_path):
+    path = tmp_path / "train.tsv"
+    path.write_bytes(b"text\tlabel\ngood\tpos\ncaf\xe9\tneg\n")
+    with pytest.raises(classifier_data.UsageError, match=r"train.tsv: line 3 is not UTF-8 text"):
+        classifier_data.read_rows(str(path))
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda d: str(d / "missing"), "no such directory"),
+        (lambda d: write_text(d / "file", "x"), "a file, not a SavedModel export"),
+        (lambda d: write_text(d / "checkpoint", "x") and str(d), "a checkpoint directory"),
+        (lambda d: str(d), r"not a SavedModel export \(no saved_model.pb\)"),
+    ],
+    ids=["missing", "file", "checkpoint_dir", "other_dir"],
+)
+def test_predictor_says_what_a_directory_that_is_no_export_is(tmp_path, make, message):
+    path = make(tmp_path)
+    with pytest.raises(predictor.UsageError, match=message):
+        predictor.Predictor(path)

@@ -6,6 +6,7 @@ bad input whose one-line message used to miss what was wrong or where.
 """
 
 import errno
+import json
 import os
 import struct
 
@@ -18,9 +19,11 @@ from helpers import (
     flag_args,
     run_python,
     run_script,
+    tiny_bert_config,
     write_bert_config,
     write_checkpoint,
     write_lines,
+    write_text,
 )
 
 import atomic_write
@@ -540,3 +543,48 @@ def test_full_disk_names_the_output_file_and_leaves_nothing(
     result = _run(script, *args(inputs, out))
     assert result.returncode == 0, result.stderr
     assert failing in os.listdir(out)
+
+
+# ---------------------------------------------------------------- start-up checks
+
+
+def _tiny_config(vocab_size=40, **overrides):
+    return modeling.BertConfig.from_dict(tiny_bert_config(vocab_size, **overrides))
+
+
+@pytest.mark.parametrize(
+    "lines, vocab_size, fits",
+    [(40, 40, True), (40, 48, True), (40, 40 + 128, True), (40, 40 + 129, False), (41, 40, False)],
+)
+def test_vocabulary_must_fit_vocab_size_up_to_the_padding_some_models_add(lines, vocab_size, fits):
+    config = _tiny_config(vocab_size=vocab_size)
+    if fits:
+        startup_checks.check_vocab_size(lines, config, "vocab.txt", "bert_config.json")
+    else:
+        with pytest.raises(errors.UsageError, match=f"vocab.txt has {lines} tokens"):
+            startup_checks.check_vocab_size(lines, config, "vocab.txt", "bert_config.json")
+
+
+def test_init_checkpoint_may_lack_the_pooler_and_heads_but_not_encoder_variables(tmp_path):
+    config = _tiny_config(num_hidden_layers=2)
+    shapes = modeling.bert_variable_shapes(config)
+    encoder = {
+        name: np.zeros(shape, np.float32)
+        for name, shape in shapes.items()
+        if name.startswith(("bert/embeddings/", "bert/encoder/"))
+    }
+    complete = write_checkpoint(tmp_path / "encoder" / "model.ckpt", encoder)
+    startup_checks.check_init_checkpoint(complete, config, "c.json")
+    one_layer = {k: v for k, v in encoder.items() if "layer_1/" not in k}
+    partial = write_checkpoint(tmp_path / "partial" / "model.ckpt", one_layer)
+    with pytest.raises(errors.UsageError, match="2 layers in c.json but 1 in the checkpoint"):
+        startup_checks.check_init_checkpoint(partial, config, "c.json")
+    startup_checks.check_init_checkpoint(partial, config, "c.json", allow_partial=True)
+
+
+def test_config_must_give_every_architecture_key(tmp_path):
+    config = tiny_bert_config(40)
+    del config["intermediate_size"]
+    path = write_text(tmp_path / "c.json", json.dumps(config))
+    with pytest.raises(errors.UsageError, match="c.json has no intermediate_size"):
+        startup_checks.load_bert_config(path)
