@@ -1,9 +1,13 @@
-"""Converts BERT checkpoints between this repository's format and Hugging Face's.
+"""Converts BERT checkpoints between this repository's format, Hugging Face's and TF Hub's.
 
     python convert_checkpoint.py --direction=hf_to_tf --input=HF_DIR --output_dir=OUT
     python convert_checkpoint.py --direction=tf_to_hf --input=CKPT_PREFIX \\
         --bert_config_file=bert_config.json --vocab_file=vocab.txt \\
         --do_lower_case=True --output_dir=OUT [--task_name=TASK]
+    python convert_checkpoint.py --direction=hub_to_tf --input=HUB_DIR --output_dir=OUT
+    python convert_checkpoint.py --direction=tf_to_hub --input=CKPT_PREFIX \\
+        --bert_config_file=bert_config.json --vocab_file=vocab.txt \\
+        --do_lower_case=True --output_dir=OUT [--with_mlm]
 
 hf_to_tf reads a directory as Hugging Face's `save_pretrained` writes it
 (config.json, model.safetensors or its sharded index, or pytorch_model.bin
@@ -17,6 +21,16 @@ alone: an 8-byte little-endian header length, a JSON header giving each
 tensor's dtype, shape and [begin, end) byte offsets into the data that
 follows, and the little-endian tensor bytes.
 
+hub_to_tf and tf_to_hub are tfhub_encoder's import_encoder and
+export_encoder: a BERT encoder in the TF Hub SavedModel format (as TF Hub,
+Kaggle and TensorFlow Model Garden publish them: called with
+input_word_ids, input_mask and input_type_ids, it returns pooled_output,
+sequence_output and encoder_outputs, and carries its vocab_file and
+do_lower_case) becomes the same three files as hf_to_tf writes, and any
+checkpoint becomes such an encoder, with --with_mlm its masked LM head too
+(the `mlm` sub-object). Like hf_to_tf, hub_to_tf prints the flags that use
+the result.
+
 Heads that are present carry over: the pretraining heads (cls/predictions,
 cls/seq_relationship), run_classifier's output_weights / output_bias
 (Hugging Face's classifier.*) and run_squad's cls/squad/output_* (qa_outputs.*,
@@ -25,6 +39,8 @@ row 0 the start logits, row 1 the end logits). Dense kernels are stored
 both. Hugging Face's question answering and masked LM models have no
 pooler, so none is required from them and none is written to them. Floating
 tensors are float32 here; float16 / bfloat16 sources are widened exactly.
+A TF Hub encoder holds the encoder alone (and the masked LM head): a task
+head is left out of it and listed in the log.
 
 Activations keep the function the model was trained with:
 
@@ -55,6 +71,7 @@ import modeling
 import runner
 import script_flags
 import startup_checks
+import tfhub_encoder
 from errors import UsageError
 
 FLAGS = flags.FLAGS
@@ -62,15 +79,24 @@ FLAGS = flags.FLAGS
 flags.DEFINE_enum(
     "direction",
     None,
-    ["hf_to_tf", "tf_to_hf"],
+    ["hf_to_tf", "tf_to_hf", "hub_to_tf", "tf_to_hub"],
     "hf_to_tf: a Hugging Face model directory to a checkpoint the scripts read; "
-    "tf_to_hf: a checkpoint to a Hugging Face model directory.",
+    "tf_to_hf: a checkpoint to a Hugging Face model directory; "
+    "hub_to_tf: a TF Hub-format BERT encoder (a TF2 SavedModel directory) to a checkpoint; "
+    "tf_to_hub: a checkpoint to a TF Hub-format BERT encoder.",
 )
 flags.DEFINE_string(
     "input",
     None,
-    "hf_to_tf: the Hugging Face model directory; tf_to_hf: the checkpoint path prefix "
-    "(e.g. model.ckpt-1000) or a directory holding checkpoints (the newest is used).",
+    "hf_to_tf: the Hugging Face model directory; hub_to_tf: the encoder's SavedModel "
+    "directory; tf_to_hf, tf_to_hub: the checkpoint path prefix (e.g. model.ckpt-1000) or a "
+    "directory holding checkpoints (the newest is used).",
+)
+flags.DEFINE_bool(
+    "with_mlm",
+    False,
+    "tf_to_hub: also export the masked LM head (cls/predictions/*, so a pre-training "
+    "checkpoint) as the encoder's `mlm` sub-object, which returns mlm_logits.",
 )
 # The flags this script shares with the others (script_flags.py).
 script_flags.define_flags(
@@ -78,6 +104,15 @@ script_flags.define_flags(
 )
 
 # Scripts imported later into the same process may redefine the shared names.
+
+# The flags beyond --input and --output_dir each direction takes: (required, optional).
+# Any other of these given on the command line is refused.
+DIRECTION_FLAGS = {
+    "hf_to_tf": ((), ()),
+    "tf_to_hf": (("bert_config_file", "vocab_file"), ("do_lower_case", "task_name")),
+    "hub_to_tf": ((), ()),
+    "tf_to_hub": (("bert_config_file", "vocab_file"), ("do_lower_case", "with_mlm")),
+}
 
 # Activation names: ours -> Hugging Face, and Hugging Face -> ours (each pair
 # computes the same function).
@@ -819,35 +854,82 @@ def _log_list(what, names):
         logging.info("%s (%d): %s", what, len(names), ", ".join(names))
 
 
+# ---------------------------------------------------------------------------
+# The command: one function per direction
+
+
+def _check_direction_flags(direction):
+    """Refuses a flag the direction does not take, and asks for one it needs."""
+    required, optional = DIRECTION_FLAGS[direction]
+    for name in sorted(set().union(*(r + o for r, o in DIRECTION_FLAGS.values()))):
+        if FLAGS[name].present and name not in required + optional:
+            takers = [d for d, (r, o) in DIRECTION_FLAGS.items() if name in r + o]
+            raise UsageError(f"--{name} is for --direction={' or '.join(takers)} only")
+    for name in required:
+        if not getattr(FLAGS, name):
+            raise UsageError(f"--{name} is required with --direction={direction}")
+
+
+def _run_hf_to_tf():
+    result = hf_to_tf(FLAGS.input, FLAGS.output_dir)
+    out = FLAGS.output_dir
+    print(
+        f"do_lower_case={result['do_lower_case']} (from {result['do_lower_case_source']}); "
+        f"hidden_act={result['hidden_act']}. Use the model with:\n"
+        f"  --bert_config_file={os.path.join(out, 'bert_config.json')} "
+        f"--vocab_file={os.path.join(out, 'vocab.txt')} "
+        f"--init_checkpoint={result['checkpoint']} "
+        f"--do_lower_case={result['do_lower_case']}"
+    )
+
+
+def _run_tf_to_hf():
+    result = tf_to_hf(
+        FLAGS.input,
+        FLAGS.bert_config_file,
+        FLAGS.vocab_file,
+        FLAGS.do_lower_case,
+        FLAGS.output_dir,
+        FLAGS.task_name,
+    )
+    print(f"Wrote a {result['architecture']} to {FLAGS.output_dir}")
+
+
+def _run_hub_to_tf():
+    result = tfhub_encoder.import_encoder(FLAGS.input, FLAGS.output_dir)
+    print(result["message"])
+
+
+def _run_tf_to_hub():
+    result = tfhub_encoder.export_encoder(
+        FLAGS.input,
+        FLAGS.bert_config_file,
+        FLAGS.vocab_file,
+        FLAGS.do_lower_case,
+        FLAGS.output_dir,
+        with_mlm=FLAGS.with_mlm,
+    )
+    head = " and its masked LM head (mlm)" if result["with_mlm"] else ""
+    print(
+        f"Wrote a TF Hub-format BERT encoder{head} ({result['variables']} variables, "
+        f"do_lower_case={bool(FLAGS.do_lower_case)}) to {FLAGS.output_dir}. Fine-tune it with "
+        f"run_classifier_with_tfhub.py --bert_hub_module_handle={FLAGS.output_dir}, or load it "
+        "with tf.saved_model.load or hub.KerasLayer(..., trainable=True)."
+    )
+
+
+DIRECTIONS = {
+    "hf_to_tf": _run_hf_to_tf,
+    "tf_to_hf": _run_tf_to_hf,
+    "hub_to_tf": _run_hub_to_tf,
+    "tf_to_hub": _run_tf_to_hub,
+}
+
+
 def main(_):
     logging.set_verbosity(logging.INFO)
-    if FLAGS.direction == "hf_to_tf":
-        for name in ("bert_config_file", "vocab_file", "task_name", "do_lower_case"):
-            if FLAGS[name].present:
-                raise UsageError(f"--{name} is for --direction=tf_to_hf only")
-        result = hf_to_tf(FLAGS.input, FLAGS.output_dir)
-        out = FLAGS.output_dir
-        print(
-            f"do_lower_case={result['do_lower_case']} (from {result['do_lower_case_source']}); "
-            f"hidden_act={result['hidden_act']}. Use the model with:\n"
-            f"  --bert_config_file={os.path.join(out, 'bert_config.json')} "
-            f"--vocab_file={os.path.join(out, 'vocab.txt')} "
-            f"--init_checkpoint={result['checkpoint']} "
-            f"--do_lower_case={result['do_lower_case']}"
-        )
-    else:
-        for name in ("bert_config_file", "vocab_file"):
-            if not getattr(FLAGS, name):
-                raise UsageError(f"--{name} is required with --direction=tf_to_hf")
-        result = tf_to_hf(
-            FLAGS.input,
-            FLAGS.bert_config_file,
-            FLAGS.vocab_file,
-            FLAGS.do_lower_case,
-            FLAGS.output_dir,
-            FLAGS.task_name,
-        )
-        print(f"Wrote a {result['architecture']} to {FLAGS.output_dir}")
+    _check_direction_flags(FLAGS.direction)
+    DIRECTIONS[FLAGS.direction]()
 
 
 if __name__ == "__main__":

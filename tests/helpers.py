@@ -25,6 +25,7 @@ SCRIPTS = (
     "create_vocab",
     "run_pretraining",
     "run_classifier",
+    "run_classifier_with_tfhub",
     "run_squad",
     "extract_features",
     "convert_checkpoint",

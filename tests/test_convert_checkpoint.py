@@ -775,3 +775,43 @@ def test_command_line_errors_are_one_line(tmp_path):
     assert "Traceback" not in result.stderr
     assert not (tmp_path / "out").exists()
     shutil.rmtree(hf_dir)
+
+
+@pytest.fixture
+def parsed_flags(cc):
+    """Parses convert_checkpoint's flags in-process; undone after the test."""
+    from absl import flags
+
+    def parse(*args):
+        flags.FLAGS.unparse_flags()
+        flags.FLAGS(["convert_checkpoint.py", *args])
+
+    yield parse
+    flags.FLAGS.unparse_flags()
+
+
+@pytest.mark.parametrize(
+    "direction, extra, message",
+    [
+        ("hub_to_tf", ["--vocab_file=v.txt"], "--vocab_file is for --direction=tf_to_hf or tf_t"),
+        ("hub_to_tf", ["--do_lower_case=False"], "--do_lower_case is for --direction=tf_to_hf "),
+        ("hf_to_tf", ["--with_mlm"], "--with_mlm is for --direction=tf_to_hub only$"),
+        ("tf_to_hf", ["--with_mlm", "--bert_config_file=c", "--vocab_file=v"], "--with_mlm is"),
+        ("tf_to_hub", ["--task_name=mrpc"], "--task_name is for --direction=tf_to_hf only$"),
+        ("tf_to_hub", ["--vocab_file=v"], "^--bert_config_file is required with --direction=tf_"),
+        (
+            "tf_to_hub",
+            ["--bert_config_file=c"],
+            "^--vocab_file is required with --direction=tf_to",
+        ),
+    ],
+)
+def test_a_flag_of_another_direction_is_refused_before_any_work(
+    cc, parsed_flags, tmp_path, direction, extra, message
+):
+    parsed_flags(
+        f"--direction={direction}", f"--input={tmp_path}", f"--output_dir={tmp_path / 'o'}", *extra
+    )
+    with pytest.raises(ValueError, match=message):
+        cc.main([])
+    assert os.listdir(tmp_path) == []
