@@ -20,8 +20,6 @@ PRETRAIN_KEYS = [
     "masked_lm_weights",
     "next_sentence_labels",
 ]
-# The lscpu flags that decide which precisions pay on a CPU.
-CPU_FLAGS = ("avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_bf16")
 
 
 def forward_flops_per_example(task, cfg, seq, predictions, num_labels):
@@ -172,23 +170,15 @@ def load_average():
 
 def machine_facts():
     """One line about this CPU from lscpu: model, CPU count and the precision-relevant flags."""
+    from original_speed import SIMD_FLAGS, parse_lscpu
+
     try:
         text = subprocess.run(["lscpu"], capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
         return f"{os.cpu_count()} CPUs (lscpu unavailable)"
-    fields = {}
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        fields[key.strip()] = value.strip()
-    flags = set(fields.get("Flags", "").split())
-    have = ", ".join(f"{flag} {'yes' if flag in flags else 'no'}" for flag in CPU_FLAGS)
-    return f"{fields.get('Model name', '?')}, {fields.get('CPU(s)', '?')} CPUs; {have}"
-
-
-def has_bf16_hardware():
-    """Whether lscpu lists bfloat16 dot products (AVX-512 BF16 or AMX)."""
-    facts = machine_facts()
-    return "avx512_bf16 yes" in facts or "amx_bf16 yes" in facts
+    model, flags = parse_lscpu(text)
+    have = ", ".join(f"{flag} {'yes' if flag in flags else 'no'}" for flag in SIMD_FLAGS)
+    return f"{model}, {os.cpu_count()} CPUs; {have}"
 
 
 def median(values):
