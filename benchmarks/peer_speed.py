@@ -105,6 +105,13 @@ def parse_args(argv=None):
         default="auto",
         help="KerasHub's compile(jit_compile=...); auto is Keras's default",
     )
+    parser.add_argument(
+        "--torch_threads",
+        type=int,
+        default=0,
+        help="torch.set_num_threads for the torch side (0: torch's default); torch's OpenMP "
+        "threads spin while they wait, so on a shared machine fewer threads can be faster",
+    )
     parser.add_argument("--init_hf_dir", default=None)
     parser.add_argument("--tolerance", type=float, default=None, help="1e-5 fp32, 2e-2 bf16")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the machinery")
@@ -248,12 +255,18 @@ def train_kerashub(cfg):
     }
 
 
+def _torch_threads(cfg, torch):
+    if cfg["torch_threads"]:
+        torch.set_num_threads(cfg["torch_threads"])
+
+
 def train_torch(cfg):
     import contextlib
 
     import torch
     import transformers
 
+    _torch_threads(cfg, torch)
     torch.manual_seed(0)
     model = transformers.BertForSequenceClassification(_hf_config(cfg, transformers))
     model.train()
@@ -439,6 +452,7 @@ def serve_torch(cfg):
     import torch
     import transformers
 
+    _torch_threads(cfg, torch)
     pairs = [tuple(p) for p in json.load(open(os.path.join(cfg["work_dir"], "pairs.json")))]
     hf_dir = os.path.join(cfg["work_dir"], "hf")
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
@@ -593,6 +607,7 @@ def main(argv=None):
         args.sizes,
         precision=args.precision,
         kerashub_jit_compile=args.kerashub_jit_compile,
+        torch_threads=args.torch_threads,
         init_hf_dir=args.init_hf_dir,
         work_dir=os.path.abspath(args.work_dir),
     )
