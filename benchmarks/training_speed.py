@@ -45,6 +45,16 @@ _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _REPO)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from speed_common import (  # noqa: E402
+    CLASSIFIER_KEYS,
+    PRETRAIN_KEYS,
+    StepTimer,
+    dataset_fn,
+    forward_flops_per_example,
+    measure_matmul_peak,
+    synthetic_inputs,
+)
+
 FLAGS = flags.FLAGS
 flags.DEFINE_enum("task", "finetune", ["finetune", "pretrain", "inference"], "What to time.")
 flags.DEFINE_list(
@@ -75,104 +85,15 @@ def _config_dict():
     )
 
 
-def forward_flops_per_example(task, cfg, seq, predictions, num_labels):
-    """Multiply-add FLOPs (2 per MAC) of the matmuls in one example's forward pass."""
-    h, i = cfg["hidden_size"], cfg["intermediate_size"]
-    per_layer = 2 * seq * (4 * h * h + 2 * h * i) + 2 * 2 * seq * seq * h
-    flops = cfg["num_hidden_layers"] * per_layer + 2 * h * h  # + pooler
-    if task == "pretrain":
-        flops += predictions * (2 * h * h + 2 * h * cfg["vocab_size"]) + 2 * h * 2
-    else:
-        flops += 2 * h * num_labels
-    return flops
-
-
-def _synthetic(num_batches, batch, seq, vocab, predictions, num_labels):
-    import numpy as np
-
-    rng = np.random.RandomState(0)
-    n = num_batches * batch
-    lengths = rng.randint(seq // 2, seq + 1, size=n)
-    mask = (np.arange(seq)[None, :] < lengths[:, None]).astype(np.int32)
-    data = {
-        "input_ids": (rng.randint(1, vocab, size=(n, seq)) * mask).astype(np.int32),
-        "input_mask": mask,
-        "segment_ids": ((np.arange(seq)[None, :] > lengths[:, None] // 2) * mask).astype(np.int32),
-        "label_ids": rng.randint(0, num_labels, size=n).astype(np.int32),
-        "masked_lm_positions": np.sort(
-            rng.randint(1, seq // 2, size=(n, predictions)), axis=1
-        ).astype(np.int32),
-        "masked_lm_ids": rng.randint(1, vocab, size=(n, predictions)).astype(np.int32),
-        "masked_lm_weights": np.ones((n, predictions), np.float32),
-        "next_sentence_labels": rng.randint(0, 2, size=(n, 1)).astype(np.int32),
-        "is_real_example": np.ones(n, np.int32),
-    }
-    return data
-
-
-class _Timer:
-    """Runner hook: wall time from the end of the warm-up steps to the end of the timed ones."""
-
-    def __init__(self, warmup, steps):
-        self.warmup, self.steps = warmup, steps
-        self.count = 0
-        self.t_start = self.t_end = None
-        self.cpu_start = self.cpu_end = None
-
-    def begin(self):
-        pass
-
-    def after_create_session(self, session, coord):
-        del session, coord
-
-    def before_run(self, run_context):
-        del run_context
-
-    def after_run(self, run_context, run_values):
-        del run_context, run_values
-        self.count += 1
-        if self.count == self.warmup:
-            self.t_start, self.cpu_start = time.perf_counter(), time.process_time()
-        if self.count == self.warmup + self.steps:
-            self.t_end, self.cpu_end = time.perf_counter(), time.process_time()
-
-    def end(self, session):
-        del session
-
-
-def _dataset_fn(data, keys, repeat=True):
-    import tensorflow as tf
-
-    def input_fn(params):
-        d = tf.data.Dataset.from_tensor_slices({k: data[k] for k in keys})
-        if repeat:
-            d = d.repeat()
-        return d.batch(params["batch_size"], drop_remainder=True)
-
-    return input_fn
-
-
-_CLASSIFIER_KEYS = ["input_ids", "input_mask", "segment_ids", "label_ids", "is_real_example"]
-_PRETRAIN_KEYS = [
-    "input_ids",
-    "input_mask",
-    "segment_ids",
-    "masked_lm_positions",
-    "masked_lm_ids",
-    "masked_lm_weights",
-    "next_sentence_labels",
-]
-
-
 def _run_plain(task, data):
     import plain_bert
     import tensorflow as tf
 
     cfg = dict(_config_dict(), dropout=0.1)
-    keys = _PRETRAIN_KEYS if task == "pretrain" else _CLASSIFIER_KEYS
+    keys = PRETRAIN_KEYS if task == "pretrain" else CLASSIFIER_KEYS
     graph = tf.Graph()
     with graph.as_default():
-        dataset = _dataset_fn(data, keys)({"batch_size": FLAGS.batch_size})
+        dataset = dataset_fn(data, keys)({"batch_size": FLAGS.batch_size})
         features = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
         if task == "inference":
             _, logits = plain_bert.classifier_loss(cfg, features, FLAGS.num_labels, False)
@@ -211,14 +132,14 @@ def _run_ours(task, variant, data):
         import run_pretraining as script
 
         model_fn = script.model_fn_builder(config, None, 5e-5, 1000, 100, False, False)
-        keys = _PRETRAIN_KEYS
+        keys = PRETRAIN_KEYS
     else:
         import run_classifier as script
 
         model_fn = script.model_fn_builder(
             config, FLAGS.num_labels, None, 5e-5, 1000, 100, False, False
         )
-        keys = _CLASSIFIER_KEYS
+        keys = CLASSIFIER_KEYS
     with tempfile.TemporaryDirectory() as model_dir:
         run_config = runner.RunConfig(
             model_dir=model_dir,
@@ -237,25 +158,24 @@ def _run_ours(task, variant, data):
             batches = 0
             start = None
             predictions = estimator.predict(
-                _dataset_fn(data, keys, repeat=False), yield_single_examples=False
+                dataset_fn(data, keys, repeat=False), yield_single_examples=False
             )
             for _ in predictions:
                 batches += 1
                 if batches == FLAGS.warmup_steps:
                     start, cpu_start = time.perf_counter(), time.process_time()
             return time.perf_counter() - start, time.process_time() - cpu_start
-        timer = _Timer(FLAGS.warmup_steps, FLAGS.steps)
-        estimator.train(_dataset_fn(data, keys), max_steps=total, hooks=[timer])
-        return timer.t_end - timer.t_start, timer.cpu_end - timer.cpu_start
+        timer = StepTimer(FLAGS.warmup_steps, FLAGS.steps)
+        estimator.train(dataset_fn(data, keys), max_steps=total, hooks=[timer])
+        return timer.total()
 
 
 def _child(variant):
     logging.set_verbosity(logging.WARNING)
     task = FLAGS.task
     batches = FLAGS.warmup_steps + FLAGS.steps if task == "inference" else 8
-    data = _synthetic(
-        batches,
-        FLAGS.batch_size,
+    data = synthetic_inputs(
+        batches * FLAGS.batch_size,
         FLAGS.seq_length,
         FLAGS.vocab_size,
         FLAGS.predictions_per_seq,
@@ -278,41 +198,6 @@ def _child(variant):
             }
         )
     )
-
-
-def measure_matmul_peak(n=2048):
-    """GFLOP/s of an n x n matmul in float32 and bfloat16 (best of 3 timings of 10 runs).
-
-    Also GFLOP per CPU-second ("<dtype>_per_cpu_sec"), which a busy machine
-    distorts less than wall time (on an idle 2-core machine, wall GFLOP/s is
-    about twice GFLOP per CPU-second).
-    """
-    import numpy as np
-    import tensorflow as tf
-
-    result = {}
-    for dtype in (tf.float32, tf.bfloat16):
-        graph = tf.Graph()
-        with graph.as_default():
-            rng = np.random.RandomState(0)
-            a = tf.Variable(tf.cast(rng.standard_normal((n, n)).astype(np.float32), dtype))
-            b = tf.Variable(tf.cast(rng.standard_normal((n, n)).astype(np.float32), dtype))
-            # Reduce to a scalar so fetching the result costs nothing.
-            product = tf.reduce_sum(tf.cast(tf.matmul(a, b)[:1, :1], tf.float32))
-            init = tf.compat.v1.global_variables_initializer()
-        with tf.compat.v1.Session(graph=graph) as session:
-            session.run(init)
-            session.run(product)
-            best = best_cpu = float("inf")
-            for _ in range(3):
-                start, cpu_start = time.perf_counter(), time.process_time()
-                for _ in range(10):
-                    session.run(product)
-                best = min(best, (time.perf_counter() - start) / 10)
-                best_cpu = min(best_cpu, (time.process_time() - cpu_start) / 10)
-        result[dtype.name] = 2.0 * n**3 / best / 1e9
-        result[dtype.name + "_per_cpu_sec"] = 2.0 * n**3 / best_cpu / 1e9
-    return result
 
 
 def main(argv):

