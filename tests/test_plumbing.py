@@ -404,10 +404,9 @@ def inputs(tmp_path_factory):
     )
     (d / "sentences.txt").write_text("the film was good .\nthe food ||| awful\n")
     (d / "ckpt").mkdir()
-    checkpoint = _save_checkpoint(
-        str(d / "ckpt" / "model.ckpt"),
-        {"bert/embeddings/word_embeddings": [len(SPECIAL) + len(WORDS), HIDDEN]},
-    )
+    # Every variable of the model (the checks refuse a checkpoint that lacks some).
+    shapes = modeling.bert_variable_shapes(modeling.BertConfig.from_json_file(config))
+    checkpoint = _save_checkpoint(str(d / "ckpt" / "model.ckpt"), shapes)
     return {
         "dir": d,
         "vocab": vocab,
