@@ -293,26 +293,7 @@ class BertModel:
 
         with tf.compat.v1.variable_scope(scope, default_name="bert"):
             with tf.compat.v1.variable_scope("embeddings"):
-                self.embedding_output, self.embedding_table = embedding_lookup(
-                    input_ids=input_ids,
-                    vocab_size=config.vocab_size,
-                    embedding_size=config.hidden_size,
-                    initializer_range=config.initializer_range,
-                    word_embedding_name="word_embeddings",
-                    use_one_hot_embeddings=use_one_hot_embeddings,
-                )
-                self.embedding_output = embedding_postprocessor(
-                    input_tensor=self.embedding_output,
-                    use_token_type=True,
-                    token_type_ids=token_type_ids,
-                    token_type_vocab_size=config.type_vocab_size,
-                    token_type_embedding_name="token_type_embeddings",
-                    use_position_embeddings=True,
-                    position_embedding_name="position_embeddings",
-                    initializer_range=config.initializer_range,
-                    max_position_embeddings=config.max_position_embeddings,
-                    dropout_prob=config.hidden_dropout_prob,
-                )
+                self._build_embeddings(config, input_ids, token_type_ids, use_one_hot_embeddings)
 
             # Mixed precision: the layers run in the compute dtype, their
             # outputs are handed out as float32 (see `compute_dtype`).
@@ -352,6 +333,29 @@ class BertModel:
                     activation=tf.tanh,
                     kernel_initializer=create_initializer(config.initializer_range),
                 )
+
+    def _build_embeddings(self, config, input_ids, token_type_ids, use_one_hot_embeddings):
+        """Word, token-type and position embeddings, LayerNorm and dropout."""
+        self.embedding_output, self.embedding_table = embedding_lookup(
+            input_ids=input_ids,
+            vocab_size=config.vocab_size,
+            embedding_size=config.hidden_size,
+            initializer_range=config.initializer_range,
+            word_embedding_name="word_embeddings",
+            use_one_hot_embeddings=use_one_hot_embeddings,
+        )
+        self.embedding_output = embedding_postprocessor(
+            input_tensor=self.embedding_output,
+            use_token_type=True,
+            token_type_ids=token_type_ids,
+            token_type_vocab_size=config.type_vocab_size,
+            token_type_embedding_name="token_type_embeddings",
+            use_position_embeddings=True,
+            position_embedding_name="position_embeddings",
+            initializer_range=config.initializer_range,
+            max_position_embeddings=config.max_position_embeddings,
+            dropout_prob=config.hidden_dropout_prob,
+        )
 
     def get_pooled_output(self):
         """float Tensor [batch_size, hidden_size]: the pooler output."""
@@ -790,6 +794,24 @@ def attention_layer(
     key_layer = split_heads(key_layer, to_seq_length)  # [B, N, T, H]
     value_layer = split_heads(value_layer, to_seq_length)  # [B, N, T, H]
 
+    context_layer = _scaled_dot_product_attention(
+        query_layer, key_layer, value_layer, attention_mask, size_per_head,
+        attention_probs_dropout_prob,
+    )  # fmt: skip
+    context_layer = tf.transpose(context_layer, [0, 2, 1, 3])  # [B, F, N, H]
+
+    if do_return_2d_tensor:
+        return tf.reshape(context_layer, [batch_size * from_seq_length, width])
+    return tf.reshape(context_layer, [batch_size, from_seq_length, width])
+
+
+def _scaled_dot_product_attention(
+    query_layer, key_layer, value_layer, attention_mask, size_per_head, dropout_prob
+):
+    """softmax(Q K^T / sqrt(H) + (1 - mask) * -10000) V, per head: [B, N, F, H].
+
+    Q [B, N, F, H], K and V [B, N, T, H], attention_mask [B, F, T] or None.
+    """
     # Scores [B, N, F, T]; scaled so their variance does not grow with H.
     attention_scores = tf.matmul(query_layer, key_layer, transpose_b=True)
     attention_scores = tf.multiply(attention_scores, 1.0 / math.sqrt(float(size_per_head)))
@@ -808,14 +830,8 @@ def attention_layer(
     if attention_probs.dtype != query_layer.dtype:
         attention_probs = tf.cast(attention_probs, query_layer.dtype)
     # Dropping whole attended-to positions, as in the Transformer paper.
-    attention_probs = dropout(attention_probs, attention_probs_dropout_prob)
-
-    context_layer = tf.matmul(attention_probs, value_layer)  # [B, N, F, H]
-    context_layer = tf.transpose(context_layer, [0, 2, 1, 3])  # [B, F, N, H]
-
-    if do_return_2d_tensor:
-        return tf.reshape(context_layer, [batch_size * from_seq_length, width])
-    return tf.reshape(context_layer, [batch_size, from_seq_length, width])
+    attention_probs = dropout(attention_probs, dropout_prob)
+    return tf.matmul(attention_probs, value_layer)
 
 
 def transformer_model(
@@ -864,8 +880,6 @@ def transformer_model(
             f"The hidden size ({hidden_size}) is not a multiple of the number of "
             f"attention heads ({num_attention_heads})"
         )
-    attention_head_size = hidden_size // num_attention_heads
-
     input_shape = get_shape_list(input_tensor, expected_rank=3)
     batch_size, seq_length, input_width = input_shape
     # Residual connections need the input to be hidden_size wide already.
@@ -874,7 +888,6 @@ def transformer_model(
             f"The width of the input tensor ({input_width}) != hidden size ({hidden_size})"
         )
 
-    initializer = create_initializer(initializer_range)
     # Layers work on [batch_size * seq_length, hidden_size] matrices, so
     # there is no reshaping back and forth between them.
     prev_output = reshape_to_matrix(input_tensor)
@@ -882,51 +895,73 @@ def transformer_model(
     all_layer_outputs = []
     for layer_idx in range(num_hidden_layers):
         with tf.compat.v1.variable_scope(f"layer_{layer_idx}"):
-            layer_input = prev_output
-
-            with tf.compat.v1.variable_scope("attention"):
-                with tf.compat.v1.variable_scope("self"):
-                    attention_output = attention_layer(
-                        from_tensor=layer_input,
-                        to_tensor=layer_input,
-                        attention_mask=attention_mask,
-                        num_attention_heads=num_attention_heads,
-                        size_per_head=attention_head_size,
-                        attention_probs_dropout_prob=attention_probs_dropout_prob,
-                        initializer_range=initializer_range,
-                        do_return_2d_tensor=True,
-                        batch_size=batch_size,
-                        from_seq_length=seq_length,
-                        to_seq_length=seq_length,
-                    )
-                with tf.compat.v1.variable_scope("output"):
-                    attention_output = dense(
-                        attention_output, hidden_size, kernel_initializer=initializer
-                    )
-                    attention_output = dropout(attention_output, hidden_dropout_prob)
-                    attention_output = layer_norm(attention_output + layer_input)
-
-            with tf.compat.v1.variable_scope("intermediate"):
-                intermediate_output = dense(
-                    attention_output,
-                    intermediate_size,
-                    activation=intermediate_act_fn,
-                    kernel_initializer=initializer,
-                )
-
-            with tf.compat.v1.variable_scope("output"):
-                layer_output = dense(
-                    intermediate_output, hidden_size, kernel_initializer=initializer
-                )
-                layer_output = dropout(layer_output, hidden_dropout_prob)
-                layer_output = layer_norm(layer_output + attention_output)
-
-            prev_output = layer_output
-            all_layer_outputs.append(layer_output)
+            prev_output = _transformer_layer(
+                prev_output,
+                attention_mask,
+                hidden_size=hidden_size,
+                num_attention_heads=num_attention_heads,
+                intermediate_size=intermediate_size,
+                intermediate_act_fn=intermediate_act_fn,
+                hidden_dropout_prob=hidden_dropout_prob,
+                attention_probs_dropout_prob=attention_probs_dropout_prob,
+                initializer_range=initializer_range,
+                batch_size=batch_size,
+                seq_length=seq_length,
+            )
+            all_layer_outputs.append(prev_output)
 
     if do_return_all_layers:
         return [reshape_from_matrix(output, input_shape) for output in all_layer_outputs]
     return reshape_from_matrix(prev_output, input_shape)
+
+
+def _transformer_layer(
+    layer_input,
+    attention_mask,
+    hidden_size,
+    num_attention_heads,
+    intermediate_size,
+    intermediate_act_fn,
+    hidden_dropout_prob,
+    attention_probs_dropout_prob,
+    initializer_range,
+    batch_size,
+    seq_length,
+):
+    """One layer of transformer_model on a [batch * seq, hidden] matrix (see there)."""
+    initializer = create_initializer(initializer_range)
+    with tf.compat.v1.variable_scope("attention"):
+        with tf.compat.v1.variable_scope("self"):
+            attention_output = attention_layer(
+                from_tensor=layer_input,
+                to_tensor=layer_input,
+                attention_mask=attention_mask,
+                num_attention_heads=num_attention_heads,
+                size_per_head=hidden_size // num_attention_heads,
+                attention_probs_dropout_prob=attention_probs_dropout_prob,
+                initializer_range=initializer_range,
+                do_return_2d_tensor=True,
+                batch_size=batch_size,
+                from_seq_length=seq_length,
+                to_seq_length=seq_length,
+            )
+        with tf.compat.v1.variable_scope("output"):
+            attention_output = dense(attention_output, hidden_size, kernel_initializer=initializer)
+            attention_output = dropout(attention_output, hidden_dropout_prob)
+            attention_output = layer_norm(attention_output + layer_input)
+
+    with tf.compat.v1.variable_scope("intermediate"):
+        intermediate_output = dense(
+            attention_output,
+            intermediate_size,
+            activation=intermediate_act_fn,
+            kernel_initializer=initializer,
+        )
+
+    with tf.compat.v1.variable_scope("output"):
+        layer_output = dense(intermediate_output, hidden_size, kernel_initializer=initializer)
+        layer_output = dropout(layer_output, hidden_dropout_prob)
+        return layer_norm(layer_output + attention_output)
 
 
 # ---------------------------------------------------------------------------
