@@ -83,6 +83,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+import runner_input_position
+import runner_signals
 import serving
 from progress import format_seconds
 from runner_checkpoints import (
@@ -99,11 +101,13 @@ from runner_config import (
     ModeKeys,
     NanLossError,
     RunConfig,
+    TrainingStopped,
     UsageError,
     WorkerLostError,
 )
 from runner_distribution import Distribution
 from runner_graphs import ModelBuilder, build_eval_graph, build_predict_graph, build_train_graph
+from runner_signals import StopSignals
 from runner_training import TrainingLoop, scalar_summary
 
 # What a script or a model_fn uses, besides the Estimator: runner.RunConfig,
@@ -115,6 +119,7 @@ __all__ = [
     "ModeKeys",
     "NanLossError",
     "RunConfig",
+    "TrainingStopped",
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
@@ -193,26 +198,49 @@ class Estimator:
                 max_steps,
             )
             return self
-        hooks = list(hooks or [])
-        graph = tf.Graph()
-        with graph.as_default():
-            if config.tf_random_seed is not None:
-                tf.compat.v1.set_random_seed(config.tf_random_seed)
-            dist = Distribution(config)
-            train_graph = build_train_graph(
-                self._builder, dist, input_fn, self._train_batch_size, start_step
+        with StopSignals(config.model_dir) as stop_signals:
+            self._train(input_fn, start_checkpoint, max_steps, hooks, actions, stop_signals)
+        return self
+
+    def _train(self, input_fn, start_checkpoint, max_steps, hooks, actions, stop_signals):
+        """Builds the training graph and runs it from start_checkpoint (None: initializers)."""
+        config = self._config
+        saved = None
+        if (
+            start_checkpoint
+            and config.distribution_strategy == "one_device"
+            and not config.use_tpu
+        ):
+            saved = runner_input_position.read_saved(start_checkpoint)
+        graph, dist, train_graph, session = self._train_session(input_fn, start_checkpoint, saved)
+        if saved is not None and not train_graph.input_position.matches(session, saved):
+            # The pipeline changed: build it as a run without a saved position would.
+            session.close()
+            saved = None
+            graph, dist, train_graph, session = self._train_session(
+                input_fn, start_checkpoint, None
             )
-            for hook in hooks:
-                hook.begin()
-        session = tf.compat.v1.Session(target=dist.target, graph=graph, config=dist.session_config)
+        hooks = list(hooks or [])
         try:
+            with graph.as_default():
+                for hook in hooks:
+                    hook.begin()
             with graph.as_default(), dist.watch_peers(config.model_dir) as peer_watch:
                 dist.initialize_system(session)
                 _start_session(session, train_graph, start_checkpoint, config.model_dir)
+                if saved is not None:
+                    train_graph.input_position.restore(session, saved)
                 for hook in hooks:
                     hook.after_create_session(session, None)
                 loop = TrainingLoop(
-                    session, dist, train_graph, config, self._train_batch_size, hooks, peer_watch
+                    session,
+                    dist,
+                    train_graph,
+                    config,
+                    self._train_batch_size,
+                    hooks,
+                    peer_watch,
+                    stop_signals,
                 )
                 for every in actions or ():
                     loop.add_every(every.steps, every.action)
@@ -222,7 +250,21 @@ class Estimator:
                 dist.shutdown_system(session)
         finally:
             session.close()
-        return self
+
+    def _train_session(self, input_fn, start_checkpoint, saved_position):
+        """A new training graph and its session: (graph, Distribution, TrainGraph, session)."""
+        config = self._config
+        start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
+        graph = tf.Graph()
+        with graph.as_default():
+            if config.tf_random_seed is not None:
+                tf.compat.v1.set_random_seed(config.tf_random_seed)
+            dist = Distribution(config)
+            train_graph = build_train_graph(
+                self._builder, dist, input_fn, self._train_batch_size, start_step, saved_position
+            )
+        session = tf.compat.v1.Session(target=dist.target, graph=graph, config=dist.session_config)
+        return graph, dist, train_graph, session
 
     def _train_range(self, max_steps, steps):
         """Returns (checkpoint to resume from or None, its step, max_steps to train to)."""
@@ -383,6 +425,8 @@ def _run_evaluation(session, update_op, steps, t_start):
     total = "?" if steps is None else str(steps)
     log_every = max(1, (steps or 1000) // 10)
     while steps is None or done < steps:
+        # Evaluating while training: a stop signal does not wait for the end.
+        runner_signals.check()
         try:
             session.run(update_op)
         except tf.errors.OutOfRangeError:
