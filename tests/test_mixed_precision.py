@@ -28,7 +28,11 @@ LOSS_TOLERANCE = 5e-3
 
 def _weights(model_dir):
     values = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
-    return {k: v for k, v in values.items() if "adam_" not in k and k != "global_step"}
+    return {
+        k: v
+        for k, v in values.items()
+        if "adam_" not in k and k not in ("global_step", "loss_scale", "loss_scale_good_steps")
+    }
 
 
 def _flat(weights):

@@ -314,13 +314,76 @@ def test_input_position_fingerprint_ignores_generated_names_only():
         with tf.Graph().as_default():
             dataset = tf.data.TFRecordDataset(files).map(tf.strings.length)
             dataset = dataset.shuffle(10).batch(batch_size)
-            graph = tf.raw_ops.DatasetToGraphV2(
-                input_dataset=tf.data.experimental.to_variant(dataset)
-            )
-            with tf.compat.v1.Session() as session:
-                return runner_input_position.pipeline_fingerprint(session.run(graph))
+            variant = tf.data.experimental.to_variant(dataset)
+            return runner_input_position.pipeline_fingerprint(variant)
 
     first = fingerprint(4, ["a"])
     assert fingerprint(4, ["a"]) == first  # another graph: other generated names
     assert fingerprint(8, ["a"]) != first
     assert fingerprint(4, ["a", "b"]) != first
+
+
+def _start_pretraining(tmp_path, log):
+    """run_pretraining.py on a tiny BERT, far more steps than the test lets it run."""
+    config = helpers.write_bert_config(
+        tmp_path / "bert_config.json", 30522, max_position_embeddings=128
+    )
+    with open(log, "w") as out:
+        return helpers.start_python(
+            os.path.join(helpers.REPO, "run_pretraining.py"),
+            f"--bert_config_file={config}",
+            f"--input_file={os.path.join(helpers.GOLDEN, 'pretraining', 'default.tfrecord')}",
+            f"--output_dir={tmp_path / 'model'}",
+            "--do_train",
+            "--train_batch_size=4",
+            "--num_train_steps=100000",
+            "--save_checkpoints_steps=100000",
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+
+
+def _sigterm_once_training(process, log, after):
+    """Sends SIGTERM once the log shows `after`; returns the exit status and the log."""
+    try:
+        deadline = time.time() + 300
+        while after not in log.read_text():
+            assert process.poll() is None, log.read_text()[-3000:]
+            assert time.time() < deadline, "training did not start"
+            time.sleep(0.1)
+        time.sleep(1.0)  # a few steps
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, log.read_text()
+
+
+@pytest.mark.slow
+def test_run_pretraining_saves_on_sigterm_and_the_same_command_resumes(tmp_path):
+    """A script as users run it: an external SIGTERM mid-training, then the same command."""
+    model_dir = tmp_path / "model"
+    status, text = _sigterm_once_training(
+        _start_pretraining(tmp_path, tmp_path / "first.log"),
+        tmp_path / "first.log",
+        "Training from step 0",
+    )
+    assert status == SIGTERM_STATUS, text[-3000:]
+    (line,) = _stopped_lines(text.splitlines())
+    step = _newest_step(model_dir)
+    assert step > 0
+    assert line == (
+        f"STOPPED: SIGTERM at step {step}: saved {model_dir}/model.ckpt-{step}; "
+        "the same command resumes from it"
+    )
+    assert os.path.exists(f"{model_dir}/model.ckpt-{step}.input")
+
+    status, text = _sigterm_once_training(
+        _start_pretraining(tmp_path, tmp_path / "second.log"),
+        tmp_path / "second.log",
+        f"Training from step {step} to 100000",
+    )
+    assert status == SIGTERM_STATUS, text[-3000:]
+    assert f"Input position restored from {model_dir}/model.ckpt-{step}.input" in text
+    assert _newest_step(model_dir) > step
