@@ -60,6 +60,14 @@ message naming the flag or file at fault; the scripts' entry point
 NanLossError as "ERROR: <message>" on stderr and exit status 1, without a
 traceback; a bug keeps its traceback.
 
+SIGTERM or Ctrl-C during training (runner_signals.py) lets the step in
+flight finish, saves it and raises TrainingStopped, which the scripts'
+entry point reports as "STOPPED: <signal> at step N: saved <checkpoint>;
+the same command resumes from it" with exit status 128 + the signal; a
+second signal ends the process at once. On one device the tf.data
+iterator's state is saved beside each checkpoint (runner_input_position.py),
+so a resumed run reads on where the stopped one was, seeded or not.
+
 Multi-worker jobs watch their workers: when one is lost (killed, crashed,
 its machine gone), every other worker ends within seconds with one line,
 "ERROR: lost worker I (host:port) of N: the newest checkpoint is ...;
@@ -72,6 +80,8 @@ The runner is layered; each module can be read alone:
   runner_checkpoints.py   find / restore-or-initialize / save checkpoints
   runner_graphs.py        build the train, eval and predict graphs (plain records)
   runner_training.py      the training loop (hooks, logs, summaries, every-N actions)
+  runner_signals.py       SIGTERM / Ctrl-C during training
+  runner_input_position.py  the input position saved beside each checkpoint
   runner.py               Estimator.train / evaluate / predict on top
   runner_evaluation.py    evaluating while training, the best checkpoint, early stopping
 """
