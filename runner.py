@@ -367,6 +367,9 @@ class Estimator:
         session = _open_session(graph, predict_graph, checkpoint_path)
         try:
             while True:
+                # Predicting while training (run_squad's evaluation): a stop signal
+                # does not wait for the end.
+                runner_signals.check()
                 try:
                     batch = session.run(predict_graph.predictions)
                 except tf.errors.OutOfRangeError:

@@ -28,7 +28,9 @@ import tensorflow as tf
 import errors
 import optimization
 import runner
+import runner_evaluation
 import runner_input_position
+import runner_signals
 
 WORKER = os.path.join(helpers.TESTS, "preemption_worker.py")
 SIGTERM_STATUS = 128 + signal.SIGTERM
@@ -387,3 +389,42 @@ def test_run_pretraining_saves_on_sigterm_and_the_same_command_resumes(tmp_path)
     assert status == SIGTERM_STATUS, text[-3000:]
     assert f"Input position restored from {model_dir}/model.ckpt-{step}.input" in text
     assert _newest_step(model_dir) > step
+
+
+def _linear_estimator(model_dir):
+    config = runner.RunConfig(model_dir=str(model_dir), save_checkpoints_steps=4)
+    return runner.Estimator(worker.linear_model_fn, config, train_batch_size=8, eval_batch_size=8)
+
+
+def test_an_evaluation_during_training_gives_way_to_a_stop_signal(tmp_path):
+    estimator = _linear_estimator(tmp_path)
+    with runner_signals.StopSignals(str(tmp_path)) as signals:
+        signals.received = signal.SIGTERM
+        with pytest.raises(runner_signals.Interrupted):
+            estimator.evaluate(worker.linear_input_fn, steps=3)
+    # Outside training, nothing polls for signals.
+    assert estimator.evaluate(worker.linear_input_fn, steps=3)["global_step"] == 0
+
+
+@pytest.mark.slow
+def test_a_stop_during_an_every_n_steps_evaluation_saves_that_step_and_stops(tmp_path):
+    """What evaluating while training does at step 4 when a signal comes meanwhile: the
+    evaluation gives way, step 4 (saved before it) is where training stops."""
+    estimator = _linear_estimator(tmp_path)
+    evaluated = []
+
+    def save_then_evaluate(loop):
+        loop.save()
+        loop.stop_signals.received = signal.SIGTERM  # as the signal thread records it
+        evaluated.append(estimator.evaluate(worker.linear_input_fn, steps=3))
+
+    with pytest.raises(runner.TrainingStopped) as info:
+        estimator.train(
+            worker.linear_input_fn, 12, actions=[runner_evaluation.Every(4, save_then_evaluate)]
+        )
+    assert evaluated == []
+    assert info.value.exit_status == SIGTERM_STATUS
+    assert str(info.value) == (
+        f"SIGTERM at step 4: saved {tmp_path}/model.ckpt-4; the same command resumes from it"
+    )
+    assert _newest_step(tmp_path) == 4
