@@ -1,10 +1,12 @@
 """SIGTERM and Ctrl-C stop training with the step saved; the same command resumes it.
 
 Real signals go to real training processes (tests/preemption_worker.py,
-which signals itself at a planned step, and an external SIGTERM to a
-prediction). Each resumed run is compared with an uninterrupted run of the
-same model, input and seed, computed here in-process: the same final step,
-the same weights to float32 round-off, the same loss scale in float16.
+which signals itself at a planned step; run_pretraining.py and a prediction
+get an external SIGTERM). Each resumed run is compared with an
+uninterrupted run of the same model, input and seed, trained here
+in-process: the same final step, the same weights to float32 round-off, the
+same loss scale in float16. The last resume of a chain runs here too (the
+same code a process would run), to keep the tests short.
 
 The linear runs are unseeded and shuffle their input: a resumed run reads
 the right examples only if the input position saved beside each checkpoint
@@ -73,8 +75,9 @@ def _values(model_dir):
     return helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
 
 
-def _reference(model_dir, model, tf_random_seed=None):
-    """The uninterrupted run, in this process; returns its final checkpoint's values."""
+def _train_here(model_dir, model, tf_random_seed=None):
+    """Trains MODEL to its last step in this process (resuming from what model_dir holds);
+    returns the final checkpoint's values."""
     plan = worker.SignalPlan("")
     estimator = worker.estimator(str(model_dir), model, plan, tf_random_seed)
     if model == "bert_fp16":
@@ -91,7 +94,7 @@ def _assert_same_weights(ours, reference):
 
 
 @pytest.mark.slow
-def test_signals_at_four_points_each_save_and_resume_as_an_uninterrupted_run(tmp_path):
+def test_signals_at_four_points_each_save_and_resume_as_an_uninterrupted_run(tmp_path, caplog):
     """SIGTERM mid-step, SIGTERM right after a periodic save, one Ctrl-C, two Ctrl-Cs;
     after each the same command resumes, and the run ends as one that never stopped."""
     model_dir = tmp_path / "model"
@@ -131,13 +134,13 @@ def test_signals_at_four_points_each_save_and_resume_as_an_uninterrupted_run(tmp
     ]
     assert _newest_step(model_dir) == 12
 
-    status, stderr = _run_worker(model_dir, "linear")
-    assert status == 0, "\n".join(stderr[-30:])
-    assert "Input position restored from" in "\n".join(stderr)
-    assert _newest_step(model_dir) == worker.LINEAR_STEPS
-
-    reference = _reference(tmp_path / "reference", "linear")
-    _assert_same_weights(_values(model_dir), reference)
+    # The rest in this process (what a process would run), then the reference.
+    with caplog.at_level("INFO"):
+        ours = _train_here(model_dir, "linear")
+    assert f"Input position restored from {model_dir}/model.ckpt-12.input" in caplog.text
+    assert ours["global_step"] == worker.LINEAR_STEPS
+    reference = _train_here(tmp_path / "reference", "linear")
+    _assert_same_weights(ours, reference)
     # The checkpoint holds the original's names only; the input position is a
     # file of its own beside it, for the kept checkpoints only.
     assert sorted(reference) == ["b", "global_step", "w"]
@@ -153,7 +156,7 @@ def test_float16_resume_keeps_the_loss_scale_and_its_good_step_count(tmp_path, m
     monkeypatch.setattr(
         optimization, "LOSS_SCALE_GROWTH_INTERVAL", worker.LOSS_SCALE_GROWTH_INTERVAL
     )
-    reference = _reference(tmp_path / "reference", "bert_fp16")
+    reference = _train_here(tmp_path / "reference", "bert_fp16")
     # The scale moved (grew every 3 good steps; halved on overflows) in ways a
     # run restarting it at 2^15 with no good steps counted would not repeat.
     assert reference["loss_scale"] != optimization.INITIAL_LOSS_SCALE
@@ -166,9 +169,7 @@ def test_float16_resume_keeps_the_loss_scale_and_its_good_step_count(tmp_path, m
     assert stopped["global_step"] == 5
     assert (stopped["loss_scale"], stopped["loss_scale_good_steps"]) != (2.0**15, 0)
 
-    status, stderr = _run_worker(model_dir, "bert_fp16")
-    assert status == 0, "\n".join(stderr[-30:])
-    ours = _values(model_dir)
+    ours = _train_here(model_dir, "bert_fp16")
     assert ours["global_step"] == worker.BERT_STEPS
     assert ours["loss_scale"] == reference["loss_scale"]
     assert ours["loss_scale_good_steps"] == reference["loss_scale_good_steps"]
@@ -251,7 +252,7 @@ def test_a_signal_to_one_worker_stops_both_at_one_step_and_a_restart_resumes(tmp
     assert _newest_step(model_dir) == worker.LINEAR_STEPS
     # Sharded over two workers, each global batch holds the examples the one
     # device's batch holds.
-    reference = _reference(tmp_path / "reference", "linear", tf_random_seed=worker.SEED)
+    reference = _train_here(tmp_path / "reference", "linear", tf_random_seed=worker.SEED)
     _assert_same_weights(_values(model_dir), reference)
 
 
