@@ -10,10 +10,24 @@ its traceback. This module imports no TensorFlow, so the data-preparation
 scripts can use it without paying for TensorFlow: TensorFlow's errors are
 recognised by the module their class comes from. Scripts reach it through
 script_flags.run_main.
+
+A script stopped by SIGTERM or Ctrl-C (SIGINT) ends with one line,
+"STOPPED: <what was saved, how to go on>", and exit status 128 + the
+signal's number (143 for SIGTERM, 130 for SIGINT): what a shell reports for
+a process that signal ended, so a scheduler or restart loop that treats
+"ended by SIGTERM" as "preempted, start again" keeps working, and a
+person's Ctrl-C stays distinguishable from a preemption. Training catches
+both signals itself (runner_signals.py: it saves the step, then raises
+Stopped); anywhere else SIGTERM raises Stopped at once, as Ctrl-C raises
+KeyboardInterrupt, so that atomic_write's temporary files are removed and
+nothing is left half-written.
 """
 
+import contextlib
 import re
+import signal
 import sys
+import threading
 import traceback
 
 
@@ -23,6 +37,58 @@ class UsageError(ValueError):
 
 class RunError(RuntimeError):
     """A run that cannot go on for a reason the user can act on (say a NaN loss)."""
+
+
+class Stopped(BaseException):
+    """The run was stopped by a signal; the message says what was saved and how to go on.
+
+    A BaseException, as KeyboardInterrupt is, so that `except Exception`
+    clauses on the way up do not swallow it and cleanup still runs.
+    """
+
+    def __init__(self, signum, message):
+        super().__init__(message)
+        self.signum = int(signum)
+
+    @property
+    def exit_status(self):
+        """128 + the signal's number, as a shell reports a process that signal ended."""
+        return 128 + self.signum
+
+
+def signal_name(signum):
+    return signal.Signals(signum).name
+
+
+def _stopped_outside_training(signum):
+    return Stopped(
+        signum,
+        f"{signal_name(signum)}: stopped before the end, with no output left half-written; "
+        "the same command runs it again (training resumes from its newest checkpoint)",
+    )
+
+
+def _raise_stopped(signum, frame):
+    """SIGTERM outside training: raised where the main thread is, like KeyboardInterrupt.
+
+    A second SIGTERM (while cleaning up after the first) ends the process at once.
+    """
+    del frame
+    signal.signal(signum, signal.SIG_DFL)
+    raise _stopped_outside_training(signum)
+
+
+@contextlib.contextmanager
+def _sigterm_raises():
+    """Within the block, SIGTERM raises Stopped in the main thread (elsewhere: no change)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise_stopped)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 # TensorFlow runtime errors that come from the data a user gave: missing,
@@ -117,14 +183,28 @@ def report(error, show_traceback=False):
     sys.exit(1)
 
 
+def report_stopped(stopped):
+    """Writes "STOPPED: <one line>" and exits with the stop's status (128 + signal)."""
+    sys.stdout.flush()
+    sys.stderr.write(f"STOPPED: {stopped}\n")
+    sys.stderr.flush()
+    sys.exit(stopped.exit_status)
+
+
 def call(function, *args, show_traceback=lambda: False):
     """Returns function(*args); a user error is reported in one line (exit 1), a bug re-raised.
 
     show_traceback() says whether to print a user error's traceback too
-    (asked only when there is one, as flags are parsed by then).
+    (asked only when there is one, as flags are parsed by then). SIGTERM
+    and Ctrl-C end it with one STOPPED line (see the module doc).
     """
     try:
-        return function(*args)
+        with _sigterm_raises():
+            return function(*args)
+    except Stopped as e:
+        report_stopped(e)
+    except KeyboardInterrupt:
+        report_stopped(_stopped_outside_training(signal.SIGINT))
     except Exception as e:
         if not is_user_error(e):
             raise

@@ -48,6 +48,12 @@ LOSS_SCALE_GROWTH_INTERVAL = 2000
 ACCUMULATE_OPS_COLLECTION = "gradient_accumulation_ops"
 ACCUMULATE_TRAIN_OPS_COLLECTION = "gradient_accumulation_train_ops"
 
+# Variables a checkpoint holds only so that a resumed run goes on exactly where
+# it stopped (the float16 loss scale and its good-step count). A checkpoint
+# without them (the original's, a float32 run's) still restores, leaving them
+# at their initial values; code that does not create them ignores them.
+OPTIONAL_IN_CHECKPOINT_COLLECTION = "optional_in_checkpoint"
+
 # What create_optimizer builds beyond the plain step; see `training_options`.
 _TRAINING_OPTIONS = {"num_accumulation_steps": 1, "dynamic_loss_scaling": False}
 
@@ -66,8 +72,10 @@ def training_options(num_accumulation_steps=1, dynamic_loss_scaling=False):
       and the scale doubles after LOSS_SCALE_GROWTH_INTERVAL good steps in a row.
       global_step advances on skipped steps too.
 
-    The accumulators and the loss scale are local variables (not in
-    checkpoints), so checkpoints keep exactly the variables of a plain run.
+    The accumulators are local variables (not in checkpoints: the runner
+    saves only between optimizer steps, when they are zero). The loss scale
+    and its good-step count are saved, so a resumed float16 run keeps them;
+    they are in OPTIONAL_IN_CHECKPOINT_COLLECTION.
     """
     if int(num_accumulation_steps) < 1:
         raise ValueError(f"num_accumulation_steps must be >= 1, got {num_accumulation_steps}")
@@ -178,7 +186,7 @@ def _accumulator(param):
 
 
 class DynamicLossScale:
-    """The float16 loss scale and its count of good steps, as local (unsaved) variables.
+    """The float16 loss scale and its count of good steps, saved in checkpoints.
 
     `scale` multiplies the loss; `update(grads_finite)` returns the op that
     halves it (not below 1) after an overflow, or counts a good step and
@@ -193,7 +201,7 @@ class DynamicLossScale:
             growth_interval = LOSS_SCALE_GROWTH_INTERVAL
         self.growth_interval = growth_interval
         root_scope = tf.compat.v1.VariableScope(reuse=tf.compat.v1.AUTO_REUSE, name="")
-        local = [tf.compat.v1.GraphKeys.LOCAL_VARIABLES]
+        saved = [tf.compat.v1.GraphKeys.GLOBAL_VARIABLES, OPTIONAL_IN_CHECKPOINT_COLLECTION]
         with tf.init_scope(), tf.compat.v1.variable_scope(root_scope, auxiliary_name_scope=False):
             self.scale_variable = tf.compat.v1.get_variable(
                 "loss_scale",
@@ -201,7 +209,7 @@ class DynamicLossScale:
                 dtype=tf.float32,
                 trainable=False,
                 initializer=tf.compat.v1.constant_initializer(initial_scale),
-                collections=local,
+                collections=saved,
                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
             )
             self.good_steps = tf.compat.v1.get_variable(
@@ -210,7 +218,7 @@ class DynamicLossScale:
                 dtype=tf.int64,
                 trainable=False,
                 initializer=tf.compat.v1.zeros_initializer(),
-                collections=local,
+                collections=saved,
                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
             )
         self.scale = tf.identity(self.scale_variable.read_value(), name="loss_scale_value")

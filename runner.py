@@ -60,6 +60,14 @@ message naming the flag or file at fault; the scripts' entry point
 NanLossError as "ERROR: <message>" on stderr and exit status 1, without a
 traceback; a bug keeps its traceback.
 
+SIGTERM or Ctrl-C during training (runner_signals.py) lets the step in
+flight finish, saves it and raises TrainingStopped, which the scripts'
+entry point reports as "STOPPED: <signal> at step N: saved <checkpoint>;
+the same command resumes from it" with exit status 128 + the signal; a
+second signal ends the process at once. On one device the tf.data
+iterator's state is saved beside each checkpoint (runner_input_position.py),
+so a resumed run reads on where the stopped one was, seeded or not.
+
 Multi-worker jobs watch their workers: when one is lost (killed, crashed,
 its machine gone), every other worker ends within seconds with one line,
 "ERROR: lost worker I (host:port) of N: the newest checkpoint is ...;
@@ -72,6 +80,8 @@ The runner is layered; each module can be read alone:
   runner_checkpoints.py   find / restore-or-initialize / save checkpoints
   runner_graphs.py        build the train, eval and predict graphs (plain records)
   runner_training.py      the training loop (hooks, logs, summaries, every-N actions)
+  runner_signals.py       SIGTERM / Ctrl-C during training
+  runner_input_position.py  the input position saved beside each checkpoint
   runner.py               Estimator.train / evaluate / predict on top
   runner_evaluation.py    evaluating while training, the best checkpoint, early stopping
 """
@@ -83,6 +93,8 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+import runner_input_position
+import runner_signals
 import serving
 from progress import format_seconds
 from runner_checkpoints import (
@@ -99,11 +111,13 @@ from runner_config import (
     ModeKeys,
     NanLossError,
     RunConfig,
+    TrainingStopped,
     UsageError,
     WorkerLostError,
 )
 from runner_distribution import Distribution
 from runner_graphs import ModelBuilder, build_eval_graph, build_predict_graph, build_train_graph
+from runner_signals import StopSignals
 from runner_training import TrainingLoop, scalar_summary
 
 # What a script or a model_fn uses, besides the Estimator: runner.RunConfig,
@@ -115,6 +129,7 @@ __all__ = [
     "ModeKeys",
     "NanLossError",
     "RunConfig",
+    "TrainingStopped",
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
@@ -193,26 +208,49 @@ class Estimator:
                 max_steps,
             )
             return self
-        hooks = list(hooks or [])
-        graph = tf.Graph()
-        with graph.as_default():
-            if config.tf_random_seed is not None:
-                tf.compat.v1.set_random_seed(config.tf_random_seed)
-            dist = Distribution(config)
-            train_graph = build_train_graph(
-                self._builder, dist, input_fn, self._train_batch_size, start_step
+        with StopSignals(config.model_dir) as stop_signals:
+            self._train(input_fn, start_checkpoint, max_steps, hooks, actions, stop_signals)
+        return self
+
+    def _train(self, input_fn, start_checkpoint, max_steps, hooks, actions, stop_signals):
+        """Builds the training graph and runs it from start_checkpoint (None: initializers)."""
+        config = self._config
+        saved = None
+        if (
+            start_checkpoint
+            and config.distribution_strategy == "one_device"
+            and not config.use_tpu
+        ):
+            saved = runner_input_position.read_saved(start_checkpoint)
+        graph, dist, train_graph, session = self._train_session(input_fn, start_checkpoint, saved)
+        if saved is not None and not train_graph.input_position.matches(session, saved):
+            # The pipeline changed: build it as a run without a saved position would.
+            session.close()
+            saved = None
+            graph, dist, train_graph, session = self._train_session(
+                input_fn, start_checkpoint, None
             )
-            for hook in hooks:
-                hook.begin()
-        session = tf.compat.v1.Session(target=dist.target, graph=graph, config=dist.session_config)
+        hooks = list(hooks or [])
         try:
+            with graph.as_default():
+                for hook in hooks:
+                    hook.begin()
             with graph.as_default(), dist.watch_peers(config.model_dir) as peer_watch:
                 dist.initialize_system(session)
                 _start_session(session, train_graph, start_checkpoint, config.model_dir)
+                if saved is not None:
+                    train_graph.input_position.restore(session, saved)
                 for hook in hooks:
                     hook.after_create_session(session, None)
                 loop = TrainingLoop(
-                    session, dist, train_graph, config, self._train_batch_size, hooks, peer_watch
+                    session,
+                    dist,
+                    train_graph,
+                    config,
+                    self._train_batch_size,
+                    hooks,
+                    peer_watch,
+                    stop_signals,
                 )
                 for every in actions or ():
                     loop.add_every(every.steps, every.action)
@@ -222,7 +260,21 @@ class Estimator:
                 dist.shutdown_system(session)
         finally:
             session.close()
-        return self
+
+    def _train_session(self, input_fn, start_checkpoint, saved_position):
+        """A new training graph and its session: (graph, Distribution, TrainGraph, session)."""
+        config = self._config
+        start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
+        graph = tf.Graph()
+        with graph.as_default():
+            if config.tf_random_seed is not None:
+                tf.compat.v1.set_random_seed(config.tf_random_seed)
+            dist = Distribution(config)
+            train_graph = build_train_graph(
+                self._builder, dist, input_fn, self._train_batch_size, start_step, saved_position
+            )
+        session = tf.compat.v1.Session(target=dist.target, graph=graph, config=dist.session_config)
+        return graph, dist, train_graph, session
 
     def _train_range(self, max_steps, steps):
         """Returns (checkpoint to resume from or None, its step, max_steps to train to)."""
@@ -315,6 +367,9 @@ class Estimator:
         session = _open_session(graph, predict_graph, checkpoint_path)
         try:
             while True:
+                # Predicting while training (run_squad's evaluation): a stop signal
+                # does not wait for the end.
+                runner_signals.check()
                 try:
                     batch = session.run(predict_graph.predictions)
                 except tf.errors.OutOfRangeError:
@@ -383,6 +438,8 @@ def _run_evaluation(session, update_op, steps, t_start):
     total = "?" if steps is None else str(steps)
     log_every = max(1, (steps or 1000) // 10)
     while steps is None or done < steps:
+        # Evaluating while training: a stop signal does not wait for the end.
+        runner_signals.check()
         try:
             session.run(update_op)
         except tf.errors.OutOfRangeError:

@@ -14,6 +14,7 @@ from absl import logging
 
 import checkpoint_shapes
 import modeling
+import optimization
 import startup_checks
 from runner_config import CHECKPOINT_BASENAME, NanLossError, UsageError
 
@@ -95,11 +96,21 @@ def _make_saver(max_to_keep=5):
 
 
 def _restore(saver, session, checkpoint_path):
-    """Restores all of the saver's variables, naming any the checkpoint lacks."""
+    """Restores all of the saver's variables, naming any the checkpoint lacks.
+
+    Variables in optimization.OPTIONAL_IN_CHECKPOINT_COLLECTION (the float16
+    loss scale) may be missing, as from a checkpoint of a float32 run or of
+    the original code: they then start from their initializers.
+    """
     in_checkpoint = checkpoint_shapes.read_shapes(checkpoint_path)
     expected = {variable.op.name: variable.shape for variable in saver.runner_var_list}
     checkpoint_shapes.check_shapes(expected, checkpoint_path, in_checkpoint)
-    missing = sorted(name for name in expected if name not in in_checkpoint)
+    optional = {
+        variable.op.name
+        for variable in tf.compat.v1.get_collection(optimization.OPTIONAL_IN_CHECKPOINT_COLLECTION)
+    }
+    absent = {name for name in expected if name not in in_checkpoint}
+    missing = sorted(absent - optional)
     if missing:
         more = f" (and {len(missing) - 5} more)" if len(missing) > 5 else ""
         raise UsageError(
@@ -107,7 +118,21 @@ def _restore(saver, session, checkpoint_path):
             + ", ".join(missing[:5])
             + more
         )
-    saver.restore(session, checkpoint_path)
+    if not absent:
+        saver.restore(session, checkpoint_path)
+        return
+    logging.info(
+        "%s holds no %s; starting from the initial value.",
+        checkpoint_path,
+        ", ".join(sorted(absent)),
+    )
+    present = [v for v in saver.runner_var_list if v.op.name not in absent]
+    tf.compat.v1.train.Saver(var_list=present).restore(session, checkpoint_path)
+    session.run(
+        tf.compat.v1.variables_initializer(
+            [v for v in saver.runner_var_list if v.op.name in absent]
+        )
+    )
 
 
 InitOps = collections.namedtuple("InitOps", ["global_init", "local_init", "iterator_init"])
@@ -172,13 +197,21 @@ def checkpoint_to_load(model_dir, checkpoint_path, what):
     return found
 
 
-def save_checkpoint(session, saver, weights_finite, model_dir, step):
-    """Saves model_dir/model.ckpt-STEP, unless the weights hold NaN or Inf."""
+def save_checkpoint(session, saver, weights_finite, model_dir, step, before_write=None):
+    """Saves model_dir/model.ckpt-STEP, unless the weights hold NaN or Inf.
+
+    before_write(path), when given, runs first with the checkpoint's path
+    (to write a file that goes with it: it then exists whenever the
+    checkpoint does).
+    """
     if not session.run(weights_finite):
         raise NanLossError(
             f"weights hold NaN or Inf at step {step}; not saving. The newest good "
             f"checkpoint is {newest_checkpoint(model_dir) or '(none)'}"
         )
-    path = saver.save(session, os.path.join(model_dir, CHECKPOINT_BASENAME), global_step=step)
+    prefix = os.path.join(model_dir, CHECKPOINT_BASENAME)
+    if before_write is not None:
+        before_write(f"{prefix}-{step}")
+    path = saver.save(session, prefix, global_step=step)
     logging.info("Saved checkpoint for step %d: %s", step, path)
     return path

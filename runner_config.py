@@ -13,7 +13,7 @@ import collections
 import tensorflow as tf
 from absl import logging
 
-from errors import RunError, UsageError
+from errors import RunError, Stopped, UsageError
 
 CHECKPOINT_BASENAME = "model.ckpt"
 PRECISION_DTYPES = {"fp32": None, "bf16": tf.bfloat16, "fp16": tf.float16}
@@ -34,6 +34,11 @@ class ModeKeys:
 
 class NanLossError(RunError):
     """Training produced a NaN or Inf loss; nothing after the last good save is kept."""
+
+
+class TrainingStopped(Stopped):
+    """Training stopped on SIGTERM or Ctrl-C after saving its step; the message names the
+    checkpoint. Exit status 128 + the signal's number (errors.Stopped)."""
 
 
 class WorkerLostError(ConnectionError):

@@ -232,13 +232,14 @@ class _SingleIterator:
     """The one-device counterpart of a strategy's input_fn iterator."""
 
     def __init__(self, dataset):
-        self._iterator = tf.compat.v1.data.make_initializable_iterator(dataset)
+        self.dataset = dataset
+        self.iterator = tf.compat.v1.data.make_initializable_iterator(dataset)
 
     def get_next(self):
-        return self._iterator.get_next()
+        return self.iterator.get_next()
 
     def initialize(self):
-        return [self._iterator.initializer]
+        return [self.iterator.initializer]
 
 
 # What a collective op raises when a peer goes away mid-step.

@@ -36,6 +36,7 @@ import tensorflow as tf
 from absl import logging
 
 import atomic_write
+import runner_input_position
 from runner_checkpoints import checkpoint_step, newest_checkpoint
 from runner_config import CHECKPOINT_BASENAME, UsageError
 from runner_training import Every
@@ -144,6 +145,8 @@ class BestCheckpoint:
         name = os.path.basename(checkpoint_path)
         previous = tf.io.gfile.glob(os.path.join(self.directory, f"{CHECKPOINT_BASENAME}-*"))
         for source in tf.io.gfile.glob(checkpoint_path + ".*"):
+            if source.endswith(runner_input_position.SUFFIX):
+                continue  # where training's input stood: of no use to the best model
             target = os.path.join(self.directory, os.path.basename(source))
             temp = f"{target}.tmp-{os.getpid()}"
             tf.io.gfile.copy(source, temp, overwrite=True)

@@ -21,6 +21,7 @@ from runner_config import (
     ModeKeys,
     UsageError,
 )
+from runner_input_position import InputPosition
 
 TrainGraph = collections.namedtuple(
     "TrainGraph",
@@ -36,6 +37,9 @@ TrainGraph = collections.namedtuple(
         "scaffolds",  # what the model_fn's scaffold_fn returned
         "steps_this_run",  # placeholder of the --steps_per_run graph loop, or None
         "accumulate_loss",  # one accumulate-only micro-batch, or None
+        "input_position",  # runner_input_position.InputPosition (one device), or None
+        "stop_flags",  # multi-worker: this worker's [SIGTERM, SIGINT] received (fed), or None
+        "job_stop_flags",  # multi-worker: stop_flags summed over the job, or None
     ],
 )
 
@@ -159,13 +163,18 @@ class ModelBuilder:
 # Training
 
 
-def build_train_graph(builder, dist, input_fn, global_batch_size, start_step):
-    """Builds everything one training session runs; returns a TrainGraph."""
+def build_train_graph(builder, dist, input_fn, global_batch_size, start_step, saved_position=None):
+    """Builds everything one training session runs; returns a TrainGraph.
+
+    saved_position (runner_input_position.SavedPosition, one device) is the
+    input position to be restored: the pipeline is then built as it was
+    when that was saved.
+    """
     config = builder.config
     with dist.scope():
         global_step = tf.compat.v1.train.get_or_create_global_step()
-        iterator, batch_size = _train_iterator(
-            builder, dist, input_fn, global_batch_size, start_step
+        iterator, batch_size, skip = _train_iterator(
+            builder, dist, input_fn, global_batch_size, start_step, saved_position
         )
         summaries_before = set(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES))
         rates_before = set(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
@@ -179,6 +188,12 @@ def build_train_graph(builder, dist, input_fn, global_batch_size, start_step):
         if dist.is_tpu:
             summaries, learning_rates = [], []
         weights_finite = _weights_finite()
+        # Made after the model, so that seeded runs draw the initial weights
+        # they drew before these ops existed.
+        input_position = None
+        if dist.strategy is None:
+            input_position = InputPosition(iterator.iterator, iterator.dataset, skip)
+        stop_flags, job_stop_flags = _job_stop_flags(dist)
         saver, init_ops = make_saver_and_init_ops(
             iterator.initialize, max_to_keep=config.keep_checkpoint_max
         )
@@ -194,7 +209,30 @@ def build_train_graph(builder, dist, input_fn, global_batch_size, start_step):
             scaffolds=step.scaffolds,
             steps_this_run=step.steps_this_run,
             accumulate_loss=step.accumulate_loss,
+            input_position=input_position,
+            stop_flags=stop_flags,
+            job_stop_flags=job_stop_flags,
         )
+
+
+def _job_stop_flags(dist):
+    """Multi-worker: (this worker's stop flags, fed each step; their sum over the job).
+
+    The flags are [SIGTERM received, SIGINT received]. Fetched with every
+    step, the sum tells every worker at the same step that one of them was
+    signalled, so that all save that step and stop together. (None, None)
+    for a single process.
+    """
+    if dist.num_workers < 2:
+        return None, None
+    flags = tf.compat.v1.placeholder_with_default(tf.zeros([2]), [2], name="stop_flags")
+
+    def replica_fn():
+        context = tf.distribute.get_replica_context()
+        return context.all_reduce(tf.distribute.ReduceOp.SUM, flags)
+
+    total = dist.strategy.extended.call_for_each_replica(replica_fn)
+    return flags, dist.strategy.experimental_local_results(total)[0]
 
 
 def _new_in_this_graph(collection, before):
@@ -217,8 +255,11 @@ def _weights_finite():
     )
 
 
-def _train_iterator(builder, dist, input_fn, global_batch_size, start_step):
-    """The training input on every replica; returns (iterator, per-replica micro-batch)."""
+def _train_iterator(builder, dist, input_fn, global_batch_size, start_step, saved_position):
+    """The training input on every replica.
+
+    Returns (iterator, per-replica micro-batch, the batches skipped first).
+    """
     batch_size = dist.replica_batch_size(global_batch_size, "train_batch_size")
     num_accumulation_steps = builder.config.num_accumulation_steps
     if batch_size % num_accumulation_steps:
@@ -229,12 +270,15 @@ def _train_iterator(builder, dist, input_fn, global_batch_size, start_step):
     # With accumulation the input_fn makes micro-batches; an optimizer step
     # (one global_step) takes num_accumulation_steps of them per replica.
     batch_size //= num_accumulation_steps
-    # A seeded run that resumes skips the batches the checkpointed steps used.
+    # A seeded run that resumes skips the batches the checkpointed steps used;
+    # one that restores its input position builds the pipeline it saved.
     skip = (
         start_step * dist.num_local_replicas * num_accumulation_steps
         if builder.deterministic
         else 0
     )
+    if saved_position is not None:
+        skip = saved_position.skip
 
     def dataset_fn(input_context):
         dataset = input_fn(builder.input_params(batch_size))
@@ -245,7 +289,7 @@ def _train_iterator(builder, dist, input_fn, global_batch_size, start_step):
             return dataset.skip(skip) if skip else dataset
         return builder.prepare_dataset(dataset, skip)
 
-    return dist.make_iterator(dataset_fn), batch_size
+    return dist.make_iterator(dataset_fn), batch_size, skip
 
 
 def _build_train_step(builder, dist, iterator, batch_size):

@@ -8,16 +8,21 @@ stopping early) is added there with add_every and may call request_stop.
 """
 
 import collections
+import os
+import signal
 import time
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 
+import runner_input_position
+import runner_signals
+from errors import signal_name
 from progress import TrainingProgress as _Progress
 from progress import format_seconds
 from runner_checkpoints import newest_checkpoint, save_checkpoint
-from runner_config import NanLossError
+from runner_config import CHECKPOINT_BASENAME, NanLossError, TrainingStopped
 
 
 def _crosses(before, after, every):
@@ -47,9 +52,26 @@ class TrainingLoop:
     at the end of the input or when a hook or an Every action asks to stop,
     having saved the last step (chief only). peer_watch, when given, is
     stopped once the last step that needs every worker has run.
+
+    stop_signals (runner_signals.StopSignals), when given, ends the run on
+    SIGTERM or Ctrl-C: the step in flight finishes, is saved, and run()
+    raises TrainingStopped. Every action but the periodic save is skipped
+    once a signal has come, and an evaluation that polls
+    runner_signals.check() gives way. In a multi-worker job every step also
+    sums the workers' signal flags, so all stop after the same step.
     """
 
-    def __init__(self, session, dist, graph, config, global_batch_size, hooks=(), peer_watch=None):
+    def __init__(
+        self,
+        session,
+        dist,
+        graph,
+        config,
+        global_batch_size,
+        hooks=(),
+        peer_watch=None,
+        stop_signals=None,
+    ):
         self.session = session
         self.dist = dist
         self.graph = graph
@@ -65,6 +87,8 @@ class TrainingLoop:
         self.writer = None
         self.progress = None
         self.every = []
+        self.stop_signals = stop_signals
+        self.job_signal = None  # multi-worker: the signal the job stops on, once summed
         if dist.is_chief and config.save_checkpoints_steps:
             self.add_every(config.save_checkpoints_steps, TrainingLoop.save)
 
@@ -77,14 +101,48 @@ class TrainingLoop:
         self.stop_requested = True
 
     def save(self):
+        position = self.graph.input_position
+
+        def write_position(path):
+            position.save(self.session, path)
+
         save_checkpoint(
             self.session,
             self.graph.saver,
             self.graph.weights_finite,
             self.config.model_dir,
             self.step,
+            before_write=None if position is None else write_position,
         )
+        if position is not None:
+            runner_input_position.remove_orphans(self.config.model_dir)
         self.last_saved = self.step
+
+    def _local_signal(self):
+        return None if self.stop_signals is None else self.stop_signals.received
+
+    def stop_signal(self):
+        """The signal this run stops on (after the current step), or None.
+
+        Multi-worker: the signal the job's summed flags report, so that
+        every worker decides at the same step.
+        """
+        if self.graph.job_stop_flags is not None:
+            return self.job_signal
+        return self._local_signal()
+
+    def _stopped(self, signum):
+        """The TrainingStopped to raise once the stop step is saved."""
+        where = "the same command resumes from it"
+        if self.dist.num_workers > 1:
+            where = "starting every worker again with the same command resumes from it"
+        if self.dist.is_chief:
+            saved = f"saved {newest_checkpoint(self.config.model_dir)}"
+        else:
+            path = os.path.join(self.config.model_dir, f"{CHECKPOINT_BASENAME}-{self.step}")
+            saved = f"worker 0 saves {path}"
+        message = f"{signal_name(signum)} at step {self.step}: {saved}; {where}"
+        return TrainingStopped(signum, message)
 
     def run(self, max_steps, resumed):
         """Trains until global_step reaches max_steps (None: until the input ends)."""
@@ -103,12 +161,19 @@ class TrainingLoop:
             self.dist.num_replicas,
         )
         try:
-            while (max_steps is None or self.step < max_steps) and not self.stop_requested:
+            while (
+                (max_steps is None or self.step < max_steps)
+                and not self.stop_requested
+                and self.stop_signal() is None
+            ):
                 if not self._run_once(max_steps):
                     break
             self._collectives_done()
             if self.dist.is_chief and self.step != self.last_saved:
                 self.save()
+            signum = self.stop_signal() or self._local_signal()
+            if signum is not None:
+                raise self._stopped(signum)
             logging.info(
                 "Training done at step %d (%d steps in %s); loss = %s",
                 self.step,
@@ -141,21 +206,41 @@ class TrainingLoop:
             args = hook.before_run(run_context)
             if args is not None and args.fetches is not None:
                 fetches[("hook", i)] = args.fetches
-        results = self._run(fetches, run_steps)
+        feed = {}
+        if self.graph.job_stop_flags is not None:
+            fetches["job_stop_flags"] = self.graph.job_stop_flags
+            local = self._local_signal()
+            feed[self.graph.stop_flags] = [local == signal.SIGTERM, local == signal.SIGINT]
+        results = self._run(fetches, run_steps, feed)
         if results is None:
             return False
+        if "job_stop_flags" in results:
+            term, interrupt = results["job_stop_flags"]
+            if term > 0 or interrupt > 0:
+                self.job_signal = signal.SIGTERM if term > 0 else signal.SIGINT
         if max_steps is not None and self.step >= max_steps:
             self._collectives_done()
         for i, hook in enumerate(self.hooks):
             values = tf.compat.v1.train.SessionRunValues(results.get(("hook", i)), None, None)
             hook.after_run(run_context, values)
         self._report(results, log_due, summary_due)
-        for every in self.every:
-            if _crosses(previous_step, self.step, every.steps):
-                every.action(self)
+        self._every_actions(previous_step)
         if run_context.stop_requested:
             self.stop_requested = True
         return True
+
+    def _every_actions(self, previous_step):
+        """The Every actions due at this step; once a stop signal has come, only the save."""
+        for every in self.every:
+            if not _crosses(previous_step, self.step, every.steps):
+                continue
+            if self.stop_signal() is not None and every.action is not TrainingLoop.save:
+                logging.info("Stopping: skipping an action due at step %d.", self.step)
+                continue
+            try:
+                every.action(self)
+            except runner_signals.Interrupted as e:
+                logging.info("%s: an action at step %d was interrupted.", e, self.step)
 
     def _steps_this_run(self, max_steps):
         """Steps the next run may take: up to --steps_per_run, stopping at the next
@@ -189,7 +274,7 @@ class TrainingLoop:
         )
         return log_due, summary_due
 
-    def _run(self, fetches, run_steps):
+    def _run(self, fetches, run_steps, feed):
         """Runs the step (and its accumulate-only micro-batches); None at the input's end.
 
         Sets self.loss (with accumulation, the mean over the step's
@@ -201,10 +286,9 @@ class TrainingLoop:
             if graph.accumulate_loss is not None:
                 for _ in range(self.config.num_accumulation_steps - 1):
                     micro_losses.append(float(self.session.run(graph.accumulate_loss)))
-            feed = None
             if graph.steps_this_run is not None:
-                feed = {graph.steps_this_run: run_steps}
-            results = self.session.run(fetches, feed_dict=feed)
+                feed[graph.steps_this_run] = run_steps
+            results = self.session.run(fetches, feed_dict=feed or None)
         except tf.errors.OutOfRangeError:
             if graph.steps_this_run is not None:
                 # Steps of the loop before the input ended did run.

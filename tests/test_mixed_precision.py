@@ -28,7 +28,11 @@ LOSS_TOLERANCE = 5e-3
 
 def _weights(model_dir):
     values = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
-    return {k: v for k, v in values.items() if "adam_" not in k and k != "global_step"}
+    return {
+        k: v
+        for k, v in values.items()
+        if "adam_" not in k and k not in ("global_step", "loss_scale", "loss_scale_good_steps")
+    }
 
 
 def _flat(weights):
@@ -63,15 +67,20 @@ def test_training_stays_close_to_fp32(fp32_runs, tmp_path, precision):
     mixed = speed_helpers.eval_loss(tmp_path, precision=precision)
     assert abs(mixed - reference_loss) < LOSS_TOLERANCE
 
-    # Same variables, names, shapes and dtypes as the float32 checkpoint; no
-    # loss scale or accumulator in it.
+    # Same variables, names, shapes and dtypes as the float32 checkpoint, plus
+    # (float16 only) the loss scale and its good-step count, which a resumed
+    # run continues from and code without loss scaling ignores.
     ours = checkpoint_values(runner.newest_checkpoint(str(tmp_path)))
     theirs = checkpoint_values(runner.newest_checkpoint(str(fp32_dir)))
-    assert sorted(ours) == sorted(theirs)
-    for name, value in ours.items():
-        assert value.dtype == theirs[name].dtype, name
-        assert value.shape == theirs[name].shape, name
+    loss_scale = {"loss_scale", "loss_scale_good_steps"} if precision == "fp16" else set()
+    assert sorted(ours) == sorted(set(theirs) | loss_scale)
+    for name, value in theirs.items():
+        assert ours[name].dtype == value.dtype, name
+        assert ours[name].shape == value.shape, name
     assert ours["global_step"] == STEPS
+    if precision == "fp16":
+        assert ours["loss_scale"].dtype == np.float32
+        assert ours["loss_scale_good_steps"] == STEPS  # no overflow in these steps
 
 
 @pytest.mark.slow
@@ -161,9 +170,7 @@ def _loss_scaled_step(growth_interval=3):
                 train_op = optimization.create_optimizer(loss, 0.1, 100, 0, False)
         finally:
             optimization.LOSS_SCALE_GROWTH_INTERVAL = old
-        variables = {
-            v.op.name: v for v in tf.compat.v1.global_variables() + tf.compat.v1.local_variables()
-        }
+        variables = {v.op.name: v for v in tf.compat.v1.global_variables()}
         scale = variables["loss_scale"]
         slots = [variables["w/adam_m"], variables["w/adam_v"]]
         step = tf.compat.v1.train.get_global_step()
