@@ -24,6 +24,7 @@ nothing is left half-written.
 """
 
 import contextlib
+import os
 import re
 import signal
 import sys
@@ -68,23 +69,29 @@ def _stopped_outside_training(signum):
     )
 
 
-def _raise_stopped(signum, frame):
-    """SIGTERM outside training: raised where the main thread is, like KeyboardInterrupt.
-
-    A second SIGTERM (while cleaning up after the first) ends the process at once.
-    """
-    del frame
-    signal.signal(signum, signal.SIG_DFL)
-    raise _stopped_outside_training(signum)
-
-
 @contextlib.contextmanager
 def _sigterm_raises():
-    """Within the block, SIGTERM raises Stopped in the main thread (elsewhere: no change)."""
+    """Within the block, SIGTERM raises Stopped in the main thread (elsewhere: no change).
+
+    A second SIGTERM (while cleaning up after the first) ends the process at
+    once. A process forked inside the block (a multiprocessing worker, which
+    its pool ends with SIGTERM) inherits the handler but is not the run: it
+    ends as SIGTERM ends any process, printing nothing.
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGTERM, _raise_stopped)
+    owner = os.getpid()
+
+    def raise_stopped(signum, frame):
+        del frame
+        signal.signal(signum, signal.SIG_DFL)
+        if os.getpid() != owner:
+            os.kill(os.getpid(), signum)
+            return
+        raise _stopped_outside_training(signum)
+
+    previous = signal.signal(signal.SIGTERM, raise_stopped)
     try:
         yield
     finally:

@@ -135,7 +135,8 @@ def test_signals_at_four_points_each_save_and_resume_as_an_uninterrupted_run(tmp
     assert _newest_step(model_dir) == 12
 
     # The rest in this process (what a process would run), then the reference.
-    with caplog.at_level("INFO"):
+    # absl's logger has its own level (WARNING once any test parsed flags).
+    with caplog.at_level("INFO", logger="absl"):
         ours = _train_here(model_dir, "linear")
     assert f"Input position restored from {model_dir}/model.ckpt-12.input" in caplog.text
     assert ours["global_step"] == worker.LINEAR_STEPS
@@ -310,6 +311,22 @@ def test_errors_call_turns_a_stop_into_one_line_and_its_status(capsys):
         errors.call(interrupted)
     assert info.value.code == SIGINT_STATUS
     assert capsys.readouterr().err.startswith("STOPPED: SIGINT: stopped before the end")
+
+
+def test_a_forked_worker_ends_quietly_on_sigterm_while_its_parent_would_stop(capfd):
+    """create_pretraining_data's pool workers are forked inside errors.call, whose
+    SIGTERM handler they inherit; a pool ends its workers with SIGTERM, which must
+    end them as it ends any process (no Stopped traceback from each worker)."""
+    import multiprocessing
+
+    with errors._sigterm_raises():
+        child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+        child.start()
+        time.sleep(0.5)
+        os.kill(child.pid, signal.SIGTERM)
+        child.join(30)
+    assert child.exitcode == -signal.SIGTERM
+    assert "Traceback" not in capfd.readouterr().err
 
 
 def test_input_position_fingerprint_ignores_generated_names_only():
