@@ -1,5 +1,8 @@
 # Entry points: `make demo`, `make test` (lint, then every test, as CI runs it) and
 # `make test-fast` (the tests not marked slow). All create .venv on first use.
+# Tests run in parallel processes (pytest-xdist), one test file per process at a time
+# so that a file's module-scoped fixtures are built once; most of a test's time is a
+# single-threaded process start or graph build, so two processes use both cores.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -20,11 +23,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
+PARALLEL := -n auto --maxprocesses=4 --dist loadfile
+
 test: $(STAMP) lint
-	$(BIN)/python -m pytest -q --durations=10 tests
+	$(BIN)/python -m pytest -q $(PARALLEL) --durations=10 tests
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not slow" tests
+	$(BIN)/python -m pytest -q $(PARALLEL) -m "not slow" tests
 
 clean:
 	rm -rf $(VENV) .pytest_cache
