@@ -380,13 +380,15 @@ def prepare_serving(cfg):
     files = run_classifier.predictor_files(
         original_speed.VOCAB, True, LABELS, False, 0.5, cfg["seq_length"]
     )
-    dtype = tf.bfloat16 if cfg["precision"] == "bf16" else None
-    # The export path takes no precision yet: a bf16 export is built inside
-    # modeling.compute_dtype, which is what --precision=bf16 sets for training.
-    with modeling.compute_dtype(dtype):
-        run_classifier.export_saved_model(
-            export_dir, checkpoint, config, 2, cfg["seq_length"], predictor_files=files
-        )
+    run_classifier.export_saved_model(
+        export_dir,
+        checkpoint,
+        config,
+        2,
+        cfg["seq_length"],
+        predictor_files=files,
+        precision=cfg["precision"],
+    )
     if cfg["with_hf"]:
         _run_script(
             cfg,
