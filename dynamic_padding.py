@@ -100,15 +100,24 @@ def trim_batch(batch, length_bucket, keys):
     return trimmed
 
 
-def _sort_window(window):
-    order = tf.argsort(real_lengths(window["input_mask"]), stable=True)
+def _sort_window(window, batch_size):
+    lengths = real_lengths(window["input_mask"])
+    count = tf.shape(lengths)[0]
+    whole = count - count % batch_size
+    order = tf.concat([tf.argsort(lengths[:whole], stable=True), tf.range(whole, count)], 0)
     return {key: tf.gather(value, order) for key, value in window.items()}
 
 
-def sort_by_length(dataset, window_size):
+def sort_by_length(dataset, window_size, batch_size=1):
     """Reorders an unbatched dataset of feature dicts so each run of `window_size`
-    examples comes shortest first (ties keep their order)."""
-    return dataset.batch(window_size).map(_sort_window).unbatch()
+    examples comes shortest first (ties keep their order).
+
+    Examples past the last whole batch of `batch_size` keep their place at the
+    end, so batching the result gives the same partial last batch as batching
+    the input. Evaluation's "loss" is the mean of the batch losses: with every
+    other batch whole, that mean is the original's whatever the sorting did.
+    """
+    return dataset.batch(window_size).map(lambda w: _sort_window(w, batch_size)).unbatch()
 
 
 def with_index(dataset):
@@ -142,9 +151,9 @@ def batch(
     if window_batches:
         if is_training:
             dataset = dataset.shuffle(window_size)
+            dataset = sort_by_length(dataset, window_size)
         else:
-            dataset = with_index(dataset)
-        dataset = sort_by_length(dataset, window_size)
+            dataset = sort_by_length(with_index(dataset), window_size, batch_size)
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
     dataset = dataset.map(lambda b: trim_batch(b, length_bucket, keys))
     if window_batches and is_training:

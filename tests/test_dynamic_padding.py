@@ -77,11 +77,15 @@ def test_prediction_batches_are_sorted_within_windows_and_outputs_come_back_in_o
             real = lengths[index]
             assert ids[:real].tolist() == [j + 100 * index for j in range(1, real + 1)]
             per_example.append({"example_index": index, "first_id": ids[0]})
-    # Windows of 6 examples, shortest first (ties in input order).
+    # Windows of 6 examples, shortest first (ties in input order); the 2 examples
+    # past the last whole batch of 3 keep their order, so the last batch is the
+    # input's own.
     for start in range(0, 14, 6):
         window = list(range(start, min(start + 6, 14)))
-        expected = sorted(window, key=lambda i: (lengths[i], i))
+        whole = len(window) - len(window) % 3
+        expected = sorted(window[:whole], key=lambda i: (lengths[i], i)) + window[whole:]
         assert order[start : start + 6] == expected
+    assert order[-2:] == [12, 13]
     restored = list(dynamic_padding.in_input_order(iter(per_example)))
     assert [p["example_index"] for p in restored] == list(range(14))
     assert [int(p["first_id"]) for p in restored] == [1 + 100 * i for i in range(14)]
@@ -195,7 +199,7 @@ def classifier_runs(tmp_path_factory):
     rng = random.Random(11)
     data = root / "data"
     data.mkdir()
-    rows = {name: _sentences(rng, n) for name, n in (("train", 64), ("dev", 40), ("test", 37))}
+    rows = {name: _sentences(rng, n) for name, n in (("train", 64), ("dev", 38), ("test", 37))}
     for name in ("train", "dev"):
         text = "".join(f"{s}\t{y}\n" for s, y in rows[name])
         (data / f"{name}.tsv").write_text("sentence\tlabel\n" + text)
@@ -265,6 +269,9 @@ def test_classifier_predictions_and_eval_are_those_of_full_length(classifier_run
     results = [read_eval_results(root / d / "eval_results.txt") for d in ("cut", "full")]
     assert results[0]["eval_accuracy"] == results[1]["eval_accuracy"]
     assert abs(float(results[0]["eval_loss"]) - float(results[1]["eval_loss"])) < TOLERANCE
+    # "loss" is the mean of the batch losses: 7 whole batches of 5 and the last 3
+    # dev examples, in the cut run as in the full-length (and the original's) one.
+    assert abs(float(results[0]["loss"]) - float(results[1]["loss"])) < TOLERANCE
 
 
 @pytest.mark.slow
