@@ -187,6 +187,13 @@ def test_compare_key_value_file_wants_the_same_keys_in_order(tmp_path):
     assert result.ok and "eval_loss: 0.69 vs 0.68999" in result.detail
     assert not _compare_kv(tmp_path, orig, ours).ok
     assert not _compare_kv(tmp_path, orig, "eval_loss = 0.69\neval_accuracy = 0.6\n").ok
+    # More than round-off apart: the same checkpoint computed another way.
+    far = "eval_accuracy = 0.6\neval_loss = 0.69\nglobal_step = 5\nloss = 0.70944744\n"
+    near = far.replace("0.70944744", "0.70944738")
+    original = far.replace("0.70944744", "0.64914846")
+    assert _compare_kv(tmp_path, near, far).ok
+    result = _compare_kv(tmp_path, original, far)
+    assert not result.ok and "beyond round-off: loss: 0.64914846 vs 0.70944744" in result.detail
 
 
 def _compare_tsv(tmp_path, a, b):

@@ -82,8 +82,22 @@ def compare_json_files(path_a, path_b, json_lines=False):
     )
 
 
+# eval_results.txt values of one checkpoint evaluated by both codes differ by
+# float32 round-off (summation order) at most; more is a different computation.
+KEY_VALUE_RELATIVE_TOLERANCE = 1e-4
+
+
+def _values_close(x, y):
+    try:
+        a, b = float(x), float(y)
+    except ValueError:
+        return x == y
+    return abs(a - b) <= KEY_VALUE_RELATIVE_TOLERANCE * max(abs(a), abs(b))
+
+
 def compare_key_value_file(path_a, path_b, extra_ok=()):
-    """eval_results.txt: same "key = value" layout; ours may add the keys in extra_ok."""
+    """eval_results.txt: same "key = value" layout, values equal to round-off (a relative
+    KEY_VALUE_RELATIVE_TOLERANCE); ours may add the keys in extra_ok."""
 
     def parse(path):
         pairs = []
@@ -98,11 +112,13 @@ def compare_key_value_file(path_a, path_b, extra_ok=()):
     b = [(k, v) for k, v in parse(path_b) if k not in extra_ok]
     keys_same = [k for k, _ in a] == [k for k, _ in b]
     diffs = [f"{k}: {x} vs {y}" for (k, x), (_, y) in zip(a, b) if x != y]
+    far = [f"{k}: {x} vs {y}" for (k, x), (_, y) in zip(a, b) if not _values_close(x, y)]
     return Comparison(
-        keys_same,
+        keys_same and not far,
         f"keys {'identical' if keys_same else 'DIFFER'}"
         f"{' (ours adds ' + ', '.join(extra_ok) + ')' if extra_ok else ''}; "
-        f"values differing: {'; '.join(diffs) if diffs else 'none'}",
+        f"values differing: {'; '.join(diffs) if diffs else 'none'}"
+        f"{'; beyond round-off: ' + '; '.join(far) if far else ''}",
     )
 
 
