@@ -69,29 +69,34 @@ def _stopped_outside_training(signum):
     )
 
 
+def _raise_stopped(signum, frame):
+    """SIGTERM outside training: raised where the main thread is, like KeyboardInterrupt.
+
+    A second SIGTERM (while cleaning up after the first) ends the process at once.
+    """
+    del frame
+    signal.signal(signum, signal.SIG_DFL)
+    raise _stopped_outside_training(signum)
+
+
+def _default_sigterm_in_forked_child():
+    """A forked child (create_pretraining_data's pool workers) is not the run: SIGTERM,
+    which its pool ends it with, ends it as it ends any process. Reset at the fork, the
+    default acts even on a child stuck in C code, where no Python handler would run."""
+    if signal.getsignal(signal.SIGTERM) is _raise_stopped:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+os.register_at_fork(after_in_child=_default_sigterm_in_forked_child)
+
+
 @contextlib.contextmanager
 def _sigterm_raises():
-    """Within the block, SIGTERM raises Stopped in the main thread (elsewhere: no change).
-
-    A second SIGTERM (while cleaning up after the first) ends the process at
-    once. A process forked inside the block (a multiprocessing worker, which
-    its pool ends with SIGTERM) inherits the handler but is not the run: it
-    ends as SIGTERM ends any process, printing nothing.
-    """
+    """Within the block, SIGTERM raises Stopped in the main thread (elsewhere: no change)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    owner = os.getpid()
-
-    def raise_stopped(signum, frame):
-        del frame
-        signal.signal(signum, signal.SIG_DFL)
-        if os.getpid() != owner:
-            os.kill(os.getpid(), signum)
-            return
-        raise _stopped_outside_training(signum)
-
-    previous = signal.signal(signal.SIGTERM, raise_stopped)
+    previous = signal.signal(signal.SIGTERM, _raise_stopped)
     try:
         yield
     finally:

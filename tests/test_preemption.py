@@ -319,12 +319,24 @@ def test_a_forked_worker_ends_quietly_on_sigterm_while_its_parent_would_stop(cap
     end them as it ends any process (no Stopped traceback from each worker)."""
     import multiprocessing
 
+    fork = multiprocessing.get_context("fork")
+
+    def exit_with_sigterm_default():
+        os._exit(0 if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL else 3)
+
     with errors._sigterm_raises():
-        child = multiprocessing.get_context("fork").Process(target=time.sleep, args=(60,))
+        assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL
+        # The default is back from the fork on, so it acts even on a child stuck
+        # in C code, where a Python handler would never run.
+        checker = fork.Process(target=exit_with_sigterm_default)
+        checker.start()
+        checker.join(30)
+        child = fork.Process(target=time.sleep, args=(60,))
         child.start()
         time.sleep(0.5)
         os.kill(child.pid, signal.SIGTERM)
         child.join(30)
+    assert checker.exitcode == 0
     assert child.exitcode == -signal.SIGTERM
     assert "Traceback" not in capfd.readouterr().err
 
