@@ -160,20 +160,11 @@ def _mark():
 def train_ours(cfg):
     import tensorflow as tf
 
-    import modeling
     import run_classifier
     import runner
 
     tf.get_logger().setLevel("ERROR")
-    config = modeling.BertConfig(
-        vocab_size=cfg["vocab_size"],
-        hidden_size=cfg["hidden_size"],
-        num_hidden_layers=cfg["num_hidden_layers"],
-        num_attention_heads=cfg["num_attention_heads"],
-        intermediate_size=cfg["intermediate_size"],
-        max_position_embeddings=max(512, cfg["seq_length"]),
-        type_vocab_size=2,
-    )
+    config = speed_common.bert_config(cfg, cfg["seq_length"])
     steps = cfg["warmup_steps"] + cfg["windows"] * cfg["window_steps"]
     model_fn = run_classifier.model_fn_builder(
         config, 2, None, LEARNING_RATE, 10 * steps, steps, False, False
@@ -353,15 +344,7 @@ def prepare_serving(cfg):
         config = modeling.BertConfig.from_json_file(os.path.join(converted, "bert_config.json"))
         init = os.path.join(converted, "bert_model.ckpt")
     else:
-        config = modeling.BertConfig(
-            vocab_size=cfg["vocab_size"],
-            hidden_size=cfg["hidden_size"],
-            num_hidden_layers=cfg["num_hidden_layers"],
-            num_attention_heads=cfg["num_attention_heads"],
-            intermediate_size=cfg["intermediate_size"],
-            max_position_embeddings=max(512, cfg["seq_length"]),
-            type_vocab_size=2,
-        )
+        config = speed_common.bert_config(cfg, cfg["seq_length"])
     with open(config_path, "w") as f:
         f.write(config.to_json_string())
     graph = tf.Graph()

@@ -22,6 +22,23 @@ PRETRAIN_KEYS = [
 ]
 
 
+def bert_config(sizes, seq_length):
+    """The modeling.BertConfig the speed benchmarks time: `sizes` holds vocab_size,
+    hidden_size, num_hidden_layers, num_attention_heads and intermediate_size (other
+    keys are ignored); positions for max(512, seq_length), two segment types."""
+    import modeling
+
+    return modeling.BertConfig(
+        vocab_size=sizes["vocab_size"],
+        hidden_size=sizes["hidden_size"],
+        num_hidden_layers=sizes["num_hidden_layers"],
+        num_attention_heads=sizes["num_attention_heads"],
+        intermediate_size=sizes["intermediate_size"],
+        max_position_embeddings=max(512, seq_length),
+        type_vocab_size=2,
+    )
+
+
 def forward_flops_per_example(task, cfg, seq, predictions, num_labels):
     """Multiply-add FLOPs (2 per MAC) of the matmuls in one example's forward pass.
 

@@ -97,17 +97,7 @@ def parse_args(argv):
 
 
 def _config(args):
-    import modeling
-
-    return modeling.BertConfig(
-        vocab_size=args.vocab_size,
-        hidden_size=args.hidden_size,
-        num_hidden_layers=args.num_hidden_layers,
-        num_attention_heads=args.num_attention_heads,
-        intermediate_size=args.intermediate_size,
-        max_position_embeddings=max(512, args.seq_length),
-        type_vocab_size=2,
-    )
+    return speed_common.bert_config(vars(args), args.seq_length)
 
 
 def build_step(args):

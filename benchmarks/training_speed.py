@@ -49,6 +49,7 @@ from speed_common import (  # noqa: E402
     CLASSIFIER_KEYS,
     PRETRAIN_KEYS,
     StepTimer,
+    bert_config,
     dataset_fn,
     forward_flops_per_example,
     measure_matmul_peak,
@@ -116,7 +117,6 @@ def _run_plain(task, data):
 
 
 def _run_ours(task, variant, data):
-    import modeling
     import runner
 
     speed = dict(
@@ -124,9 +124,7 @@ def _run_ours(task, variant, data):
         precision="bf16" if "bf16" in variant else "fp16" if "fp16" in variant else "fp32",
         num_accumulation_steps=int(variant[3:]) if variant.startswith("acc") else 1,
     )
-    config = modeling.BertConfig(
-        **_config_dict(), max_position_embeddings=max(512, FLAGS.seq_length), type_vocab_size=2
-    )
+    config = bert_config(_config_dict(), FLAGS.seq_length)
     total = FLAGS.warmup_steps + FLAGS.steps
     if task == "pretrain":
         import run_pretraining as script
