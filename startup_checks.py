@@ -187,25 +187,33 @@ def load_tokenizer(
     return tokenizer
 
 
+def _not_utf8(path, line_number, flag):
+    where = f"{flag}: " if flag else ""
+    return UsageError(f"{where}{path}: line {line_number} is not UTF-8 text")
+
+
+def _without_bom(data):
+    """A byte-order mark at the start (Excel's "CSV UTF-8" writes one) is not text."""
+    return data[len(codecs.BOM_UTF8) :] if data.startswith(codecs.BOM_UTF8) else data
+
+
 def decode_line(raw, path, line_number, flag="--input_file"):
     """One line of an input file as text; names the file and line if it is not UTF-8."""
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        where = f"{flag}: " if flag else ""
-        raise UsageError(f"{where}{path}: line {line_number} is not UTF-8 text") from None
+        raise _not_utf8(path, line_number, flag) from None
 
 
 def text_lines(path, flag=None):
     """Yields the lines of a UTF-8 text file, each ending in "\n".
 
-    A byte-order mark at the start (Excel's "CSV UTF-8" writes one) is not
-    part of the text; a line that is not UTF-8 (say Windows-1252) is a
-    UsageError naming the file and the line.
+    A byte-order mark at the start is dropped; a line that is not UTF-8 (say
+    Windows-1252) is a UsageError naming the file and the line.
     """
     for line_number, raw in fileio.numbered_lines(path):
-        if line_number == 1 and raw.startswith(codecs.BOM_UTF8):
-            raw = raw[len(codecs.BOM_UTF8) :]
+        if line_number == 1:
+            raw = _without_bom(raw)
         yield decode_line(raw, path, line_number, flag) + "\n"
 
 
@@ -213,12 +221,8 @@ def read_text(path, flag=None):
     """A whole UTF-8 text file (a JSON file, say) as a string; names the first line that
     is not UTF-8. A byte-order mark at the start is dropped."""
     with fileio.open_binary(path) as f:
-        data = f.read()
-    if data.startswith(codecs.BOM_UTF8):
-        data = data[len(codecs.BOM_UTF8) :]
+        data = _without_bom(f.read())
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line_number = data.count(b"\n", 0, e.start) + 1
-        where = f"{flag}: " if flag else ""
-        raise UsageError(f"{where}{path}: line {line_number} is not UTF-8 text") from None
+        raise _not_utf8(path, data.count(b"\n", 0, e.start) + 1, flag) from None
