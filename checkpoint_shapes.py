@@ -36,17 +36,27 @@ def check_shapes(expected, checkpoint_path, in_checkpoint=None, hint="", flag=No
         raise UsageError(str(e)) from None
 
 
-def check_head_of_newest_checkpoint(output_dir, num_labels, hidden_size):
-    """A checkpoint already in output_dir must have this task's head, or nothing fits.
+def check_task_head(output_dir, init_checkpoint, num_labels, hidden_size):
+    """A checkpoint already in output_dir, and --init_checkpoint, must fit this task's head.
 
-    Training resumes from it and eval / predict / export read it; a head
-    with another number of labels (say an MNLI model under --task_name=mrpc)
-    would otherwise be restored as it is, giving outputs of the wrong width.
+    Training resumes from the one in output_dir and eval / predict / export
+    read it; a head with another number of labels (say an MNLI model under
+    --task_name=mrpc) would otherwise be restored as it is, giving outputs of
+    the wrong width. An --init_checkpoint fine-tuned on such a task would
+    only be refused while warm starting, after the records were written.
+    Either may hold no head at all (a pre-trained checkpoint has none).
     """
-    checkpoint_path = tf.train.latest_checkpoint(output_dir) if output_dir else None
-    if checkpoint_path is None:
-        return
     expected = {"output_weights": [num_labels, hidden_size], "output_bias": [num_labels]}
-    check_shapes(
-        expected, checkpoint_path, hint=" (it belongs to another task: use another --output_dir)"
-    )
+    newest = tf.train.latest_checkpoint(output_dir) if output_dir else None
+    if newest is not None:
+        check_shapes(
+            expected, newest, hint=" (it belongs to another task: use another --output_dir)"
+        )
+    if init_checkpoint:
+        check_shapes(
+            expected,
+            init_checkpoint,
+            hint=" (--init_checkpoint was fine-tuned on another task: start from a "
+            "pre-trained checkpoint)",
+            flag="--init_checkpoint",
+        )
