@@ -189,6 +189,27 @@ def test_python_m_runs_the_script_with_the_same_flags(venv):
     )
 
 
+def test_a_mistake_modeling_finds_is_one_error_line_from_the_installed_script(venv, tmp_path):
+    """modeling raises its own error class (the file works copied alone); the installed
+    scripts recognise bert.modeling's as the clone's recognise modeling's."""
+    config = tmp_path / "bert_config.json"
+    config.write_text('{"vocab_size": 30,\n "hidden', encoding="utf-8")
+    result = venv.run(
+        "-m",
+        "bert.run_classifier",
+        "--task_name=mrpc",
+        "--do_train=true",
+        f"--data_dir={tmp_path}",
+        f"--vocab_file={tmp_path / 'vocab.txt'}",
+        f"--bert_config_file={config}",
+        f"--output_dir={tmp_path / 'out'}",
+    )
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(f"ERROR: {config}:2: not a valid JSON BERT config"), last
+
+
 @pytest.mark.parametrize(
     "order", [("run_classifier", "run_squad"), ("run_squad", "run_classifier")]
 )
