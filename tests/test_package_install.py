@@ -17,7 +17,15 @@ import sysconfig
 import zipfile
 
 import pytest
-from helpers import GOLDEN, REPO, TESTS, VOCAB_UNCASED, run_command, run_script
+from helpers import (
+    GOLDEN,
+    REPO,
+    TESTS,
+    VOCAB_UNCASED,
+    run_command,
+    run_outside_repository,
+    run_script,
+)
 from reference_tokenizer import full_tokenize, load_vocab
 
 pytestmark = pytest.mark.slow
@@ -37,16 +45,7 @@ class Venv:
         self.wheel, self.workdir = wheel, workdir
 
     def run(self, *argv):
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-        completed = subprocess.run(
-            [self.python, *argv],
-            capture_output=True,
-            text=True,
-            env=dict(env, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1"),
-            cwd=self.workdir,
-            timeout=600,
-        )
-        return completed
+        return run_outside_repository([self.python, *argv], cwd=self.workdir)
 
     def run_code(self, source, *args):
         result = self.run("-c", source, *args)

@@ -11,7 +11,6 @@ tokenization.py runs with TensorFlow blocked.
 import json
 import os
 import shutil
-import subprocess
 import sys
 import textwrap
 import types
@@ -19,7 +18,13 @@ import types
 import numpy as np
 import numpy_reference as npr
 import pytest
-from helpers import REPO, SUBPROCESS_TIMEOUT, tiny_bert_config, write_checkpoint, write_lines
+from helpers import (
+    REPO,
+    run_outside_repository,
+    tiny_bert_config,
+    write_checkpoint,
+    write_lines,
+)
 
 # Every case starts a process.
 pytestmark = pytest.mark.slow
@@ -60,18 +65,9 @@ def _run_alone(module, tmp_path, source, *args):
     alone = tmp_path / "alone"
     alone.mkdir()
     shutil.copy2(os.path.join(REPO, module + ".py"), alone)
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-    env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1")
     code = _PRELUDE + textwrap.dedent(source) + _EPILOGUE
     argv = [module, REPO, json.dumps(PROJECT_MODULES), *map(str, args)]
-    completed = subprocess.run(
-        [sys.executable, "-c", code, *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(alone),
-        timeout=SUBPROCESS_TIMEOUT,
-    )
+    completed = run_outside_repository([sys.executable, "-c", code, *argv], cwd=str(alone))
     assert completed.returncode == 0, completed.stderr[-4000:]
     (line,) = [line for line in completed.stdout.splitlines() if line.startswith("RESULT ")]
     return json.loads(line[len("RESULT ") :])
