@@ -2,7 +2,8 @@
 
 A mistake the user can fix is raised as a UsageError where the bad value
 enters (a flag, a file, a line of a file, a key of a config), with a message
-naming it. That, a RunError (a run that cannot go on, say a NaN loss), an
+naming it (modeling.py and tokenization.py raise their own InputError, see
+below). That, a RunError (a run that cannot go on, say a NaN loss), an
 OSError (a missing or unreadable file, a full disk) and TensorFlow's errors
 about data (not found, corrupt, truncated) are reported in one line with no
 traceback; anything else, a plain ValueError included, is a bug and keeps
@@ -132,15 +133,37 @@ def is_tf_error(error):
     )
 
 
+# modeling.py and tokenization.py import no other module of the project, so that
+# each works copied alone into another project (as the original's did): instead
+# of UsageError, each raises its own InputError, a ValueError, for a config,
+# checkpoint or vocabulary that does not fit. Those classes count as UsageError.
+# They are taken from the modules already imported (importing modeling here
+# would import TensorFlow): a module not imported yet has raised nothing.
+_MODULES_WITH_INPUT_ERROR = ("modeling", "tokenization")
+
+
+def _input_error_classes():
+    """The InputError classes of the modules of _MODULES_WITH_INPUT_ERROR imported so far."""
+    package = __name__.rpartition(".")[0]  # "bert" when installed as the package
+    classes = []
+    for name in _MODULES_WITH_INPUT_ERROR:
+        module = sys.modules.get(f"{package}.{name}" if package else name)
+        error_class = getattr(module, "InputError", None)
+        if isinstance(error_class, type):
+            classes.append(error_class)
+    return tuple(classes)
+
+
 def is_user_error(error):
     """Whether `error` is a user's mistake (one line) rather than a bug (traceback).
 
-    UsageError, RunError and OSError are; so are TensorFlow's runtime errors
-    about data (not found, data loss, out of range, ...). Nothing else is:
-    a ValueError that reaches the top without having been turned into a
-    UsageError where the bad value entered is a bug.
+    UsageError, modeling's and tokenization's InputError, RunError and
+    OSError are; so are TensorFlow's runtime errors about data (not found,
+    data loss, out of range, ...). Nothing else is: a ValueError that
+    reaches the top without having been turned into a UsageError where the
+    bad value entered is a bug.
     """
-    if isinstance(error, (UsageError, RunError, OSError)):
+    if isinstance(error, (UsageError, RunError, OSError, *_input_error_classes())):
         return True
     if is_tf_error(error):
         return type(error).__name__ in _TF_USER_ERRORS

@@ -18,6 +18,11 @@ Numeric choices, named where they are made:
     form, for models trained with it (Hugging Face's "gelu");
   * LayerNorm uses epsilon 1e-12 over the last axis;
   * masked attention positions get -10000 added to their scores.
+
+Like the original's, the file imports nothing but TensorFlow, six, absl and
+the standard library, so it works copied alone into another project. A
+config or checkpoint that does not fit raises `InputError`, a ValueError
+defined here for that reason (the scripts report it in one ERROR line).
 """
 
 import collections
@@ -30,9 +35,6 @@ import re
 import six
 import tensorflow as tf
 from absl import logging as absl_logging
-
-import checkpoint_shapes
-from errors import UsageError
 
 LAYER_NORM_EPSILON = 1e-12
 # Added to the attention scores of padding positions: large enough that
@@ -95,6 +97,11 @@ _CONFIG_KEYS = _CONFIG_SIZES + (
     "attention_probs_dropout_prob",
     "initializer_range",
 )
+
+
+class InputError(ValueError):
+    """A config or a checkpoint that does not fit: the user's mistake, which the scripts
+    report in one ERROR line. A ValueError, as the original raised."""
 
 
 class BertConfig:
@@ -161,8 +168,9 @@ class BertConfig:
         """Reads a config from a JSON file (any path `tf.io.gfile` can open).
 
         Raises:
-          ValueError: the file is not valid JSON or does not hold an object; the
-            message names the file (and the line for a syntax error).
+          InputError (a ValueError): the file is not valid JSON, does not hold
+            an object or fails `validate`; the message names the file (and the
+            line for a syntax error).
         """
         with tf.io.gfile.GFile(json_file, "r") as reader:
             text = reader.read()
@@ -171,9 +179,9 @@ class BertConfig:
         except ValueError as e:
             line = getattr(e, "lineno", None)
             where = f"{json_file}:{line}" if line else json_file
-            raise UsageError(f"{where}: not a valid JSON BERT config ({e})") from None
+            raise InputError(f"{where}: not a valid JSON BERT config ({e})") from None
         if not isinstance(json_object, dict):
-            raise UsageError(
+            raise InputError(
                 f"{json_file}: a BERT config must be a JSON object, "
                 f"got {type(json_object).__name__}"
             )
@@ -192,33 +200,33 @@ class BertConfig:
         constructor do not, as in the original.
 
         Raises:
-          ValueError: naming `source` and the offending key.
+          InputError (a ValueError): naming `source` and the offending key.
         """
         if self.vocab_size is None:
-            raise UsageError(f"{source}: vocab_size is missing")
+            raise InputError(f"{source}: vocab_size is missing")
         for key in _CONFIG_SIZES:
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise UsageError(f"{source}: {key} must be a positive integer, got {value!r}")
+                raise InputError(f"{source}: {key} must be a positive integer, got {value!r}")
         for key in ("hidden_dropout_prob", "attention_probs_dropout_prob", "initializer_range"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise UsageError(f"{source}: {key} must be a number, got {value!r}")
+                raise InputError(f"{source}: {key} must be a number, got {value!r}")
             if key == "initializer_range" and value <= 0:
-                raise UsageError(f"{source}: {key} must be positive, got {value!r}")
+                raise InputError(f"{source}: {key} must be positive, got {value!r}")
             if key != "initializer_range" and not 0 <= value < 1:
-                raise UsageError(f"{source}: {key} must be in [0, 1), got {value!r}")
+                raise InputError(f"{source}: {key} must be in [0, 1), got {value!r}")
         try:
             if not (isinstance(self.hidden_act, six.string_types) or callable(self.hidden_act)):
                 raise ValueError(self.hidden_act)
             get_activation(self.hidden_act)
         except ValueError:
-            raise UsageError(
+            raise InputError(
                 f"{source}: hidden_act {self.hidden_act!r} is not one of "
                 "gelu, gelu_erf, relu, tanh, linear"
             ) from None
         if self.hidden_size % self.num_attention_heads:
-            raise UsageError(
+            raise InputError(
                 f"{source}: hidden_size ({self.hidden_size}) is not a multiple of "
                 f"num_attention_heads ({self.num_attention_heads})"
             )
@@ -1109,23 +1117,50 @@ def bert_variable_shapes(config):
     return shapes
 
 
-def check_checkpoint_shapes(init_checkpoint, config):
-    """Checks, before any graph is built, that a checkpoint fits `config`.
+def _as_list(shape):
+    return shape.as_list() if isinstance(shape, tf.TensorShape) else list(shape)
 
-    Every BERT variable (see `bert_variable_shapes`) the checkpoint holds must
-    have the shape the config gives it; others (task heads, optimizer slots,
-    layers beyond num_hidden_layers) are not looked at, as warm starting
-    ignores them too.
 
-    Raises:
-      ValueError: no checkpoint at `init_checkpoint`, or a shape differs (the
-        message names the variable and both shapes).
+def find_shape_mismatches(expected, in_checkpoint):
+    """[(name, model shape, checkpoint shape)] for names in both whose shapes do not fit.
+
+    `expected` maps names to shape lists or tf.TensorShapes (a partly
+    unknown TensorShape fits any shape it is compatible with);
+    `in_checkpoint` maps names to shape lists, as `tf.train.list_variables`
+    gives them.
     """
-    checkpoint_shapes.check_shapes(
-        bert_variable_shapes(config),
-        init_checkpoint,
-        hint=" (does --bert_config_file belong to this checkpoint?)",
-        flag="--init_checkpoint",
+    found = []
+    for name, shape in expected.items():
+        if name not in in_checkpoint:
+            continue
+        saved = in_checkpoint[name]
+        if isinstance(shape, tf.TensorShape):
+            fits = shape.is_compatible_with(saved)
+        else:
+            fits = list(shape) == list(saved)
+        if not fits:
+            found.append((name, _as_list(shape), list(saved)))
+    return found
+
+
+def check_variable_shapes(expected, checkpoint_path, in_checkpoint, hint=""):
+    """Raises InputError for the first variable whose shape differs from the checkpoint's.
+
+    The one message for it, wherever a checkpoint is matched to a model:
+
+        checkpoint <path> does not match the model: variable <name> has shape
+        [a, b] in the model but [c, d] in the checkpoint<hint>
+
+    Variables the checkpoint lacks are not looked at (see
+    `find_shape_mismatches` for the arguments).
+    """
+    mismatches = find_shape_mismatches(expected, in_checkpoint)
+    if not mismatches:
+        return
+    name, model_shape, checkpoint_shape = mismatches[0]
+    raise InputError(
+        f"checkpoint {checkpoint_path} does not match the model: variable {name} has shape "
+        f"{model_shape} in the model but {checkpoint_shape} in the checkpoint{hint}"
     )
 
 
@@ -1144,8 +1179,9 @@ def get_assignment_map_from_checkpoint(tvars, init_checkpoint):
       with both "name" and "name:0" keys (value 1) for every such variable.
 
     Raises:
-      ValueError: a variable's shape in the graph differs from its shape in
-        the checkpoint; the message names the variable and both shapes.
+      InputError (a ValueError): a variable's shape in the graph differs from
+        its shape in the checkpoint; the message names the variable and both
+        shapes (`check_variable_shapes`).
     """
     name_to_variable = collections.OrderedDict()
     for var in tvars:
@@ -1154,10 +1190,10 @@ def get_assignment_map_from_checkpoint(tvars, init_checkpoint):
     assignment_map = collections.OrderedDict()
     initialized_variable_names = {}
     in_checkpoint = tf.train.list_variables(init_checkpoint)
-    checkpoint_shapes.check_shapes(
+    check_variable_shapes(
         {name: var.shape for name, var in name_to_variable.items()},
         init_checkpoint,
-        in_checkpoint=dict(in_checkpoint),
+        dict(in_checkpoint),
     )
     for name, _ in in_checkpoint:
         if name not in name_to_variable:

@@ -861,8 +861,8 @@ def _check_flags():
     num_labels = 1 if label_list is None else len(label_list)
     if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
         raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
-    checkpoint_shapes.check_head_of_newest_checkpoint(
-        FLAGS.output_dir, num_labels, bert_config.hidden_size
+    checkpoint_shapes.check_task_head(
+        FLAGS.output_dir, FLAGS.init_checkpoint, num_labels, bert_config.hidden_size
     )
     run_config = script_flags.run_config_from_flags()
 

@@ -419,8 +419,8 @@ def _check_flags():
         if examples is not None:
             ner_data.check_example_tags(examples, path, FLAGS.tag_scheme, label_list)
 
-    checkpoint_shapes.check_head_of_newest_checkpoint(
-        FLAGS.output_dir, len(label_list), bert_config.hidden_size
+    checkpoint_shapes.check_task_head(
+        FLAGS.output_dir, FLAGS.init_checkpoint, len(label_list), bert_config.hidden_size
     )
     run_config = script_flags.run_config_from_flags()
     return _Checked(

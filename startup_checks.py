@@ -180,7 +180,7 @@ def load_tokenizer(
         raise UsageError(f"{flag}: {vocab_file} is not UTF-8 text ({e.reason})") from None
     try:
         tokenization.check_special_tokens(tokenizer.vocab, vocab_file)
-    except ValueError as e:
+    except tokenization.InputError as e:
         raise UsageError(str(e).replace("--vocab_file", flag, 1)) from None
     if bert_config is not None:
         check_vocab_size(len(tokenizer.vocab), bert_config, vocab_file, config_file)

@@ -14,7 +14,9 @@ skips the Unicode work altogether.
 
 TensorFlow is imported only by `load_vocab`, and only for paths with a
 scheme (gs://, ...: `tf.io.gfile` reads those), which keeps `import
-tokenization` and local vocabularies cheap in worker processes.
+tokenization` and local vocabularies cheap in worker processes, and lets
+the file work where TensorFlow is not installed at all. It imports nothing
+else outside the standard library either, so it works copied alone.
 """
 
 import collections
@@ -22,7 +24,11 @@ import itertools
 import re
 import unicodedata
 
-from errors import UsageError
+
+class InputError(ValueError):
+    """A vocabulary or a casing that does not fit: the user's mistake, which the scripts
+    report in one ERROR line. A ValueError, as the original raised."""
+
 
 # Checkpoint directory names of Google's released models, by casing.
 _LOWER_CASED_MODELS = (
@@ -70,7 +76,7 @@ _WORD_CACHE_LIMIT = 1 << 17
 
 
 def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
-    """Raises ValueError if `do_lower_case` contradicts a known Google checkpoint.
+    """Raises InputError (a ValueError) if `do_lower_case` contradicts a known Google checkpoint.
 
     The casing of a released model is not stored in its config, so it is
     inferred from the name of the directory holding `bert_model.ckpt`.
@@ -88,7 +94,7 @@ def validate_case_matches_checkpoint(do_lower_case, init_checkpoint):
         given, casing, wanted = "True", "cased", "False"
     else:
         return
-    raise UsageError(
+    raise InputError(
         f"--do_lower_case={given} does not fit --init_checkpoint={init_checkpoint}: "
         f"`{model_name}` is a {casing} model, so pass --do_lower_case={wanted} to "
         "tokenize text the way the model was pre-trained. If this check is wrong "
@@ -110,7 +116,7 @@ def printable_text(text):
     return convert_to_unicode(text)
 
 
-class VocabNotUtf8Error(UnicodeDecodeError):
+class VocabNotUtf8Error(UnicodeDecodeError, InputError):
     """A vocabulary file that is not UTF-8; unlike the plain error, it names the file."""
 
     def __init__(self, error, vocab_file):
@@ -156,14 +162,14 @@ SPECIAL_TOKENS = ("[CLS]", "[SEP]", "[MASK]", "[UNK]")
 
 
 def check_special_tokens(vocab, vocab_file):
-    """Raises ValueError naming `vocab_file` if `vocab` lacks any SPECIAL_TOKENS.
+    """Raises InputError (a ValueError) naming `vocab_file` if `vocab` lacks any SPECIAL_TOKENS.
 
     The scripts call this on every --vocab_file, so that a wrong file fails
     at once instead of as a KeyError deep in feature conversion.
     """
     missing = [token for token in SPECIAL_TOKENS if token not in vocab]
     if missing:
-        raise UsageError(f"--vocab_file: {vocab_file} lacks {', '.join(missing)}")
+        raise InputError(f"--vocab_file: {vocab_file} lacks {', '.join(missing)}")
 
 
 def convert_by_vocab(vocab, items):

@@ -71,6 +71,15 @@ def run_command(argv, env=None, cwd=REPO):
     )
 
 
+def run_outside_repository(argv, cwd):
+    """Runs argv to the end as run_command does, but with no PYTHONPATH or PYTHONHOME:
+    from a `cwd` outside the repository, nothing of the repository is importable."""
+    env = {k: v for k, v in subprocess_env().items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    return subprocess.run(
+        argv, capture_output=True, text=True, env=env, cwd=cwd, timeout=SUBPROCESS_TIMEOUT
+    )
+
+
 def run_python(*argv, env=None, cwd=REPO):
     """Runs the Python that runs the tests on argv (a file and its arguments, or -c code)."""
     return run_command([sys.executable, *argv], env=env, cwd=cwd)

@@ -448,6 +448,21 @@ def test_expected_shapes_are_those_of_the_pretraining_graph():
     assert built == modeling.bert_variable_shapes(config)
 
 
+def test_init_checkpoint_with_a_head_of_another_shape(inputs, tmp_path):
+    """A checkpoint fine-tuned on a task with another number of labels: refused before
+    any record is written (warm starting would refuse it only after)."""
+    shapes = {**_model_shapes(_config()), "output_weights": [3, HIDDEN], "output_bias": [3]}
+    checkpoint = _save_checkpoint(str(tmp_path / "mnli" / "model.ckpt"), shapes)
+    _assert_fails(
+        tmp_path,
+        "run_classifier.py",
+        _classifier(inputs, tmp_path / "out", init_checkpoint=checkpoint),
+        checkpoint,
+        "output_weights",
+        f"[2, {HIDDEN}] in the model but [3, {HIDDEN}] in the checkpoint",
+    )
+
+
 def test_resume_checkpoint_shape_mismatch(inputs, tmp_path):
     out = tmp_path / "out"
     _save_checkpoint(
@@ -488,6 +503,21 @@ def test_resume_checkpoint_shape_mismatch(inputs, tmp_path):
 )
 def test_vocab_without_special_token(inputs, tmp_path, script, build):
     _assert_fails(tmp_path, script, build(inputs, tmp_path), inputs["vocab_no_mask"], "[MASK]")
+
+
+@pytest.mark.parametrize(
+    "script, build",
+    [
+        ("run_classifier.py", lambda i, t, **f: _classifier(i, t / "out", **f)),
+        ("run_squad.py", lambda i, t, **f: _squad(i, t / "out", **f)),
+    ],
+)
+def test_do_lower_case_that_contradicts_a_released_checkpoint(inputs, tmp_path, script, build):
+    """tokenization.py raises its own error class (the file is copied alone into other
+    projects); the scripts still report it in one line."""
+    checkpoint = str(tmp_path / "uncased_L-12_H-768_A-12" / "bert_model.ckpt")
+    args = build(inputs, tmp_path, init_checkpoint=checkpoint, do_lower_case="false")
+    _assert_fails(tmp_path, script, args, "--do_lower_case=False", "uncased_L-12_H-768_A-12")
 
 
 # ---------------------------------------------------------------- sequence length

@@ -8,12 +8,15 @@ Checked from the sources (and imports, for the public names):
   lines, run_squad.py 1,283; run_ner.py, which the original lacks, 800); no
   function anywhere is over 100 lines; each script's `main` checks its
   flags first through one `_check_flags()`;
-- only the scripts and script_flags.py read flags: the libraries take values.
+- only the scripts and script_flags.py read flags: the libraries take values;
+- modeling, tokenization and optimization import no module of the project,
+  only what the original's did, so that each works copied alone.
 """
 
 import ast
 import inspect
 import os
+import sys
 
 import pytest
 from helpers import REPO
@@ -458,3 +461,42 @@ def test_the_flag_check_catches_a_flag_read(tmp_path):
     path = tmp_path / "lib.py"
     path.write_text("from absl import flags\n\n\ndef f():\n    return flags.FLAGS.x\n")
     assert _reads_flags(_tree(str(path))) == [1, 5]
+
+
+# The modules users copy into their own projects, one file at a time, and what
+# the original's imported besides the standard library: nothing else may they import.
+STANDALONE_MODULES = ("modeling", "optimization", "tokenization")
+STANDALONE_MAY_IMPORT = {"tensorflow", "numpy", "absl", "six"}
+
+
+def _imports_outside(tree, allowed):
+    """Lines and names of imports (at any depth) of neither the standard library nor `allowed`."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            names = ["." * node.level + (node.module or "")]
+        else:
+            continue
+        for name in names:
+            top = name.split(".")[0]
+            if not top or (top not in sys.stdlib_module_names and top not in allowed):
+                found.append(f"{node.lineno}: {name}")
+    return found
+
+
+@pytest.mark.parametrize("module", STANDALONE_MODULES)
+def test_modules_copied_alone_import_no_sibling(module):
+    tree = _tree(os.path.join(REPO, module + ".py"))
+    assert _imports_outside(tree, STANDALONE_MAY_IMPORT) == []
+
+
+def test_the_import_check_catches_a_sibling(tmp_path):
+    path = tmp_path / "lib.py"
+    path.write_text(
+        "import os\nimport six\nfrom errors import UsageError\n\n\n"
+        "def f():\n    import checkpoint_shapes\n    from . import x\n"
+    )
+    found = _imports_outside(_tree(str(path)), STANDALONE_MAY_IMPORT)
+    assert found == ["3: errors", "7: checkpoint_shapes", "8: ."]

@@ -17,7 +17,15 @@ import sysconfig
 import zipfile
 
 import pytest
-from helpers import GOLDEN, REPO, TESTS, VOCAB_UNCASED, run_command, run_script
+from helpers import (
+    GOLDEN,
+    REPO,
+    TESTS,
+    VOCAB_UNCASED,
+    run_command,
+    run_outside_repository,
+    run_script,
+)
 from reference_tokenizer import full_tokenize, load_vocab
 
 pytestmark = pytest.mark.slow
@@ -37,16 +45,7 @@ class Venv:
         self.wheel, self.workdir = wheel, workdir
 
     def run(self, *argv):
-        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
-        completed = subprocess.run(
-            [self.python, *argv],
-            capture_output=True,
-            text=True,
-            env=dict(env, TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="-1"),
-            cwd=self.workdir,
-            timeout=600,
-        )
-        return completed
+        return run_outside_repository([self.python, *argv], cwd=self.workdir)
 
     def run_code(self, source, *args):
         result = self.run("-c", source, *args)
@@ -187,6 +186,27 @@ def test_python_m_runs_the_script_with_the_same_flags(venv):
     assert _without_header(installed.stdout, installed_path) == _without_header(
         cloned.stdout, os.path.join(REPO, "run_classifier.py")
     )
+
+
+def test_a_mistake_modeling_finds_is_one_error_line_from_the_installed_script(venv, tmp_path):
+    """modeling raises its own error class (the file works copied alone); the installed
+    scripts recognise bert.modeling's as the clone's recognise modeling's."""
+    config = tmp_path / "bert_config.json"
+    config.write_text('{"vocab_size": 30,\n "hidden', encoding="utf-8")
+    result = venv.run(
+        "-m",
+        "bert.run_classifier",
+        "--task_name=mrpc",
+        "--do_train=true",
+        f"--data_dir={tmp_path}",
+        f"--vocab_file={tmp_path / 'vocab.txt'}",
+        f"--bert_config_file={config}",
+        f"--output_dir={tmp_path / 'out'}",
+    )
+    assert result.returncode == 1, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith(f"ERROR: {config}:2: not a valid JSON BERT config"), last
 
 
 @pytest.mark.parametrize(

@@ -113,6 +113,29 @@ def test_only_user_errors_are_one_line():
     assert not errors.is_user_error(info.value)
 
 
+def test_the_input_errors_of_modeling_and_tokenization_are_user_errors(tmp_path):
+    """The two modules copied alone import nothing of ours, so they raise their own
+    class; it is a ValueError, and the scripts' entry point takes it as a UsageError."""
+    import tokenization
+
+    with pytest.raises(ValueError) as info:
+        modeling.BertConfig.from_dict({"hidden_size": 8}).validate("c.json")
+    assert type(info.value) is modeling.InputError
+    assert errors.is_user_error(info.value)
+    with pytest.raises(ValueError) as info:
+        tokenization.check_special_tokens({"[CLS]": 0}, "v.txt")
+    assert type(info.value) is tokenization.InputError
+    assert errors.is_user_error(info.value)
+    not_utf8 = tmp_path / "vocab.txt"
+    not_utf8.write_bytes(b"[CLS]\ncaf\xe9\n")
+    with pytest.raises(UnicodeDecodeError) as info:
+        tokenization.load_vocab(str(not_utf8))
+    assert errors.is_user_error(info.value)
+    assert errors.message(info.value) == f"--vocab_file: {not_utf8} is not UTF-8 text " + (
+        "(invalid continuation byte at byte 9)"
+    )
+
+
 def _run_main(code):
     return run_python("-c", code)
 
@@ -326,9 +349,7 @@ def _save_checkpoint(prefix, shapes):
 def test_checkpoint_shapes_one_message(tmp_path):
     path = _save_checkpoint(str(tmp_path / "model.ckpt"), {"w": [3, 4], "b": [4]})
     expected = {"w": [3, 4], "b": [5], "not_saved": [1]}
-    assert checkpoint_shapes.find_mismatches(expected, {"w": [3, 4], "b": [4]}) == [
-        ("b", [5], [4])
-    ]
+    assert modeling.find_shape_mismatches(expected, {"w": [3, 4], "b": [4]}) == [("b", [5], [4])]
     with pytest.raises(errors.UsageError) as info:
         checkpoint_shapes.check_shapes(expected, path, hint=" (hint)")
     assert str(info.value) == (
