@@ -54,6 +54,10 @@ source tensor that is not converted is listed in the log. Nothing appears in
 OUT until every file has been written.
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import json
 import os
 import re

@@ -36,6 +36,10 @@ cost:
         --output_file=out.tfrecord --vocab_file=vocab.txt
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import array
 import collections
 import contextlib

@@ -31,6 +31,10 @@ at --vocab_size or when no pair occurs --min_frequency times.
         --vocab_size=8000
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import collections
 import heapq
 import os

@@ -9,6 +9,10 @@ decimals, in the original script's format:
         [{"index": -1, "values": [...]}, ...]}, ...]}
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import collections
 import contextlib
 import json

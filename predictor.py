@@ -18,6 +18,10 @@ run_classifier.py --export_dir); each can be given instead. Inputs are cut
 to the export's max_seq_length exactly as run_classifier.py cuts them.
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import json
 import os
 

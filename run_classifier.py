@@ -10,6 +10,10 @@ or JSON lines by column name, multi-label, class weights, long texts as
 windows); and predictions on a plain text file.
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import collections
 import json
 import os

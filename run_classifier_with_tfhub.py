@@ -20,6 +20,10 @@ The TF1 Hub modules of 2018 (tfhub_module.pb), which the original read
 through hub.Module, are refused: TensorFlow 2 cannot call them as encoders.
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import atexit
 import collections
 import concurrent.futures

@@ -18,6 +18,10 @@ ner_data.py, which takes no flags; this script holds the flags, the model
 and the run.
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import collections
 import os
 

@@ -7,6 +7,10 @@ friends, --tf_random_seed live there). Input is what
 create_pretraining_data.py writes.
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import contextlib
 import os
 

@@ -15,6 +15,10 @@ The SQuAD data handling without flags (reading, windows, n-best answers,
 scoring) is in squad_data.py; this script keeps the original's names for it.
 """
 
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
 import collections
 import os
 import random

@@ -28,6 +28,7 @@ import sys
 
 from absl import app, flags, logging
 
+import cpu_kernels
 import errors
 
 FLAGS = flags.FLAGS
@@ -593,10 +594,10 @@ def run_main(main, argv=None, **script_defaults):
     # rescans it during graph building or at interpreter shutdown: about 1.4
     # CPU-seconds less per run, most of it at exit.
     gc.freeze()
-    app.run(
-        lambda args: errors.call(
-            main, args, show_traceback=lambda: flag_value("show_traceback", False)
-        ),
-        argv=argv,
-        flags_parser=parse_flags,
-    )
+
+    def run(args):
+        if "tensorflow" in sys.modules:
+            logging.info("%s", cpu_kernels.describe())
+        return errors.call(main, args, show_traceback=lambda: flag_value("show_traceback", False))
+
+    app.run(run, argv=argv, flags_parser=parse_flags)
