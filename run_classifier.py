@@ -312,6 +312,9 @@ def model_fn_builder(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
             )
 
+        output_name = "score" if is_regression else "probabilities"
+        predictions = dynamic_padding.pass_index(features, {output_name: probabilities})
+
         if mode == runner.ModeKeys.EVAL:
 
             def metric_fn(per_example_loss, label_ids, logits, is_real_example):
@@ -334,11 +337,11 @@ def model_fn_builder(
                     metric_fn,
                     [per_example_loss, label_ids, logits, is_real_example],
                 ),
+                # For the official metrics, gathered in the same pass (evaluate_dev_set).
+                predictions=predictions,
                 scaffold_fn=scaffold_fn,
             )
 
-        output_name = "score" if is_regression else "probabilities"
-        predictions = dynamic_padding.pass_index(features, {output_name: probabilities})
         return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
@@ -546,18 +549,22 @@ def _predict_outputs(estimator, input_fn, output_name, count, owners=None, check
     the records of each example are averaged into one output per example.
     checkpoint_path: the weights to use (default: the newest in output_dir).
     """
-    if owners is not None:
-        num_records = sum(1 for owner in owners if owner < count)
-        records = _predict_outputs(
-            estimator, input_fn, output_name, num_records, checkpoint_path=checkpoint_path
-        )
-        return classifier_data.combine_windows(records, owners[:num_records], count)
     predictions = estimator.predict(input_fn=input_fn, checkpoint_path=checkpoint_path)
-    # Batches grouped by length come back in input order.
-    outputs = runner.first_predictions(
-        dynamic_padding.in_input_order(predictions), output_name, count
-    )
-    return outputs
+    return _example_outputs(predictions, output_name, count, owners)
+
+
+def _example_outputs(predictions, output_name, count, owners=None):
+    """output_name of the first `count` examples from per-record prediction dicts.
+
+    Records come back in input order (batches grouped by length carry their
+    index); long-text windows (`owners`) are averaged into one output each.
+    """
+    ordered = dynamic_padding.in_input_order(predictions)
+    if owners is None:
+        return runner.first_predictions(ordered, output_name, count)
+    num_records = sum(1 for owner in owners if owner < count)
+    records = runner.first_predictions(ordered, output_name, num_records)
+    return classifier_data.combine_windows(records, owners[:num_records], count)
 
 
 def evaluate_dev_set(
@@ -567,28 +574,29 @@ def evaluate_dev_set(
 
     The streaming metrics of the model_fn, then the task's official metrics
     (metric_names) and, for multi-label or windowed data, the scores over
-    whole examples, all from predictions of the same checkpoint.
+    whole examples. The official metrics need every output at once (Spearman
+    does not stream): the evaluation gathers them in its one pass over the
+    dev set, and they are scored in numpy.
     """
-    result = dict(
-        estimator.evaluate(
-            input_fn=dev_set.input_fn, steps=dev_set.steps, checkpoint_path=checkpoint_path
-        )
+    needs_outputs = bool(metric_names) or multi_label or dev_set.owners is not None
+    evaluated = estimator.evaluate(
+        input_fn=dev_set.input_fn,
+        steps=dev_set.steps,
+        checkpoint_path=checkpoint_path,
+        with_predictions=needs_outputs,
     )
+    if not needs_outputs:
+        return dict(evaluated)
+    result, records = evaluated
+    result = dict(result)
     real = dev_set.examples[: dev_set.num_actual]
-
-    def outputs():
-        return _predict_outputs(
-            estimator, dev_set.input_fn, output_name, dev_set.num_actual, dev_set.owners,
-            checkpoint_path=checkpoint_path,
-        )  # fmt: skip
-
+    predictions = _example_outputs(records, output_name, dev_set.num_actual, dev_set.owners)
     if metric_names:
-        # The official metrics need every prediction at once (Spearman does
-        # not stream), so predict over the dev set and score it in numpy.
-        result.update(classifier_data.official_metrics(metric_names, real, outputs(), label_list))
+        result.update(
+            classifier_data.official_metrics(metric_names, real, predictions, label_list)
+        )
     if multi_label or dev_set.owners is not None:
         # Scores over whole examples, from each example's averaged windows.
-        predictions = outputs()
         if dev_set.owners is not None and label_list is not None:
             result.update(
                 classifier_data.window_metrics(predictions, real, label_list, multi_label)

@@ -292,13 +292,21 @@ class Estimator:
 
     # ---------------------------------------------------------------- eval
 
-    def evaluate(self, input_fn, steps=None, checkpoint_path=None, name=None):
+    def evaluate(
+        self, input_fn, steps=None, checkpoint_path=None, name=None, with_predictions=False
+    ):
         """Evaluates the newest checkpoint (or `checkpoint_path`) over `steps` batches.
 
         steps=None runs until the input is exhausted. Returns a dict of
         Python numbers: every metric of eval_metrics, "loss" (mean of the
         per-batch loss) and "global_step" of the evaluated weights. Also
         writes the metrics as TensorBoard scalars to model_dir/eval[_name].
+
+        with_predictions=True returns (that dict, a list of one dict of numpy
+        values per example, in the order evaluated) from the same pass: the
+        EVAL spec's `predictions`, as predict would yield them. Metrics that
+        need every output at once (F1, MCC, correlations) then cost no
+        second pass over the data.
         """
         batch_size = self._eval_batch_size
         if batch_size is None or batch_size <= 0:
@@ -309,10 +317,18 @@ class Estimator:
         graph = tf.Graph()
         with graph.as_default():
             eval_graph = build_eval_graph(self._builder, input_fn, batch_size)
+        if with_predictions and eval_graph.predictions is None:
+            raise ValueError("evaluate(with_predictions=True) needs an EVAL spec with predictions")
+        fetch = eval_graph.update_op
+        if with_predictions:
+            fetch = {"update": eval_graph.update_op, "predictions": eval_graph.predictions}
         session = _open_session(graph, eval_graph, checkpoint_path)
         t_start = time.time()
+        batches = []
         try:
-            done = _run_evaluation(session, eval_graph.update_op, steps, t_start)
+            done = _run_evaluation(
+                session, fetch, steps, t_start, batches if with_predictions else None
+            )
             result = session.run(eval_graph.values)
             step = int(session.run(eval_graph.global_step))
         finally:
@@ -327,6 +343,11 @@ class Estimator:
         )
         if self.write_eval_summaries:
             self.write_eval_summary(result, step, name)
+        if with_predictions:
+            examples = [
+                example for batch in batches for example in _single_examples(batch["predictions"])
+            ]
+            return result, examples
         return result
 
     def write_eval_summary(self, result, step, name=None):
@@ -432,8 +453,11 @@ def _open_session(graph, built, checkpoint_path):
     return session
 
 
-def _run_evaluation(session, update_op, steps, t_start):
-    """Runs the metric updates over `steps` batches (None: all); returns how many ran."""
+def _run_evaluation(session, fetch, steps, t_start, outputs):
+    """Runs `fetch` (the metric updates) over `steps` batches (None: all); returns how many ran.
+
+    Each batch's fetched values are appended to `outputs`, unless it is None.
+    """
     done = 0
     total = "?" if steps is None else str(steps)
     log_every = max(1, (steps or 1000) // 10)
@@ -441,9 +465,11 @@ def _run_evaluation(session, update_op, steps, t_start):
         # Evaluating while training: a stop signal does not wait for the end.
         runner_signals.check()
         try:
-            session.run(update_op)
+            fetched = session.run(fetch)
         except tf.errors.OutOfRangeError:
             break
+        if outputs is not None:
+            outputs.append(fetched)
         done += 1
         if done % log_every == 0:
             logging.info(

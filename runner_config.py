@@ -60,7 +60,9 @@ class EstimatorSpec(_EstimatorSpecBase):
     eval_metrics: (metric_fn, tensors) with tensors a list (metric_fn(*tensors))
       or a dict (metric_fn(**tensors)); metric_fn returns {name: (value_tensor,
       update_op)}, e.g. from tf.compat.v1.metrics (EVAL).
-    predictions: {name: tensor with a leading batch dimension} (PREDICT).
+    predictions: {name: tensor with a leading batch dimension} (PREDICT; in
+      EVAL too when the evaluation is asked for every example's output, see
+      Estimator.evaluate's with_predictions).
     scaffold_fn: None or a callable returning a tf.compat.v1.train.Scaffold; it
       is called while the graph is built (the original called
       init_from_checkpoint in it on TPU) and the Scaffold's init_fn, if any,

@@ -44,7 +44,8 @@ TrainGraph = collections.namedtuple(
 )
 
 EvalGraph = collections.namedtuple(
-    "EvalGraph", ["global_step", "values", "update_op", "saver", "init_ops", "scaffolds"]
+    "EvalGraph",
+    ["global_step", "values", "update_op", "predictions", "saver", "init_ops", "scaffolds"],
 )
 
 PredictGraph = collections.namedtuple(
@@ -386,7 +387,12 @@ def _build_single_device(builder, input_fn, mode, batch_size):
 
 
 def build_eval_graph(builder, input_fn, batch_size):
-    """The model_fn's metrics (and the mean loss) as streaming ops; returns an EvalGraph."""
+    """The model_fn's metrics (and the mean loss) as streaming ops; returns an EvalGraph.
+
+    Its `predictions` are the EVAL spec's, if it has any: an evaluation that
+    also needs every example's output (metrics that do not stream) gets both
+    from one pass over the data.
+    """
     global_step, iterator, spec, scaffolds = _build_single_device(
         builder, input_fn, ModeKeys.EVAL, batch_size
     )
@@ -403,10 +409,14 @@ def build_eval_graph(builder, input_fn, batch_size):
     values = {key: value for key, (value, _) in metric_ops.items()}
     update_op = tf.group(*[update for _, update in metric_ops.values()])
     saver, init_ops = make_saver_and_init_ops(lambda: iterator.initializer)
+    predictions = spec.predictions
+    if predictions is not None and not isinstance(predictions, dict):
+        predictions = {"predictions": predictions}
     return EvalGraph(
         global_step=global_step,
         values=values,
         update_op=update_op,
+        predictions=predictions,
         saver=saver,
         init_ops=init_ops,
         scaffolds=scaffolds,

@@ -468,3 +468,45 @@ def test_empty_split_is_an_error(rc, parsed_flags, tmp_path):
     with pytest.raises(ValueError, match="the dev set of task RTE has no examples"):
         rc.main([])
     assert not (tmp_path / "out").exists()
+
+
+class _OnePassEstimator:
+    """Stands in for runner.Estimator: evaluation hands back every record's output,
+    out of input order as length-sorted batches give them; prediction is refused."""
+
+    def __init__(self, records):
+        self.records = records
+        self.evaluations = 0
+
+    def evaluate(self, input_fn, steps=None, checkpoint_path=None, with_predictions=False):
+        del input_fn, steps, checkpoint_path
+        self.evaluations += 1
+        assert with_predictions
+        return {"eval_accuracy": 0.5, "eval_loss": 1.0, "loss": 1.0, "global_step": 3}, list(
+            self.records
+        )
+
+    def predict(self, *args, **kwargs):
+        raise AssertionError("the dev set was read a second time for the official metrics")
+
+
+def test_official_metrics_come_from_the_one_evaluation_pass(rc):
+    labels = ["0", "1", "1", "0", "1"]
+    predicted = [0, 1, 0, 0, 1]  # tp 2, tn 2, fp 0, fn 1
+    examples = [rc.InputExample(f"d-{i}", "text", None, y) for i, y in enumerate(labels)]
+    examples.append(rc.PaddingInputExample())
+    records = [
+        {"probabilities": np.eye(2)[p], "example_index": np.int64(i)}
+        for i, p in enumerate(predicted + [1])
+    ]
+    records = records[3:] + records[:3]  # batches sorted by length arrive out of order
+    dev_set = rc.RecordSet(examples, 5, input_fn=None, steps=None, owners=None)
+    estimator = _OnePassEstimator(records)
+    result = rc.evaluate_dev_set(
+        estimator, dev_set, ["f1", "mcc"], ["0", "1"], "probabilities", multi_label=False
+    )
+    assert estimator.evaluations == 1
+    precision, recall = 2 / 2, 2 / 3
+    assert result["eval_f1"] == pytest.approx(2 * precision * recall / (precision + recall))
+    assert result["eval_mcc"] == pytest.approx((2 * 2 - 0 * 1) / np.sqrt(2 * 3 * 2 * 3))
+    assert result["global_step"] == 3

@@ -138,6 +138,51 @@ def test_evaluate_and_predict_use_the_newest_checkpoint(tmp_path):
     assert [batch["y"].shape for batch in batches] == [(8,)] * 6
 
 
+def _model_fn_predicting_in_eval(features, labels, mode, params):
+    """model_fn, with its predictions in the EVAL spec too."""
+    spec = model_fn(features, labels, mode, params)
+    if mode != runner.ModeKeys.EVAL:
+        return spec
+    prediction = tf.compat.v1.get_default_graph().get_tensor_by_name("add:0")
+    return spec._replace(predictions={"y": prediction[:, 0], "x": features["x"]})
+
+
+def test_evaluate_with_predictions_reads_the_input_once(tmp_path):
+    x, y = data()
+    estimator = _estimator(tmp_path, model_fn=_model_fn_predicting_in_eval)
+    estimator.train(input_fn_builder(x, y), max_steps=6)
+    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    w = tf.train.load_variable(checkpoint, "w").astype(np.float64)
+    b = tf.train.load_variable(checkpoint, "b").astype(np.float64)
+    expected = x.astype(np.float64) @ w + b
+
+    calls = []
+    counted = input_fn_builder(x, y, repeat=False)
+
+    def input_fn(params):
+        calls.append(1)
+        return counted(params)
+
+    result, predictions = estimator.evaluate(input_fn, with_predictions=True)
+    assert len(calls) == 1
+    assert result == estimator.evaluate(input_fn_builder(x, y, repeat=False))
+    np.testing.assert_allclose(result["mse"], np.mean((expected - y) ** 2), rtol=1e-5)
+    assert len(predictions) == len(x)
+    np.testing.assert_allclose([p["y"] for p in predictions], expected[:, 0], rtol=1e-5)
+    np.testing.assert_array_equal(predictions[5]["x"], x[5])
+
+    # Two batches only: the predictions of those two.
+    _, partial = estimator.evaluate(input_fn_builder(x, y), steps=2, with_predictions=True)
+    np.testing.assert_allclose([p["y"] for p in partial], expected[:16, 0], rtol=1e-5)
+
+
+def test_evaluate_with_predictions_needs_them_in_the_eval_spec(tmp_path):
+    x, y = data()
+    estimator = _estimator(tmp_path)
+    with pytest.raises(ValueError, match="EVAL spec with predictions"):
+        estimator.evaluate(input_fn_builder(x, y, repeat=False), with_predictions=True)
+
+
 @pytest.mark.slow
 def test_evaluate_without_checkpoint_uses_initializers_or_given_checkpoint(tmp_path):
     x, y = data()
