@@ -197,6 +197,8 @@ def model_fn_builder(
                 mode=mode,
                 loss=total_loss,
                 eval_metrics=(metric_fn, [per_token_loss, features["label_mask"]]),
+                # The entity scores need every word's tag: gathered in the same pass.
+                predictions={"probabilities": probabilities},
                 scaffold_fn=scaffold_fn,
             )
 
@@ -302,12 +304,12 @@ def _train(estimator, train_examples, train_features, num_train_steps):
     estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
 
 
-def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_list):
+def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_list, evaluate):
     """Writes the windows of `examples` to output_dir/<record_name>.tf_record and tags them.
 
-    Returns (input_fn, steps, tags): the input_fn over those records, the
-    number of batches for evaluate (None but on TPU, where the last batch
-    is padded) and each sentence's predicted tags, one per word.
+    Returns (evaluated, tags): with `evaluate`, the evaluation's dict (the
+    streaming loss) from the same pass over the records that tagged them,
+    else None; and each sentence's predicted tags, one per word.
     """
     feature_list = convert(examples)
     num_actual = len(feature_list)
@@ -323,27 +325,32 @@ def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_
         is_training=False,
         drop_remainder=bool(FLAGS.use_tpu),
     )
-    outputs = runner.first_predictions(
-        estimator.predict(input_fn=input_fn), "probabilities", num_actual
-    )
-    steps = len(feature_list) // batch_size if FLAGS.use_tpu else None
+    evaluated = None
+    if evaluate:
+        # On TPU the last batch is padded to size; every batch is evaluated.
+        steps = len(feature_list) // batch_size if FLAGS.use_tpu else None
+        evaluated, records = estimator.evaluate(
+            input_fn=input_fn, steps=steps, with_predictions=True
+        )
+    else:
+        records = estimator.predict(input_fn=input_fn)
+    outputs = runner.first_predictions(records, "probabilities", num_actual)
     tags = ner_data.word_predictions(examples, feature_list, outputs, label_list)
-    return input_fn, steps, tags
+    return evaluated, tags
 
 
 def _evaluate(estimator, eval_examples, convert, label_list):
-    """Entity scores from the dev predictions (they need every word's tag at once),
-    the loss from evaluate, into output_dir/eval_results.txt."""
+    """Entity scores from the dev predictions (they need every word's tag at once)
+    and the streaming loss, both of one pass, into output_dir/eval_results.txt."""
     logging.info("***** Running evaluation *****")
-    eval_input_fn, eval_steps, predicted = _tag_sentences(
-        estimator, eval_examples, convert, "eval", FLAGS.eval_batch_size, label_list
+    evaluated, predicted = _tag_sentences(
+        estimator, eval_examples, convert, "eval", FLAGS.eval_batch_size, label_list, True
     )
     result = ner_data.conll_scores(
         [example.labels for example in eval_examples],
         predicted,
         ner_data.entity_types(label_list),
     )
-    evaluated = estimator.evaluate(input_fn=eval_input_fn, steps=eval_steps)
     result["eval_loss"] = evaluated["eval_loss"]
     result["global_step"] = evaluated["global_step"]
     eval_results.write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
@@ -351,8 +358,14 @@ def _evaluate(estimator, eval_examples, convert, label_list):
 
 def _predict(estimator, predict_path, predict_examples, convert, label_list):
     logging.info("***** Running prediction*****")
-    _, _, predicted = _tag_sentences(
-        estimator, predict_examples, convert, "predict", FLAGS.predict_batch_size, label_list
+    _, predicted = _tag_sentences(
+        estimator,
+        predict_examples,
+        convert,
+        "predict",
+        FLAGS.predict_batch_size,
+        label_list,
+        evaluate=False,
     )
     atomic_write.write_text(
         os.path.join(FLAGS.output_dir, "test_predictions.txt"),
