@@ -1,0 +1,149 @@
+"""The pieces of the TF 1.x API module (tf1.py) its other modules share.
+
+Namespace is a module of that API: its own names first, then those of the
+TensorFlow 2 module it extends, else an UnsupportedAPIError naming the API
+and the user's file and line. is_user_file tells the user's code from
+installed packages and this project's own modules.
+"""
+
+import os
+import site
+import sys
+import sysconfig
+import types
+
+import errors
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class UnsupportedAPIError(errors.UsageError, AttributeError):
+    """A TF 1.x API this module does not provide; the message names it and the user's line."""
+
+
+# ---------------------------------------------------------------------------
+# Whose code is it
+
+
+def _excluded_dirs():
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    try:
+        dirs.update(site.getsitepackages())
+    except AttributeError:  # virtualenv's old site.py
+        pass
+    if site.ENABLE_USER_SITE and site.getusersitepackages():
+        dirs.add(site.getusersitepackages())
+    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs if d)
+
+
+_EXCLUDED_DIRS = _excluded_dirs()
+
+
+def is_user_file(filename):
+    """Whether code from `filename` is the user's (it gets the TF 1.x module).
+
+    Not the user's: the standard library, installed packages, and this
+    project's own top-level modules (the runner and everything it uses).
+    """
+    if not filename or filename.startswith("<frozen"):
+        return False
+    if filename.startswith("<"):  # exec'd code, a notebook cell
+        return True
+    path = os.path.realpath(filename)
+    if os.path.dirname(path) == HERE:
+        return False
+    return not path.startswith(_EXCLUDED_DIRS)
+
+
+def user_location():
+    """ "file:line" of the innermost frame of user code on the stack, or None."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def unsupported(api, instead=None):
+    """The UnsupportedAPIError for `api` (say "tf.contrib.slim"), naming the user's line."""
+    where = user_location()
+    text = f"{api} is not provided by the TF 1.x API on TensorFlow 2 (run_tf1.py)"
+    if where:
+        text = f"{where}: {text}"
+    if instead:
+        text += f"; use {instead} instead"
+    else:
+        text += "; README's section 'Running your TF 1.x BERT code' lists what is"
+    return UnsupportedAPIError(text)
+
+
+# ---------------------------------------------------------------------------
+# Namespaces
+
+
+class Namespace(types.ModuleType):
+    """A module of the TF 1.x API: its own names, then those of `base`, else an error.
+
+    `base` is the real TensorFlow module it extends (None: only its own
+    names); its submodules are wrapped in turn, so that a missing name
+    anywhere below says which API it was. `instead` maps names known to be
+    gone to what to use in their place.
+    """
+
+    def __init__(self, api, base=None, own=None, instead=None):
+        super().__init__(api)
+        self.__dict__["_tf1_api"] = api
+        self.__dict__["_tf1_base"] = base
+        self.__dict__["_tf1_instead"] = dict(instead or {})
+        self.__dict__.update(own or {})
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        api = self.__dict__["_tf1_api"]
+        base = self.__dict__["_tf1_base"]
+        instead = self.__dict__["_tf1_instead"]
+        if base is not None and name not in instead:
+            try:
+                value = getattr(base, name)
+            except AttributeError:
+                pass
+            else:
+                if isinstance(value, types.ModuleType) and not isinstance(value, Namespace):
+                    value = Namespace(f"{api}.{name}", value)
+                self.__dict__[name] = value
+                return value
+        raise unsupported(f"{api}.{name}", instead.get(name))
+
+    def __dir__(self):
+        names = set(self.__dict__) - {"_tf1_api", "_tf1_base", "_tf1_instead"}
+        base = self.__dict__["_tf1_base"]
+        if base is not None:
+            names.update(dir(base))
+        return sorted(names)
+
+    def __repr__(self):
+        return f"<TF 1.x API module {self.__dict__['_tf1_api']!r}>"
+
+
+# Gone with no stand-in here, and what to use instead.
+TOP_LEVEL_INSTEAD = {}
+
+CONTRIB_INSTEAD = {
+    "rnn": "tf.nn.rnn_cell / tf.keras.layers",
+    "slim": "tf.layers and tf.contrib.layers.layer_norm",
+    "predictor": "predictor.py of this project",
+    "learn": "tf.estimator",
+    "lookup": "tf.lookup",
+    "distribute": "tf.distribute",
+    "opt": "tf.train optimizers",
+    "training": "tf.train",
+    "framework": "tf.train / tf.compat.v1",
+    "summary": "tf.summary",
+    "seq2seq": "tf.nn and tf.while_loop",
+    "cudnn_rnn": "tf.nn.rnn_cell",
+    "keras": "tf.keras",
+}
