@@ -20,6 +20,7 @@ import sys
 
 import errors
 import tf1
+import tf1_api
 
 USAGE = "usage: python run_tf1.py path/to/script.py [the script's flags ...]"
 
@@ -43,11 +44,11 @@ def _run_script(script, argv):
     except ImportError as error:
         # `from tensorflow import name` of a name not provided: Python turns the
         # UnsupportedAPIError into an ImportError; report the API, not that.
-        match = re.match(r"cannot import name '(\w+)' from '(tensorflow[\w.]*)'", str(error))
+        match = re.match(r"cannot import name '(\w+)' from '(tensorflow|tf)([\w.]*)'", str(error))
         if match is None:
             raise
-        api = "tf" + match.group(2)[len("tensorflow") :] + "." + match.group(1)
-        raise tf1.unsupported(api) from error
+        api = f"tf{match.group(3)}.{match.group(1)}"
+        raise tf1_api.last_unsupported(api) or tf1.unsupported(api) from None
 
 
 def main(argv=None):

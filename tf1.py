@@ -87,6 +87,8 @@ def run(main=None, argv=None):
 # `import tensorflow` in user code
 
 _REAL_IMPORT = builtins.__import__
+# This project's top-level modules that isolate_user_dir took out of sys.modules.
+_PROJECT_MODULES = {}
 # tensorflow.<name> imports that are TensorFlow's own packages, not the API.
 _REAL_PACKAGES = frozenset(["python", "core", "lite", "tools", "compiler", "dtensor", "tsl"])
 
@@ -107,7 +109,16 @@ def _import(name, globals=None, locals=None, fromlist=(), level=0):
                 return _resolve(module, parts)
             _resolve(module, parts)  # `import tensorflow.contrib.slim`: fails here if missing
             return module
+    elif level == 0 and name in _PROJECT_MODULES and _importer_is_project(globals):
+        # A module of this project importing a sibling inside a function, after
+        # isolate_user_dir: it gets its sibling, never the user's module of that name.
+        return _PROJECT_MODULES[name]
     return _REAL_IMPORT(name, globals, locals, fromlist, level)
+
+
+def _importer_is_project(globals):
+    filename = (globals or {}).get("__file__")
+    return bool(filename) and os.path.dirname(os.path.realpath(filename)) == HERE
 
 
 def _importer_is_user(globals):
@@ -151,11 +162,11 @@ def isolate_user_dir(user_dir):
     modules of the same names. The runner and this module keep the objects
     they imported; the names are dropped from sys.modules and this
     project's directory from sys.path, so that `import modeling` in user
-    code finds the user's file. (Nothing here imports a module of this
-    project lazily, so nothing asks for those names again.)
+    code finds the user's file. A module of this project that imports a
+    sibling inside a function still gets this project's (see _import).
     """
     install()
     for name in project_module_names():
-        del sys.modules[name]
+        _PROJECT_MODULES[name] = sys.modules.pop(name)
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != HERE]
     sys.path.insert(0, os.path.abspath(user_dir))

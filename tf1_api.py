@@ -77,7 +77,22 @@ def unsupported(api, instead=None):
         text += f"; use {instead} instead"
     else:
         text += "; README's section 'Running your TF 1.x BERT code' lists what is"
-    return UnsupportedAPIError(text)
+    error = UnsupportedAPIError(text)
+    error.api = api
+    _LAST_ERROR[:] = [error]
+    return error
+
+
+# The newest UnsupportedAPIError made: `from tensorflow.contrib import rnn`
+# turns it into an ImportError, which run_tf1.py then reports as this.
+_LAST_ERROR = []
+
+
+def last_unsupported(api):
+    """The newest UnsupportedAPIError if it was about `api`, else None."""
+    if _LAST_ERROR and _LAST_ERROR[0].api == api:
+        return _LAST_ERROR[0]
+    return None
 
 
 # ---------------------------------------------------------------------------

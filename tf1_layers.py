@@ -168,10 +168,14 @@ def _variable_collections(extra):
 
 
 def xavier_initializer(uniform=True, seed=None, dtype=tf.float32):
-    """tf.contrib.layers.xavier_initializer: Glorot's scaling, fan_avg, factor 1."""
+    """tf.contrib.layers.xavier_initializer: Glorot's scaling, fan_avg, factor 1.
+
+    The variable's dtype comes from get_variable, as with any initializer.
+    """
+    del dtype
     distribution = "uniform" if uniform else "truncated_normal"
     return _V1.variance_scaling_initializer(
-        scale=1.0, mode="fan_avg", distribution=distribution, seed=seed, dtype=dtype
+        scale=1.0, mode="fan_avg", distribution=distribution, seed=seed
     )
 
 
