@@ -36,6 +36,7 @@ import tf1_layers
 from tf1_api import (
     CONTRIB_INSTEAD,
     HERE,
+    NN_INSTEAD,
     TOP_LEVEL_INSTEAD,
     Namespace,
     UnsupportedAPIError,
@@ -73,6 +74,7 @@ def _build():
     )
     compat = Namespace("tf.compat", tf.compat, {"v1": module, "v2": tf.compat.v2})
     module.__dict__["compat"] = compat
+    module.__dict__["nn"] = Namespace("tf.nn", _V1.nn, {}, NN_INSTEAD)
     return module
 
 

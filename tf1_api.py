@@ -144,11 +144,19 @@ class Namespace(types.ModuleType):
         return f"<TF 1.x API module {self.__dict__['_tf1_api']!r}>"
 
 
-# Gone with no stand-in here, and what to use instead.
+# Gone with no stand-in here, and what to use instead (None: nothing to name).
 TOP_LEVEL_INSTEAD = {}
 
+# tf.nn's RNN cells and the functions that run them need Keras 2 (Keras 3 refuses them).
+NN_INSTEAD = {
+    "rnn_cell": None,
+    "dynamic_rnn": None,
+    "bidirectional_dynamic_rnn": None,
+    "static_rnn": None,
+}
+
 CONTRIB_INSTEAD = {
-    "rnn": "tf.nn.rnn_cell / tf.keras.layers",
+    "rnn": None,
     "slim": "tf.layers and tf.contrib.layers.layer_norm",
     "predictor": "predictor.py of this project",
     "learn": "tf.estimator",

@@ -377,6 +377,15 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
     assert "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"ERROR: {script}:5: tf.contrib.slim is not provided")
+    # Keras 3 refuses tf.nn's RNN cells: the same one line, not Keras's error.
+    script.write_text("import tensorflow as tf\n\ncell = tf.nn.rnn_cell.LSTMCell(4)\n")
+    result = run_tf1(str(script))
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        result.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"ERROR: {script}:3: tf.nn.rnn_cell is not provided")
+    )
     # At import time, as `from ... import`, and for an unknown flag.
     script.write_text("from tensorflow.contrib import rnn\n")
     result = run_tf1(str(script))
