@@ -12,6 +12,8 @@ import sys
 import sysconfig
 import types
 
+import tensorflow  # noqa: F401  (its directory is one of _excluded_dirs)
+
 import errors
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -26,6 +28,12 @@ class UnsupportedAPIError(errors.UsageError, AttributeError):
 
 
 def _excluded_dirs():
+    """Where installed code lives: the standard library and every package directory.
+
+    Package directories are site-packages / dist-packages anywhere on
+    sys.path (a .pth file or PYTHONPATH may add another environment's) and
+    the ones that hold TensorFlow, numpy and absl themselves.
+    """
     paths = sysconfig.get_paths()
     dirs = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
     try:
@@ -34,6 +42,15 @@ def _excluded_dirs():
         pass
     if site.ENABLE_USER_SITE and site.getusersitepackages():
         dirs.add(site.getusersitepackages())
+    dirs.update(
+        p
+        for p in sys.path
+        if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages")
+    )
+    for package in ("tensorflow", "numpy", "absl"):
+        module = sys.modules.get(package)
+        if getattr(module, "__file__", None):
+            dirs.add(os.path.dirname(os.path.dirname(module.__file__)))
     return tuple(os.path.join(os.path.realpath(d), "") for d in dirs if d)
 
 

@@ -400,3 +400,25 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
     assert result.stderr.strip().splitlines()[-1] == (
         "ERROR: --output_dri: unknown flag; did you mean --output_dir? (--helpfull lists them all)"
     )
+
+
+@pytest.mark.slow
+def test_install_returns_the_module_that_user_code_imports():
+    result = run_code(
+        """
+        import tf1
+        tf = tf1.install()
+        import tensorflow
+        from tensorflow.contrib import crf
+        import tensorflow.compat.v1 as v1
+        from tensorflow.python.framework import ops  # TensorFlow's own, as it is
+        real = sys.modules["tensorflow"]
+        print(tensorflow is tf, crf is tf.contrib.crf, v1 is tf, real is not tf,
+              tf.estimator.ModeKeys.PREDICT, tf.executing_eagerly(), hasattr(tf, "no_such_api"),
+              tf1.is_user_file(real.__file__), ops.__name__)
+        """
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[-1] == (
+        "True True True True infer False False False tensorflow.python.framework.ops"
+    )
