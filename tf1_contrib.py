@@ -228,6 +228,7 @@ def modules():
         "data": Namespace("tf.contrib.data", _V1.data.experimental),
         "layers": tf1_layers.contrib_layers_module(),
         "crf": crf,
+        "estimator": tf1_estimator.contrib_estimator_module(),
         "metrics": Namespace(
             "tf.contrib.metrics",
             None,

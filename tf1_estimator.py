@@ -16,7 +16,9 @@ checkpoints, logs, TensorBoard events, stop handling and error contract:
 - model_dir=None is a new temporary directory.
 """
 
+import glob
 import inspect
+import os
 import tempfile
 
 import numpy as np
@@ -382,6 +384,10 @@ class Estimator:
             else:
                 yield prediction
 
+    def eval_dir(self, name=None):
+        """Where evaluate writes its TensorBoard events (model_dir/eval or eval_<name>)."""
+        return os.path.join(self.model_dir, "eval" if not name else f"eval_{name}")
+
     def get_variable_names(self):
         return [name for name, _ in tf.train.list_variables(self.model_dir)]
 
@@ -494,6 +500,105 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     return results[-1], []
 
 
+class _EarlyStoppingHook(_V1.train.SessionRunHook):
+    """Stops training when an evaluation metric has not improved for a number of steps.
+
+    Reads the evaluations written so far (TensorBoard events in the eval
+    directory, as evaluate writes them) every `every_steps` training steps.
+    """
+
+    def __init__(
+        self, eval_dir, metric_name, max_steps_without_improvement, better, min_steps, every_steps
+    ):
+        self.eval_dir = eval_dir
+        self.metric_name = metric_name
+        self.patience = max_steps_without_improvement
+        self.better = better
+        self.min_steps = min_steps
+        self.every_steps = max(1, int(every_steps))
+        self._global_step = None
+        self._last_check = None
+
+    def begin(self):
+        self._global_step = _V1.train.get_global_step()
+
+    def before_run(self, run_context):
+        return _V1.train.SessionRunArgs(self._global_step)
+
+    def after_run(self, run_context, run_values):
+        step = int(run_values.results)
+        if step < self.min_steps:
+            return
+        if self._last_check is not None and step - self._last_check < self.every_steps:
+            return
+        self._last_check = step
+        if self.should_stop():
+            logging.info(
+                "Early stopping: %s has not improved in %d steps", self.metric_name, self.patience
+            )
+            run_context.request_stop()
+
+    def evaluations(self):
+        """{step: value of the metric} of every evaluation in eval_dir."""
+        found = {}
+        for path in sorted(glob.glob(os.path.join(self.eval_dir, "events.out.tfevents.*"))):
+            for event in _V1.train.summary_iterator(path):
+                for value in event.summary.value:
+                    if value.tag == self.metric_name:
+                        found[int(event.step)] = value.simple_value
+        return found
+
+    def should_stop(self):
+        evaluations = self.evaluations()
+        if not evaluations:
+            return False
+        best_step = None
+        for step in sorted(evaluations):
+            if best_step is None or self.better(evaluations[step], evaluations[best_step]):
+                best_step = step
+        return max(evaluations) - best_step >= self.patience
+
+
+def _early_stopping_hook(better):
+    def make(
+        estimator,
+        metric_name,
+        max_steps_without_decrease=None,
+        eval_dir=None,
+        min_steps=0,
+        run_every_secs=60,
+        run_every_steps=None,
+        max_steps_without_increase=None,
+    ):
+        del run_every_secs  # checked by steps here: every run_every_steps, else every 100
+        patience = max_steps_without_decrease or max_steps_without_increase
+        return _EarlyStoppingHook(
+            eval_dir or estimator.eval_dir(),
+            metric_name,
+            patience,
+            better,
+            min_steps,
+            run_every_steps or 100,
+        )
+
+    return make
+
+
+stop_if_no_decrease_hook = _early_stopping_hook(lambda value, best: value < best)
+stop_if_no_increase_hook = _early_stopping_hook(lambda value, best: value > best)
+
+
+def contrib_estimator_module():
+    return Namespace(
+        "tf.contrib.estimator",
+        None,
+        {
+            "stop_if_no_decrease_hook": stop_if_no_decrease_hook,
+            "stop_if_no_increase_hook": stop_if_no_increase_hook,
+        },
+    )
+
+
 def estimator_module():
     return Namespace(
         "tf.estimator",
@@ -506,6 +611,14 @@ def estimator_module():
             "TrainSpec": TrainSpec,
             "EvalSpec": EvalSpec,
             "train_and_evaluate": train_and_evaluate,
+            "experimental": Namespace(
+                "tf.estimator.experimental",
+                None,
+                {
+                    "stop_if_no_decrease_hook": stop_if_no_decrease_hook,
+                    "stop_if_no_increase_hook": stop_if_no_increase_hook,
+                },
+            ),
             "SessionRunHook": _V1.train.SessionRunHook,
             "SessionRunArgs": _V1.train.SessionRunArgs,
             "LoggingTensorHook": _V1.train.LoggingTensorHook,

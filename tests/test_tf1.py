@@ -204,6 +204,39 @@ def test_a_missing_api_names_itself_and_the_line_that_used_it():
         wrapped.nn.no_such_op  # noqa: B018
 
 
+class _RunContext:
+    stopped = False
+
+    def request_stop(self):
+        self.stopped = True
+
+
+def test_stop_if_no_decrease_hook_reads_the_evaluations_and_stops_after_its_patience(tmp_path):
+    class Estimator:
+        def eval_dir(self):
+            return str(tmp_path / "eval")
+
+    losses = {100: 0.9, 200: 0.5, 300: 0.6, 400: 0.55}
+    with tf.Graph().as_default():
+        writer = V1.summary.FileWriter(str(tmp_path / "eval"))
+        for step, loss in losses.items():
+            writer.add_summary(
+                V1.Summary(value=[V1.Summary.Value(tag="loss", simple_value=loss)]), step
+            )
+        writer.close()
+        V1.train.get_or_create_global_step()
+        hook = tf1_estimator.stop_if_no_decrease_hook(Estimator(), "loss", 200, run_every_steps=1)
+        hook.begin()
+        assert hook.evaluations() == pytest.approx(losses)
+        context = _RunContext()
+        hook.after_run(context, V1.train.SessionRunValues(400, None, None))
+        assert context.stopped  # best at 200, newest at 400
+        hook = tf1_estimator.stop_if_no_decrease_hook(Estimator(), "loss", 300)
+        context = _RunContext()
+        hook.after_run(context, V1.train.SessionRunValues(400, None, None))
+        assert not context.stopped
+
+
 # ---------------------------------------------------------------------------
 # The name clash: the user's modules win for the user's code, the project keeps its own
 
