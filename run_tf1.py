@@ -26,9 +26,11 @@ USAGE = "usage: python run_tf1.py path/to/script.py [the script's flags ...]"
 
 
 def _script_from_argv(argv):
-    if len(argv) < 2 or argv[1] in ("-h", "--help", "--helpfull"):
+    if len(argv) < 2:
+        raise errors.UsageError(f"{USAGE} (--help says more)")
+    if argv[1] in ("-h", "--help", "--helpfull"):
         sys.stdout.write(USAGE + "\n" + __doc__)
-        sys.exit(0 if len(argv) >= 2 else 1)
+        sys.exit(0)
     script = argv[1]
     if script.startswith("-"):
         raise errors.UsageError(f"{USAGE}: the script comes first, got {script}")

@@ -410,6 +410,13 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
     assert "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith(f"ERROR: {script}:5: tf.contrib.slim is not provided")
+    result = run_script("run_tf1.py")
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines()[-1].startswith("ERROR: usage: python run_tf1.py")
+    result = run_tf1(str(tmp_path / "missing.py"))
+    assert (
+        result.stderr.strip().splitlines()[-1] == f"ERROR: {tmp_path}/missing.py: no such script"
+    )
     # Keras 3 refuses tf.nn's RNN cells: the same one line, not Keras's error.
     script.write_text("import tensorflow as tf\n\ncell = tf.nn.rnn_cell.LSTMCell(4)\n")
     result = run_tf1(str(script))
