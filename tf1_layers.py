@@ -179,6 +179,26 @@ def xavier_initializer(uniform=True, seed=None, dtype=tf.float32):
     )
 
 
+def l2_regularizer(scale, scope=None):
+    """tf.contrib.layers.l2_regularizer: weights -> scale * sum(weights ** 2) / 2."""
+
+    def regularize(weights):
+        with _V1.name_scope(scope, "l2_regularizer", [weights]):
+            return tf.multiply(tf.cast(scale, weights.dtype), tf.nn.l2_loss(weights))
+
+    return regularize
+
+
+def l1_regularizer(scale, scope=None):
+    """tf.contrib.layers.l1_regularizer: weights -> scale * sum(|weights|)."""
+
+    def regularize(weights):
+        with _V1.name_scope(scope, "l1_regularizer", [weights]):
+            return tf.multiply(tf.cast(scale, weights.dtype), tf.reduce_sum(tf.abs(weights)))
+
+    return regularize
+
+
 def layers_module():
     """tf.layers: the functions above; the rest of TF 1.x's tf.layers is not provided."""
     return Namespace(
@@ -196,6 +216,8 @@ def contrib_layers_module():
             "layer_norm": layer_norm,
             "xavier_initializer": xavier_initializer,
             "flatten": flatten,
+            "l1_regularizer": l1_regularizer,
+            "l2_regularizer": l2_regularizer,
         },
         {
             "fully_connected": "tf.layers.dense",

@@ -91,6 +91,23 @@ def test_dropout_drops_only_in_training():
     assert set(np.unique(dropped)) <= {0.0, 2.0}
 
 
+def test_regularizers_of_dense_land_in_the_regularization_losses():
+    w = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
+    with tf.Graph().as_default(), V1.Session() as session:
+        x = tf.ones([1, 2])
+        tf1_layers.dense(
+            x,
+            2,
+            kernel_initializer=V1.constant_initializer(w),
+            kernel_regularizer=tf1_layers.l2_regularizer(0.1),
+            bias_regularizer=tf1_layers.l1_regularizer(0.5),
+            bias_initializer=V1.constant_initializer([1.0, -4.0]),
+        )
+        session.run(V1.global_variables_initializer())
+        losses = session.run(V1.get_collection(V1.GraphKeys.REGULARIZATION_LOSSES))
+    np.testing.assert_allclose(losses, [0.1 * (w**2).sum() / 2, 0.5 * 5.0], rtol=1e-6)
+
+
 # ---------------------------------------------------------------------------
 # CRF, against enumerating every tag sequence
 
