@@ -101,6 +101,159 @@ def flatten(inputs, name=None):
         return tf.reshape(inputs, [tf.shape(inputs)[0], rest])
 
 
+def _pair(value, rank):
+    if isinstance(value, int):
+        return [value] * rank
+    return list(value)
+
+
+def _conv(
+    rank,
+    default_name,
+    inputs,
+    filters,
+    kernel_size,
+    strides,
+    padding,
+    data_format,
+    dilation_rate,
+    activation,
+    use_bias,
+    kernel_initializer,
+    bias_initializer,
+    kernel_regularizer,
+    bias_regularizer,
+    activity_regularizer,
+    trainable,
+    name,
+    reuse,
+):
+    """tf.layers.conv1d / conv2d: `kernel` [*kernel_size, in, filters] and `bias` [filters]."""
+    if data_format != "channels_last":
+        raise ValueError(f"tf.layers.{default_name}: only data_format='channels_last' is provided")
+    inputs = tf.convert_to_tensor(inputs)
+    channels = inputs.shape.as_list()[-1]
+    if channels is None:
+        raise ValueError(f"tf.layers.{default_name} needs a static last dimension")
+    dtype = inputs.dtype.base_dtype
+    with _V1.variable_scope(name, default_name=default_name, values=[inputs], reuse=reuse):
+        kernel = _V1.get_variable(
+            "kernel",
+            [*_pair(kernel_size, rank), channels, filters],
+            dtype=dtype,
+            initializer=kernel_initializer,
+            regularizer=kernel_regularizer,
+            trainable=trainable,
+        )
+        outputs = tf.nn.convolution(
+            inputs,
+            kernel,
+            padding=padding.upper(),
+            strides=_pair(strides, rank),
+            dilations=_pair(dilation_rate, rank),
+        )
+        if use_bias:
+            bias = _V1.get_variable(
+                "bias",
+                [filters],
+                dtype=dtype,
+                initializer=bias_initializer or _V1.zeros_initializer(),
+                regularizer=bias_regularizer,
+                trainable=trainable,
+            )
+            outputs = tf.nn.bias_add(outputs, bias)
+        outputs = _activation_output(outputs, activation)
+        if activity_regularizer is not None:
+            _V1.add_to_collection(
+                _V1.GraphKeys.REGULARIZATION_LOSSES, activity_regularizer(outputs)
+            )
+        return outputs
+
+
+def conv1d(
+    inputs,
+    filters,
+    kernel_size,
+    strides=1,
+    padding="valid",
+    data_format="channels_last",
+    dilation_rate=1,
+    activation=None,
+    use_bias=True,
+    kernel_initializer=None,
+    bias_initializer=None,
+    kernel_regularizer=None,
+    bias_regularizer=None,
+    activity_regularizer=None,
+    kernel_constraint=None,
+    bias_constraint=None,
+    trainable=True,
+    name=None,
+    reuse=None,
+):
+    """tf.layers.conv1d over [batch, length, channels]."""
+    del kernel_constraint, bias_constraint
+    return _conv(
+        1, "conv1d", inputs, filters, kernel_size, strides, padding, data_format,
+        dilation_rate, activation, use_bias, kernel_initializer, bias_initializer,
+        kernel_regularizer, bias_regularizer, activity_regularizer, trainable, name, reuse,
+    )  # fmt: skip
+
+
+def conv2d(
+    inputs,
+    filters,
+    kernel_size,
+    strides=(1, 1),
+    padding="valid",
+    data_format="channels_last",
+    dilation_rate=(1, 1),
+    activation=None,
+    use_bias=True,
+    kernel_initializer=None,
+    bias_initializer=None,
+    kernel_regularizer=None,
+    bias_regularizer=None,
+    activity_regularizer=None,
+    kernel_constraint=None,
+    bias_constraint=None,
+    trainable=True,
+    name=None,
+    reuse=None,
+):
+    """tf.layers.conv2d over [batch, height, width, channels]."""
+    del kernel_constraint, bias_constraint
+    return _conv(
+        2, "conv2d", inputs, filters, kernel_size, strides, padding, data_format,
+        dilation_rate, activation, use_bias, kernel_initializer, bias_initializer,
+        kernel_regularizer, bias_regularizer, activity_regularizer, trainable, name, reuse,
+    )  # fmt: skip
+
+
+def _pooling(kind, rank):
+    def pool(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+        if data_format != "channels_last":
+            raise ValueError("tf.layers pooling: only data_format='channels_last' is provided")
+        with _V1.name_scope(name, f"{kind}_pooling{rank}d", [inputs]):
+            return tf.nn.pool(
+                inputs,
+                window_shape=_pair(pool_size, rank),
+                pooling_type="MAX" if kind == "max" else "AVG",
+                strides=_pair(strides, rank),
+                padding=padding.upper(),
+            )
+
+    pool.__name__ = f"{kind}_pooling{rank}d"
+    pool.__doc__ = f"tf.layers.{kind}_pooling{rank}d (no variables)."
+    return pool
+
+
+max_pooling1d = _pooling("max", 1)
+max_pooling2d = _pooling("max", 2)
+average_pooling1d = _pooling("average", 1)
+average_pooling2d = _pooling("average", 2)
+
+
 def layer_norm(
     inputs,
     center=True,
@@ -204,7 +357,17 @@ def layers_module():
     return Namespace(
         "tf.layers",
         None,
-        {"dense": dense, "dropout": dropout, "flatten": flatten},
+        {
+            "dense": dense,
+            "dropout": dropout,
+            "flatten": flatten,
+            "conv1d": conv1d,
+            "conv2d": conv2d,
+            "max_pooling1d": max_pooling1d,
+            "max_pooling2d": max_pooling2d,
+            "average_pooling1d": average_pooling1d,
+            "average_pooling2d": average_pooling2d,
+        },
     )
 
 

@@ -91,6 +91,36 @@ def test_dropout_drops_only_in_training():
     assert set(np.unique(dropped)) <= {0.0, 2.0}
 
 
+def test_conv_and_pooling_layers_equal_numpy():
+    rng = np.random.RandomState(5)
+    x1 = rng.randn(2, 7, 3).astype(np.float32)
+    x2 = rng.randn(1, 5, 6, 2).astype(np.float32)
+    with tf.Graph().as_default(), V1.Session() as session:
+        y1 = tf1_layers.conv1d(tf.constant(x1), 4, 3, activation=tf.nn.relu)
+        p1 = tf1_layers.max_pooling1d(y1, 2, 2)
+        y2 = tf1_layers.conv2d(tf.constant(x2), 3, (2, 3), padding="same")
+        p2 = tf1_layers.average_pooling2d(y2, 2, 1)
+        session.run(V1.global_variables_initializer())
+        v = {var.op.name: session.run(var) for var in V1.global_variables()}
+        got = session.run([y1, p1, y2, p2])
+    assert sorted(v) == ["conv1d/bias", "conv1d/kernel", "conv2d/bias", "conv2d/kernel"]
+    k1 = v["conv1d/kernel"]
+    want1 = np.stack([np.einsum("bkc,kcf->bf", x1[:, t : t + 3], k1) for t in range(5)], axis=1)
+    want1 = np.maximum(want1 + v["conv1d/bias"], 0)
+    np.testing.assert_allclose(got[0], want1, atol=1e-5)
+    np.testing.assert_allclose(got[1], np.maximum(want1[:, 0:4:2], want1[:, 1:5:2]), atol=1e-6)
+    # "same" with a 2x3 kernel pads 0 rows above, 1 below, 1 column each side.
+    padded = np.pad(x2, [(0, 0), (0, 1), (1, 1), (0, 0)])
+    k2 = v["conv2d/kernel"]
+    want2 = np.zeros((1, 5, 6, 3))
+    for i in range(5):
+        for j in range(6):
+            want2[:, i, j] = np.einsum("bhwc,hwcf->bf", padded[:, i : i + 2, j : j + 3], k2)
+    np.testing.assert_allclose(got[2], want2, atol=1e-5)
+    want_pool = (want2[:, :-1, :-1] + want2[:, 1:, :-1] + want2[:, :-1, 1:] + want2[:, 1:, 1:]) / 4
+    np.testing.assert_allclose(got[3], want_pool, atol=1e-5)
+
+
 def test_regularizers_of_dense_land_in_the_regularization_losses():
     w = np.array([[1.0, -2.0], [0.5, 3.0]], np.float32)
     with tf.Graph().as_default(), V1.Session() as session:
