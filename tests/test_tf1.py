@@ -10,7 +10,9 @@ their results with numpy from the checkpoints they wrote.
 import itertools
 import json
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 import pytest
@@ -221,6 +223,31 @@ def test_evaluate_values_print_as_tf1s_float32():
     assert str(tf1_estimator._numpy_value("eval_accuracy", 0.44999998807907104)) == "0.45"
     assert str(tf1_estimator._numpy_value("global_step", 12)) == "12"
     assert isinstance(tf1_estimator._numpy_value("global_step", 12), np.int64)
+
+
+def test_an_estimator_without_model_dir_works_in_a_new_temporary_one():
+    estimator = tf1_estimator.Estimator(lambda features: None)
+    try:
+        assert os.path.isdir(estimator.model_dir)
+        assert os.listdir(estimator.model_dir) == []
+        assert estimator.model_dir.startswith(tempfile.gettempdir())
+    finally:
+        shutil.rmtree(estimator.model_dir)
+
+
+def test_run_config_settings_reach_the_runner():
+    config = tf1_estimator.RunConfig(
+        model_dir="out",
+        save_checkpoints_steps=7,
+        keep_checkpoint_max=2,
+        tf_random_seed=3,
+        log_step_count_steps=5,
+        tpu_config=tf1_estimator.TPUConfig(iterations_per_loop=1000, num_shards=4),
+    ).runner_config("out", use_tpu=False)
+    assert (config.save_checkpoints_steps, config.keep_checkpoint_max) == (7, 2)
+    assert (config.tf_random_seed, config.log_step_count_steps) == (3, 5)
+    assert (config.num_tpu_cores, config.use_tpu) == (4, False)
+    assert tf1_estimator.RunConfig().runner_config("out", False).save_checkpoints_steps == 1000
 
 
 def test_model_fn_and_input_fn_get_only_the_arguments_they_name():
