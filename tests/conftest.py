@@ -39,6 +39,7 @@ LONG_FILES = [
     "test_helpers.py",
     "test_plumbing.py",
     "test_compat_check.py",
+    "test_tf1.py",
     "test_peer_speed.py",
     "test_package_install.py",
 ]

@@ -274,3 +274,18 @@ def test_readme_example_runs_against_the_installed_package(venv):
     ]
     assert json.loads(out[-1]) == expected
     assert out[1:5] == [str(expected[1][0]), str(expected[1][2]), str(expected[1][1]), "0"]
+
+
+def test_python_m_bert_run_tf1_runs_tf1_code_with_its_own_modeling(venv, tmp_path):
+    """The installed launcher: the user's modeling.py wins, TensorFlow's own imports
+    (from another environment's site-packages here) still get TensorFlow 2."""
+    (tmp_path / "modeling.py").write_text("WHOSE = 'user'\n")
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import tensorflow as tf\nimport modeling\n"
+        "print(modeling.WHOSE, tf.contrib.tpu.TPUEstimator.__module__,\n"
+        "      tf.layers.dense.__module__)\n"
+    )
+    result = venv.run("-m", "bert.run_tf1", str(script))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.splitlines()[-1] == "user bert.tf1_estimator bert.tf1_layers"

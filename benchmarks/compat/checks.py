@@ -523,3 +523,215 @@ def check_pretraining_data(run, report):
                 run.path(f"cpd_orig_{x}.tfrecord"), run.path(f"cpd_ours_{x}.tfrecord")
             ),
         )
+
+
+# The three ways a script runs in the tf1 check: the original on TensorFlow 1.15, the
+# original unchanged through run_tf1.py on this project's TensorFlow, and ours.
+TF1_SIDES = ("orig", "tf1", "ours")
+
+
+def _three_ways(run, script, flags, directory_of, log_prefix, checkpoint=None):
+    """Runs `script` the three ways, each in its own output directory (holding a copy of
+    `checkpoint` if given); directory_of(side) names the directory."""
+    starts = {"orig": run.original, "tf1": run.tf1, "ours": run.ours}
+    for side in TF1_SIDES:
+        directory = directory_of(side)
+        if checkpoint:
+            copy_checkpoint(checkpoint, directory)
+        elif os.path.exists(directory):
+            shutil.rmtree(directory)
+        starts[side](script, [*flags, f"--output_dir={directory}"], f"{log_prefix}_{side}.log")
+
+
+def _add_both(report, name, compare, path_of):
+    """The run_tf1 output against the original's, then against ours."""
+    report.add("tf1", f"{name}: run_tf1 vs original", compare(path_of("orig"), path_of("tf1")))
+    report.add("tf1", f"{name}: run_tf1 vs ours", compare(path_of("tf1"), path_of("ours")))
+
+
+def check_tf1(run, report, pretrained):
+    """The original's five scripts, unchanged, through run_tf1.py on TensorFlow 2."""
+    _check_tf1_classifier(run, report, pretrained)
+    _check_tf1_pretraining(run, report, pretrained)
+    _check_tf1_squad(run, report, pretrained)
+    _check_tf1_file_writers(run, report, pretrained)
+
+
+def _check_tf1_classifier(run, report, pretrained):
+    """run_classifier: run_tf1 fine-tunes; the three evaluate and predict its checkpoint."""
+    data = run.path("mrpc")
+    rows = fixtures.MRPC_ROWS
+    fixtures.write_mrpc(data, {"train": rows, "dev": rows[:5], "test": rows[2:] + rows[:2]})
+    common = [
+        "--task_name=MRPC",
+        f"--data_dir={data}",
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        "--max_seq_length=32",
+        "--eval_batch_size=2",
+        "--predict_batch_size=8",
+    ]
+    trained = run.path("tf1_cls_trained")
+    if os.path.exists(trained):
+        shutil.rmtree(trained)
+    run.tf1(
+        "run_classifier",
+        [
+            *common,
+            f"--init_checkpoint={pretrained}",
+            "--do_train",
+            "--train_batch_size=4",
+            "--learning_rate=1e-3",
+            "--num_train_epochs=3",
+            f"--output_dir={trained}",
+        ],
+        "tf1_cls_trained.log",
+    )
+    _three_ways(
+        run,
+        "run_classifier",
+        [*common, "--do_eval", "--do_predict"],
+        lambda side: run.path(f"tf1_cls_{side}"),
+        "tf1_cls",
+        newest_checkpoint(trained),
+    )
+    _add_both(
+        report,
+        "run_classifier eval_results.txt",
+        lambda a, b: compare_key_value_file(a, b, extra_ok=("eval_f1",)),
+        lambda side: run.path(f"tf1_cls_{side}", "eval_results.txt"),
+    )
+    _add_both(
+        report,
+        "run_classifier test_results.tsv",
+        compare_tsv,
+        lambda side: run.path(f"tf1_cls_{side}", "test_results.tsv"),
+    )
+
+
+def _check_tf1_pretraining(run, report, pretrained):
+    """run_pretraining: the three evaluate our pretrained checkpoint."""
+    _three_ways(
+        run,
+        "run_pretraining",
+        [
+            f"--bert_config_file={run.path('bert_config.json')}",
+            f"--input_file={PRETRAINING_DATA}",
+            "--do_eval",
+            "--eval_batch_size=8",
+            "--max_eval_steps=3",
+        ],
+        lambda side: run.path(f"tf1_pt_{side}"),
+        "tf1_pt",
+        pretrained,
+    )
+    _add_both(
+        report,
+        "run_pretraining eval_results.txt",
+        compare_key_value_file,
+        lambda side: run.path(f"tf1_pt_{side}", "eval_results.txt"),
+    )
+
+
+def _check_tf1_file_writers(run, report, pretrained):
+    """extract_features and create_pretraining_data: the files they write."""
+    input_file = run.path("features_input.txt")
+    fixtures.write_feature_input(input_file)
+    flags = [
+        f"--input_file={input_file}",
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        f"--init_checkpoint={pretrained}",
+        "--layers=-1,-2,0",
+        "--max_seq_length=24",
+        "--batch_size=3",
+    ]
+    starts = {"orig": run.original, "tf1": run.tf1, "ours": run.ours}
+    for side in TF1_SIDES:
+        starts[side](
+            "extract_features",
+            [*flags, f"--output_file={run.path(f'tf1_ef_{side}.jsonl')}"],
+            f"tf1_ef_{side}.log",
+        )
+    _add_both(
+        report,
+        "extract_features JSON lines",
+        lambda a, b: compare_json_files(a, b, json_lines=True),
+        lambda side: run.path(f"tf1_ef_{side}.jsonl"),
+    )
+    corpus = os.path.join(REPO, "demo_data", "corpus", "*.txt")
+    flags = [
+        f"--input_file={corpus}",
+        f"--vocab_file={VOCAB}",
+        "--do_lower_case=True",
+        "--max_seq_length=64",
+        "--max_predictions_per_seq=10",
+        "--masked_lm_prob=0.2",
+        "--short_seq_prob=0.3",
+        "--random_seed=3",
+        "--dupe_factor=2",
+    ]
+    for side in TF1_SIDES:
+        starts[side](
+            "create_pretraining_data",
+            [*flags, f"--output_file={run.path(f'tf1_cpd_{side}.tfrecord')}"],
+            f"tf1_cpd_{side}.log",
+        )
+    _add_both(
+        report,
+        "create_pretraining_data records",
+        compare_records,
+        lambda side: run.path(f"tf1_cpd_{side}.tfrecord"),
+    )
+
+
+def _check_tf1_squad(run, report, pretrained):
+    """run_squad: run_tf1 trains (v2 data); the three predict v1 and v2 from that checkpoint."""
+    for version in ("v1", "v2"):
+        fixtures.write_squad(run.path(f"squad_{version}.json"), version == "v2")
+    common = [
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={run.path('bert_config.json')}",
+        *fixtures.SQUAD_FLAGS,
+    ]
+    trained = run.path("tf1_sq_trained")
+    if os.path.exists(trained):
+        shutil.rmtree(trained)
+    run.tf1(
+        "run_squad",
+        [
+            *common,
+            f"--init_checkpoint={pretrained}",
+            "--do_train",
+            "--train_batch_size=4",
+            "--num_train_epochs=2",
+            "--learning_rate=1e-3",
+            "--version_2_with_negative",
+            f"--train_file={run.path('squad_v2.json')}",
+            f"--output_dir={trained}",
+        ],
+        "tf1_sq_trained.log",
+    )
+    checkpoint = newest_checkpoint(trained)
+    for version in ("v1", "v2"):
+        flags = [*common, "--do_predict", f"--predict_file={run.path(f'squad_{version}.json')}"]
+        if version == "v2":
+            flags.append("--version_2_with_negative")
+        _three_ways(
+            run,
+            "run_squad",
+            flags,
+            lambda side, v=version: run.path(f"tf1_sq_{v}_{side}"),
+            f"tf1_sq_{version}",
+            checkpoint,
+        )
+        names = ["predictions.json", "nbest_predictions.json"]
+        if version == "v2":
+            names.append("null_odds.json")
+        for name in names:
+            _add_both(
+                report,
+                f"run_squad {version} {name}",
+                compare_json_files,
+                lambda side, v=version, n=name: run.path(f"tf1_sq_{v}_{side}", n),
+            )

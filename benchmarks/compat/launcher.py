@@ -58,6 +58,18 @@ class Runner:
             cmd = [self.original_python, os.path.join(self.orig_dir, script + ".py"), *flags]
         return self._run(cmd, env, self.work, log_name)
 
+    def tf1(self, script, flags, log_name):
+        """The original's unchanged script, with its own modules beside it, through run_tf1.py."""
+        env = dict(BASE_ENV, PYTHONPATH=self.orig_dir)
+        script_dir = os.path.join(self.orig_dir, "bert") if self.orig_package else self.orig_dir
+        cmd = [
+            sys.executable,
+            os.path.join(REPO, "run_tf1.py"),
+            os.path.join(script_dir, script + ".py"),
+            *flags,
+        ]
+        return self._run(cmd, env, self.work, log_name)
+
     def worker(self, impl, flags, log_name):
         """Runs compat.worker for one implementation under that implementation's interpreter."""
         python = self.original_python if impl == "original" else sys.executable

@@ -29,6 +29,13 @@ Checks (--checks, comma separated, default all):
                (global_step before or after its increment), 20 fresh sessions each.
   kernels      no BERT code: tf.nn.softmax of the same float32 inputs under both
                TensorFlows, to show how far the kernels alone differ.
+  tf1          the original's run_classifier, run_squad, run_pretraining,
+               extract_features and create_pretraining_data, unchanged (its
+               modeling, optimization and tokenization beside them), through
+               run_tf1.py on this project's TensorFlow: run_tf1 fine-tunes the
+               classifier and the SQuAD model; the original (TF 1.15), run_tf1
+               and this project's scripts evaluate and predict from the same
+               checkpoints; each output of run_tf1 compared with both.
   pretraining_data  create_pretraining_data on demo_data/corpus (six files)
                into two output files. (The bert-tensorflow 1.0.4 wheel's
                create_pretraining_data predates whole-word masking, so this
@@ -57,6 +64,7 @@ from .checks import (
     check_processors,
     check_squad,
     check_squad_post,
+    check_tf1,
     check_tricky,
     pretrain,
     write_config,
@@ -72,6 +80,7 @@ CHECKS = [
     "processors",
     "features",
     "pretraining_data",
+    "tf1",
     "lr_schedule",
     "kernels",
 ]
@@ -106,7 +115,7 @@ def main(argv=None):
     pretrained = run.path("pt_ours", "model.ckpt-6")
     if "pretraining" in checks:
         check_pretraining(run, report)
-    needs_model = {"classifier", "tricky", "squad", "features"} & set(checks)
+    needs_model = {"classifier", "tricky", "squad", "features", "tf1"} & set(checks)
     if needs_model and not os.path.exists(pretrained + ".index"):
         pretrain(run, run.path("pt_ours"), "pt_ours.log")
     if "classifier" in checks or "tricky" in checks:
@@ -124,6 +133,8 @@ def main(argv=None):
         check_features(run, report, pretrained)
     if "pretraining_data" in checks:
         check_pretraining_data(run, report)
+    if "tf1" in checks:
+        check_tf1(run, report, pretrained)
     if "lr_schedule" in checks:
         check_lr_schedule(run, report)
     if "kernels" in checks:

@@ -1,0 +1,68 @@
+"""Runs a script written for TF 1.x BERT, unchanged, on TensorFlow 2.
+
+    python run_tf1.py path/to/their_script.py --their_flags...
+    python -m bert.run_tf1 path/to/their_script.py --their_flags...   (installed)
+
+Inside the script and the modules it imports from beside itself (its own
+modeling.py, optimization.py, tokenization.py, helpers), `import
+tensorflow as tf` gives TF 1.x's API on TensorFlow 2 (tf1.py): compat.v1
+in graph mode plus tf.contrib.tpu, tf.estimator, tf.layers and the other
+tf.contrib pieces BERT code used, on this project's runner. The script's
+directory comes first on sys.path, as when Python runs a script, and its
+modules win over this project's of the same names. A user error, or an API
+that is not provided, ends the run with one "ERROR:" line and exit status 1.
+"""
+
+# Before TensorFlow, which reads its CPU kernel choice once, at import.
+import cpu_kernels  # noqa: F401
+
+# isort: split
+import os
+import re
+import runpy
+import sys
+
+import errors
+import tf1
+import tf1_api
+
+USAGE = "usage: python run_tf1.py path/to/script.py [the script's flags ...]"
+
+
+def _script_from_argv(argv):
+    if len(argv) < 2:
+        raise errors.UsageError(f"{USAGE} (--help says more)")
+    if argv[1] in ("-h", "--help", "--helpfull"):
+        sys.stdout.write(USAGE + "\n" + __doc__)
+        sys.exit(0)
+    script = argv[1]
+    if script.startswith("-"):
+        raise errors.UsageError(f"{USAGE}: the script comes first, got {script}")
+    if not os.path.isfile(script):
+        raise errors.UsageError(f"{script}: no such script")
+    return script
+
+
+def _run_script(script, argv):
+    sys.argv = [script, *argv]
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except ImportError as error:
+        # `from tensorflow import name` of a name not provided: Python turns the
+        # UnsupportedAPIError into an ImportError; report the API, not that.
+        match = re.match(r"cannot import name '(\w+)' from '(tensorflow|tf)([\w.]*)'", str(error))
+        if match is None:
+            raise
+        api = f"tf{match.group(3)}.{match.group(1)}"
+        raise tf1_api.last_unsupported(api) or tf1.unsupported(api) from None
+
+
+def main(argv=None):
+    argv = list(sys.argv if argv is None else argv)
+    script = errors.call(_script_from_argv, argv)
+    tf1.isolate_user_dir(os.path.dirname(os.path.abspath(script)))
+    errors.call(_run_script, script, argv[2:])
+
+
+if __name__ == "__main__":
+    main()
