@@ -219,10 +219,15 @@ def test_the_script_gives_run_classifiers_results_on_the_exported_checkpoint(run
     assert_imported_is_the_source(runs)
     trained = assert_same_run(root / "out_hub", root / "out_printed")
     # Fine-tuning reached every encoder variable, and began at the checkpoint's values.
+    # Except the keys' bias: it adds q.b to every score of a query alike, which the
+    # softmax takes away, so its gradient is zero but for round-off (exactly zero
+    # with the AVX-512 kernels); its value is still checked to start at the checkpoint's.
     for name, value in runs["weights"].items():
         if name.startswith("bert/"):
             moved = np.max(np.abs(trained[name] - value))
-            assert 0 < moved < 0.1, (name, moved)
+            assert moved < 0.1, (name, moved)
+            if not name.endswith("/attention/self/key/bias"):
+                assert moved > 0, (name, moved)
 
 
 @pytest.mark.slow
