@@ -2,6 +2,12 @@
 
     python run_tf1.py path/to/their_script.py --their_flags...
     python -m bert.run_tf1 path/to/their_script.py --their_flags...   (installed)
+    python run_tf1.py --distribution_strategy=mirrored [--num_gpus=N] their_script.py ...
+
+The launcher's own options, before the script, choose the runner's devices
+for every Estimator of the script (one device by default; all local GPUs;
+the workers of TF_CONFIG), as the scripts here choose them with the same
+flags: a script written for TF 1.x has no such flag of its own.
 
 Inside the script and the modules it imports from beside itself (its own
 modeling.py, optimization.py, tokenization.py, helpers), `import
@@ -26,7 +32,38 @@ import errors
 import tf1
 import tf1_api
 
-USAGE = "usage: python run_tf1.py path/to/script.py [the script's flags ...]"
+USAGE = (
+    "usage: python run_tf1.py [--distribution_strategy=one_device|mirrored|multi_worker]"
+    " [--num_gpus=N] path/to/script.py [the script's flags ...]"
+)
+
+# The launcher's own options, given before the script: the runner's devices,
+# which a script written for TF 1.x has no flag for.
+LAUNCHER_OPTIONS = ("distribution_strategy", "num_gpus")
+
+
+def _launcher_options(argv):
+    """({option: value} given before the script, the rest of argv from the script on)."""
+    options = {}
+    rest = list(argv[1:])
+    while rest and rest[0].startswith("--") and rest[0] not in ("--help", "--helpfull"):
+        name, _, value = rest.pop(0)[2:].partition("=")
+        if name not in LAUNCHER_OPTIONS:
+            raise errors.UsageError(
+                f"--{name}: run_tf1.py's own options are --distribution_strategy and "
+                "--num_gpus; the script's flags come after the script"
+            )
+        if not value:
+            raise errors.UsageError(f"--{name} needs a value (--{name}=...)")
+        if name == "num_gpus":
+            try:
+                value = int(value)
+            except ValueError:
+                raise errors.UsageError(
+                    f"--num_gpus must be a whole number, got {value}"
+                ) from None
+        options[name] = value
+    return options, [argv[0], *rest]
 
 
 def _script_from_argv(argv):
@@ -37,7 +74,7 @@ def _script_from_argv(argv):
         sys.exit(0)
     script = argv[1]
     if script.startswith("-"):
-        raise errors.UsageError(f"{USAGE}: the script comes first, got {script}")
+        raise errors.UsageError(f"{USAGE}: the script comes before its flags, got {script}")
     if not os.path.isfile(script):
         raise errors.UsageError(f"{script}: no such script")
     return script
@@ -59,7 +96,9 @@ def _run_script(script, argv):
 
 def main(argv=None):
     argv = list(sys.argv if argv is None else argv)
+    options, argv = errors.call(_launcher_options, argv)
     script = errors.call(_script_from_argv, argv)
+    tf1.install(**options)
     tf1.isolate_user_dir(os.path.dirname(os.path.abspath(script)))
     errors.call(_run_script, script, argv[2:])
 

@@ -132,13 +132,17 @@ def _importer_is_user(globals):
     return is_user_file(filename)
 
 
-def install():
+def install(distribution_strategy="one_device", num_gpus=None):
     """Returns the TF 1.x `tensorflow` module, and makes user code's `import tensorflow` give it.
 
     Switches TensorFlow to graph mode with TF1 behaviour (ref variables,
     Dimension shapes: `shape[-1].value`), as TF 1.x was. Idempotent.
+    `distribution_strategy` ("one_device", "mirrored", "multi_worker") and
+    `num_gpus` are the runner's, for every Estimator and TPUEstimator built
+    after the call (run_tf1.py's --distribution_strategy and --num_gpus).
     """
     global _MODULE
+    tf1_estimator.use_distribution(distribution_strategy, num_gpus)
     if _MODULE is None:
         _V1.disable_v2_behavior()
         _MODULE = _build()
@@ -167,7 +171,8 @@ def isolate_user_dir(user_dir):
     code finds the user's file. A module of this project that imports a
     sibling inside a function still gets this project's (see _import).
     """
-    install()
+    if _MODULE is None:
+        install()
     for name in project_module_names():
         _PROJECT_MODULES[name] = sys.modules.pop(name)
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != HERE]

@@ -72,6 +72,18 @@ class InputPipelineConfig:
     SLICED = 5
 
 
+# The devices every Estimator of the user's code trains on. User scripts
+# define no flag for it (TF 1.x took it from RunConfig's train_distribute),
+# so run_tf1.py's own --distribution_strategy and --num_gpus, given before
+# the script, set it once for the process (use_distribution).
+_DISTRIBUTION = {"distribution_strategy": "one_device", "num_gpus": None}
+
+
+def use_distribution(distribution_strategy="one_device", num_gpus=None):
+    """Sets the runner's distribution for every Estimator built from now on."""
+    _DISTRIBUTION.update(distribution_strategy=distribution_strategy, num_gpus=num_gpus)
+
+
 class RunConfig:
     """tf.estimator.RunConfig and tf.contrib.tpu.RunConfig: settings for runner.RunConfig.
 
@@ -135,6 +147,8 @@ class RunConfig:
             gcp_project=getattr(cluster, "project", None),
             master=self.master if use_tpu else None,
             num_tpu_cores=tpu.num_shards or 8,
+            distribution_strategy=_DISTRIBUTION["distribution_strategy"],
+            num_gpus=_DISTRIBUTION["num_gpus"],
         )
 
 

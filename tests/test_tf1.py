@@ -250,6 +250,17 @@ def test_run_config_settings_reach_the_runner():
     assert tf1_estimator.RunConfig().runner_config("out", False).save_checkpoints_steps == 1000
 
 
+def test_launcher_distribution_reaches_every_runner_config():
+    try:
+        tf1_estimator.use_distribution("mirrored", 2)
+        config = tf1_estimator.RunConfig(model_dir="out").runner_config("out", use_tpu=False)
+        assert (config.distribution_strategy, config.num_gpus) == ("mirrored", 2)
+    finally:
+        tf1_estimator.use_distribution()
+    config = tf1_estimator.RunConfig().runner_config("out", False)
+    assert (config.distribution_strategy, config.num_gpus) == ("one_device", None)
+
+
 def test_model_fn_and_input_fn_get_only_the_arguments_they_name():
     seen = []
 
@@ -514,6 +525,30 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
     assert result.stderr.strip().splitlines()[-1] == (
         "ERROR: --output_dri: unknown flag; did you mean --output_dir? (--helpfull lists them all)"
     )
+
+
+@pytest.mark.slow
+def test_launcher_options_choose_the_runners_devices(tmp_path):
+    script = os.path.join(SCRIPTS, "tagger", "run_tagger.py")
+    out = f"--output_dir={tmp_path / 'out'}"
+
+    def last_error(*args):
+        result = run_script("run_tf1.py", *args)
+        assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+        return result.stderr.strip().splitlines()[-1]
+
+    # The runner gets them: it refuses GPUs this machine does not show, one line.
+    line = last_error("--distribution_strategy=mirrored", "--num_gpus=3", script, out)
+    assert line.startswith("ERROR: ") and "--num_gpus=3" in line
+    line = last_error("--distribution_strategy=everywhere", script, out)
+    assert line.startswith("ERROR: --distribution_strategy must be one_device, mirrored")
+    assert last_error("--output_dir=x", script).startswith(
+        "ERROR: --output_dir: run_tf1.py's own options are --distribution_strategy and --num_gpus"
+    )
+    assert last_error("--num_gpus=two", script) == (
+        "ERROR: --num_gpus must be a whole number, got two"
+    )
+    assert not os.path.exists(tmp_path / "out" / "checkpoint")
 
 
 @pytest.mark.slow
