@@ -301,10 +301,15 @@ class Estimator:
         return self._config
 
     def _user_params(self, params):
-        params = dict(params)
-        if not self._tpu_params:
-            params.pop("batch_size", None)
-        return params
+        """The params TF 1.x gave: the user's own, plus a TPUEstimator's batch_size.
+
+        Built from the user's params rather than from the runner's, so that
+        whatever else the runner passes its own model_fns stays out.
+        """
+        user = dict(self.params)
+        if self._tpu_params and "batch_size" in params:
+            user["batch_size"] = params["batch_size"]
+        return user
 
     def _model_fn(self, features, labels, mode, params):
         spec = _call_with_named(
