@@ -205,11 +205,12 @@ def check_first_step(run, report):
     )
 
 
-def check_classifier(run, report, pretrained):
+def _mrpc_flags(run):
+    """Writes the MRPC-layout data the classifier checks share; returns their common flags."""
     data = run.path("mrpc")
     rows = fixtures.MRPC_ROWS
     fixtures.write_mrpc(data, {"train": rows, "dev": rows[:5], "test": rows[2:] + rows[:2]})
-    common = [
+    return [
         "--task_name=MRPC",
         f"--data_dir={data}",
         f"--vocab_file={VOCAB}",
@@ -218,6 +219,10 @@ def check_classifier(run, report, pretrained):
         "--eval_batch_size=2",
         "--predict_batch_size=8",
     ]
+
+
+def check_classifier(run, report, pretrained):
+    common = _mrpc_flags(run)
     train = [
         f"--init_checkpoint={pretrained}",
         "--do_train",
@@ -559,18 +564,7 @@ def check_tf1(run, report, pretrained):
 
 def _check_tf1_classifier(run, report, pretrained):
     """run_classifier: run_tf1 fine-tunes; the three evaluate and predict its checkpoint."""
-    data = run.path("mrpc")
-    rows = fixtures.MRPC_ROWS
-    fixtures.write_mrpc(data, {"train": rows, "dev": rows[:5], "test": rows[2:] + rows[:2]})
-    common = [
-        "--task_name=MRPC",
-        f"--data_dir={data}",
-        f"--vocab_file={VOCAB}",
-        f"--bert_config_file={run.path('bert_config.json')}",
-        "--max_seq_length=32",
-        "--eval_batch_size=2",
-        "--predict_batch_size=8",
-    ]
+    common = _mrpc_flags(run)
     trained = run.path("tf1_cls_trained")
     if os.path.exists(trained):
         shutil.rmtree(trained)
