@@ -146,7 +146,7 @@ def model_fn_builder(
 
     def model_fn(features, labels, mode, params):
         """Runs BERT and exposes the requested encoder layers."""
-        del labels, params
+        del labels
         if mode != runner.ModeKeys.PREDICT:
             raise ValueError(f"Only PREDICT modes are supported: {mode}")
 
@@ -157,6 +157,7 @@ def model_fn_builder(
             input_mask=features["input_mask"],
             token_type_ids=features["input_type_ids"],
             use_one_hot_embeddings=use_one_hot_embeddings,
+            compute_dtype=params.get("compute_dtype"),
         )
 
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)

@@ -161,6 +161,7 @@ def create_model(
     is_regression=False,
     multi_label=False,
     class_weights=None,
+    compute_dtype=None,
 ):
     """Builds BERT plus a linear head on the pooled [CLS] output.
 
@@ -175,7 +176,7 @@ def create_model(
     loss = mean over examples of weight[label] * per_example_loss, or for
     multi-label the mean over examples and classes of weight[class] * BCE.
     per_example_loss stays unweighted, so eval_loss is comparable across
-    weightings.
+    weightings. `compute_dtype` goes to modeling.BertModel.
 
     Returns:
       (loss, per_example_loss, logits, probabilities): probabilities is
@@ -189,6 +190,7 @@ def create_model(
         input_mask=input_mask,
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
+        compute_dtype=compute_dtype,
     )
     output_layer = model.get_pooled_output()
     hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])
@@ -269,7 +271,7 @@ def model_fn_builder(
     """
 
     def model_fn(features, labels, mode, params):
-        del labels, params  # Labels travel inside `features`.
+        del labels  # Labels travel inside `features`.
         logging.info("*** Features ***")
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
@@ -296,13 +298,19 @@ def model_fn_builder(
             is_regression=is_regression,
             multi_label=multi_label,
             class_weights=class_weights,
+            compute_dtype=params.get("compute_dtype"),
         )
 
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == runner.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(
-                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+                total_loss,
+                learning_rate,
+                num_train_steps,
+                num_warmup_steps,
+                use_tpu,
+                options=params.get("training_options"),
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn

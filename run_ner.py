@@ -88,12 +88,14 @@ def create_model(
     label_mask,
     num_labels,
     use_one_hot_embeddings,
+    compute_dtype=None,
 ):
     """Builds BERT plus a linear tag head on every position of the sequence output.
 
     The head is `output_weights` [num_labels, hidden] and `output_bias`
     [num_labels] at no variable scope (the classifier's names and shapes),
-    with 0.1 dropout on its input while training.
+    with 0.1 dropout on its input while training. `compute_dtype` goes to
+    modeling.BertModel.
 
     Returns:
       (loss, per_token_loss, logits, probabilities): logits and
@@ -108,6 +110,7 @@ def create_model(
         input_mask=input_mask,
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
+        compute_dtype=compute_dtype,
     )
     output_layer = tf.cast(model.get_sequence_output(), tf.float32)
     hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])
@@ -156,7 +159,7 @@ def model_fn_builder(
     """
 
     def model_fn(features, labels, mode, params):
-        del labels, params  # Labels travel inside `features`.
+        del labels  # Labels travel inside `features`.
         logging.info("*** Features ***")
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
@@ -172,12 +175,18 @@ def model_fn_builder(
             features.get("label_mask"),
             num_labels,
             use_one_hot_embeddings,
+            compute_dtype=params.get("compute_dtype"),
         )
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == runner.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(
-                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+                total_loss,
+                learning_rate,
+                num_train_steps,
+                num_warmup_steps,
+                use_tpu,
+                options=params.get("training_options"),
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn

@@ -87,7 +87,7 @@ def model_fn_builder(
 
     def model_fn(features, labels, mode, params):
         """Builds the pre-training graph for one mode."""
-        del labels, params
+        del labels
         logging.info("*** Features ***")
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
@@ -109,6 +109,7 @@ def model_fn_builder(
             input_mask=input_mask,
             token_type_ids=segment_ids,
             use_one_hot_embeddings=use_one_hot_embeddings,
+            compute_dtype=params.get("compute_dtype"),
         )
 
         (masked_lm_loss, masked_lm_example_loss, masked_lm_log_probs) = get_masked_lm_output(
@@ -134,6 +135,7 @@ def model_fn_builder(
                 num_warmup_steps,
                 use_tpu,
                 optimizer=optimizer,
+                options=params.get("training_options"),
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn

@@ -106,9 +106,18 @@ read_simple_questions = squad_data.read_simple_questions
 
 
 def create_model(
-    bert_config, is_training, input_ids, input_mask, segment_ids, use_one_hot_embeddings
+    bert_config,
+    is_training,
+    input_ids,
+    input_mask,
+    segment_ids,
+    use_one_hot_embeddings,
+    compute_dtype=None,
 ):
-    """Builds BERT plus the span head; returns (start_logits, end_logits), [batch, seq]."""
+    """Builds BERT plus the span head; returns (start_logits, end_logits), [batch, seq].
+
+    `compute_dtype` goes to modeling.BertModel.
+    """
     model = modeling.BertModel(
         config=bert_config,
         is_training=is_training,
@@ -116,6 +125,7 @@ def create_model(
         input_mask=input_mask,
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
+        compute_dtype=compute_dtype,
     )
     final_hidden = model.get_sequence_output()
     batch_size, seq_length, hidden_size = modeling.get_shape_list(final_hidden, expected_rank=3)
@@ -150,7 +160,7 @@ def model_fn_builder(
 
     def model_fn(features, labels, mode, params):
         """Span-prediction model_fn: cross-entropy training, logits for predict."""
-        del labels, params
+        del labels
         logging.info("*** Features ***")
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
@@ -168,6 +178,7 @@ def model_fn_builder(
             input_mask=input_mask,
             segment_ids=segment_ids,
             use_one_hot_embeddings=use_one_hot_embeddings,
+            compute_dtype=params.get("compute_dtype"),
         )
 
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
@@ -184,7 +195,12 @@ def model_fn_builder(
             end_loss = compute_loss(end_logits, features["end_positions"])
             total_loss = (start_loss + end_loss) / 2.0
             train_op = optimization.create_optimizer(
-                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+                total_loss,
+                learning_rate,
+                num_train_steps,
+                num_warmup_steps,
+                use_tpu,
+                options=params.get("training_options"),
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
