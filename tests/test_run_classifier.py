@@ -18,6 +18,7 @@ from classifier_helpers import (
 )
 from helpers import load_script, tiny_bert_config, write_lines
 
+import classifier_data
 import tokenization
 
 
@@ -343,7 +344,7 @@ def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
     assert sorted(result) == ["eval_loss", "eval_pearson", "eval_spearman", "global_step", "loss"]
 
     tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
-    processor = rc.get_processor("sts-b")
+    processor = classifier_data.get_processor("sts-b")
     dev_examples = processor.get_dev_examples(str(data))
     served_dev = _serve(str(tmp_path / "export"), tokenizer, rc, dev_examples, "score")
     gold = np.array([float(e.label) for e in dev_examples])
@@ -455,11 +456,11 @@ def test_export_checks_every_variable_shape(rc, sst2_run, tmp_path):
     target = tmp_path / "export"
     with pytest.raises(ValueError, match=r"variable output_weights has shape \[1, 32\] in the "
                        r"model but \[2, 32\] in the checkpoint"):  # fmt: skip
-        rc.export_saved_model(str(target), checkpoint, config, 1, 16, is_regression=True)
+        rc.export_saved_model(str(target), checkpoint, config, 1, is_regression=True)
     assert os.listdir(tmp_path) == []
-    rc.export_saved_model(str(target), checkpoint, config, 2, 16)
+    rc.export_saved_model(str(target), checkpoint, config, 2)
     with pytest.raises(ValueError, match="already exists"):
-        rc.export_saved_model(str(target), checkpoint, config, 2, 16)
+        rc.export_saved_model(str(target), checkpoint, config, 2)
 
 
 def test_empty_split_is_an_error(rc, parsed_flags, tmp_path):
