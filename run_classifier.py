@@ -96,8 +96,6 @@ flags.DEFINE_string(
     "predictions go to output_dir/text_predictions.jsonl.",
 )
 
-# Scripts imported later into the same process may redefine the shared names.
-
 
 # The original's data classes, processors and conversions live in
 # classifier_data (no flags, so other code can use them); the script keeps
