@@ -32,7 +32,7 @@ WEIGHT_DECAY_RATE = 0.01
 BETA_1 = 0.9
 BETA_2 = 0.999
 EPSILON = 1e-6
-EXCLUDE_FROM_WEIGHT_DECAY = ["LayerNorm", "layer_norm", "bias"]
+EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
 CLIP_NORM = 1.0
 
 # Dynamic loss scaling (float16): start high, halve on every step whose
