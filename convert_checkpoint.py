@@ -58,6 +58,7 @@ OUT until every file has been written.
 import cpu_kernels  # noqa: F401
 
 # isort: split
+import collections
 import json
 import os
 import re
@@ -106,8 +107,6 @@ flags.DEFINE_bool(
 script_flags.define_flags(
     "output_dir", "bert_config_file", "vocab_file", "do_lower_case", "task_name", "show_traceback"
 )
-
-# Scripts imported later into the same process may redefine the shared names.
 
 # The flags beyond --input and --output_dir each direction takes: (required, optional).
 # Any other of these given on the command line is refused.
@@ -862,21 +861,37 @@ def _log_list(what, names):
 # The command: one function per direction
 
 
-def _check_direction_flags(direction):
+# The flags this script reads, read once by settings_from_flags, and the
+# names of those given on the command line (`given`).
+Settings = collections.namedtuple(
+    "Settings",
+    "direction input output_dir bert_config_file vocab_file do_lower_case task_name with_mlm "
+    "given",
+)
+
+
+def settings_from_flags():
+    names = Settings._fields[:-1]
+    given = {name for name in names if FLAGS[name].present}
+    return Settings(*(FLAGS[name].value for name in names), given=given)
+
+
+def _check_direction_flags(settings):
     """Refuses a flag the direction does not take, and asks for one it needs."""
+    direction = settings.direction
     required, optional = DIRECTION_FLAGS[direction]
     for name in sorted(set().union(*(r + o for r, o in DIRECTION_FLAGS.values()))):
-        if FLAGS[name].present and name not in required + optional:
+        if name in settings.given and name not in required + optional:
             takers = [d for d, (r, o) in DIRECTION_FLAGS.items() if name in r + o]
             raise UsageError(f"--{name} is for --direction={' or '.join(takers)} only")
     for name in required:
-        if not getattr(FLAGS, name):
+        if not getattr(settings, name):
             raise UsageError(f"--{name} is required with --direction={direction}")
 
 
-def _run_hf_to_tf():
-    result = hf_to_tf(FLAGS.input, FLAGS.output_dir)
-    out = FLAGS.output_dir
+def _run_hf_to_tf(settings):
+    result = hf_to_tf(settings.input, settings.output_dir)
+    out = settings.output_dir
     print(
         f"do_lower_case={result['do_lower_case']} (from {result['do_lower_case_source']}); "
         f"hidden_act={result['hidden_act']}. Use the model with:\n"
@@ -887,37 +902,38 @@ def _run_hf_to_tf():
     )
 
 
-def _run_tf_to_hf():
+def _run_tf_to_hf(settings):
     result = tf_to_hf(
-        FLAGS.input,
-        FLAGS.bert_config_file,
-        FLAGS.vocab_file,
-        FLAGS.do_lower_case,
-        FLAGS.output_dir,
-        FLAGS.task_name,
+        settings.input,
+        settings.bert_config_file,
+        settings.vocab_file,
+        settings.do_lower_case,
+        settings.output_dir,
+        settings.task_name,
     )
-    print(f"Wrote a {result['architecture']} to {FLAGS.output_dir}")
+    print(f"Wrote a {result['architecture']} to {settings.output_dir}")
 
 
-def _run_hub_to_tf():
-    result = tfhub_encoder.import_encoder(FLAGS.input, FLAGS.output_dir)
+def _run_hub_to_tf(settings):
+    result = tfhub_encoder.import_encoder(settings.input, settings.output_dir)
     print(result["message"])
 
 
-def _run_tf_to_hub():
+def _run_tf_to_hub(settings):
     result = tfhub_encoder.export_encoder(
-        FLAGS.input,
-        FLAGS.bert_config_file,
-        FLAGS.vocab_file,
-        FLAGS.do_lower_case,
-        FLAGS.output_dir,
-        with_mlm=FLAGS.with_mlm,
+        settings.input,
+        settings.bert_config_file,
+        settings.vocab_file,
+        settings.do_lower_case,
+        settings.output_dir,
+        with_mlm=settings.with_mlm,
     )
     head = " and its masked LM head (mlm)" if result["with_mlm"] else ""
     print(
         f"Wrote a TF Hub-format BERT encoder{head} ({result['variables']} variables, "
-        f"do_lower_case={bool(FLAGS.do_lower_case)}) to {FLAGS.output_dir}. Fine-tune it with "
-        f"run_classifier_with_tfhub.py --bert_hub_module_handle={FLAGS.output_dir}, or load it "
+        f"do_lower_case={bool(settings.do_lower_case)}) to {settings.output_dir}. Fine-tune it "
+        f"with run_classifier_with_tfhub.py --bert_hub_module_handle={settings.output_dir}, or "
+        "load it "
         "with tf.saved_model.load or hub.KerasLayer(..., trainable=True)."
     )
 
@@ -932,8 +948,9 @@ DIRECTIONS = {
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    _check_direction_flags(FLAGS.direction)
-    DIRECTIONS[FLAGS.direction]()
+    settings = settings_from_flags()
+    _check_direction_flags(settings)
+    DIRECTIONS[settings.direction](settings)
 
 
 if __name__ == "__main__":

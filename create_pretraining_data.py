@@ -94,8 +94,6 @@ flags.DEFINE_integer(
     "The output does not depend on it.",
 )
 
-# Scripts imported later into the same process may redefine the shared names.
-
 _CLS, _SEP, _MASK, _UNK = "[CLS]", "[SEP]", "[MASK]", "[UNK]"
 # Lines handed to a tokenizer worker at a time, and bytes read at a time.
 _LINES_PER_CHUNK = 2000
@@ -957,28 +955,48 @@ def create_training_instances(
 # Command line.
 
 
-def _check_flags():
-    """Raises InputError for flag values the recipe cannot work with."""
+# The flags this script reads, read once by settings_from_flags: the files,
+# the tokenizer's casing, the seed, the worker count and the Recipe.
+Settings = collections.namedtuple(
+    "Settings", "input_file output_file vocab_file do_lower_case random_seed num_workers recipe"
+)
+
+
+def settings_from_flags():
+    return Settings(
+        input_file=FLAGS.input_file,
+        output_file=FLAGS.output_file,
+        vocab_file=FLAGS.vocab_file,
+        do_lower_case=FLAGS.do_lower_case,
+        random_seed=FLAGS.random_seed,
+        num_workers=FLAGS.num_workers,
+        recipe=Recipe.from_flags(),
+    )
+
+
+def _check_flags(settings):
+    """Raises InputError for settings the recipe cannot work with."""
+    recipe = settings.recipe
     for name in ("input_file", "output_file", "vocab_file"):
-        if not getattr(FLAGS, name):
+        if not getattr(settings, name):
             raise InputError(f"--{name} is required")
-    if FLAGS.max_seq_length < 5:
+    if recipe.max_seq_length < 5:
         raise InputError(
-            f"--max_seq_length={FLAGS.max_seq_length} is too small: [CLS], two [SEP] and "
+            f"--max_seq_length={recipe.max_seq_length} is too small: [CLS], two [SEP] and "
             "a token from each segment need at least 5"
         )
-    if FLAGS.max_predictions_per_seq < 1:
+    if recipe.max_predictions_per_seq < 1:
         raise InputError(
-            f"--max_predictions_per_seq={FLAGS.max_predictions_per_seq} must be at least 1"
+            f"--max_predictions_per_seq={recipe.max_predictions_per_seq} must be at least 1"
         )
-    if not 0.0 < FLAGS.masked_lm_prob <= 1.0:
-        raise InputError(f"--masked_lm_prob={FLAGS.masked_lm_prob} must be in (0, 1]")
-    if not 0.0 <= FLAGS.short_seq_prob <= 1.0:
-        raise InputError(f"--short_seq_prob={FLAGS.short_seq_prob} must be in [0, 1]")
-    if FLAGS.dupe_factor < 1:
-        raise InputError(f"--dupe_factor={FLAGS.dupe_factor} must be at least 1")
-    if FLAGS.num_workers is not None and FLAGS.num_workers < 1:
-        raise InputError(f"--num_workers={FLAGS.num_workers} must be at least 1")
+    if not 0.0 < recipe.masked_lm_prob <= 1.0:
+        raise InputError(f"--masked_lm_prob={recipe.masked_lm_prob} must be in (0, 1]")
+    if not 0.0 <= recipe.short_seq_prob <= 1.0:
+        raise InputError(f"--short_seq_prob={recipe.short_seq_prob} must be in [0, 1]")
+    if recipe.dupe_factor < 1:
+        raise InputError(f"--dupe_factor={recipe.dupe_factor} must be at least 1")
+    if settings.num_workers is not None and settings.num_workers < 1:
+        raise InputError(f"--num_workers={settings.num_workers} must be at least 1")
 
 
 def _output_files(names):
@@ -1005,30 +1023,30 @@ def _default_num_workers():
         return os.cpu_count() or 1
 
 
-def run():
-    """Creates the output files from the flags; raises InputError on bad input."""
-    _check_flags()
-    tokenizer = startup_checks.load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case)
-    input_files = startup_checks.expand_input_files(FLAGS.input_file)
-    output_files = _output_files(FLAGS.output_file)
-    num_workers = FLAGS.num_workers or _default_num_workers()
+def run(settings):
+    """Creates the output files the settings ask for; raises InputError on bad input."""
+    _check_flags(settings)
+    recipe = settings.recipe
+    tokenizer = startup_checks.load_tokenizer(settings.vocab_file, settings.do_lower_case)
+    input_files = startup_checks.expand_input_files(settings.input_file)
+    output_files = _output_files(settings.output_file)
+    num_workers = settings.num_workers or _default_num_workers()
     logging.info("*** Reading from input files ***")
     for input_file in input_files:
         logging.info("  %s", input_file)
     start = time.monotonic()
     documents = _read_documents(input_files, tokenizer, num_workers)
     if not documents:
-        raise InputError(f"--input_file: no text in {FLAGS.input_file} (every line is blank)")
+        raise InputError(f"--input_file: no text in {settings.input_file} (every line is blank)")
     logging.info("Tokenized in %.1fs with %d worker(s)", time.monotonic() - start, num_workers)
 
     encoder = tfrecord_format.PretrainingExampleEncoder(
         max(tokenizer.vocab.values()) + 1,
-        FLAGS.max_seq_length,
-        FLAGS.max_predictions_per_seq,
+        recipe.max_seq_length,
+        recipe.max_predictions_per_seq,
     )
-    recipe = Recipe.from_flags()
     start = time.monotonic()
-    rng = random.Random(FLAGS.random_seed)
+    rng = random.Random(settings.random_seed)
     records = _create_records(documents, tokenizer, recipe, rng, encoder)
     del documents
     logging.info("Instances created in %.1fs", time.monotonic() - start)
@@ -1040,7 +1058,7 @@ def run():
 
 
 def main(_):
-    errors.call(run)
+    errors.call(run, settings_from_flags())
 
 
 if __name__ == "__main__":

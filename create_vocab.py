@@ -74,8 +74,6 @@ flags.DEFINE_integer(
     "Words longer than this are ignored (WordPiece turns them into [UNK] anyway).",
 )
 
-# Scripts imported later into the same process may redefine the shared names.
-
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Google's vocabularies put this many [unused] tokens between [PAD] and [UNK].
 _UNUSED_BEFORE_UNK = 99
@@ -248,23 +246,35 @@ def write_vocab(vocab, output_file):
     atomic_write.write_text(output_file, text, flag="--output_file")
 
 
-def _check_flags():
+# The flags this script reads, read once by settings_from_flags.
+Settings = collections.namedtuple(
+    "Settings",
+    "input_file output_file vocab_size num_unused min_frequency max_input_chars_per_word "
+    "do_lower_case",
+)
+
+
+def settings_from_flags():
+    return Settings(**{name: FLAGS[name].value for name in Settings._fields})
+
+
+def _check_flags(settings):
     for name in ("input_file", "output_file"):
-        if not getattr(FLAGS, name):
+        if not getattr(settings, name):
             raise InputError(f"--{name} is required")
-    if FLAGS.num_unused < 0:
-        raise InputError(f"--num_unused={FLAGS.num_unused} must not be negative")
-    minimum = len(special_tokens(FLAGS.num_unused))
-    if FLAGS.vocab_size < minimum:
+    if settings.num_unused < 0:
+        raise InputError(f"--num_unused={settings.num_unused} must not be negative")
+    minimum = len(special_tokens(settings.num_unused))
+    if settings.vocab_size < minimum:
         raise InputError(
-            f"--vocab_size={FLAGS.vocab_size} is too small: the special tokens alone need "
+            f"--vocab_size={settings.vocab_size} is too small: the special tokens alone need "
             f"{minimum}"
         )
-    if FLAGS.min_frequency < 1:
-        raise InputError(f"--min_frequency={FLAGS.min_frequency} must be at least 1")
-    if FLAGS.max_input_chars_per_word < 1:
+    if settings.min_frequency < 1:
+        raise InputError(f"--min_frequency={settings.min_frequency} must be at least 1")
+    if settings.max_input_chars_per_word < 1:
         raise InputError(
-            f"--max_input_chars_per_word={FLAGS.max_input_chars_per_word} must be at least 1"
+            f"--max_input_chars_per_word={settings.max_input_chars_per_word} must be at least 1"
         )
 
 
@@ -276,15 +286,15 @@ def _check_output(path):
         raise InputError(f"--output_file: {path} is a directory")
 
 
-def run():
-    """Builds the vocabulary from the flags; raises InputError on bad input."""
-    _check_flags()
-    input_files = startup_checks.expand_input_files(FLAGS.input_file)
-    _check_output(FLAGS.output_file)
+def run(settings):
+    """Builds the vocabulary the settings ask for; raises InputError on bad input."""
+    _check_flags(settings)
+    input_files = startup_checks.expand_input_files(settings.input_file)
+    _check_output(settings.output_file)
     start = time.monotonic()
-    counts = count_words(input_files, FLAGS.do_lower_case, FLAGS.max_input_chars_per_word)
+    counts = count_words(input_files, settings.do_lower_case, settings.max_input_chars_per_word)
     if not counts:
-        raise InputError(f"--input_file: no words in {FLAGS.input_file}")
+        raise InputError(f"--input_file: no words in {settings.input_file}")
     logging.info(
         "Counted %d words, %d distinct, in %.1fs",
         sum(counts.values()),
@@ -292,14 +302,14 @@ def run():
         time.monotonic() - start,
     )
     start = time.monotonic()
-    vocab = learn_vocab(counts, FLAGS.vocab_size, FLAGS.num_unused, FLAGS.min_frequency)
+    vocab = learn_vocab(counts, settings.vocab_size, settings.num_unused, settings.min_frequency)
     logging.info("Built %d tokens in %.1fs", len(vocab), time.monotonic() - start)
-    write_vocab(vocab, FLAGS.output_file)
-    logging.info("Wrote %s", FLAGS.output_file)
+    write_vocab(vocab, settings.output_file)
+    logging.info("Wrote %s", settings.output_file)
 
 
 def main(_):
-    errors.call(run)
+    errors.call(run, settings_from_flags())
 
 
 if __name__ == "__main__":

@@ -41,7 +41,8 @@ FLAGS = flags.FLAGS
 
 script_flags.define_model_flags()
 script_flags.define_flags("input_file", "output_file")
-script_flags.define_runner_flags()
+# Prediction only: no training, distribution or evaluation-while-training flags.
+script_flags.define_runner_flags(training=False)
 flags.DEFINE_string(
     "layers", "-1,-2,-3,-4", "Comma-separated encoder layers to output; -1 is the last."
 )
@@ -66,8 +67,6 @@ flags.DEFINE_string(
     "--output_file with '.pooled.jsonl' in place of its extension). The same "
     "vectors are written as float32 [examples, hidden] to the same name with '.npy'.",
 )
-
-# Scripts imported later into the same process may redefine the shared names.
 
 # Examples below this index are logged in full while converting.
 _NUM_LOGGED_EXAMPLES = 5
@@ -150,7 +149,7 @@ def model_fn_builder(
 
     def model_fn(features, labels, mode, params):
         """Runs BERT and exposes the requested encoder layers."""
-        del labels, params
+        del labels
         if mode != runner.ModeKeys.PREDICT:
             raise ValueError(f"Only PREDICT modes are supported: {mode}")
 
@@ -161,6 +160,7 @@ def model_fn_builder(
             input_mask=features["input_mask"],
             token_type_ids=features["input_type_ids"],
             use_one_hot_embeddings=use_one_hot_embeddings,
+            compute_dtype=params.get("compute_dtype"),
         )
 
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
@@ -313,14 +313,14 @@ def write_pooled(pooled, jsonl_path, npy_path):
     logging.info("Wrote %d sentence vectors to %s and %s", len(ids), jsonl_path, npy_path)
 
 
-def _write_features(estimator, input_fn, features, layer_indexes, pooled=None):
-    """Writes one JSON line per example to --output_file, all-or-nothing.
+def _write_features(estimator, input_fn, features, layer_indexes, output_file, pooled=None):
+    """Writes one JSON line per example to `output_file`, all-or-nothing.
 
     With `pooled` (a dict), each example's sentence vector is kept in it by unique_id.
     """
     unique_id_to_feature = {feature.unique_id: feature for feature in features}
     progress = Progress("Writing", len(features), "examples")
-    with atomic_write.atomic_files([FLAGS.output_file], "w", flag="--output_file") as (writer,):
+    with atomic_write.atomic_files([output_file], "w", flag="--output_file") as (writer,):
         results = dynamic_padding.in_input_order(estimator.predict(input_fn))
         for count, result in enumerate(results, start=1):
             unique_id = int(result["unique_id"])
@@ -334,7 +334,7 @@ def _write_features(estimator, input_fn, features, layer_indexes, pooled=None):
 
 
 @contextlib.contextmanager
-def _naming_unreadable_checkpoint():
+def _naming_unreadable_checkpoint(init_checkpoint):
     """The checkpoint is the only file TensorFlow reads here: a read error names it.
 
     A checkpoint cut short or damaged fails only when its values are read,
@@ -344,71 +344,97 @@ def _naming_unreadable_checkpoint():
         yield
     except (tf.errors.OutOfRangeError, tf.errors.DataLossError) as e:
         raise UsageError(
-            f"--init_checkpoint: cannot read {FLAGS.init_checkpoint} "
+            f"--init_checkpoint: cannot read {init_checkpoint} "
             f"(cut short or damaged?): {errors.first_line(e)}"
         ) from e
 
 
-def _check_flags():
-    """Checks every flag, the config, the checkpoint and the input before any work.
+# The flags of this script read as they are (the model flags apart, in
+# script_flags.ModelSettings).
+_FLAG_NAMES = (
+    "input_file output_file layers batch_size use_tpu use_one_hot_embeddings pooling "
+    "pooled_output_file"
+).split()
+
+# What settings_from_flags reads: the model flags (model), the padding of
+# prediction batches and each flag of _FLAG_NAMES.
+Settings = collections.namedtuple("Settings", ["model", "padding", *_FLAG_NAMES])
+
+
+def settings_from_flags():
+    """Reads the flags once into Settings; refuses padding and batch flags that cannot
+    work (UsageError naming the flag)."""
+    script_flags.check_padding_flags()
+    script_flags.check_batch_flags()
+    return Settings(
+        model=script_flags.model_settings_from_flags(),
+        padding=script_flags.padding_from_flags(is_training=False, window_batches=WINDOW_BATCHES),
+        **{name: FLAGS[name].value for name in _FLAG_NAMES},
+    )
+
+
+def _check_flags(settings):
+    """Checks the settings, the config, the checkpoint and the input before any work.
 
     Returns (bert_config, layer_indexes, tokenizer, examples).
     """
-    startup_checks.check_input_file(FLAGS.bert_config_file, "--bert_config_file")
-    script_flags.check_padding_flags()
-    script_flags.check_batch_flags()
-    bert_config, tokenizer = script_flags.check_model_flags()
-    layer_indexes = parse_layers(FLAGS.layers, bert_config.num_hidden_layers)
-    if FLAGS.max_seq_length < 3:
-        raise UsageError(f"--max_seq_length must be at least 3, got {FLAGS.max_seq_length}")
-    startup_checks.check_output_file(FLAGS.output_file)
-    startup_checks.check_input_file(FLAGS.input_file, "--input_file")
-    examples = read_examples(FLAGS.input_file)
+    model, input_file = settings.model, settings.input_file
+    startup_checks.check_input_file(model.bert_config_file, "--bert_config_file")
+    bert_config, tokenizer = script_flags.check_model(model)
+    layer_indexes = parse_layers(settings.layers, bert_config.num_hidden_layers)
+    if model.max_seq_length < 3:
+        raise UsageError(f"--max_seq_length must be at least 3, got {model.max_seq_length}")
+    startup_checks.check_output_file(settings.output_file)
+    startup_checks.check_input_file(input_file, "--input_file")
+    examples = read_examples(input_file)
     if not any(e.text_a.strip() or (e.text_b or "").strip() for e in examples):
-        raise UsageError(f"--input_file: {FLAGS.input_file} holds no text (no non-blank line)")
+        raise UsageError(f"--input_file: {input_file} holds no text (no non-blank line)")
     return bert_config, layer_indexes, tokenizer, examples
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    bert_config, layer_indexes, tokenizer, examples = _check_flags()
+    settings = settings_from_flags()
+    bert_config, layer_indexes, tokenizer, examples = _check_flags(settings)
+    model, output_file, pooling = settings.model, settings.output_file, settings.pooling
     features = convert_examples_to_features(
-        examples=examples, seq_length=FLAGS.max_seq_length, tokenizer=tokenizer
+        examples=examples, seq_length=model.max_seq_length, tokenizer=tokenizer
     )
 
     model_fn = model_fn_builder(
         bert_config=bert_config,
-        init_checkpoint=FLAGS.init_checkpoint,
+        init_checkpoint=model.init_checkpoint,
         layer_indexes=layer_indexes,
-        use_tpu=FLAGS.use_tpu,
-        use_one_hot_embeddings=FLAGS.use_one_hot_embeddings,
-        pooling=FLAGS.pooling,
+        use_tpu=settings.use_tpu,
+        use_one_hot_embeddings=settings.use_one_hot_embeddings,
+        pooling=pooling,
     )
     pooled_jsonl = pooled_npy = None
     pooled = {}
-    if FLAGS.pooling:
-        pooled_jsonl, pooled_npy = pooled_output_paths(FLAGS.output_file, FLAGS.pooled_output_file)
+    if pooling:
+        pooled_jsonl, pooled_npy = pooled_output_paths(output_file, settings.pooled_output_file)
     # Nothing is trained or saved; the runner only needs a scratch directory.
     scratch_dir = tempfile.mkdtemp(prefix="extract_features-")
     try:
         estimator = runner.Estimator(
             model_fn=model_fn,
             config=script_flags.run_config_from_flags(model_dir=scratch_dir),
-            predict_batch_size=FLAGS.batch_size,
+            predict_batch_size=settings.batch_size,
         )
         input_fn = input_fn_builder(
-            features=features,
-            seq_length=FLAGS.max_seq_length,
-            padding=script_flags.padding_from_flags(
-                is_training=False, window_batches=WINDOW_BATCHES
-            ),
+            features=features, seq_length=model.max_seq_length, padding=settings.padding
         )
-        fileio.makedirs(os.path.dirname(os.path.abspath(FLAGS.output_file)))
-        with _naming_unreadable_checkpoint():
+        fileio.makedirs(os.path.dirname(os.path.abspath(output_file)))
+        with _naming_unreadable_checkpoint(model.init_checkpoint):
             _write_features(
-                estimator, input_fn, features, layer_indexes, pooled if FLAGS.pooling else None
+                estimator,
+                input_fn,
+                features,
+                layer_indexes,
+                output_file,
+                pooled if pooling else None,
             )
-        if FLAGS.pooling:
+        if pooling:
             write_pooled(pooled, pooled_jsonl, pooled_npy)
     finally:
         shutil.rmtree(scratch_dir, ignore_errors=True)

@@ -26,7 +26,6 @@ defined here for that reason (the scripts report it in one ERROR line).
 """
 
 import collections
-import contextlib
 import copy
 import json
 import math
@@ -46,38 +45,20 @@ GELU_CUBIC_COEFF = 0.044715
 # 1/sqrt(2): the exact GELU is x * Phi(x) = 0.5*x*(1 + erf(x/sqrt(2))).
 GELU_ERF_SCALE = 1.0 / math.sqrt(2.0)
 
-# The dtype BertModel computes its Transformer layers in; None means float32
-# throughout (the original arithmetic). Set it with `compute_dtype(...)`.
-_COMPUTE_DTYPE = [None]
+# The dtypes BertModel may compute its Transformer layers in besides float32.
+MIXED_PRECISION_DTYPES = (tf.bfloat16, tf.float16)
 
 
-@contextlib.contextmanager
-def compute_dtype(dtype):
-    """Makes BertModels built inside compute their layers in `dtype` (mixed precision).
-
-    With tf.bfloat16 or tf.float16, the variables stay float32 (the master
-    weights, saved under their usual names) and are cast where they are
-    used; LayerNorm statistics, the attention softmax and every output of
-    the model (sequence, pooled, all layers, embedding output) are float32,
-    so task heads and losses built on them stay float32. None or
-    tf.float32 leaves the graph exactly as without this context.
-    """
-    dtype = None if dtype is None else tf.as_dtype(dtype)
+def _layer_dtype(compute_dtype):
+    """None for float32 (the original arithmetic), else the bfloat16 / float16 DType."""
+    if compute_dtype is None:
+        return None
+    dtype = tf.as_dtype(compute_dtype)
     if dtype == tf.float32:
-        dtype = None
-    if dtype is not None and dtype not in (tf.bfloat16, tf.float16):
+        return None
+    if dtype not in MIXED_PRECISION_DTYPES:
         raise ValueError(f"compute dtype must be float32, bfloat16 or float16, got {dtype.name}")
-    previous = _COMPUTE_DTYPE[0]
-    _COMPUTE_DTYPE[0] = dtype
-    try:
-        yield
-    finally:
-        _COMPUTE_DTYPE[0] = previous
-
-
-def get_compute_dtype():
-    """The dtype set by the innermost `compute_dtype` context (tf.float32 if none)."""
-    return _COMPUTE_DTYPE[0] or tf.float32
+    return dtype
 
 
 # Keys of bert_config.json that BertConfig's constructor takes; the first group
@@ -268,6 +249,7 @@ class BertModel:
         token_type_ids=None,
         use_one_hot_embeddings=False,
         scope=None,
+        compute_dtype=None,
     ):
         """Builds the model graph.
 
@@ -282,12 +264,22 @@ class BertModel:
           use_one_hot_embeddings: look word ids up by a one-hot matmul instead
             of a gather (faster on TPUs, identical result).
           scope: optional variable scope name; "bert" by default.
+          compute_dtype: the dtype the Transformer layers compute in: None or
+            tf.float32 (the original arithmetic, the default), tf.bfloat16 or
+            tf.float16 (mixed precision). The variables stay float32 (the
+            master weights, saved under their usual names) and are cast where
+            they are used; LayerNorm statistics, the attention softmax and
+            every output of the model (sequence, pooled, all layers,
+            embedding output) are float32, so task heads and losses built on
+            them stay float32.
 
         Raises:
           ValueError: the config is inconsistent (hidden_size not divisible by
             num_attention_heads, a static seq_length above
-            max_position_embeddings) or input_ids is not rank 2.
+            max_position_embeddings), input_ids is not rank 2 or
+            compute_dtype is not one of those above.
         """
+        layer_dtype = _layer_dtype(compute_dtype)
         config = copy.deepcopy(config)
         if not is_training:
             config.hidden_dropout_prob = 0.0
@@ -304,8 +296,7 @@ class BertModel:
                 self._build_embeddings(config, input_ids, token_type_ids, use_one_hot_embeddings)
 
             # Mixed precision: the layers run in the compute dtype, their
-            # outputs are handed out as float32 (see `compute_dtype`).
-            layer_dtype = _COMPUTE_DTYPE[0]
+            # outputs are handed out as float32.
             encoder_input = self.embedding_output
             if layer_dtype is not None:
                 encoder_input = tf.cast(encoder_input, layer_dtype)

@@ -22,7 +22,7 @@ averaged across replicas and every copy of each variable and its slots gets
 the same update.
 """
 
-import contextlib
+import collections
 import re
 
 import tensorflow as tf
@@ -32,7 +32,7 @@ WEIGHT_DECAY_RATE = 0.01
 BETA_1 = 0.9
 BETA_2 = 0.999
 EPSILON = 1e-6
-EXCLUDE_FROM_WEIGHT_DECAY = ["LayerNorm", "layer_norm", "bias"]
+EXCLUDE_FROM_WEIGHT_DECAY = ("LayerNorm", "layer_norm", "bias")
 CLIP_NORM = 1.0
 
 # Dynamic loss scaling (float16): start high, halve on every step whose
@@ -54,13 +54,11 @@ ACCUMULATE_TRAIN_OPS_COLLECTION = "gradient_accumulation_train_ops"
 # at their initial values; code that does not create them ignores them.
 OPTIONAL_IN_CHECKPOINT_COLLECTION = "optional_in_checkpoint"
 
-# What create_optimizer builds beyond the plain step; see `training_options`.
-_TRAINING_OPTIONS = {"num_accumulation_steps": 1, "dynamic_loss_scaling": False}
 
-
-@contextlib.contextmanager
-def training_options(num_accumulation_steps=1, dynamic_loss_scaling=False):
-    """Makes create_optimizer, inside this context, accumulate gradients and/or scale the loss.
+class TrainingOptions(
+    collections.namedtuple("TrainingOptions", ["num_accumulation_steps", "dynamic_loss_scaling"])
+):
+    """What create_optimizer builds beyond the plain step (the defaults build none of it).
 
     num_accumulation_steps=N: the train op applies the average gradient of N
       micro-batches: run the accumulate op paired with it in
@@ -75,24 +73,18 @@ def training_options(num_accumulation_steps=1, dynamic_loss_scaling=False):
     The accumulators are local variables (not in checkpoints: the runner
     saves only between optimizer steps, when they are zero). The loss scale
     and its good-step count are saved, so a resumed float16 run keeps them;
-    they are in OPTIONAL_IN_CHECKPOINT_COLLECTION.
+    they are in OPTIONAL_IN_CHECKPOINT_COLLECTION. The runner hands a
+    model_fn the options of its RunConfig as params["training_options"].
     """
-    if int(num_accumulation_steps) < 1:
-        raise ValueError(f"num_accumulation_steps must be >= 1, got {num_accumulation_steps}")
-    previous = dict(_TRAINING_OPTIONS)
-    _TRAINING_OPTIONS.update(
-        num_accumulation_steps=int(num_accumulation_steps),
-        dynamic_loss_scaling=bool(dynamic_loss_scaling),
-    )
-    try:
-        yield
-    finally:
-        _TRAINING_OPTIONS.clear()
-        _TRAINING_OPTIONS.update(previous)
+
+    def __new__(cls, num_accumulation_steps=1, dynamic_loss_scaling=False):
+        if int(num_accumulation_steps) < 1:
+            raise ValueError(f"num_accumulation_steps must be >= 1, got {num_accumulation_steps}")
+        return super().__new__(cls, int(num_accumulation_steps), bool(dynamic_loss_scaling))
 
 
 def create_optimizer(
-    loss, init_lr, num_train_steps, num_warmup_steps, use_tpu, *, optimizer="adamw"
+    loss, init_lr, num_train_steps, num_warmup_steps, use_tpu, *, optimizer="adamw", options=None
 ):
     """Builds the op that runs one training step on `loss`.
 
@@ -109,6 +101,8 @@ def create_optimizer(
         for TPU cross-shard gradient averaging; here any tf.distribute strategy
         is handled by `AdamWeightDecayOptimizer.apply_gradients` itself.
       optimizer: "adamw" (BERT's, the default) or "lamb"; see OPTIMIZERS.
+      options: TrainingOptions (gradient accumulation, loss scaling); None
+        for the plain step.
 
     Returns:
       The train op.
@@ -122,13 +116,13 @@ def create_optimizer(
     learning_rate = create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step)
     optimizer = create_bert_optimizer(learning_rate, optimizer=optimizer)
     tvars = tf.compat.v1.trainable_variables()
-    num_accumulation_steps = _TRAINING_OPTIONS["num_accumulation_steps"]
-    if num_accumulation_steps == 1 and not _TRAINING_OPTIONS["dynamic_loss_scaling"]:
+    num_accumulation_steps, dynamic_loss_scaling = options or TrainingOptions()
+    if num_accumulation_steps == 1 and not dynamic_loss_scaling:
         grads = tf.gradients(loss, tvars)
         return apply_clipped_gradients(optimizer, grads, tvars, global_step)
 
     loss_scale = None
-    if _TRAINING_OPTIONS["dynamic_loss_scaling"]:
+    if dynamic_loss_scaling:
         loss_scale = DynamicLossScale()
         grads = tf.gradients(loss * loss_scale.scale, tvars)
         grads = [None if g is None else _dense_gradient(g) / loss_scale.scale for g in grads]

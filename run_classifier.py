@@ -100,8 +100,6 @@ flags.DEFINE_string(
     "predictions go to output_dir/text_predictions.jsonl.",
 )
 
-# Scripts imported later into the same process may redefine the shared names.
-
 
 # The original's data classes, processors and conversions live in
 # classifier_data (no flags, so other code can use them); the script keeps
@@ -165,6 +163,7 @@ def create_model(
     is_regression=False,
     multi_label=False,
     class_weights=None,
+    compute_dtype=None,
 ):
     """Builds BERT plus a linear head on the pooled [CLS] output.
 
@@ -179,7 +178,7 @@ def create_model(
     loss = mean over examples of weight[label] * per_example_loss, or for
     multi-label the mean over examples and classes of weight[class] * BCE.
     per_example_loss stays unweighted, so eval_loss is comparable across
-    weightings.
+    weightings. `compute_dtype` goes to modeling.BertModel.
 
     Returns:
       (loss, per_example_loss, logits, probabilities): probabilities is
@@ -193,6 +192,7 @@ def create_model(
         input_mask=input_mask,
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
+        compute_dtype=compute_dtype,
     )
     output_layer = model.get_pooled_output()
     hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])
@@ -267,13 +267,13 @@ def model_fn_builder(
 
     Train: Adam with weight decay via optimization.create_optimizer. Eval:
     eval_accuracy (single-label classification) and eval_loss, padding
-    examples weighted 0. Predict: {"probabilities": [num_labels] floats}, or
-    {"score": float} for regression. `multi_label` and `class_weights` go to
-    create_model.
+    examples weighted 0, and the predictions too (for the official metrics).
+    Predict: {"probabilities": [num_labels] floats}, or {"score": float} for
+    regression. `multi_label` and `class_weights` go to create_model.
     """
 
     def model_fn(features, labels, mode, params):
-        del labels, params  # Labels travel inside `features`.
+        del labels  # Labels travel inside `features`.
         logging.info("*** Features ***")
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
@@ -300,13 +300,19 @@ def model_fn_builder(
             is_regression=is_regression,
             multi_label=multi_label,
             class_weights=class_weights,
+            compute_dtype=params.get("compute_dtype"),
         )
 
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == runner.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(
-                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+                total_loss,
+                learning_rate,
+                num_train_steps,
+                num_warmup_steps,
+                use_tpu,
+                options=params.get("training_options"),
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
@@ -337,7 +343,6 @@ def model_fn_builder(
                     metric_fn,
                     [per_example_loss, label_ids, logits, is_real_example],
                 ),
-                # For the official metrics, gathered in the same pass (evaluate_dev_set).
                 predictions=predictions,
                 scaffold_fn=scaffold_fn,
             )
@@ -383,65 +388,48 @@ def input_fn_builder(features, seq_length, is_training, drop_remainder):
 
 convert_examples_to_features = classifier_data.convert_examples_to_features
 
-# Beyond the original, likewise from classifier_data: the other tasks, the
-# custom-data reader, the official metrics and the output formats.
-MnliMismatchedProcessor = classifier_data.MnliMismatchedProcessor
-Sst2Processor = classifier_data.Sst2Processor
-QqpProcessor = classifier_data.QqpProcessor
-QnliProcessor = classifier_data.QnliProcessor
-RteProcessor = classifier_data.RteProcessor
-WnliProcessor = classifier_data.WnliProcessor
-StsbProcessor = classifier_data.StsbProcessor
-CustomProcessor = classifier_data.CustomProcessor
-TsvRow = classifier_data.TsvRow
-PROCESSORS = classifier_data.PROCESSORS
-get_processor = classifier_data.get_processor
-multi_hot = classifier_data.multi_hot
-convert_example_windows = classifier_data.convert_example_windows
-read_text_examples = classifier_data.read_text_examples
-accuracy = classifier_data.accuracy
-f1_score = classifier_data.f1_score
-matthews_corrcoef = classifier_data.matthews_corrcoef
-pearson_correlation = classifier_data.pearson_correlation
-spearman_correlation = classifier_data.spearman_correlation
-compute_metrics = classifier_data.compute_metrics
-combine_windows = classifier_data.combine_windows
-format_test_results = classifier_data.format_test_results
-format_glue_submission = classifier_data.format_glue_submission
-predictor_files = classifier_data.predictor_files
-
 
 def export_saved_model(
     export_dir,
     checkpoint_path,
     bert_config,
     num_labels,
-    max_seq_length,
     is_regression=False,
     multi_label=False,
     predictor_files=None,
     precision="fp32",
+    use_xla=False,
 ):
     """Exports the classifier in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
     segment_ids (int32 [batch, length], any length up to the model's
-    max_position_embeddings: callers need not pad to `max_seq_length`, which
-    is recorded for the Predictor only) and returns "probabilities"
-    ([batch, num_labels], sigmoids with `multi_label`) or, for regression,
-    "score" ([batch]). The graph is model_fn_builder's in PREDICT mode, with
-    its Transformer layers computing in `precision` (its outputs float32),
-    exported through runner.Estimator.export_saved_model as main does.
-    `predictor_files` (see predictor_files) go to assets.extra/ for
-    predictor.Predictor. `export_dir` must not exist; a checkpoint without
-    the classifier's variables is a UsageError.
+    max_position_embeddings) and returns "probabilities" ([batch,
+    num_labels], sigmoids with `multi_label`) or, for regression, "score"
+    ([batch]). The graph is model_fn_builder's in PREDICT mode, with its
+    Transformer layers computing in `precision` (its outputs float32) and
+    compiled with XLA if `use_xla`, as prediction computes.
+    `predictor_files` (classifier_data.predictor_files) go to
+    assets.extra/ for predictor.Predictor. `export_dir` must not exist; a
+    checkpoint without the classifier's variables is a UsageError. main's
+    --export_dir comes here.
     """
     model_fn = model_fn_builder(
-        bert_config, num_labels, None, 0.0, None, None, False, False,
-        is_regression=is_regression, multi_label=multi_label,
-    )  # fmt: skip
+        bert_config,
+        num_labels,
+        None,
+        0.0,
+        None,
+        None,
+        False,
+        False,
+        is_regression=is_regression,
+        multi_label=multi_label,
+    )
     config = runner.RunConfig(
-        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), precision=precision
+        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)),
+        precision=precision,
+        use_xla=use_xla,
     )
     runner.Estimator(model_fn, config).export_saved_model(
         export_dir, serving.id_inputs, checkpoint_path, predictor_files
@@ -449,19 +437,47 @@ def export_saved_model(
 
 
 # ---------------------------------------------------------------------------
-# The run's steps, in main's order: each reads the flags it needs.
+# The run's steps, in main's order: each takes the values it needs.
 
-# What _check_flags settles before any work: the model config, the task's
-# processor and label names (None for regression), the tokenizer, the
-# runner's config and evaluation options, the examples of each split the
-# flags ask for (else None), the classes' loss weights (else None) and the
-# training and warm-up steps (else None) and the examples of
-# --predict_text_file (else None).
+# The flags of this script read as they are (the model flags apart, in
+# script_flags.ModelSettings).
+_FLAG_NAMES = (
+    "data_dir task_name output_dir do_train do_eval do_predict export_dir train_batch_size "
+    "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
+    "use_tpu labels window_stride glue_submission_file text_a_column text_b_column "
+    "label_column multi_label label_delimiter multi_label_threshold class_weights "
+    "long_text_windows predict_text_file"
+).split()
+
+# What settings_from_flags reads: the model flags (model), the runner's
+# config, evaluation while training (eval_options, or None), the padding of
+# training and of eval / predict batches, and each flag of _FLAG_NAMES.
+Settings = collections.namedtuple(
+    "Settings",
+    ["model", "run_config", "eval_options", "train_padding", "predict_padding", *_FLAG_NAMES],
+)
+
+# What _check_flags settles before any work, from the Settings: the model
+# config, the task's processor and label names (None for regression), the
+# tokenizer, the examples of each split the flags ask for (else None), the
+# classes' loss weights (else None), the training and warm-up steps (else
+# None) and the examples of --predict_text_file (else None).
 Setup = collections.namedtuple(
     "Setup",
-    "bert_config processor label_list tokenizer run_config eval_options train_examples "
-    "eval_examples predict_examples class_weights num_train_steps num_warmup_steps "
-    "text_examples",
+    [
+        "settings",
+        "bert_config",
+        "processor",
+        "label_list",
+        "tokenizer",
+        "train_examples",
+        "eval_examples",
+        "predict_examples",
+        "class_weights",
+        "num_train_steps",
+        "num_warmup_steps",
+        "text_examples",
+    ],
 )
 
 # A split written to output_dir/<name>.tf_record, ready to evaluate or
@@ -473,54 +489,62 @@ RecordSet = collections.namedtuple(
 )
 
 
-def _window_stride():
+def _window_stride(settings):
     """The stride of long-text windows, or None when texts are truncated."""
-    if not FLAGS.long_text_windows:
+    if not settings.long_text_windows:
         return None
-    return FLAGS.window_stride or max(1, (FLAGS.max_seq_length - 2) // 2)
+    return settings.window_stride or max(1, (settings.model.max_seq_length - 2) // 2)
 
 
 def _estimator(setup):
     """The runner.Estimator of the task's classifier."""
+    settings, label_list = setup.settings, setup.label_list
     model_fn = model_fn_builder(
         bert_config=setup.bert_config,
-        num_labels=1 if setup.label_list is None else len(setup.label_list),
-        init_checkpoint=FLAGS.init_checkpoint,
-        learning_rate=FLAGS.learning_rate,
+        num_labels=1 if label_list is None else len(label_list),
+        init_checkpoint=settings.model.init_checkpoint,
+        learning_rate=settings.learning_rate,
         num_train_steps=setup.num_train_steps,
         num_warmup_steps=setup.num_warmup_steps,
-        use_tpu=FLAGS.use_tpu,
-        use_one_hot_embeddings=FLAGS.use_tpu,
-        is_regression=setup.label_list is None,
-        multi_label=FLAGS.multi_label,
+        use_tpu=settings.use_tpu,
+        use_one_hot_embeddings=settings.use_tpu,
+        is_regression=label_list is None,
+        multi_label=settings.multi_label,
         class_weights=setup.class_weights,
     )
     return runner.Estimator(
         model_fn=model_fn,
-        config=setup.run_config,
-        train_batch_size=FLAGS.train_batch_size,
-        eval_batch_size=FLAGS.eval_batch_size,
-        predict_batch_size=FLAGS.predict_batch_size,
+        config=settings.run_config,
+        train_batch_size=settings.train_batch_size,
+        eval_batch_size=settings.eval_batch_size,
+        predict_batch_size=settings.predict_batch_size,
     )
 
 
 def prepare_records(examples, name, batch_size, banner, setup):
     """Writes output_dir/<name>.tf_record from eval or predict `examples`; returns its RecordSet.
 
-    With --use_tpu the examples are first padded to whole batches of
-    `batch_size`. `banner` heads the lines logged about the set.
+    On TPU the examples are first padded to whole batches of `batch_size`.
+    `banner` heads the lines logged about the set.
     """
+    settings = setup.settings
+    max_seq_length = settings.model.max_seq_length
     num_actual = len(examples)
-    if FLAGS.use_tpu:
+    if settings.use_tpu:
         # TPUs need full batches: pad with examples that weigh 0 in every metric.
         while len(examples) % batch_size != 0:
             examples.append(PaddingInputExample())
-    path = os.path.join(FLAGS.output_dir, f"{name}.tf_record")
-    window_stride = _window_stride()
+    path = os.path.join(settings.output_dir, f"{name}.tf_record")
+    window_stride = _window_stride(settings)
     owners = file_based_convert_examples_to_features(
-        examples, setup.label_list, FLAGS.max_seq_length, setup.tokenizer, path,
-        multi_label=FLAGS.multi_label, window_stride=window_stride,
-    )  # fmt: skip
+        examples,
+        setup.label_list,
+        max_seq_length,
+        setup.tokenizer,
+        path,
+        multi_label=settings.multi_label,
+        window_stride=window_stride,
+    )
     logging.info(banner)
     logging.info(
         "  Num examples = %d (%d actual, %d padding)",
@@ -531,14 +555,14 @@ def prepare_records(examples, name, batch_size, banner, setup):
     logging.info("  Batch size = %d", batch_size)
     input_fn = file_based_input_fn_builder(
         input_file=path,
-        seq_length=FLAGS.max_seq_length,
+        seq_length=max_seq_length,
         is_training=False,
-        drop_remainder=bool(FLAGS.use_tpu),
+        drop_remainder=bool(settings.use_tpu),
         is_regression=setup.label_list is None,
-        num_labels=len(setup.label_list) if FLAGS.multi_label else None,
-        padding=script_flags.padding_from_flags(is_training=False),
+        num_labels=len(setup.label_list) if settings.multi_label else None,
+        padding=settings.predict_padding,
     )
-    steps = len(examples) // batch_size if FLAGS.use_tpu else None
+    steps = len(examples) // batch_size if settings.use_tpu else None
     return RecordSet(examples, num_actual, input_fn, steps, owners if window_stride else None)
 
 
@@ -568,15 +592,23 @@ def _example_outputs(predictions, output_name, count, owners=None):
 
 
 def evaluate_dev_set(
-    estimator, dev_set, metric_names, label_list, output_name, multi_label, checkpoint_path=None
+    estimator,
+    dev_set,
+    metric_names,
+    label_list,
+    output_name,
+    multi_label,
+    checkpoint_path=None,
+    multi_label_threshold=0.5,
 ):
     """The eval_results.txt dict of one checkpoint (default: the newest in output_dir).
 
     The streaming metrics of the model_fn, then the task's official metrics
     (metric_names) and, for multi-label or windowed data, the scores over
-    whole examples. The official metrics need every output at once (Spearman
-    does not stream): the evaluation gathers them in its one pass over the
-    dev set, and they are scored in numpy.
+    whole examples (a class predicted at `multi_label_threshold`). The
+    official metrics need every output at once (Spearman does not stream):
+    the evaluation gathers them in its one pass over the dev set, and they
+    are scored in numpy.
     """
     needs_outputs = bool(metric_names) or multi_label or dev_set.owners is not None
     evaluated = estimator.evaluate(
@@ -602,9 +634,9 @@ def evaluate_dev_set(
                 classifier_data.window_metrics(predictions, real, label_list, multi_label)
             )
         if multi_label:
-            gold = [multi_hot(e, label_list) for e in real]
+            gold = [classifier_data.multi_hot(e, label_list) for e in real]
             result.update(
-                classifier_data.multi_label_metrics(gold, predictions, FLAGS.multi_label_threshold)
+                classifier_data.multi_label_metrics(gold, predictions, multi_label_threshold)
             )
     return result
 
@@ -615,50 +647,65 @@ def _train(estimator, setup, evaluate):
     Returns the results of the final checkpoint when training evaluated it,
     else None.
     """
-    train_file = os.path.join(FLAGS.output_dir, "train.tf_record")
+    settings = setup.settings
+    train_file = os.path.join(settings.output_dir, "train.tf_record")
     file_based_convert_examples_to_features(
-        setup.train_examples, setup.label_list, FLAGS.max_seq_length, setup.tokenizer,
-        train_file, multi_label=FLAGS.multi_label, window_stride=_window_stride(),
-    )  # fmt: skip
+        setup.train_examples,
+        setup.label_list,
+        settings.model.max_seq_length,
+        setup.tokenizer,
+        train_file,
+        multi_label=settings.multi_label,
+        window_stride=_window_stride(settings),
+    )
     logging.info("***** Running training *****")
     logging.info("  Num examples = %d", len(setup.train_examples))
-    logging.info("  Batch size = %d", FLAGS.train_batch_size)
+    logging.info("  Batch size = %d", settings.train_batch_size)
     logging.info("  Num steps = %d", setup.num_train_steps)
     train_input_fn = file_based_input_fn_builder(
         input_file=train_file,
-        seq_length=FLAGS.max_seq_length,
+        seq_length=settings.model.max_seq_length,
         is_training=True,
         drop_remainder=True,
         is_regression=setup.label_list is None,
-        num_labels=len(setup.label_list) if FLAGS.multi_label else None,
-        padding=script_flags.padding_from_flags(is_training=True),
+        num_labels=len(setup.label_list) if settings.multi_label else None,
+        padding=settings.train_padding,
     )
     return runner_evaluation.train_and_evaluate(
-        estimator, train_input_fn, setup.num_train_steps, evaluate,
+        estimator,
+        train_input_fn,
+        setup.num_train_steps,
+        evaluate,
         eval_results.write_eval_results,
-        setup.eval_options,
-    )  # fmt: skip
+        settings.eval_options,
+    )
 
 
 def _predict(estimator, setup, output_name):
     """Predicts the test set into test_results.tsv (and --glue_submission_file)."""
+    settings = setup.settings
     test_set = prepare_records(
-        setup.predict_examples, "predict", FLAGS.predict_batch_size,
-        "***** Running prediction*****", setup,
-    )  # fmt: skip
+        setup.predict_examples,
+        "predict",
+        settings.predict_batch_size,
+        "***** Running prediction*****",
+        setup,
+    )
     outputs = _predict_outputs(
         estimator, test_set.input_fn, output_name, test_set.num_actual, test_set.owners
     )
     logging.info("***** Predict results *****")
     atomic_write.write_text(
-        os.path.join(FLAGS.output_dir, "test_results.tsv"), format_test_results(outputs)
+        os.path.join(settings.output_dir, "test_results.tsv"),
+        classifier_data.format_test_results(outputs),
     )
-    if FLAGS.glue_submission_file:
-        submission_dir = os.path.dirname(FLAGS.glue_submission_file)
+    submission_file = settings.glue_submission_file
+    if submission_file:
+        submission_dir = os.path.dirname(submission_file)
         if submission_dir:
             tf.io.gfile.makedirs(submission_dir)
         atomic_write.write_text(
-            FLAGS.glue_submission_file, format_glue_submission(outputs, setup.label_list)
+            submission_file, classifier_data.format_glue_submission(outputs, setup.label_list)
         )
 
 
@@ -686,146 +733,172 @@ def _text_input_fn(feature_list, seq_length, label_shape, label_dtype, padding):
     return input_fn
 
 
-def predict_text_file(estimator, tokenizer, label_list, output_name, multi_label, examples=None):
-    """Classifies --predict_text_file (its `examples`, when already read) into
-    output_dir/text_predictions.jsonl."""
-    if examples is None:
-        examples = read_text_examples(FLAGS.predict_text_file, label_list, multi_label)
+def predict_text_file(estimator, setup, output_name):
+    """Classifies the examples of --predict_text_file into output_dir/text_predictions.jsonl."""
+    settings, label_list, examples = setup.settings, setup.label_list, setup.text_examples
+    multi_label, max_seq_length = settings.multi_label, settings.model.max_seq_length
     feature_list, owners = classifier_data.convert_examples_with_owners(
-        examples, label_list, FLAGS.max_seq_length, tokenizer, multi_label, _window_stride()
+        examples,
+        label_list,
+        max_seq_length,
+        setup.tokenizer,
+        multi_label,
+        _window_stride(settings),
     )
     if label_list is None:
         label_shape, label_dtype = [], tf.float32
     else:
         label_shape, label_dtype = ([len(label_list)] if multi_label else []), tf.int32
     input_fn = _text_input_fn(
-        feature_list,
-        FLAGS.max_seq_length,
-        label_shape,
-        label_dtype,
-        script_flags.padding_from_flags(is_training=False),
+        feature_list, max_seq_length, label_shape, label_dtype, settings.predict_padding
     )
-    logging.info("***** Predicting %d texts of %s *****", len(examples), FLAGS.predict_text_file)
+    logging.info(
+        "***** Predicting %d texts of %s *****", len(examples), settings.predict_text_file
+    )
     outputs = _predict_outputs(estimator, input_fn, output_name, len(examples), owners)
     records = predictor.prediction_records(
         [(e.text_a, e.text_b) for e in examples],
         outputs,
         label_list,
         multi_label,
-        FLAGS.multi_label_threshold,
+        settings.multi_label_threshold,
     )
-    path = os.path.join(FLAGS.output_dir, "text_predictions.jsonl")
+    path = os.path.join(settings.output_dir, "text_predictions.jsonl")
     atomic_write.write_text(
         path, "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
     )
     logging.info("Wrote %d predictions to %s", len(records), path)
 
 
-def _export(estimator, label_list):
-    """Exports a checkpoint as a SavedModel in --export_dir, with the Predictor's files."""
-    # As for predict: the newest checkpoint in output_dir, else init_checkpoint
-    # (e.g. a classifier fine-tuned elsewhere).
-    checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
+def _export(setup):
+    """Exports a checkpoint as a SavedModel in --export_dir, with the Predictor's files.
+
+    As for predict: the newest checkpoint in output_dir, else
+    init_checkpoint (e.g. a classifier fine-tuned elsewhere).
+    """
+    settings, label_list, model = setup.settings, setup.label_list, setup.settings.model
+    checkpoint_path = runner.newest_checkpoint(settings.output_dir) or model.init_checkpoint
     if not checkpoint_path:
         raise UsageError(
-            f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
+            f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
             "--init_checkpoint to export"
         )
-    estimator.export_saved_model(
-        FLAGS.export_dir,
-        serving.id_inputs,
+    files = classifier_data.predictor_files(
+        model.vocab_file,
+        model.do_lower_case,
+        label_list,
+        settings.multi_label,
+        settings.multi_label_threshold,
+        model.max_seq_length,
+    )
+    export_saved_model(
+        settings.export_dir,
         checkpoint_path,
-        assets_extra=predictor_files(
-            FLAGS.vocab_file,
-            FLAGS.do_lower_case,
-            label_list,
-            FLAGS.multi_label,
-            FLAGS.multi_label_threshold,
-            FLAGS.max_seq_length,
-        ),
+        setup.bert_config,
+        1 if label_list is None else len(label_list),
+        is_regression=label_list is None,
+        multi_label=settings.multi_label,
+        predictor_files=files,
+        precision=settings.run_config.precision,
+        use_xla=settings.run_config.use_xla,
     )
 
 
 # ---------------------------------------------------------------------------
-# Checking the flags, then main.
+# Reading and checking the flags, then main.
 
 
-def _check_file_flag(name):
-    startup_checks.check_input_file(getattr(FLAGS, name), f"--{name}")
+def settings_from_flags():
+    """Reads the flags once into Settings; refuses runner, padding and batch flags
+    that cannot work (UsageError naming the flag)."""
+    script_flags.check_padding_flags()
+    script_flags.check_batch_flags()
+    return Settings(
+        model=script_flags.model_settings_from_flags(),
+        run_config=script_flags.run_config_from_flags(),
+        eval_options=script_flags.evaluation_options_from_flags(
+            FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
+        ),
+        train_padding=script_flags.padding_from_flags(is_training=True),
+        predict_padding=script_flags.padding_from_flags(is_training=False),
+        **{name: FLAGS[name].value for name in _FLAG_NAMES},
+    )
 
 
-def _nonempty(examples, split):
+def _nonempty(examples, split, settings):
     if not examples:
         raise UsageError(
-            f"--data_dir={FLAGS.data_dir}: the {split} set of task {FLAGS.task_name} "
+            f"--data_dir={settings.data_dir}: the {split} set of task {settings.task_name} "
             "has no examples"
         )
     return examples
 
 
-def _check_custom_flags(is_custom):
+def _check_custom_flags(settings, is_custom):
     """The flags of the user-data features, checked before any work."""
-    if FLAGS.multi_label and not is_custom:
+    if settings.multi_label and not is_custom:
         raise UsageError("--multi_label needs --task_name=custom")
-    if not 0 < FLAGS.multi_label_threshold < 1:
+    if not 0 < settings.multi_label_threshold < 1:
         raise UsageError(
-            f"--multi_label_threshold={FLAGS.multi_label_threshold}: must be between 0 and 1"
+            f"--multi_label_threshold={settings.multi_label_threshold}: must be between 0 and 1"
         )
+    max_seq_length = settings.model.max_seq_length
     if (
-        FLAGS.long_text_windows
-        and FLAGS.window_stride is not None
-        and not 1 <= FLAGS.window_stride <= FLAGS.max_seq_length - 2
+        settings.long_text_windows
+        and settings.window_stride is not None
+        and not 1 <= settings.window_stride <= max_seq_length - 2
     ):
         raise UsageError(
-            f"--window_stride={FLAGS.window_stride}: must be between 1 and max_seq_length - 2 "
-            f"({FLAGS.max_seq_length - 2})"
+            f"--window_stride={settings.window_stride}: must be between 1 and max_seq_length - 2 "
+            f"({max_seq_length - 2})"
         )
-    if FLAGS.predict_text_file:
-        _check_file_flag("predict_text_file")
+    if settings.predict_text_file:
+        startup_checks.check_input_file(settings.predict_text_file, "--predict_text_file")
 
 
-def _custom_processor():
-    """A CustomProcessor from the flags, its label set resolved.
+def _custom_processor(settings):
+    """A CustomProcessor as the settings say, its label set resolved.
 
     The labels come from --labels, else from output_dir/labels.txt of an
     earlier run, else from the training file (sorted); a --labels that
     differs from labels.txt is an error, as the checkpoint's class order
     follows labels.txt.
     """
-    processor = CustomProcessor(
-        text_a_column=FLAGS.text_a_column,
-        text_b_column=FLAGS.text_b_column,
-        label_column=FLAGS.label_column,
-        multi_label=FLAGS.multi_label,
-        label_delimiter=FLAGS.label_delimiter,
+    data_dir, multi_label = settings.data_dir, settings.multi_label
+    processor = classifier_data.CustomProcessor(
+        text_a_column=settings.text_a_column,
+        text_b_column=settings.text_b_column,
+        label_column=settings.label_column,
+        multi_label=multi_label,
+        label_delimiter=settings.label_delimiter,
     )
-    labels_path = os.path.join(FLAGS.output_dir, classifier_data.LABELS_FILE)
+    labels_path = os.path.join(settings.output_dir, classifier_data.LABELS_FILE)
     saved = None
     if tf.io.gfile.exists(labels_path):
         saved = classifier_data.read_labels_file(labels_path)
-    if FLAGS.labels:
-        labels, source = classifier_data.parse_labels_flag(FLAGS.labels), "--labels"
+    if settings.labels:
+        labels, source = classifier_data.parse_labels_flag(settings.labels), "--labels"
         if saved is not None and saved != labels:
             raise UsageError(
-                f"--labels={FLAGS.labels} differs from {labels_path} ({','.join(saved)}) of an "
-                "earlier run; use another --output_dir"
+                f"--labels={settings.labels} differs from {labels_path} ({','.join(saved)}) of "
+                "an earlier run; use another --output_dir"
             )
     elif saved is not None:
         labels, source = saved, labels_path
     else:
-        if not FLAGS.do_train:
+        if not settings.do_train:
             try:
-                classifier_data.find_split_file(FLAGS.data_dir, "train")
+                classifier_data.find_split_file(data_dir, "train")
             except ValueError:
                 raise UsageError(
                     f"--task_name=custom: no {labels_path} and no train file in "
-                    f"--data_dir={FLAGS.data_dir} to take the labels from; pass --labels"
+                    f"--data_dir={data_dir} to take the labels from; pass --labels"
                 ) from None
-        train_examples = processor.get_train_examples(FLAGS.data_dir)
-        labels = classifier_data.labels_from_examples(train_examples, FLAGS.multi_label)
-        train_file = classifier_data.find_split_file(FLAGS.data_dir, "train")
+        train_examples = processor.get_train_examples(data_dir)
+        labels = classifier_data.labels_from_examples(train_examples, multi_label)
+        train_file = classifier_data.find_split_file(data_dir, "train")
         source = f"{train_file} ({len(train_examples)} rows)"
-    if len(labels) < (1 if FLAGS.multi_label else 2):
+    if len(labels) < (1 if multi_label else 2):
         found = ", ".join(labels) if labels else "none"
         raise UsageError(
             f"--task_name=custom: {source} gives the labels {found}; a classifier needs at "
@@ -835,124 +908,150 @@ def _custom_processor():
     return processor
 
 
-def _check_flags():
-    """Checks the flags, config, checkpoints, vocabulary and data before anything is written.
+def _check_flags(settings):
+    """Checks the settings, config, checkpoints, vocabulary and data before anything is
+    written.
 
-    Every split the flags ask for is read here, so that a bad row stops the
-    run before hours of training rather than after. Returns the run's Setup.
+    Every split the settings ask for is read here, so that a bad row stops
+    the run before hours of training rather than after. Returns the run's
+    Setup.
     """
     if not (
-        FLAGS.do_train
-        or FLAGS.do_eval
-        or FLAGS.do_predict
-        or FLAGS.export_dir
-        or FLAGS.predict_text_file
+        settings.do_train
+        or settings.do_eval
+        or settings.do_predict
+        or settings.export_dir
+        or settings.predict_text_file
     ):
         raise UsageError(
             "At least one of `do_train`, `do_eval` or `do_predict' must be True "
             "(or --export_dir or --predict_text_file set)."
         )
-    if FLAGS.glue_submission_file and not FLAGS.do_predict:
+    if settings.glue_submission_file and not settings.do_predict:
         raise UsageError("--glue_submission_file needs --do_predict")
-    eval_options = script_flags.evaluation_options_from_flags(
-        FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
-    )
+    bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
 
-    script_flags.check_padding_flags()
-    script_flags.check_batch_flags()
-    bert_config, tokenizer = script_flags.check_model_flags()
-
-    processor = get_processor(FLAGS.task_name)
-    is_custom = isinstance(processor, CustomProcessor)
-    _check_custom_flags(is_custom)
+    processor = classifier_data.get_processor(settings.task_name)
+    is_custom = isinstance(processor, classifier_data.CustomProcessor)
+    _check_custom_flags(settings, is_custom)
     if is_custom:
-        processor = _custom_processor()
+        processor = _custom_processor(settings)
     label_list = processor.get_labels()
-    if FLAGS.class_weights and label_list is None:
-        raise UsageError(f"--class_weights: task {FLAGS.task_name} is a regression task")
+    if settings.class_weights and label_list is None:
+        raise UsageError(f"--class_weights: task {settings.task_name} is a regression task")
     num_labels = 1 if label_list is None else len(label_list)
-    if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
-        raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
+    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
+        raise UsageError(
+            f"--export_dir={settings.export_dir} already exists; choose a new directory"
+        )
     checkpoint_shapes.check_task_head(
-        FLAGS.output_dir, FLAGS.init_checkpoint, num_labels, bert_config.hidden_size
+        settings.output_dir, settings.model.init_checkpoint, num_labels, bert_config.hidden_size
     )
-    run_config = script_flags.run_config_from_flags()
 
-    train_examples = eval_examples = predict_examples = None
+    data_dir = settings.data_dir
+    train_examples = eval_examples = predict_examples = text_examples = None
     num_train_steps = num_warmup_steps = None
-    if FLAGS.do_train:
-        train_examples = _nonempty(processor.get_train_examples(FLAGS.data_dir), "train")
-    if FLAGS.do_eval:
-        eval_examples = _nonempty(processor.get_dev_examples(FLAGS.data_dir), "dev")
-    if FLAGS.do_predict:
-        predict_examples = _nonempty(processor.get_test_examples(FLAGS.data_dir), "test")
-    text_examples = None
-    if FLAGS.predict_text_file:
-        text_examples = read_text_examples(FLAGS.predict_text_file, label_list, FLAGS.multi_label)
-    if FLAGS.do_train:
-        num_train_steps, num_warmup_steps = script_flags.train_steps_from_flags(
-            len(train_examples), f"--data_dir={FLAGS.data_dir}", "training examples"
+    if settings.do_train:
+        train_examples = _nonempty(processor.get_train_examples(data_dir), "train", settings)
+    if settings.do_eval:
+        eval_examples = _nonempty(processor.get_dev_examples(data_dir), "dev", settings)
+    if settings.do_predict:
+        predict_examples = _nonempty(processor.get_test_examples(data_dir), "test", settings)
+    if settings.predict_text_file:
+        text_examples = classifier_data.read_text_examples(
+            settings.predict_text_file, label_list, settings.multi_label
+        )
+    if settings.do_train:
+        num_train_steps, num_warmup_steps = script_flags.train_steps(
+            len(train_examples),
+            settings.train_batch_size,
+            settings.num_train_epochs,
+            settings.warmup_proportion,
+            f"--data_dir={data_dir}",
         )
 
     class_weights = None
-    if FLAGS.class_weights:
+    if settings.class_weights:
         class_weights = classifier_data.parse_class_weights(
-            FLAGS.class_weights, label_list, train_examples, FLAGS.multi_label
+            settings.class_weights, label_list, train_examples, settings.multi_label
         )
         logging.info("Class weights: %s", dict(zip(label_list, class_weights)))
     return Setup(
-        bert_config, processor, label_list, tokenizer, run_config, eval_options,
-        train_examples, eval_examples, predict_examples, class_weights,
-        num_train_steps, num_warmup_steps, text_examples,
-    )  # fmt: skip
+        settings=settings,
+        bert_config=bert_config,
+        processor=processor,
+        label_list=label_list,
+        tokenizer=tokenizer,
+        train_examples=train_examples,
+        eval_examples=eval_examples,
+        predict_examples=predict_examples,
+        class_weights=class_weights,
+        num_train_steps=num_train_steps,
+        num_warmup_steps=num_warmup_steps,
+        text_examples=text_examples,
+    )
 
 
-def main(_):
-    logging.set_verbosity(logging.INFO)
-
-    setup = _check_flags()
-    label_list = setup.label_list
+def run(setup):
+    """Trains, evaluates, predicts and exports as a checked Setup asks (main's work
+    after the checks; run_classifier_with_tfhub's too)."""
+    settings, label_list = setup.settings, setup.label_list
     output_name = "score" if label_list is None else "probabilities"
 
-    tf.io.gfile.makedirs(FLAGS.output_dir)
-    labels_path = os.path.join(FLAGS.output_dir, classifier_data.LABELS_FILE)
-    if isinstance(setup.processor, CustomProcessor) and not tf.io.gfile.exists(labels_path):
+    tf.io.gfile.makedirs(settings.output_dir)
+    labels_path = os.path.join(settings.output_dir, classifier_data.LABELS_FILE)
+    is_custom = isinstance(setup.processor, classifier_data.CustomProcessor)
+    if is_custom and not tf.io.gfile.exists(labels_path):
         atomic_write.write_text(labels_path, "".join(f"{name}\n" for name in label_list))
 
     estimator = _estimator(setup)
 
     dev_set = None
-    if FLAGS.do_eval:
+    if settings.do_eval:
         dev_set = prepare_records(
-            setup.eval_examples, "eval", FLAGS.eval_batch_size,
-            "***** Running evaluation *****", setup,
-        )  # fmt: skip
+            setup.eval_examples,
+            "eval",
+            settings.eval_batch_size,
+            "***** Running evaluation *****",
+            setup,
+        )
 
     def evaluate(checkpoint_path=None):
         return evaluate_dev_set(
-            estimator, dev_set, setup.processor.metric_names, label_list, output_name,
-            FLAGS.multi_label, checkpoint_path,
-        )  # fmt: skip
+            estimator,
+            dev_set,
+            setup.processor.metric_names,
+            label_list,
+            output_name,
+            settings.multi_label,
+            checkpoint_path,
+            settings.multi_label_threshold,
+        )
 
     final_result = None
-    if FLAGS.do_train:
+    if settings.do_train:
         final_result = _train(estimator, setup, evaluate)
 
-    if FLAGS.do_eval:
+    if settings.do_eval:
         result = final_result or evaluate()
-        eval_results.write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
+        eval_results.write_eval_results(
+            os.path.join(settings.output_dir, "eval_results.txt"), result
+        )
 
-    if FLAGS.do_predict:
+    if settings.do_predict:
         _predict(estimator, setup, output_name)
 
-    if FLAGS.predict_text_file:
-        predict_text_file(
-            estimator, setup.tokenizer, label_list, output_name, FLAGS.multi_label,
-            setup.text_examples,
-        )  # fmt: skip
+    if settings.predict_text_file:
+        predict_text_file(estimator, setup, output_name)
 
-    if FLAGS.export_dir:
-        _export(estimator, label_list)
+    if settings.export_dir:
+        _export(setup)
+
+
+def main(_):
+    logging.set_verbosity(logging.INFO)
+    setup = _check_flags(settings_from_flags())
+    run(setup)
 
 
 if __name__ == "__main__":

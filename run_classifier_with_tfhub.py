@@ -27,7 +27,6 @@ import cpu_kernels  # noqa: F401
 import atexit
 import collections
 import concurrent.futures
-import contextlib
 import os
 import shutil
 import tempfile
@@ -151,53 +150,59 @@ def create_tokenizer_from_hub_module(bert_hub_module_handle):
     )
 
 
-@contextlib.contextmanager
-def _model_flags(encoder):
-    """run_classifier's model flags hold the encoder's files during the block."""
-    values = {
-        "bert_config_file": encoder.bert_config_file,
-        "init_checkpoint": encoder.init_checkpoint,
-        "vocab_file": encoder.vocab_file,
-        "do_lower_case": encoder.do_lower_case,
-    }
-    saved = {name: FLAGS[name].value for name in values}
-    for name, value in values.items():
-        FLAGS[name].value = value
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            FLAGS[name].value = value
+# What the flags say about the encoder: its handle, the names of the
+# ENCODER_FLAGS given beside it, and whether --do_lower_case was given.
+HubFlags = collections.namedtuple(
+    "HubFlags", "bert_hub_module_handle given_encoder_flags do_lower_case_given"
+)
 
 
-def _check_flags():
-    """Checks the handle and the flags it replaces; returns its EncoderFiles.
+def _settings_from_flags():
+    """(HubFlags, run_classifier's Settings): the flags, read once."""
+    hub = HubFlags(
+        FLAGS.bert_hub_module_handle,
+        [name for name in ENCODER_FLAGS if FLAGS[name].value is not None],
+        FLAGS["do_lower_case"].present,
+    )
+    return hub, run_classifier.settings_from_flags()
 
-    run_classifier's _check_flags then checks everything else, still before
+
+def _check_flags(hub, settings):
+    """Checks the handle and the flags it replaces; returns run_classifier's Setup.
+
+    The encoder's files take the place of the model flags in `settings`;
+    run_classifier's checks then check everything else, still before
     anything is written.
     """
-    for name in ENCODER_FLAGS:
-        if FLAGS[name].value is not None:
-            raise UsageError(
-                f"--{name} cannot be given with --bert_hub_module_handle: the encoder gives "
-                "the config, the initial checkpoint and the vocabulary"
-            )
-    encoder = encoder_files(FLAGS.bert_hub_module_handle)
-    if FLAGS["do_lower_case"].present and FLAGS.do_lower_case != encoder.do_lower_case:
+    handle = hub.bert_hub_module_handle
+    for name in hub.given_encoder_flags:
         raise UsageError(
-            f"--do_lower_case={FLAGS.do_lower_case}, but the encoder "
-            f"--bert_hub_module_handle={FLAGS.bert_hub_module_handle} has "
+            f"--{name} cannot be given with --bert_hub_module_handle: the encoder gives "
+            "the config, the initial checkpoint and the vocabulary"
+        )
+    encoder = encoder_files(handle)
+    do_lower_case = settings.model.do_lower_case
+    if hub.do_lower_case_given and do_lower_case != encoder.do_lower_case:
+        raise UsageError(
+            f"--do_lower_case={do_lower_case}, but the encoder "
+            f"--bert_hub_module_handle={handle} has "
             f"do_lower_case={encoder.do_lower_case}; leave the flag out"
         )
-    create_tokenizer_from_hub_module(FLAGS.bert_hub_module_handle)
-    return encoder
+    create_tokenizer_from_hub_module(handle)
+    model = settings.model._replace(
+        bert_config_file=encoder.bert_config_file,
+        init_checkpoint=encoder.init_checkpoint,
+        vocab_file=encoder.vocab_file,
+        do_lower_case=encoder.do_lower_case,
+    )
+    return run_classifier._check_flags(settings._replace(model=model))
 
 
 def main(argv):
+    del argv  # The script takes flags only.
     logging.set_verbosity(logging.INFO)
-    encoder = _check_flags()
-    with _model_flags(encoder):
-        run_classifier.main(argv)
+    setup = _check_flags(*_settings_from_flags())
+    run_classifier.run(setup)
 
 
 if __name__ == "__main__":

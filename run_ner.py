@@ -45,7 +45,7 @@ FLAGS = flags.FLAGS
 # Required parameters.
 script_flags.define_model_flags()
 script_flags.define_fine_tuning_flags()
-script_flags.define_runner_flags()
+script_flags.define_runner_flags(padding=False, evaluation=False)
 script_flags.define_flags("data_dir", "labels", "window_stride")
 
 # Specific to tagging.
@@ -64,23 +64,6 @@ flags.DEFINE_enum(
     "(also E- ends one and S- is a single word). A tag with another prefix is an error.",
 )
 
-# The data side, from ner_data.py, under the names this script has always
-# offered (tests/test_run_ner.py and tests/test_ner_scoring.py import them from here).
-InputExample = ner_data.InputExample
-InputFeatures = ner_data.InputFeatures
-read_conll = ner_data.read_conll
-check_tag = ner_data.check_tag
-check_example_tags = ner_data.check_example_tags
-labels_from_examples = ner_data.labels_from_examples
-get_entities = ner_data.get_entities
-conll_scores = ner_data.conll_scores
-sentence_windows = ner_data.sentence_windows
-owning_windows = ner_data.owning_windows
-convert_single_example = ner_data.convert_single_example
-convert_examples_to_features = ner_data.convert_examples_to_features
-word_predictions = ner_data.word_predictions
-format_predictions = ner_data.format_predictions
-
 
 def create_model(
     bert_config,
@@ -92,12 +75,14 @@ def create_model(
     label_mask,
     num_labels,
     use_one_hot_embeddings,
+    compute_dtype=None,
 ):
     """Builds BERT plus a linear tag head on every position of the sequence output.
 
     The head is `output_weights` [num_labels, hidden] and `output_bias`
     [num_labels] at no variable scope (the classifier's names and shapes),
-    with 0.1 dropout on its input while training.
+    with 0.1 dropout on its input while training. `compute_dtype` goes to
+    modeling.BertModel.
 
     Returns:
       (loss, per_token_loss, logits, probabilities): logits and
@@ -112,6 +97,7 @@ def create_model(
         input_mask=input_mask,
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
+        compute_dtype=compute_dtype,
     )
     output_layer = tf.cast(model.get_sequence_output(), tf.float32)
     hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])
@@ -160,7 +146,7 @@ def model_fn_builder(
     """
 
     def model_fn(features, labels, mode, params):
-        del labels, params  # Labels travel inside `features`.
+        del labels  # Labels travel inside `features`.
         logging.info("*** Features ***")
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
@@ -176,12 +162,18 @@ def model_fn_builder(
             features.get("label_mask"),
             num_labels,
             use_one_hot_embeddings,
+            compute_dtype=params.get("compute_dtype"),
         )
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == runner.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(
-                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+                total_loss,
+                learning_rate,
+                num_train_steps,
+                num_warmup_steps,
+                use_tpu,
+                options=params.get("training_options"),
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
@@ -228,107 +220,106 @@ def file_based_input_fn_builder(input_file, seq_length, is_training, drop_remain
 # The run's steps.
 
 
-def _read_split(name, with_tags):
-    path = os.path.join(FLAGS.data_dir, name)
-    return path, ner_data.read_conll(path, FLAGS.tag_column, with_tags=with_tags)
+def _read_split(name, with_tags, settings):
+    path = os.path.join(settings.data_dir, name)
+    return path, ner_data.read_conll(path, settings.tag_column, with_tags=with_tags)
 
 
-def _choose_labels(train_examples, train_path):
+def _choose_labels(train_examples, train_path, settings):
     """The tag set: --labels, else output_dir/labels.txt, else the training file's.
 
     Returns (label_list, write_file): whether labels.txt must be written.
     --labels contradicting an existing labels.txt is a ValueError, as is
     having no source at all.
     """
-    label_file = os.path.join(FLAGS.output_dir, "labels.txt")
+    tag_scheme = settings.tag_scheme
+    label_file = os.path.join(settings.output_dir, "labels.txt")
     saved = ner_data.read_label_file(label_file) if tf.io.gfile.exists(label_file) else None
-    if FLAGS.labels:
-        label_list = ner_data.parse_labels_flag(FLAGS.labels, FLAGS.tag_scheme)
+    if settings.labels:
+        label_list = ner_data.parse_labels_flag(settings.labels, tag_scheme)
         if saved is not None and saved != label_list:
             raise UsageError(
-                f"--labels={FLAGS.labels} differs from {label_file} ({','.join(saved)}), "
+                f"--labels={settings.labels} differs from {label_file} ({','.join(saved)}), "
                 "which the checkpoints in --output_dir were trained with"
             )
         return label_list, saved is None
     if saved is not None:
         for label in saved:
             try:
-                ner_data.check_tag(label, FLAGS.tag_scheme)
+                ner_data.check_tag(label, tag_scheme)
             except ValueError as e:
                 raise UsageError(f"{label_file}: {e}") from None
         return saved, False
     if train_examples is None:
         raise UsageError(
-            f"no tag set: --output_dir={FLAGS.output_dir} has no labels.txt; train there "
+            f"no tag set: --output_dir={settings.output_dir} has no labels.txt; train there "
             "first (--do_train) or give --labels"
         )
-    ner_data.check_example_tags(train_examples, train_path, FLAGS.tag_scheme)
+    ner_data.check_example_tags(train_examples, train_path, tag_scheme)
     return ner_data.labels_from_examples(train_examples), True
 
 
-def _window_stride():
+def _window_stride(settings):
     """--window_stride, or half a window; more than a window would skip words."""
-    max_pieces = FLAGS.max_seq_length - 2
-    stride = FLAGS.window_stride
+    max_pieces = settings.model.max_seq_length - 2
+    stride = settings.window_stride
     if stride is None:
         stride = max(1, max_pieces // 2)
     if not 1 <= stride <= max_pieces:
         raise UsageError(
-            f"--window_stride={FLAGS.window_stride} must be between 1 and max_seq_length - 2 "
+            f"--window_stride={settings.window_stride} must be between 1 and max_seq_length - 2 "
             f"= {max_pieces}, or windows would skip words"
         )
     return stride
 
 
-def _pad_for_tpu(feature_list, batch_size):
-    if FLAGS.use_tpu:
-        while len(feature_list) % batch_size != 0:
-            feature_list.append(ner_data.padding_features(FLAGS.max_seq_length))
-    return feature_list
-
-
-def _train(estimator, train_examples, train_features, num_train_steps):
-    train_file = os.path.join(FLAGS.output_dir, "train.tf_record")
+def _train(estimator, train_examples, train_features, num_train_steps, settings):
+    train_file = os.path.join(settings.output_dir, "train.tf_record")
     ner_data.file_based_write_features(train_features, train_file)
     logging.info("***** Running training *****")
     logging.info("  Num sentences = %d", len(train_examples))
     logging.info("  Num windows = %d", len(train_features))
-    logging.info("  Batch size = %d", FLAGS.train_batch_size)
+    logging.info("  Batch size = %d", settings.train_batch_size)
     logging.info("  Num steps = %d", num_train_steps)
     train_input_fn = file_based_input_fn_builder(
         input_file=train_file,
-        seq_length=FLAGS.max_seq_length,
+        seq_length=settings.model.max_seq_length,
         is_training=True,
         drop_remainder=True,
     )
     estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
 
 
-def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_list, evaluate):
+def _tag_sentences(
+    estimator, examples, convert, record_name, batch_size, label_list, settings, evaluate
+):
     """Writes the windows of `examples` to output_dir/<record_name>.tf_record and tags them.
 
     Returns (evaluated, tags): with `evaluate`, the evaluation's dict (the
     streaming loss) from the same pass over the records that tagged them,
     else None; and each sentence's predicted tags, one per word.
     """
+    max_seq_length, use_tpu = settings.model.max_seq_length, settings.use_tpu
     feature_list = convert(examples)
     num_actual = len(feature_list)
-    _pad_for_tpu(feature_list, batch_size)
-    record_file = os.path.join(FLAGS.output_dir, f"{record_name}.tf_record")
+    if use_tpu:
+        while len(feature_list) % batch_size != 0:
+            feature_list.append(ner_data.padding_features(max_seq_length))
+    record_file = os.path.join(settings.output_dir, f"{record_name}.tf_record")
     ner_data.file_based_write_features(feature_list, record_file)
     logging.info("  Num sentences = %d", len(examples))
     logging.info("  Num windows = %d (%d padding)", num_actual, len(feature_list) - num_actual)
     logging.info("  Batch size = %d", batch_size)
     input_fn = file_based_input_fn_builder(
         input_file=record_file,
-        seq_length=FLAGS.max_seq_length,
+        seq_length=max_seq_length,
         is_training=False,
-        drop_remainder=bool(FLAGS.use_tpu),
+        drop_remainder=bool(use_tpu),
     )
     evaluated = None
     if evaluate:
         # On TPU the last batch is padded to size; every batch is evaluated.
-        steps = len(feature_list) // batch_size if FLAGS.use_tpu else None
+        steps = len(feature_list) // batch_size if use_tpu else None
         evaluated, records = estimator.evaluate(
             input_fn=input_fn, steps=steps, with_predictions=True
         )
@@ -339,12 +330,19 @@ def _tag_sentences(estimator, examples, convert, record_name, batch_size, label_
     return evaluated, tags
 
 
-def _evaluate(estimator, eval_examples, convert, label_list):
+def _evaluate(estimator, eval_examples, convert, label_list, settings):
     """Entity scores from the dev predictions (they need every word's tag at once)
     and the streaming loss, both of one pass, into output_dir/eval_results.txt."""
     logging.info("***** Running evaluation *****")
     evaluated, predicted = _tag_sentences(
-        estimator, eval_examples, convert, "eval", FLAGS.eval_batch_size, label_list, True
+        estimator,
+        eval_examples,
+        convert,
+        "eval",
+        settings.eval_batch_size,
+        label_list,
+        settings,
+        evaluate=True,
     )
     result = ner_data.conll_scores(
         [example.labels for example in eval_examples],
@@ -353,44 +351,57 @@ def _evaluate(estimator, eval_examples, convert, label_list):
     )
     result["eval_loss"] = evaluated["eval_loss"]
     result["global_step"] = evaluated["global_step"]
-    eval_results.write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
+    eval_results.write_eval_results(os.path.join(settings.output_dir, "eval_results.txt"), result)
 
 
-def _predict(estimator, predict_path, predict_examples, convert, label_list):
+def _predict(estimator, predict_path, predict_examples, convert, label_list, settings):
     logging.info("***** Running prediction*****")
     _, predicted = _tag_sentences(
         estimator,
         predict_examples,
         convert,
         "predict",
-        FLAGS.predict_batch_size,
+        settings.predict_batch_size,
         label_list,
+        settings,
         evaluate=False,
     )
     atomic_write.write_text(
-        os.path.join(FLAGS.output_dir, "test_predictions.txt"),
+        os.path.join(settings.output_dir, "test_predictions.txt"),
         ner_data.format_predictions(predict_path, predict_examples, predicted),
     )
 
 
-def _export(estimator):
+def _export(estimator, settings):
     """As predict: the newest checkpoint in output_dir, else --init_checkpoint."""
-    checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
+    init_checkpoint = settings.model.init_checkpoint
+    checkpoint_path = runner.newest_checkpoint(settings.output_dir) or init_checkpoint
     if not checkpoint_path:
         raise UsageError(
-            f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
+            f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
             "--init_checkpoint to export"
         )
-    estimator.export_saved_model(FLAGS.export_dir, serving.id_inputs, checkpoint_path)
+    estimator.export_saved_model(settings.export_dir, serving.id_inputs, checkpoint_path)
 
 
 # ---------------------------------------------------------------------------
-# main
+# Reading and checking the flags, then main.
 
+# The flags of this script read as they are (the model flags apart, in
+# script_flags.ModelSettings).
+_FLAG_NAMES = (
+    "data_dir output_dir do_train do_eval do_predict export_dir train_batch_size "
+    "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
+    "use_tpu labels window_stride tag_column tag_scheme"
+).split()
+
+# What settings_from_flags reads: the model flags (model), the runner's
+# config and each flag of _FLAG_NAMES.
+Settings = collections.namedtuple("Settings", ["model", "run_config", *_FLAG_NAMES])
 
 # What _check_flags settles for main: the config, the window stride, the tag
-# set (and whether labels.txt is to be written), the tokenizer, the runner's
-# config and each split's (path, examples), (None, None) when not run.
+# set (and whether labels.txt is to be written), the tokenizer and each
+# split's (path, examples), (None, None) when not run.
 _Checked = collections.namedtuple(
     "_Checked",
     [
@@ -399,7 +410,6 @@ _Checked = collections.namedtuple(
         "label_list",
         "write_label_file",
         "tokenizer",
-        "run_config",
         "train",
         "eval",
         "predict",
@@ -407,107 +417,129 @@ _Checked = collections.namedtuple(
 )
 
 
-def _check_flags():
-    """Checks the flags, config, data files and tag set before anything is written.
+def settings_from_flags():
+    """Reads the flags once into Settings; refuses runner and batch flags that cannot
+    work (UsageError naming the flag)."""
+    script_flags.check_batch_flags()
+    return Settings(
+        model=script_flags.model_settings_from_flags(),
+        run_config=script_flags.run_config_from_flags(),
+        **{name: FLAGS[name].value for name in _FLAG_NAMES},
+    )
+
+
+def _check_flags(settings):
+    """Checks the settings, config, data files and tag set before anything is written.
 
     Every set the run needs is read and every tag checked here, so that a
     bad line stops the run before training rather than after. Returns a
     _Checked.
     """
-    if not (FLAGS.do_train or FLAGS.do_eval or FLAGS.do_predict or FLAGS.export_dir):
+    if not (settings.do_train or settings.do_eval or settings.do_predict or settings.export_dir):
         raise UsageError(
             "At least one of `do_train`, `do_eval` or `do_predict' must be True "
             "(or --export_dir set)."
         )
 
-    bert_config, tokenizer = script_flags.check_model_flags()
-    if FLAGS.max_seq_length < 3:
-        raise UsageError(f"--max_seq_length={FLAGS.max_seq_length}: needs room for [CLS] x [SEP]")
-    script_flags.check_batch_flags()
-    if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
-        raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
-    window_stride = _window_stride()
+    bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
+    max_seq_length = settings.model.max_seq_length
+    if max_seq_length < 3:
+        raise UsageError(f"--max_seq_length={max_seq_length}: needs room for [CLS] x [SEP]")
+    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
+        raise UsageError(
+            f"--export_dir={settings.export_dir} already exists; choose a new directory"
+        )
+    window_stride = _window_stride(settings)
 
-    train = _read_split("train.txt", with_tags=True) if FLAGS.do_train else (None, None)
-    evaluation = _read_split("dev.txt", with_tags=True) if FLAGS.do_eval else (None, None)
-    predict = _read_split("test.txt", with_tags=False) if FLAGS.do_predict else (None, None)
-    label_list, write_label_file = _choose_labels(train[1], train[0])
+    nothing = (None, None)
+    train = _read_split("train.txt", True, settings) if settings.do_train else nothing
+    evaluation = _read_split("dev.txt", True, settings) if settings.do_eval else nothing
+    predict = _read_split("test.txt", False, settings) if settings.do_predict else nothing
+    label_list, write_label_file = _choose_labels(train[1], train[0], settings)
     for path, examples in (train, evaluation):
         if examples is not None:
-            ner_data.check_example_tags(examples, path, FLAGS.tag_scheme, label_list)
+            ner_data.check_example_tags(examples, path, settings.tag_scheme, label_list)
 
     checkpoint_shapes.check_task_head(
-        FLAGS.output_dir, FLAGS.init_checkpoint, len(label_list), bert_config.hidden_size
+        settings.output_dir,
+        settings.model.init_checkpoint,
+        len(label_list),
+        bert_config.hidden_size,
     )
-    run_config = script_flags.run_config_from_flags()
     return _Checked(
-        bert_config,
-        window_stride,
-        label_list,
-        write_label_file,
-        tokenizer,
-        run_config,
-        train,
-        evaluation,
-        predict,
+        bert_config=bert_config,
+        window_stride=window_stride,
+        label_list=label_list,
+        write_label_file=write_label_file,
+        tokenizer=tokenizer,
+        train=train,
+        eval=evaluation,
+        predict=predict,
     )
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-
-    checked = _check_flags()
+    settings = settings_from_flags()
+    checked = _check_flags(settings)
     label_list = checked.label_list
     train_path, train_examples = checked.train
+    max_seq_length = settings.model.max_seq_length
 
     def convert(examples):
         return ner_data.convert_examples_to_features(
-            examples, label_list, FLAGS.max_seq_length, checked.window_stride, checked.tokenizer
+            examples, label_list, max_seq_length, checked.window_stride, checked.tokenizer
         )
 
     train_features = num_train_steps = num_warmup_steps = None
-    if FLAGS.do_train:
+    if settings.do_train:
         train_features = convert(train_examples)
-        num_train_steps, num_warmup_steps = script_flags.train_steps_from_flags(
-            len(train_features), train_path, "training windows"
+        num_train_steps, num_warmup_steps = script_flags.train_steps(
+            len(train_features),
+            settings.train_batch_size,
+            settings.num_train_epochs,
+            settings.warmup_proportion,
+            train_path,
+            "training windows",
         )
 
-    tf.io.gfile.makedirs(FLAGS.output_dir)
+    tf.io.gfile.makedirs(settings.output_dir)
     if checked.write_label_file:
         atomic_write.write_text(
-            os.path.join(FLAGS.output_dir, "labels.txt"), "".join(f"{x}\n" for x in label_list)
+            os.path.join(settings.output_dir, "labels.txt"),
+            "".join(f"{x}\n" for x in label_list),
         )
 
     model_fn = model_fn_builder(
         bert_config=checked.bert_config,
         num_labels=len(label_list),
-        init_checkpoint=FLAGS.init_checkpoint,
-        learning_rate=FLAGS.learning_rate,
+        init_checkpoint=settings.model.init_checkpoint,
+        learning_rate=settings.learning_rate,
         num_train_steps=num_train_steps,
         num_warmup_steps=num_warmup_steps,
-        use_tpu=FLAGS.use_tpu,
-        use_one_hot_embeddings=FLAGS.use_tpu,
+        use_tpu=settings.use_tpu,
+        use_one_hot_embeddings=settings.use_tpu,
     )
     estimator = runner.Estimator(
         model_fn=model_fn,
-        config=checked.run_config,
-        train_batch_size=FLAGS.train_batch_size,
-        eval_batch_size=FLAGS.eval_batch_size,
-        predict_batch_size=FLAGS.predict_batch_size,
+        config=settings.run_config,
+        train_batch_size=settings.train_batch_size,
+        eval_batch_size=settings.eval_batch_size,
+        predict_batch_size=settings.predict_batch_size,
     )
 
-    if FLAGS.do_train:
-        _train(estimator, train_examples, train_features, num_train_steps)
+    if settings.do_train:
+        _train(estimator, train_examples, train_features, num_train_steps, settings)
 
-    if FLAGS.do_eval:
-        _evaluate(estimator, checked.eval[1], convert, label_list)
+    if settings.do_eval:
+        _evaluate(estimator, checked.eval[1], convert, label_list, settings)
 
-    if FLAGS.do_predict:
+    if settings.do_predict:
         predict_path, predict_examples = checked.predict
-        _predict(estimator, predict_path, predict_examples, convert, label_list)
+        _predict(estimator, predict_path, predict_examples, convert, label_list, settings)
 
-    if FLAGS.export_dir:
-        _export(estimator)
+    if settings.export_dir:
+        _export(estimator, settings)
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ create_pretraining_data.py writes.
 import cpu_kernels  # noqa: F401
 
 # isort: split
+import collections
 import contextlib
 import os
 
@@ -48,7 +49,7 @@ script_flags.define_flags(
     "save_checkpoints_steps",
     "iterations_per_loop",
 )
-script_flags.define_runner_flags()
+script_flags.define_runner_flags(padding=False)
 
 # Other parameters.
 flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
@@ -64,10 +65,6 @@ flags.DEFINE_enum(
     "||w|| / ||step|| (not for LayerNorm and bias variables), for large batches. "
     "Checkpoints of either load into the other.",
 )
-# The TPU and distribution flags live in runner.py; list them in --helpshort too.
-flags.adopt_module_key_flags(runner)
-
-# Scripts imported later into the same process may redefine the shared names.
 
 
 def model_fn_builder(
@@ -91,7 +88,7 @@ def model_fn_builder(
 
     def model_fn(features, labels, mode, params):
         """Builds the pre-training graph for one mode."""
-        del labels, params
+        del labels
         logging.info("*** Features ***")
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
@@ -113,6 +110,7 @@ def model_fn_builder(
             input_mask=input_mask,
             token_type_ids=segment_ids,
             use_one_hot_embeddings=use_one_hot_embeddings,
+            compute_dtype=params.get("compute_dtype"),
         )
 
         (masked_lm_loss, masked_lm_example_loss, masked_lm_log_probs) = get_masked_lm_output(
@@ -138,6 +136,7 @@ def model_fn_builder(
                 num_warmup_steps,
                 use_tpu,
                 optimizer=optimizer,
+                options=params.get("training_options"),
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
@@ -449,116 +448,144 @@ def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
                 )
 
 
-def _check_flags():
-    """Checks every flag, the config, the checkpoint and the records before any work.
+# The flags of this script read as they are (the model flags apart, in
+# script_flags.ModelSettings).
+_FLAG_NAMES = (
+    "input_file output_dir do_train do_eval train_batch_size eval_batch_size learning_rate "
+    "num_train_steps num_warmup_steps max_eval_steps max_predictions_per_seq "
+    "save_checkpoints_steps optimizer"
+).split()
 
-    Returns (bert_config, input_files, eval_options).
-    """
-    if not FLAGS.do_train and not FLAGS.do_eval:
-        raise UsageError("At least one of `do_train` or `do_eval` must be True.")
-    for name in ("bert_config_file", "input_file", "output_dir"):
-        if not getattr(FLAGS, name):
-            raise UsageError(f"--{name} must be set")
-    bert_config = startup_checks.load_bert_config(FLAGS.bert_config_file)
-    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
-    positive = ["max_seq_length", "max_predictions_per_seq"]
-    if FLAGS.do_train:
-        positive += ["train_batch_size", "num_train_steps", "save_checkpoints_steps"]
-    if FLAGS.do_eval:
-        positive += ["eval_batch_size", "max_eval_steps"]
-    for name in positive:
-        if getattr(FLAGS, name) <= 0:
-            raise UsageError(f"--{name} must be positive, got {getattr(FLAGS, name)}")
-    if FLAGS.do_train and FLAGS.num_warmup_steps < 0:
-        raise UsageError(f"--num_warmup_steps must be >= 0, got {FLAGS.num_warmup_steps}")
-    if FLAGS.init_checkpoint and not (
-        tf.io.gfile.exists(FLAGS.init_checkpoint + ".index")
-        or tf.train.latest_checkpoint(FLAGS.init_checkpoint)
-    ):
-        raise UsageError(f"--init_checkpoint: no checkpoint at {FLAGS.init_checkpoint}")
-    if FLAGS.init_checkpoint:
-        startup_checks.check_init_checkpoint(
-            FLAGS.init_checkpoint,
-            bert_config,
-            FLAGS.bert_config_file,
-            allow_partial=FLAGS.allow_partial_init_checkpoint,
-        )
-    startup_checks.check_output_dir(FLAGS.output_dir)
-    eval_options = script_flags.evaluation_options_from_flags(
-        FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
+# What settings_from_flags reads: the model flags (model), the runner's
+# config, evaluation while training (eval_options, or None) and each flag of
+# _FLAG_NAMES.
+Settings = collections.namedtuple(
+    "Settings", ["model", "run_config", "eval_options", *_FLAG_NAMES]
+)
+
+
+def settings_from_flags():
+    """Reads the flags once into Settings; refuses runner flags that cannot work."""
+    return Settings(
+        model=script_flags.model_settings_from_flags(),
+        run_config=script_flags.run_config_from_flags(),
+        eval_options=script_flags.evaluation_options_from_flags(
+            FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
+        ),
+        **{name: FLAGS[name].value for name in _FLAG_NAMES},
     )
-    input_files = _input_files(FLAGS.input_file)
-    _check_record_shapes(input_files, FLAGS.max_seq_length, FLAGS.max_predictions_per_seq)
-    return bert_config, input_files, eval_options
+
+
+def _check_flags(settings):
+    """Checks the settings, the config, the checkpoint and the records before any work.
+
+    Returns (bert_config, input_files).
+    """
+    if not settings.do_train and not settings.do_eval:
+        raise UsageError("At least one of `do_train` or `do_eval` must be True.")
+    for name, value in (
+        ("bert_config_file", settings.model.bert_config_file),
+        ("input_file", settings.input_file),
+        ("output_dir", settings.output_dir),
+    ):
+        if not value:
+            raise UsageError(f"--{name} must be set")
+    bert_config, _ = script_flags.check_model(
+        settings.model, settings.output_dir, with_vocab=False
+    )
+    positive = {
+        "max_seq_length": settings.model.max_seq_length,
+        "max_predictions_per_seq": settings.max_predictions_per_seq,
+    }
+    if settings.do_train:
+        for name in ("train_batch_size", "num_train_steps", "save_checkpoints_steps"):
+            positive[name] = getattr(settings, name)
+    if settings.do_eval:
+        for name in ("eval_batch_size", "max_eval_steps"):
+            positive[name] = getattr(settings, name)
+    for name, value in positive.items():
+        if value <= 0:
+            raise UsageError(f"--{name} must be positive, got {value}")
+    if settings.do_train and settings.num_warmup_steps < 0:
+        raise UsageError(f"--num_warmup_steps must be >= 0, got {settings.num_warmup_steps}")
+    input_files = _input_files(settings.input_file)
+    _check_record_shapes(
+        input_files, settings.model.max_seq_length, settings.max_predictions_per_seq
+    )
+    return bert_config, input_files
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-
-    bert_config, input_files, eval_options = _check_flags()
-    run_config = script_flags.run_config_from_flags()
-    tf.io.gfile.makedirs(FLAGS.output_dir)
+    settings = settings_from_flags()
+    bert_config, input_files = _check_flags(settings)
+    tf.io.gfile.makedirs(settings.output_dir)
 
     logging.info("*** Input Files ***")
     for input_file in input_files:
         logging.info("  %s", input_file)
 
+    run_config = settings.run_config
     model_fn = model_fn_builder(
         bert_config=bert_config,
-        init_checkpoint=FLAGS.init_checkpoint,
-        learning_rate=FLAGS.learning_rate,
-        num_train_steps=FLAGS.num_train_steps,
-        num_warmup_steps=FLAGS.num_warmup_steps,
+        init_checkpoint=settings.model.init_checkpoint,
+        learning_rate=settings.learning_rate,
+        num_train_steps=settings.num_train_steps,
+        num_warmup_steps=settings.num_warmup_steps,
         use_tpu=run_config.use_tpu,
         use_one_hot_embeddings=run_config.use_tpu,
-        optimizer=FLAGS.optimizer,
+        optimizer=settings.optimizer,
     )
     estimator = runner.Estimator(
         model_fn=model_fn,
         config=run_config,
-        train_batch_size=FLAGS.train_batch_size,
-        eval_batch_size=FLAGS.eval_batch_size,
+        train_batch_size=settings.train_batch_size,
+        eval_batch_size=settings.eval_batch_size,
     )
 
     eval_input_fn = input_fn_builder(
         input_files=input_files,
-        max_seq_length=FLAGS.max_seq_length,
-        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        max_seq_length=settings.model.max_seq_length,
+        max_predictions_per_seq=settings.max_predictions_per_seq,
         is_training=False,
     )
 
     def evaluate(checkpoint_path=None):
         with _naming_damaged_records(input_files):
             return estimator.evaluate(
-                input_fn=eval_input_fn, steps=FLAGS.max_eval_steps, checkpoint_path=checkpoint_path
+                input_fn=eval_input_fn,
+                steps=settings.max_eval_steps,
+                checkpoint_path=checkpoint_path,
             )
 
     final_result = None
-    if FLAGS.do_train:
+    if settings.do_train:
         logging.info("***** Running training *****")
-        logging.info("  Batch size = %d", FLAGS.train_batch_size)
-        logging.info("  Optimizer = %s", FLAGS.optimizer)
+        logging.info("  Batch size = %d", settings.train_batch_size)
+        logging.info("  Optimizer = %s", settings.optimizer)
         train_input_fn = input_fn_builder(
             input_files=input_files,
-            max_seq_length=FLAGS.max_seq_length,
-            max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+            max_seq_length=settings.model.max_seq_length,
+            max_predictions_per_seq=settings.max_predictions_per_seq,
             is_training=True,
         )
         with _naming_damaged_records(input_files):
             final_result = runner_evaluation.train_and_evaluate(
                 estimator,
                 train_input_fn,
-                FLAGS.num_train_steps,
+                settings.num_train_steps,
                 evaluate,
                 eval_results.write_eval_results,
-                eval_options,
+                settings.eval_options,
             )
 
-    if FLAGS.do_eval:
+    if settings.do_eval:
         logging.info("***** Running evaluation *****")
-        logging.info("  Batch size = %d", FLAGS.eval_batch_size)
+        logging.info("  Batch size = %d", settings.eval_batch_size)
         result = final_result or evaluate()
-        eval_results.write_eval_results(os.path.join(FLAGS.output_dir, "eval_results.txt"), result)
+        eval_results.write_eval_results(
+            os.path.join(settings.output_dir, "eval_results.txt"), result
+        )
 
 
 if __name__ == "__main__":

@@ -105,14 +105,21 @@ def read_squad_examples(input_file, is_training):
 convert_examples_to_features = squad_data.convert_examples_to_features
 _improve_answer_span = squad_data.improve_answer_span
 _check_is_max_context = squad_data.check_is_max_context
-# Ours: the plain {"context", "question"} files --predict_file also takes.
-read_simple_questions = squad_data.read_simple_questions
 
 
 def create_model(
-    bert_config, is_training, input_ids, input_mask, segment_ids, use_one_hot_embeddings
+    bert_config,
+    is_training,
+    input_ids,
+    input_mask,
+    segment_ids,
+    use_one_hot_embeddings,
+    compute_dtype=None,
 ):
-    """Builds BERT plus the span head; returns (start_logits, end_logits), [batch, seq]."""
+    """Builds BERT plus the span head; returns (start_logits, end_logits), [batch, seq].
+
+    `compute_dtype` goes to modeling.BertModel.
+    """
     model = modeling.BertModel(
         config=bert_config,
         is_training=is_training,
@@ -120,6 +127,7 @@ def create_model(
         input_mask=input_mask,
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
+        compute_dtype=compute_dtype,
     )
     final_hidden = model.get_sequence_output()
     batch_size, seq_length, hidden_size = modeling.get_shape_list(final_hidden, expected_rank=3)
@@ -154,7 +162,7 @@ def model_fn_builder(
 
     def model_fn(features, labels, mode, params):
         """Span-prediction model_fn: cross-entropy training, logits for predict."""
-        del labels, params
+        del labels
         logging.info("*** Features ***")
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
@@ -172,6 +180,7 @@ def model_fn_builder(
             input_mask=input_mask,
             segment_ids=segment_ids,
             use_one_hot_embeddings=use_one_hot_embeddings,
+            compute_dtype=params.get("compute_dtype"),
         )
 
         scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
@@ -188,7 +197,12 @@ def model_fn_builder(
             end_loss = compute_loss(end_logits, features["end_positions"])
             total_loss = (start_loss + end_loss) / 2.0
             train_op = optimization.create_optimizer(
-                total_loss, learning_rate, num_train_steps, num_warmup_steps, use_tpu
+                total_loss,
+                learning_rate,
+                num_train_steps,
+                num_warmup_steps,
+                use_tpu,
+                options=params.get("training_options"),
             )
             return runner.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
@@ -228,22 +242,23 @@ def input_fn_builder(
     )
 
 
-def export_saved_model(export_dir, checkpoint_path, bert_config, max_seq_length, precision="fp32"):
+def export_saved_model(export_dir, checkpoint_path, bert_config, precision="fp32", use_xla=False):
     """Exports the SQuAD model in `checkpoint_path` as a SavedModel for serving.
 
     The "serving_default" signature takes input_ids, input_mask and
     segment_ids (int32 [batch, length], laid out as
     convert_examples_to_features builds them, of any length up to the
-    model's max_position_embeddings: callers need not pad to
-    `max_seq_length`) and returns start_logits and end_logits ([batch,
-    length]). The graph is model_fn_builder's in PREDICT mode, computing in
-    `precision`, exported through runner.Estimator.export_saved_model as
-    main does. Written complete or not at all; `export_dir` must not exist.
+    model's max_position_embeddings) and returns start_logits and
+    end_logits ([batch, length]). The graph is model_fn_builder's in
+    PREDICT mode, computing in `precision` and compiled with XLA if
+    `use_xla`, as prediction computes. Written complete or not at all;
+    `export_dir` must not exist. main's --export_dir comes here.
     """
-    del max_seq_length  # The graph takes any length.
     model_fn = model_fn_builder(bert_config, None, 0.0, None, None, False, False)
     config = runner.RunConfig(
-        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), precision=precision
+        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)),
+        precision=precision,
+        use_xla=use_xla,
     )
     runner.Estimator(model_fn, config).export_saved_model(
         export_dir, serving.id_inputs, checkpoint_path
@@ -294,81 +309,108 @@ def get_final_text(pred_text, orig_text, do_lower_case):
 _get_best_indexes = squad_data.get_best_indexes
 _compute_softmax = squad_data.compute_softmax
 FeatureWriter = squad_data.FeatureWriter
-# Ours: the official SQuAD v1.1 / v2.0 scores, computed after --do_predict.
-squad_v1_scores = squad_data.squad_v1_scores
-squad_v2_scores = squad_data.squad_v2_scores
 
 
 def validate_flags_or_throw(bert_config):
-    """Raises UsageError, naming the flag, for inconsistent flags, before any work."""
-    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    script_flags.check_padding_flags()
+    """Raises UsageError, naming the flag, for inconsistent flags, before any work.
 
-    if not FLAGS.do_train and not FLAGS.do_predict and not FLAGS.export_dir:
+    The original's check, on the values settings_from_flags reads.
+    """
+    _check_settings(settings_from_flags(), bert_config)
+
+
+def _check_settings(settings, bert_config):
+    """validate_flags_or_throw on read values."""
+    model = settings.model
+    tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
+    if not settings.do_train and not settings.do_predict and not settings.export_dir:
         raise UsageError("At least one of `do_train` or `do_predict` must be True.")
-    if FLAGS.export_dir and tf.io.gfile.exists(FLAGS.export_dir):
-        raise UsageError(f"--export_dir={FLAGS.export_dir} already exists; choose a new directory")
-    if FLAGS.do_train and not FLAGS.train_file:
-        raise UsageError("If `do_train` is True, then `train_file` must be specified.")
-    if FLAGS.do_predict and not FLAGS.predict_file:
-        raise UsageError("If `do_predict` is True, then `predict_file` must be specified.")
-    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
-    if FLAGS.max_seq_length <= FLAGS.max_query_length + 3:
+    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
         raise UsageError(
-            f"The max_seq_length ({FLAGS.max_seq_length}) must be greater than "
-            f"max_query_length ({FLAGS.max_query_length}) + 3"
+            f"--export_dir={settings.export_dir} already exists; choose a new directory"
         )
-    if FLAGS.doc_stride < 1:
-        raise UsageError(f"--doc_stride must be positive, got {FLAGS.doc_stride}")
-    window = FLAGS.max_seq_length - FLAGS.max_query_length - 3
-    if FLAGS.doc_stride > window:
+    if settings.do_train and not settings.train_file:
+        raise UsageError("If `do_train` is True, then `train_file` must be specified.")
+    if settings.do_predict and not settings.predict_file:
+        raise UsageError("If `do_predict` is True, then `predict_file` must be specified.")
+    max_seq_length, max_query_length = model.max_seq_length, settings.max_query_length
+    startup_checks.check_seq_length(max_seq_length, bert_config)
+    if max_seq_length <= max_query_length + 3:
+        raise UsageError(
+            f"The max_seq_length ({max_seq_length}) must be greater than "
+            f"max_query_length ({max_query_length}) + 3"
+        )
+    doc_stride = settings.doc_stride
+    if doc_stride < 1:
+        raise UsageError(f"--doc_stride must be positive, got {doc_stride}")
+    window = max_seq_length - max_query_length - 3
+    if doc_stride > window:
         # Windows then start a window apart, without overlap: not the stride asked for.
         message = (
-            f"--doc_stride={FLAGS.doc_stride} is larger than the context a window holds "
+            f"--doc_stride={doc_stride} is larger than the context a window holds "
             f"(max_seq_length - max_query_length - 3 = {window} word pieces)"
         )
-        if FLAGS["doc_stride"].present:
+        if settings.doc_stride_given:
             raise UsageError(f"{message}: windows would not overlap; use at most {window}")
         logging.warning("%s: windows follow each other without overlap", message)
 
 
 # ---------------------------------------------------------------------------
-# The run's steps: train, predict and score, then _check_flags() and main.
+# The run's steps: train, predict and score, then the flags and main.
 
 
-def _train(estimator, tokenizer, train_set, predict_set=None, eval_options=None):
-    """Trains; with eval_options, predicts on and scores predict_set as they ask.
+def _write_features(examples, tokenizer, settings, is_training, filename, output_fn=None):
+    """Converts examples into windows written to `filename`; returns the FeatureWriter.
+
+    Each feature also goes to `output_fn`, when given.
+    """
+    writer = FeatureWriter(filename=filename, is_training=is_training)
+
+    def process(feature):
+        if output_fn is not None:
+            output_fn(feature)
+        writer.process_feature(feature)
+
+    with writer:
+        convert_examples_to_features(
+            examples=examples,
+            tokenizer=tokenizer,
+            max_seq_length=settings.model.max_seq_length,
+            doc_stride=settings.doc_stride,
+            max_query_length=settings.max_query_length,
+            is_training=is_training,
+            output_fn=process,
+        )
+    return writer
+
+
+def _train(estimator, tokenizer, settings, train_set, predict_set=None):
+    """Trains; with settings.eval_options, predicts on and scores predict_set as they ask.
 
     Returns the final checkpoint's scores when it was scored, else None.
     """
-    train_writer = FeatureWriter(
-        filename=os.path.join(FLAGS.output_dir, "train.tf_record"), is_training=True
+    train_writer = _write_features(
+        train_set.examples,
+        tokenizer,
+        settings,
+        True,
+        os.path.join(settings.output_dir, "train.tf_record"),
     )
-    with train_writer:
-        convert_examples_to_features(
-            examples=train_set.examples,
-            tokenizer=tokenizer,
-            max_seq_length=FLAGS.max_seq_length,
-            doc_stride=FLAGS.doc_stride,
-            max_query_length=FLAGS.max_query_length,
-            is_training=True,
-            output_fn=train_writer.process_feature,
-        )
     logging.info("***** Running training *****")
     logging.info("  Num orig examples = %d", len(train_set.examples))
     logging.info("  Num split examples = %d", train_writer.num_features)
-    logging.info("  Batch size = %d", FLAGS.train_batch_size)
+    logging.info("  Batch size = %d", settings.train_batch_size)
     logging.info("  Num steps = %d", train_set.num_train_steps)
     train_input_fn = input_fn_builder(
         input_file=train_writer.filename,
-        seq_length=FLAGS.max_seq_length,
+        seq_length=settings.model.max_seq_length,
         is_training=True,
         drop_remainder=True,
-        padding=script_flags.padding_from_flags(is_training=True),
+        padding=settings.train_padding,
     )
 
     def evaluate(checkpoint_path):
-        return _predict(estimator, tokenizer, predict_set, checkpoint_path)
+        return _predict(estimator, tokenizer, settings, predict_set, checkpoint_path)
 
     return runner_evaluation.train_and_evaluate(
         estimator,
@@ -376,7 +418,7 @@ def _train(estimator, tokenizer, train_set, predict_set=None, eval_options=None)
         train_set.num_train_steps,
         evaluate,
         eval_results.write_eval_results,
-        eval_options,
+        settings.eval_options,
     )
 
 
@@ -384,68 +426,48 @@ def _train(estimator, tokenizer, train_set, predict_set=None, eval_options=None)
 PredictSet = collections.namedtuple("PredictSet", ["examples", "features", "input_fn"])
 
 
-def _predict_set(tokenizer):
-    """Reads --predict_file and writes its features to output_dir/eval.tf_record."""
-    eval_examples = read_squad_examples(input_file=FLAGS.predict_file, is_training=False)
-    eval_features = []
-    eval_writer = FeatureWriter(
-        filename=os.path.join(FLAGS.output_dir, "eval.tf_record"), is_training=False
+def _read_examples(input_file, is_training, settings):
+    return squad_data.read_squad_examples(
+        input_file, is_training, settings.version_2_with_negative
     )
-    with eval_writer:
 
-        def append_feature(feature):
-            eval_features.append(feature)
-            eval_writer.process_feature(feature)
 
-        convert_examples_to_features(
-            examples=eval_examples,
-            tokenizer=tokenizer,
-            max_seq_length=FLAGS.max_seq_length,
-            doc_stride=FLAGS.doc_stride,
-            max_query_length=FLAGS.max_query_length,
-            is_training=False,
-            output_fn=append_feature,
-        )
-
+def _predict_set(tokenizer, settings):
+    """Reads --predict_file and writes its features to output_dir/eval.tf_record."""
+    eval_examples = _read_examples(settings.predict_file, False, settings)
+    eval_features = []
+    eval_writer = _write_features(
+        eval_examples,
+        tokenizer,
+        settings,
+        False,
+        os.path.join(settings.output_dir, "eval.tf_record"),
+        eval_features.append,
+    )
     logging.info("***** Running predictions *****")
     logging.info("  Num orig examples = %d", len(eval_examples))
     logging.info("  Num split examples = %d", len(eval_features))
-    logging.info("  Batch size = %d", FLAGS.predict_batch_size)
+    logging.info("  Batch size = %d", settings.predict_batch_size)
 
     predict_input_fn = input_fn_builder(
         input_file=eval_writer.filename,
-        seq_length=FLAGS.max_seq_length,
+        seq_length=settings.model.max_seq_length,
         is_training=False,
         drop_remainder=False,
-        padding=_prediction_padding(),
+        padding=settings.predict_padding,
     )
     return PredictSet(eval_examples, eval_features, predict_input_fn)
 
 
-def _prediction_padding():
-    """Cut prediction batches only when --length_bucket is given.
-
-    SQuAD windows are mostly full already (doc_stride fills them), and at
-    full length the n-best lists rank every position's logits as the
-    original does, padding included; cut batches have no logits for the
-    padding they drop, so their n-best lists rank the word pieces alone and
-    may differ from the original's in the rare window whose padding logits
-    reach its top n_best_size.
-    """
-    if not FLAGS["length_bucket"].present:
-        return dynamic_padding.OFF
-    return script_flags.padding_from_flags(is_training=False)
-
-
-def _predict(estimator, tokenizer, predict_set=None, checkpoint_path=None):
+def _predict(estimator, tokenizer, settings, predict_set=None, checkpoint_path=None):
     """Writes the predictions of one checkpoint (default: the newest in output_dir) and,
     when --predict_file has answers, eval_results.txt; returns the scores or None."""
     if predict_set is None:
-        predict_set = _predict_set(tokenizer)
+        predict_set = _predict_set(tokenizer, settings)
     eval_examples, eval_features, predict_input_fn = predict_set
     # A cut batch has logits for its longest window's width only: keep each
     # window's word pieces. At full length every position is kept, as before.
-    cut = _prediction_padding() != dynamic_padding.OFF
+    cut = settings.predict_padding != dynamic_padding.OFF
     num_tokens = {feature.unique_id: len(feature.tokens) for feature in eval_features}
     all_results = []
     progress = Progress("Predicting", len(eval_features), "windows")
@@ -462,46 +484,48 @@ def _predict(estimator, tokenizer, predict_set=None, checkpoint_path=None):
             )
         )
 
-    output_prediction_file = os.path.join(FLAGS.output_dir, "predictions.json")
-    output_nbest_file = os.path.join(FLAGS.output_dir, "nbest_predictions.json")
-    output_null_log_odds_file = os.path.join(FLAGS.output_dir, "null_odds.json")
-    predictions, _, null_odds = write_predictions(
+    output_dir = settings.output_dir
+    predictions, _, null_odds = squad_data.write_predictions(
         eval_examples,
         eval_features,
         all_results,
-        FLAGS.n_best_size,
-        FLAGS.max_answer_length,
-        FLAGS.do_lower_case,
-        output_prediction_file,
-        output_nbest_file,
-        output_null_log_odds_file,
+        settings.n_best_size,
+        settings.max_answer_length,
+        settings.model.do_lower_case,
+        os.path.join(output_dir, "predictions.json"),
+        os.path.join(output_dir, "nbest_predictions.json"),
+        os.path.join(output_dir, "null_odds.json"),
+        settings.version_2_with_negative,
+        settings.null_score_diff_threshold,
+        settings.verbose_logging,
     )
-    return _score(predictions, null_odds)
+    return _score(predictions, null_odds, settings)
 
 
-def _predict_file_golds():
+def _predict_file_golds(settings):
     """The gold answers of --predict_file by question id, or None (logged) if it has none."""
-    if read_simple_questions(FLAGS.predict_file) is not None:
-        logging.info("%s is a plain question list: no answers to score.", FLAGS.predict_file)
+    predict_file = settings.predict_file
+    if squad_data.read_simple_questions(predict_file) is not None:
+        logging.info("%s is a plain question list: no answers to score.", predict_file)
         return None
-    golds = squad_data.gold_answers(squad_data.load_squad_json(FLAGS.predict_file))
-    if golds is not None and not FLAGS.version_2_with_negative and not any(golds.values()):
+    golds = squad_data.gold_answers(squad_data.load_squad_json(predict_file))
+    if golds is not None and not settings.version_2_with_negative and not any(golds.values()):
         golds = None
     if golds is None:
-        logging.info("No gold answers in %s: skipping EM/F1.", FLAGS.predict_file)
+        logging.info("No gold answers in %s: skipping EM/F1.", predict_file)
     return golds
 
 
-def _score(predictions, null_odds):
+def _score(predictions, null_odds, settings):
     """Scores the predictions against the predict file's answers, if it has them."""
-    golds = _predict_file_golds()
+    golds = _predict_file_golds(settings)
     if golds is None:
         return None
-    if FLAGS.version_2_with_negative:
-        results = squad_v2_scores(golds, predictions, na_probs=null_odds)
+    if settings.version_2_with_negative:
+        results = squad_data.squad_v2_scores(golds, predictions, na_probs=null_odds)
     else:
-        results = squad_v1_scores(golds, predictions)
-    output_eval_file = os.path.join(FLAGS.output_dir, "eval_results.txt")
+        results = squad_data.squad_v1_scores(golds, predictions)
+    output_eval_file = os.path.join(settings.output_dir, "eval_results.txt")
     eval_results.write_eval_results(output_eval_file, results)
     return results
 
@@ -510,93 +534,158 @@ def _score(predictions, null_odds):
 TrainSet = collections.namedtuple("TrainSet", ["examples", "num_train_steps", "num_warmup_steps"])
 
 
-def _train_set():
+def _train_set(settings):
     """Reads --train_file, shuffled, and the steps it makes; refuses a file too small for one."""
-    train_examples = read_squad_examples(input_file=FLAGS.train_file, is_training=True)
-    num_train_steps, num_warmup_steps = script_flags.train_steps_from_flags(
-        len(train_examples), FLAGS.train_file, "usable training questions"
+    train_examples = _read_examples(settings.train_file, True, settings)
+    num_train_steps, num_warmup_steps = script_flags.train_steps(
+        len(train_examples),
+        settings.train_batch_size,
+        settings.num_train_epochs,
+        settings.warmup_proportion,
+        settings.train_file,
+        "usable training questions",
     )
     # Shuffling here spares the input pipeline a document-sized buffer.
     random.Random(12345).shuffle(train_examples)
     return TrainSet(train_examples, num_train_steps, num_warmup_steps)
 
 
-def _checkpoint_to_export():
+def _checkpoint_to_export(settings):
     """The newest checkpoint in --output_dir, else --init_checkpoint (UsageError if neither)."""
-    checkpoint_path = runner.newest_checkpoint(FLAGS.output_dir) or FLAGS.init_checkpoint
+    checkpoint_path = (
+        runner.newest_checkpoint(settings.output_dir) or settings.model.init_checkpoint
+    )
     if not checkpoint_path:
         raise UsageError(
-            f"--export_dir: no checkpoint in --output_dir={FLAGS.output_dir} and no "
+            f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
             "--init_checkpoint to export"
         )
     return checkpoint_path
 
 
-def _check_flags():
-    """Checks the flags, config, vocabulary, checkpoint and data files before any work.
+# The flags of this script read as they are (the model flags apart, in
+# script_flags.ModelSettings).
+_FLAG_NAMES = (
+    "output_dir do_train do_predict export_dir train_file predict_file train_batch_size "
+    "predict_batch_size learning_rate num_train_epochs warmup_proportion use_tpu doc_stride "
+    "max_query_length n_best_size max_answer_length verbose_logging version_2_with_negative "
+    "null_score_diff_threshold"
+).split()
 
-    Returns (bert_config, tokenizer, run_config, eval_options, train_set);
-    train_set is None without --do_train.
+# What settings_from_flags reads: the model flags (model), the runner's
+# config, evaluation while training (eval_options, or None), the padding of
+# training and of prediction batches, whether --doc_stride was given, and
+# each flag of _FLAG_NAMES.
+Settings = collections.namedtuple(
+    "Settings",
+    [
+        "model",
+        "run_config",
+        "eval_options",
+        "train_padding",
+        "predict_padding",
+        "doc_stride_given",
+        *_FLAG_NAMES,
+    ],
+)
+
+
+def settings_from_flags():
+    """Reads the flags once into Settings; refuses runner, padding and batch flags
+    that cannot work (UsageError naming the flag).
+
+    Prediction batches are cut only when --length_bucket is given: SQuAD
+    windows are mostly full already (doc_stride fills them), and at full
+    length the n-best lists rank every position's logits as the original
+    does, padding included; cut batches have no logits for the padding they
+    drop, so their n-best lists rank the word pieces alone and may differ
+    from the original's in the rare window whose padding logits reach its
+    top n_best_size.
     """
-    bert_config, tokenizer = script_flags.check_model_flags()
-    validate_flags_or_throw(bert_config)
+    script_flags.check_padding_flags()
     script_flags.check_batch_flags()
-    if FLAGS.do_train:
-        startup_checks.check_input_file(FLAGS.train_file, "--train_file")
-    if FLAGS.do_predict:
-        startup_checks.check_input_file(FLAGS.predict_file, "--predict_file")
-    eval_options = script_flags.evaluation_options_from_flags(
-        FLAGS.do_train and FLAGS.do_predict, "--do_train and --do_predict"
+    predict_padding = dynamic_padding.OFF
+    if FLAGS["length_bucket"].present:
+        predict_padding = script_flags.padding_from_flags(is_training=False)
+    return Settings(
+        model=script_flags.model_settings_from_flags(),
+        run_config=script_flags.run_config_from_flags(),
+        eval_options=script_flags.evaluation_options_from_flags(
+            FLAGS.do_train and FLAGS.do_predict, "--do_train and --do_predict"
+        ),
+        train_padding=script_flags.padding_from_flags(is_training=True),
+        predict_padding=predict_padding,
+        doc_stride_given=FLAGS["doc_stride"].present,
+        **{name: FLAGS[name].value for name in _FLAG_NAMES},
     )
-    run_config = script_flags.run_config_from_flags()
 
-    train_set = _train_set() if FLAGS.do_train else None
-    if FLAGS.do_predict:
+
+def _check_flags(settings):
+    """Checks the settings, config, vocabulary, checkpoint and data files before any work.
+
+    Returns (bert_config, tokenizer, train_set); train_set is None without
+    --do_train.
+    """
+    bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
+    _check_settings(settings, bert_config)
+    if settings.do_train:
+        startup_checks.check_input_file(settings.train_file, "--train_file")
+    if settings.do_predict:
+        startup_checks.check_input_file(settings.predict_file, "--predict_file")
+
+    train_set = _train_set(settings) if settings.do_train else None
+    if settings.do_predict:
         # Fail on a malformed predict file now, not after training.
-        read_squad_examples(input_file=FLAGS.predict_file, is_training=False)
-    if eval_options is not None and _predict_file_golds() is None:
+        _read_examples(settings.predict_file, False, settings)
+    if settings.eval_options is not None and _predict_file_golds(settings) is None:
         raise UsageError(
             f"--eval_every_n_steps scores the predictions on --predict_file, but "
-            f"{FLAGS.predict_file} has no gold answers"
+            f"{settings.predict_file} has no gold answers"
         )
-    if FLAGS.export_dir and not FLAGS.do_train:
-        _checkpoint_to_export()  # Nothing to export: say so before predicting.
-    return bert_config, tokenizer, run_config, eval_options, train_set
+    if settings.export_dir and not settings.do_train:
+        _checkpoint_to_export(settings)  # Nothing to export: say so before predicting.
+    return bert_config, tokenizer, train_set
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-
-    bert_config, tokenizer, run_config, eval_options, train_set = _check_flags()
-    tf.io.gfile.makedirs(FLAGS.output_dir)
+    settings = settings_from_flags()
+    bert_config, tokenizer, train_set = _check_flags(settings)
+    tf.io.gfile.makedirs(settings.output_dir)
 
     model_fn = model_fn_builder(
         bert_config=bert_config,
-        init_checkpoint=FLAGS.init_checkpoint,
-        learning_rate=FLAGS.learning_rate,
+        init_checkpoint=settings.model.init_checkpoint,
+        learning_rate=settings.learning_rate,
         num_train_steps=train_set.num_train_steps if train_set else None,
         num_warmup_steps=train_set.num_warmup_steps if train_set else None,
-        use_tpu=FLAGS.use_tpu,
-        use_one_hot_embeddings=FLAGS.use_tpu,
+        use_tpu=settings.use_tpu,
+        use_one_hot_embeddings=settings.use_tpu,
     )
     estimator = runner.Estimator(
         model_fn=model_fn,
-        config=run_config,
-        train_batch_size=FLAGS.train_batch_size,
-        predict_batch_size=FLAGS.predict_batch_size,
+        config=settings.run_config,
+        train_batch_size=settings.train_batch_size,
+        predict_batch_size=settings.predict_batch_size,
     )
 
     predict_set = final_result = None
-    if FLAGS.do_train:
-        if eval_options is not None:
-            predict_set = _predict_set(tokenizer)
-        final_result = _train(estimator, tokenizer, train_set, predict_set, eval_options)
+    if settings.do_train:
+        if settings.eval_options is not None:
+            predict_set = _predict_set(tokenizer, settings)
+        final_result = _train(estimator, tokenizer, settings, train_set, predict_set)
         del train_set
-    if FLAGS.do_predict and final_result is None:
+    if settings.do_predict and final_result is None:
         # (Evaluating while training already wrote the final checkpoint's files.)
-        _predict(estimator, tokenizer, predict_set)
-    if FLAGS.export_dir:
-        estimator.export_saved_model(FLAGS.export_dir, serving.id_inputs, _checkpoint_to_export())
+        _predict(estimator, tokenizer, settings, predict_set)
+    if settings.export_dir:
+        export_saved_model(
+            settings.export_dir,
+            _checkpoint_to_export(settings),
+            bert_config,
+            precision=settings.run_config.precision,
+            use_xla=settings.run_config.use_xla,
+        )
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Each builder returns a plain record of the graph objects a session needs
 (TrainGraph, EvalGraph, PredictGraph); the settings that shaped the graph
 stay in RunConfig. ModelBuilder is the one place a model_fn is called and an
-input_fn's dataset prepared, under the speed flags' contexts.
+input_fn's dataset prepared: the model options of RunConfig (precision,
+accumulation) reach the model_fn in its params.
 """
 
 import collections
@@ -11,7 +12,6 @@ import contextlib
 
 import tensorflow as tf
 
-import modeling
 import optimization
 from runner_checkpoints import make_saver_and_init_ops
 from runner_config import (
@@ -101,46 +101,45 @@ class ModelBuilder:
         params["batch_size"] = batch_size
         return params
 
+    def model_params(self, mode, batch_size):
+        """The params a model_fn gets: input_params, plus the RunConfig's model options.
+
+        params["compute_dtype"] is the dtype of --precision (None for fp32),
+        for modeling.BertModel(compute_dtype=...); params["training_options"]
+        the optimization.TrainingOptions of --num_accumulation_steps (and
+        loss scaling for fp16 training), for create_optimizer(options=...).
+        """
+        config = self.config
+        params = self.input_params(batch_size)
+        params["compute_dtype"] = PRECISION_DTYPES[config.precision]
+        params["training_options"] = optimization.TrainingOptions(
+            num_accumulation_steps=config.num_accumulation_steps if mode == ModeKeys.TRAIN else 1,
+            dynamic_loss_scaling=mode == ModeKeys.TRAIN and config.precision == "fp16",
+        )
+        return params
+
     def call_model_fn(self, features, labels, mode, batch_size):
-        with self.speed_scope(mode):
+        with self.xla_scope():
             spec = self.model_fn(
-                features=features, labels=labels, mode=mode, params=self.input_params(batch_size)
+                features=features,
+                labels=labels,
+                mode=mode,
+                params=self.model_params(mode, batch_size),
             )
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return a runner.EstimatorSpec, got {type(spec)}")
         return spec
 
-    @contextlib.contextmanager
-    def speed_scope(self, mode):
-        """The speed flags' contexts a model_fn is built in (none at their defaults).
-
-        --precision sets modeling.compute_dtype; in training, --precision=fp16
-        and --num_accumulation_steps set optimization.training_options; --use_xla
-        marks every op the model_fn builds (forward, gradients, optimizer update)
-        for XLA compilation, except random-number and initializer ops, so
-        dropout masks and initial weights are those of a run without XLA.
-        """
-        config = self.config
-        with contextlib.ExitStack() as stack:
-            dtype = PRECISION_DTYPES[config.precision]
-            if dtype is not None:
-                stack.enter_context(modeling.compute_dtype(dtype))
-            if mode == ModeKeys.TRAIN and (
-                config.num_accumulation_steps > 1 or config.precision == "fp16"
-            ):
-                stack.enter_context(
-                    optimization.training_options(
-                        num_accumulation_steps=config.num_accumulation_steps,
-                        dynamic_loss_scaling=config.precision == "fp16",
-                    )
-                )
-            if config.use_xla:
-                stack.enter_context(
-                    tf.xla.experimental.jit_scope(
-                        compile_ops=_xla_compilable, separate_compiled_gradients=False
-                    )
-                )
-            yield
+    def xla_scope(self):
+        """With --use_xla, marks every op the model_fn builds (forward, gradients,
+        optimizer update) for XLA compilation, except random-number and
+        initializer ops, so dropout masks and initial weights are those of a
+        run without XLA."""
+        if not self.config.use_xla:
+            return contextlib.nullcontext()
+        return tf.xla.experimental.jit_scope(
+            compile_ops=_xla_compilable, separate_compiled_gradients=False
+        )
 
     @property
     def deterministic(self):
@@ -303,7 +302,7 @@ def _build_train_step(builder, dist, iterator, batch_size):
     With --num_accumulation_steps=N > 1, accumulate_loss runs one
     micro-batch and only accumulates its gradients (the optimizer step is
     N-1 runs of it, then one run of the loss); it needs a train_op made by
-    optimization.create_optimizer.
+    optimization.create_optimizer with the model_fn's params["training_options"].
 
     With --steps_per_run=k > 1 (one device, no accumulation) the step is the
     body of a graph loop that runs steps_this_run (a placeholder, default 1,
@@ -327,7 +326,7 @@ def _build_train_step(builder, dist, iterator, batch_size):
         if accumulate_op is None:
             raise UsageError(
                 "--num_accumulation_steps > 1 needs a model_fn whose train_op comes "
-                "from optimization.create_optimizer"
+                "from optimization.create_optimizer(..., options=params['training_options'])"
             )
         with tf.control_dependencies([accumulate_op]):
             return loss, tf.identity(spec.loss)

@@ -6,6 +6,7 @@ by group, as the original scripts' flags were:
     script_flags.define_model_flags()          # bert_config_file, vocab_file, ...
     script_flags.define_fine_tuning_flags()    # output_dir, do_train, batch sizes, ...
     script_flags.define_runner_flags()         # devices, precision, XLA, padding, ...
+                                               # (training=False: what prediction reads)
     script_flags.define_flags("input_file")    # any other shared flag, by name
 
 A shared flag has one definition, one default and one help text in a
@@ -21,6 +22,7 @@ scripts' entry point: it parses the flags and turns a user's mistake into
 one "ERROR: ..." line (errors.py).
 """
 
+import collections
 import difflib
 import gc
 import re
@@ -328,6 +330,7 @@ FINE_TUNING_FLAGS = (
     "iterations_per_loop",
     "export_dir",
 )
+# Devices and speed: every script that runs the model takes these.
 RUNNER_FLAGS = (
     "use_tpu",
     "tpu_name",
@@ -335,22 +338,23 @@ RUNNER_FLAGS = (
     "gcp_project",
     "master",
     "num_tpu_cores",
+    "use_xla",
+    "precision",
+    "show_traceback",
+)
+# What only training reads: data parallelism, seeding, steps, checkpoints kept.
+TRAINING_RUNNER_FLAGS = (
     "distribution_strategy",
     "num_gpus",
     "tf_random_seed",
-    "use_xla",
-    "precision",
     "num_accumulation_steps",
     "steps_per_run",
     "keep_checkpoint_max",
-    "length_bucket",
-    "dynamic_padding",
-    "group_by_length",
-    "eval_every_n_steps",
-    "best_checkpoint_metric",
-    "early_stopping_patience",
-    "show_traceback",
 )
+# Cutting batches to their longest sequence (the scripts whose input_fns do).
+PADDING_FLAGS = ("length_bucket", "dynamic_padding", "group_by_length")
+# Evaluating while training (the scripts that run train_and_evaluate).
+EVALUATION_FLAGS = ("eval_every_n_steps", "best_checkpoint_metric", "early_stopping_patience")
 
 
 def _script_module_name():
@@ -394,10 +398,19 @@ def define_fine_tuning_flags(with_eval=True):
     define_flags(*(name for name in FINE_TUNING_FLAGS if with_eval or name not in eval_only))
 
 
-def define_runner_flags():
-    """Devices (TPU, mirrored, multi-worker), speed (precision, XLA, accumulation, padding),
-    checkpoints kept, seeding, evaluating while training and --show_traceback."""
-    define_flags(*RUNNER_FLAGS)
+def define_runner_flags(training=True, padding=True, evaluation=True):
+    """Devices (TPU), speed (precision, XLA) and --show_traceback; with `training`, data
+    parallelism, accumulation, steps per run, checkpoints kept and seeding; with
+    `padding`, the length-cutting flags (all three with `training`, else --length_bucket);
+    with `evaluation`, evaluating while training."""
+    names = RUNNER_FLAGS
+    if training:
+        names += TRAINING_RUNNER_FLAGS
+    if padding:
+        names += PADDING_FLAGS if training else PADDING_FLAGS[:1]
+    if training and evaluation:
+        names += EVALUATION_FLAGS
+    define_flags(*names)
 
 
 # ---------------------------------------------------------------------------
@@ -413,69 +426,85 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
     """A runner.RunConfig with every setting the runner flags give.
 
     model_dir defaults to --output_dir, save_checkpoints_steps to
-    --save_checkpoints_steps where the script has it.
+    --save_checkpoints_steps where the script has it; a runner flag the
+    script does not define (extract_features.py trains nothing) takes
+    RunConfig's default.
     """
     import runner_config  # TensorFlow: only the scripts that train come here
 
-    if "iterations_per_loop" in FLAGS and FLAGS["iterations_per_loop"].present:
-        logging.warning(
-            "--iterations_per_loop is ignored (it sized the original's TPU host loop); "
-            "use --steps_per_run to run several training steps per session.run."
-        )
+    if model_dir is None:
+        model_dir = FLAGS.output_dir
     if save_checkpoints_steps is None:
         save_checkpoints_steps = flag_value("save_checkpoints_steps", 1000)
+    defined = {name: FLAGS[name].value for name in _RUN_CONFIG_FLAGS if name in FLAGS}
     return runner_config.RunConfig(
-        model_dir=FLAGS.output_dir if model_dir is None else model_dir,
-        save_checkpoints_steps=save_checkpoints_steps,
-        keep_checkpoint_max=FLAGS.keep_checkpoint_max,
-        tf_random_seed=FLAGS.tf_random_seed,
-        distribution_strategy=FLAGS.distribution_strategy,
-        num_gpus=FLAGS.num_gpus,
-        use_tpu=FLAGS.use_tpu,
-        tpu_name=FLAGS.tpu_name,
-        tpu_zone=FLAGS.tpu_zone,
-        gcp_project=FLAGS.gcp_project,
-        master=FLAGS.master,
-        num_tpu_cores=FLAGS.num_tpu_cores,
-        use_xla=FLAGS.use_xla,
-        precision=FLAGS.precision,
-        num_accumulation_steps=FLAGS.num_accumulation_steps,
-        steps_per_run=FLAGS.steps_per_run,
+        model_dir=model_dir, save_checkpoints_steps=save_checkpoints_steps, **defined
     )
 
 
-def check_model_flags(with_vocab=True):
-    """Checks the model flags every fine-tuning script takes; returns (bert_config, tokenizer).
+# The flags RunConfig takes under their own names.
+_RUN_CONFIG_FLAGS = (
+    "iterations_per_loop",
+    "keep_checkpoint_max",
+    "tf_random_seed",
+    "distribution_strategy",
+    "num_gpus",
+    "use_tpu",
+    "tpu_name",
+    "tpu_zone",
+    "gcp_project",
+    "master",
+    "num_tpu_cores",
+    "use_xla",
+    "precision",
+    "num_accumulation_steps",
+    "steps_per_run",
+)
 
-    --do_lower_case against a released checkpoint's name; the config file
+
+# The model flags' values (MODEL_FLAGS) as a script read them; None for a
+# flag it does not define.
+ModelSettings = collections.namedtuple("ModelSettings", MODEL_FLAGS)
+
+
+def model_settings_from_flags():
+    """The ModelSettings of the flags (see define_model_flags)."""
+    return ModelSettings(*(flag_value(name) for name in MODEL_FLAGS))
+
+
+def check_model(model, output_dir=None, with_vocab=True):
+    """Checks the model a script starts from; returns (bert_config, tokenizer).
+
+    `model` is a ModelSettings. --do_lower_case against a released
+    checkpoint's name (when the script has the flag); the config file
     (readable, valid, every architecture key); --max_seq_length against its
     positions; --init_checkpoint (shapes, and every encoder variable unless
-    --allow_partial_init_checkpoint); --output_dir not a file; the
+    --allow_partial_init_checkpoint); `output_dir` not a file; the
     vocabulary (special tokens, and its size against vocab_size). The
     tokenizer is None without `with_vocab`.
     """
     import startup_checks
     import tokenization
 
-    tokenization.validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
-    bert_config = startup_checks.load_bert_config(FLAGS.bert_config_file)
-    startup_checks.check_seq_length(FLAGS.max_seq_length, bert_config)
-    if FLAGS.init_checkpoint:
+    if model.do_lower_case is not None:
+        tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
+    bert_config = startup_checks.load_bert_config(model.bert_config_file)
+    startup_checks.check_seq_length(model.max_seq_length, bert_config)
+    if model.init_checkpoint:
         startup_checks.check_init_checkpoint(
-            FLAGS.init_checkpoint,
+            model.init_checkpoint,
             bert_config,
-            FLAGS.bert_config_file,
-            allow_partial=FLAGS.allow_partial_init_checkpoint,
+            model.bert_config_file,
+            allow_partial=bool(model.allow_partial_init_checkpoint),
         )
-    if "output_dir" in FLAGS:
-        startup_checks.check_output_dir(FLAGS.output_dir)
+    startup_checks.check_output_dir(output_dir)
     tokenizer = None
     if with_vocab:
         tokenizer = startup_checks.load_tokenizer(
-            FLAGS.vocab_file,
-            FLAGS.do_lower_case,
+            model.vocab_file,
+            model.do_lower_case,
             bert_config=bert_config,
-            config_file=FLAGS.bert_config_file,
+            config_file=model.bert_config_file,
         )
     return bert_config, tokenizer
 
@@ -487,21 +516,29 @@ def check_batch_flags():
             raise errors.UsageError(f"--{name} must be positive, got {FLAGS[name].value}")
 
 
-def train_steps_from_flags(num_examples, source, noun="training examples"):
+def train_steps(
+    num_examples,
+    train_batch_size,
+    num_train_epochs,
+    warmup_proportion,
+    source,
+    noun="training examples",
+):
     """(num_train_steps, num_warmup_steps) of `num_examples` training examples, as the
-    original computes them; refuses, naming the numbers, a run of no step at all.
+    original computes them from --train_batch_size, --num_train_epochs and
+    --warmup_proportion; refuses, naming the numbers, a run of no step at all.
 
     `source` names where the examples come from, `noun` what they are.
     """
-    num_train_steps = int(num_examples / FLAGS.train_batch_size * FLAGS.num_train_epochs)
+    num_train_steps = int(num_examples / train_batch_size * num_train_epochs)
     if num_train_steps < 1:
         raise errors.UsageError(
             f"{source}: {num_examples} {noun} make {num_train_steps} steps at "
-            f"--train_batch_size={FLAGS.train_batch_size} and --num_train_epochs="
-            f"{FLAGS.num_train_epochs}; at least one step is needed (more examples or "
+            f"--train_batch_size={train_batch_size} and --num_train_epochs="
+            f"{num_train_epochs}; at least one step is needed (more examples or "
             "epochs, or a smaller batch)"
         )
-    return num_train_steps, int(num_train_steps * FLAGS.warmup_proportion)
+    return num_train_steps, int(num_train_steps * warmup_proportion)
 
 
 def check_padding_flags():
@@ -509,7 +546,10 @@ def check_padding_flags():
     import dynamic_padding
 
     dynamic_padding.check_settings(
-        FLAGS.length_bucket, FLAGS.dynamic_padding, FLAGS.group_by_length, FLAGS.use_tpu
+        FLAGS.length_bucket,
+        flag_value("dynamic_padding", False),
+        flag_value("group_by_length", False),
+        FLAGS.use_tpu,
     )
 
 
@@ -525,8 +565,8 @@ def padding_from_flags(is_training, window_batches=None):
     return dynamic_padding.settings(
         is_training,
         length_bucket=FLAGS.length_bucket,
-        cut_in_training=FLAGS.dynamic_padding,
-        group_by_length=FLAGS.group_by_length,
+        cut_in_training=flag_value("dynamic_padding", False),
+        group_by_length=flag_value("group_by_length", False),
         use_tpu=FLAGS.use_tpu,
         window_batches=window_batches,
     )

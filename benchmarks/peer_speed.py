@@ -321,6 +321,7 @@ def prepare_serving(cfg):
     import original_speed
     import tensorflow as tf
 
+    import classifier_data
     import modeling
     import run_classifier
 
@@ -360,7 +361,7 @@ def prepare_serving(cfg):
             session.run(tf.compat.v1.global_variables_initializer())
             saver.save(session, checkpoint)
     export_dir = os.path.join(work, f"export_{cfg['precision']}")
-    files = run_classifier.predictor_files(
+    files = classifier_data.predictor_files(
         original_speed.VOCAB, True, LABELS, False, 0.5, cfg["seq_length"]
     )
     run_classifier.export_saved_model(
@@ -368,7 +369,6 @@ def prepare_serving(cfg):
         checkpoint,
         config,
         2,
-        cfg["seq_length"],
         predictor_files=files,
         precision=cfg["precision"],
     )

@@ -3,8 +3,8 @@
 Builds the training step of run_classifier's model_fn (fine-tuning: BERT,
 pooled output, classifier, AdamWeightDecay with clipping) or
 run_pretraining's (masked LM + next sentence), on synthetic full-length
-inputs, in the precision given (--precision=bf16 builds it inside
-modeling.compute_dtype, as --precision=bf16 does in the scripts), and runs
+inputs, in the precision given (--precision=bf16 passes tf.bfloat16 as the
+model_fn's params["compute_dtype"], as the runner does in the scripts), and runs
 it in a plain session. After warm-up steps it traces --steps steps with
 TensorFlow's step statistics (RunOptions FULL_TRACE: the graph as grappler
 rewrote it, one record per executed kernel) and reports, summed over the
@@ -104,7 +104,6 @@ def build_step(args):
     """(graph, step tensor, loss tensor): one training step of the task's own model_fn."""
     import tensorflow as tf
 
-    import modeling
     import runner
 
     config = _config(args)
@@ -131,8 +130,9 @@ def build_step(args):
         tf.compat.v1.train.get_or_create_global_step()
         dataset = speed_common.dataset_fn(data, keys)({"batch_size": args.batch_size})
         features = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
-        with modeling.compute_dtype(dtype), _xla_scope(args.xla):
-            spec = model_fn(features, None, runner.ModeKeys.TRAIN, {"batch_size": args.batch_size})
+        params = {"batch_size": args.batch_size, "compute_dtype": dtype}
+        with _xla_scope(args.xla):
+            spec = model_fn(features, None, runner.ModeKeys.TRAIN, params)
         with tf.control_dependencies([spec.train_op]):
             step = tf.identity(spec.loss)
     return graph, step, spec.loss

@@ -1,5 +1,6 @@
 """Helpers the tests share: the repository's paths, script loading and subprocess runs,
-a tiny BERT config, file and checkpoint writers, and graph-check assertions.
+a tiny BERT config, file and checkpoint writers, and the assertions of graph checks and
+of the one-line error contract (error_line).
 
 Tests import what they need from here (`from helpers import run_script`); the
 numpy side of numerical checks lives in numpy_reference.py. conftest.py only
@@ -113,6 +114,20 @@ def run_checks(source, ref_variables=False, replicas=1):
     result = run_code(setup + textwrap.dedent(source) + "\nprint('ALL CHECKS PASSED')\n")
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.splitlines()[-1:] == ["ALL CHECKS PASSED"], result.stdout[-2000:]
+
+
+def error_line(result):
+    """The ERROR line of a run refused by the one-line error contract, after checking it.
+
+    `result` has returncode and stderr (a subprocess.CompletedProcess): exit
+    status 1, no traceback, and the last line of stderr "ERROR: <message>".
+    """
+    stderr = result.stderr
+    assert result.returncode == 1, stderr[-3000:]
+    assert "Traceback" not in stderr, stderr[-3000:]
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert lines and lines[-1].startswith("ERROR: "), stderr[-3000:]
+    return lines[-1]
 
 
 def start_python(*argv, env=None, cwd=REPO, **popen_kwargs):

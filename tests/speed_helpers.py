@@ -50,13 +50,14 @@ def input_fn_builder(data, repeat=True):
 
 def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0):
     def model_fn(features, labels, mode, params):
-        del labels, params
+        del labels
         model = modeling.BertModel(
             config=CONFIG,
             is_training=mode == runner.ModeKeys.TRAIN,
             input_ids=features["input_ids"],
             input_mask=features["input_mask"],
             token_type_ids=features["segment_ids"],
+            compute_dtype=params["compute_dtype"],
         )
         pooled = model.get_pooled_output()
         output_weights = tf.compat.v1.get_variable(
@@ -82,7 +83,12 @@ def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0
 
             return runner.EstimatorSpec(mode, loss=loss, eval_metrics=(metric_fn, [loss]))
         train_op = optimization.create_optimizer(
-            loss, learning_rate, num_train_steps, num_warmup_steps, False
+            loss,
+            learning_rate,
+            num_train_steps,
+            num_warmup_steps,
+            False,
+            options=params["training_options"],
         )
         return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
 

@@ -14,7 +14,7 @@ import pytest
 import reference_pretraining_data as reference
 import tensorflow as tf
 from absl import flags
-from helpers import GOLDEN, REPO, VOCAB_UNCASED, load_script, run_code, run_python
+from helpers import GOLDEN, REPO, VOCAB_UNCASED, error_line, load_script, run_code, run_python
 
 import fileio
 import tfrecord_format
@@ -505,11 +505,8 @@ def test_missing_vocab_file_is_a_one_line_error(tmp_path):
             f"--vocab_file={tmp_path / 'nope.txt'}",
         ]
     )
-    assert result.returncode == 1
-    assert "Traceback" not in result.stderr
-    last = result.stderr.strip().splitlines()[-1]
     missing = tmp_path / "nope.txt"
-    assert last == f"ERROR: --vocab_file: no such file: {missing}"
+    assert error_line(result) == f"ERROR: --vocab_file: no such file: {missing}"
     assert _listing(out) == []
 
 
@@ -526,9 +523,7 @@ def test_corpus_without_text_is_a_one_line_error(tmp_path):
             f"--vocab_file={VOCAB_UNCASED}",
         ]
     )
-    assert result.returncode == 1
-    assert "Traceback" not in result.stderr
-    assert "--input_file: no text in" in result.stderr.strip().splitlines()[-1]
+    assert "--input_file: no text in" in error_line(result)
     assert _listing(out) == []
 
 

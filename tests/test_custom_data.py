@@ -84,7 +84,9 @@ def test_custom_processor_checks_labels_and_allows_an_unlabeled_test_file(rc, tm
         tmp_path / "dev.jsonl", '{"q": "hi", "a": "x", "y": "a"}\n{"q": "o", "a": "p", "y": "c"}\n'
     )
     write_text(tmp_path / "test.tsv", "q\ta\nwhat\tnow\n")
-    processor = rc.CustomProcessor(text_a_column="q", text_b_column="a", label_column="y")
+    processor = classifier_data.CustomProcessor(
+        text_a_column="q", text_b_column="a", label_column="y"
+    )
     train = processor.get_train_examples(str(tmp_path))
     assert [(e.text_a, e.text_b, e.label) for e in train] == [
         ("hi", "there", "b"), ("yo", "you", "a"), ("x", "z", "b")
@@ -149,14 +151,14 @@ def test_windows_of_a_long_text_carry_its_label(rc, tmp_path):
     vocab = write_text(tmp_path / "v.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\nc\nd\ne\nf\n")
     tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
     example = rc.InputExample("x", "a b c d e f", None, "1")
-    windows = rc.convert_example_windows(0, example, ["0", "1"], 6, tokenizer, 2)
+    windows = classifier_data.convert_example_windows(0, example, ["0", "1"], 6, tokenizer, 2)
     # Four pieces a window, starting 2 apart: a b c d | c d e f.
     assert [w.input_ids for w in windows] == [[2, 4, 5, 6, 7, 3], [2, 6, 7, 8, 9, 3]]
     assert all(w.label_id == 1 and w.input_mask == [1] * 6 for w in windows)
-    short = rc.convert_example_windows(0, rc.InputExample("y", "a b", None, "0"), ["0", "1"],
-                                       6, tokenizer, 2)  # fmt: skip
+    short_example = rc.InputExample("y", "a b", None, "0")
+    short = classifier_data.convert_example_windows(0, short_example, ["0", "1"], 6, tokenizer, 2)
     assert [w.input_ids for w in short] == [[2, 4, 5, 3, 0, 0]]
-    combined = rc.combine_windows([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]], [0, 0, 1], 2)
+    combined = classifier_data.combine_windows([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]], [0, 0, 1], 2)
     np.testing.assert_allclose(combined, [[0.4, 0.6], [0.5, 0.5]], rtol=1e-6)
 
 
@@ -276,7 +278,7 @@ def test_new_flag_errors_come_before_any_work(rc, parse_flags, tmp_path, args, m
 
 def test_text_file_lines_become_examples_and_records(rc, tmp_path):
     path = write_text(tmp_path / "t.txt", "one text\n\n  a ||| b  \nx ||| y ||| z\n")
-    examples = rc.read_text_examples(path, ["neg", "pos"], False)
+    examples = classifier_data.read_text_examples(path, ["neg", "pos"], False)
     assert [(e.text_a, e.text_b) for e in examples] == [
         ("one text", None), ("a", "b"), ("x ||| y", "z")
     ]  # fmt: skip
@@ -292,7 +294,7 @@ def test_text_file_lines_become_examples_and_records(rc, tmp_path):
                                             True, 0.5)  # fmt: skip
     assert multi["labels"] == ["a", "c"]
     with pytest.raises(ValueError, match="no text in the file"):
-        rc.read_text_examples(write_text(tmp_path / "e.txt", "\n \n"), None, False)
+        classifier_data.read_text_examples(write_text(tmp_path / "e.txt", "\n \n"), None, False)
 
 
 def test_a_csv_saved_by_excel_with_a_byte_order_mark_is_read(tmp_path):

@@ -21,7 +21,7 @@ from classifier_helpers import (
     synthetic_rows,
     write_sst2_data,
 )
-from helpers import GOLDEN, run_script, tiny_bert_config, write_bert_config
+from helpers import GOLDEN, error_line, run_script, tiny_bert_config, write_bert_config
 from squad_helpers import run_squad_script, toy_model_flags, toy_squad, write_json
 
 import runner
@@ -273,7 +273,5 @@ def test_pretraining_refuses_evaluation_it_cannot_run_before_any_work(tmp_path, 
         "--eval_every_n_steps=2",
         *flags,
     )
-    assert proc.returncode == 1
-    assert proc.stderr.strip().splitlines()[-1] == f"ERROR: {message}"
-    assert "Traceback" not in proc.stderr
+    assert error_line(proc) == f"ERROR: {message}"
     assert not out.exists()

@@ -84,7 +84,7 @@ def test_bf16_export_computes_in_bf16_and_fp32_export_is_the_numpy_bert(tmp_path
     for precision in ("fp32", "bf16"):
         target = str(tmp_path / precision)
         run_classifier.export_saved_model(
-            target, checkpoint, config, NUM_LABELS, SEQ, precision=precision
+            target, checkpoint, config, NUM_LABELS, precision=precision
         )
         exports[precision] = _serve(target, feed)
     fp32, fp32_types = exports["fp32"]

@@ -6,6 +6,8 @@ import os
 import pytest
 from helpers import load_script
 
+import classifier_data
+
 
 @pytest.fixture(scope="module")
 def rc():
@@ -359,7 +361,7 @@ CASES = {
 def test_processor_reads_the_real_layout(rc, tmp_path, task):
     files, expectations = CASES[task]
     _write(str(tmp_path), files)
-    processor = rc.get_processor(task.upper())
+    processor = classifier_data.get_processor(task.upper())
     for split, expected in expectations:
         examples = getattr(processor, f"get_{split}_examples")(str(tmp_path))
         got = [(e.guid, e.text_a, e.text_b, e.label) for e in examples]
@@ -367,14 +369,20 @@ def test_processor_reads_the_real_layout(rc, tmp_path, task):
 
 
 def test_labels_and_metrics_of_each_task(rc):
-    labels = {name: rc.get_processor(name).get_labels() for name in rc.PROCESSORS}
+    labels = {
+        name: classifier_data.get_processor(name).get_labels()
+        for name in classifier_data.PROCESSORS
+    }
     assert labels["cola"] == labels["mrpc"] == labels["sst-2"] == ["0", "1"]
     assert labels["qqp"] == labels["wnli"] == ["0", "1"]
     assert labels["mnli"] == labels["mnli-mm"] == labels["xnli"]
     assert labels["mnli"] == ["contradiction", "entailment", "neutral"]
     assert labels["qnli"] == labels["rte"] == ["entailment", "not_entailment"]
     assert labels["sts-b"] is None
-    metrics = {name: rc.get_processor(name).metric_names for name in rc.PROCESSORS}
+    metrics = {
+        name: classifier_data.get_processor(name).metric_names
+        for name in classifier_data.PROCESSORS
+    }
     assert metrics["cola"] == ("mcc",)
     assert metrics["mrpc"] == metrics["qqp"] == ("f1",)
     assert metrics["sts-b"] == ("pearson", "spearman")
@@ -424,7 +432,7 @@ def test_read_tsv_does_no_quote_processing(rc, tmp_path):
 
 def test_unknown_task_lists_the_known_ones(rc):
     with pytest.raises(ValueError) as info:
-        rc.get_processor("glue-x")
+        classifier_data.get_processor("glue-x")
     message = str(info.value)
     assert message.startswith("Task not found: glue-x")
     for name in ("cola", "mnli", "mnli-mm", "mrpc", "qnli", "qqp", "rte", "sst-2", "sts-b",
@@ -486,11 +494,11 @@ def test_unknown_task_lists_the_known_ones(rc):
 def test_bad_rows_name_the_file_and_line(rc, tmp_path, task, name, rows, pattern):
     _write(str(tmp_path), {name: rows})
     with pytest.raises(ValueError, match=pattern) as info:
-        rc.get_processor(task).get_train_examples(str(tmp_path))
+        classifier_data.get_processor(task).get_train_examples(str(tmp_path))
     assert str(tmp_path / name) in str(info.value)
     assert "\n" not in str(info.value)
 
 
 def test_missing_file_is_a_clear_error(rc, tmp_path):
     with pytest.raises(ValueError, match=r"dev\.tsv: no such file"):
-        rc.get_processor("rte").get_dev_examples(str(tmp_path))
+        classifier_data.get_processor("rte").get_dev_examples(str(tmp_path))

@@ -92,8 +92,8 @@ def test_accumulator_ops_by_hand():
         x = tf.compat.v1.placeholder(tf.float32, [])
         w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.zeros_initializer())
         loss = x * w
-        with optimization.training_options(num_accumulation_steps=3):
-            train_op = optimization.create_optimizer(loss, 0.1, 100, 0, False)
+        options = optimization.TrainingOptions(num_accumulation_steps=3)
+        train_op = optimization.create_optimizer(loss, 0.1, 100, 0, False, options=options)
         accumulate_op = optimization.accumulate_op_for(train_op)
         m = [v for v in tf.compat.v1.global_variables() if v.op.name == "w/adam_m"][0]
         step = tf.compat.v1.train.get_global_step()

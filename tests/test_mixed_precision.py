@@ -94,10 +94,10 @@ def test_fp32_checkpoint_resumes_in_bf16_and_back(tmp_path):
 
 def _tiny_model_graph(dtype):
     graph = tf.Graph()
-    with graph.as_default(), modeling.compute_dtype(dtype):
+    with graph.as_default():
         tf.compat.v1.set_random_seed(0)
         ids = tf.constant(speed_helpers.make_data(4)["input_ids"])
-        model = modeling.BertModel(speed_helpers.CONFIG, False, ids)
+        model = modeling.BertModel(speed_helpers.CONFIG, False, ids, compute_dtype=dtype)
     return graph, model
 
 
@@ -120,7 +120,7 @@ def test_graph_computes_layers_in_low_precision_with_fp32_statistics(dtype):
 
 
 def test_default_graph_is_unchanged_by_the_feature():
-    """compute_dtype(None) / float32 builds exactly the ops of a plain build."""
+    """compute_dtype=None / float32 builds exactly the ops of a plain build."""
     plain, _ = _tiny_model_graph(None)
     with_fp32, _ = _tiny_model_graph(tf.float32)
     assert [op.type for op in plain.get_operations()] == [
@@ -166,8 +166,8 @@ def _loss_scaled_step(growth_interval=3):
         old = optimization.LOSS_SCALE_GROWTH_INTERVAL
         optimization.LOSS_SCALE_GROWTH_INTERVAL = growth_interval
         try:
-            with optimization.training_options(dynamic_loss_scaling=True):
-                train_op = optimization.create_optimizer(loss, 0.1, 100, 0, False)
+            options = optimization.TrainingOptions(dynamic_loss_scaling=True)
+            train_op = optimization.create_optimizer(loss, 0.1, 100, 0, False, options=options)
         finally:
             optimization.LOSS_SCALE_GROWTH_INTERVAL = old
         variables = {v.op.name: v for v in tf.compat.v1.global_variables()}

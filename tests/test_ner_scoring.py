@@ -1,4 +1,4 @@
-"""run_ner's entity decoding and scores against hand-counted cases.
+"""ner_data's entity decoding and scores against hand-counted cases.
 
 Each expected span list and count below was worked out by hand from
 conlleval's rules: B- and S- open an entity; I- or E- opens one after O,
@@ -7,12 +7,8 @@ B-, S-, a type change and the end of the sentence.
 """
 
 import pytest
-from helpers import load_script
 
-
-@pytest.fixture(scope="module")
-def ner():
-    return load_script("run_ner")
+import ner_data
 
 
 @pytest.mark.parametrize(
@@ -42,16 +38,16 @@ def ner():
         ("B-MISC I-MISC I-MISC E-MISC S-MISC", [("MISC", 0, 4), ("MISC", 4, 5)]),
     ],
 )
-def test_entities_follow_conlleval_rules(ner, tags, entities):
-    assert ner.get_entities(tags.split()) == entities
+def test_entities_follow_conlleval_rules(tags, entities):
+    assert ner_data.get_entities(tags.split()) == entities
 
 
-def test_scores_count_whole_entities(ner):
+def test_scores_count_whole_entities():
     gold = ["B-PER I-PER O B-LOC".split(), "B-ORG I-ORG I-ORG O B-PER".split()]
     predicted = ["B-PER I-PER O B-ORG".split(), "B-ORG I-ORG O O B-PER".split()]
     # Gold: PER, LOC, ORG(0-3), PER = 4. Predicted: PER, ORG, ORG(0-2), PER = 4.
     # Correct: the two PER. Words right: 3 of 4, 4 of 5.
-    result = ner.conll_scores(gold, predicted, ["LOC", "MISC", "ORG", "PER"])
+    result = ner_data.conll_scores(gold, predicted, ["LOC", "MISC", "ORG", "PER"])
     assert result == pytest.approx(
         {
             "eval_precision": 2 / 4,
@@ -66,23 +62,25 @@ def test_scores_count_whole_entities(ner):
     )
 
 
-def test_same_span_under_other_tags_is_correct_but_not_for_token_accuracy(ner):
+def test_same_span_under_other_tags_is_correct_but_not_for_token_accuracy():
     # IOB1 gold and IOB2 prediction of one entity: the span matches, one tag differs.
-    result = ner.conll_scores([["I-PER", "I-PER"]], [["B-PER", "I-PER"]])
+    result = ner_data.conll_scores([["I-PER", "I-PER"]], [["B-PER", "I-PER"]])
     assert result["eval_f1"] == 1.0
     assert result["eval_token_accuracy"] == 0.5
 
 
-def test_type_change_inside_a_span_loses_the_entity(ner):
+def test_type_change_inside_a_span_loses_the_entity():
     # Predicted PER(0-1) and LOC(1-2) against gold PER(0-2): 0 right of 2 guessed, 1 gold.
-    result = ner.conll_scores([["B-PER", "I-PER"]], [["B-PER", "I-LOC"]])
+    result = ner_data.conll_scores([["B-PER", "I-PER"]], [["B-PER", "I-LOC"]])
     assert (result["eval_precision"], result["eval_recall"], result["eval_f1"]) == (0, 0, 0)
     assert result["eval_f1_LOC"] == 0.0
 
 
-def test_precision_and_recall_differ_when_counts_do(ner):
+def test_precision_and_recall_differ_when_counts_do():
     # Gold: LOC(0-1), LOC(2-3), PER(4-5). Predicted: LOC(0-1) only -> P 1/1, R 1/3.
-    result = ner.conll_scores([["B-LOC", "O", "B-LOC", "O", "B-PER"]], [["B-LOC"] + ["O"] * 4])
+    result = ner_data.conll_scores(
+        [["B-LOC", "O", "B-LOC", "O", "B-PER"]], [["B-LOC"] + ["O"] * 4]
+    )
     assert result["eval_precision"] == 1.0
     assert result["eval_recall"] == pytest.approx(1 / 3)
     assert result["eval_f1"] == pytest.approx(2 * (1 / 3) / (1 + 1 / 3))
@@ -97,9 +95,9 @@ def test_precision_and_recall_differ_when_counts_do(ner):
         ("IOBES", ["S-PER", "E-LOC", "B-ORG", "I-ORG", "O"], ["L-PER", "U-PER"]),
     ],
 )
-def test_tags_outside_the_scheme_are_refused(ner, scheme, good, bad):
+def test_tags_outside_the_scheme_are_refused(scheme, good, bad):
     for tag in good:
-        ner.check_tag(tag, scheme)
+        ner_data.check_tag(tag, scheme)
     for tag in bad:
         with pytest.raises(ValueError, match="tag"):
-            ner.check_tag(tag, scheme)
+            ner_data.check_tag(tag, scheme)

@@ -16,6 +16,7 @@ import tensorflow as tf
 from helpers import (
     REPO,
     TESTS,
+    error_line,
     flag_args,
     run_python,
     run_script,
@@ -408,14 +409,6 @@ def _run(script, *args, wrapper=None, env=None):
     return run_script(script, *args, env=env)
 
 
-def _error_line(result):
-    assert result.returncode == 1, result.stderr
-    assert "Traceback" not in result.stderr, result.stderr
-    last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("ERROR: "), result.stderr
-    return last
-
-
 @pytest.fixture(scope="module")
 def inputs(tmp_path_factory):
     d = tmp_path_factory.mktemp("plumbing")
@@ -497,7 +490,7 @@ def test_flipped_byte_in_pretraining_records_names_file_and_record(inputs, tmp_p
         f"--num_train_steps={len(starts)}",
         "--save_checkpoints_steps=100000",
     )
-    assert _error_line(result) == (
+    assert error_line(result) == (
         f"ERROR: --input_file: {records}: record {index} (at byte {starts[index]}) is corrupt: "
         "its data fails its checksum; the file is damaged or not a TFRecord file"
     )
@@ -516,7 +509,7 @@ def test_checkpoint_cut_short_names_the_checkpoint(inputs, tmp_path):
     result = _run(
         "extract_features.py", *_features_args(inputs, out, init_checkpoint=cut / "model.ckpt")
     )
-    last = _error_line(result)
+    last = error_line(result)
     assert last.startswith(f"ERROR: --init_checkpoint: cannot read {cut / 'model.ckpt'} "), last
     assert "File " not in last and "line " not in last
     assert os.listdir(out) == []
@@ -529,7 +522,7 @@ def test_non_utf8_input_names_file_and_line(inputs, tmp_path):
     out = tmp_path / "out"
     out.mkdir()
     result = _run("extract_features.py", *_features_args(inputs, out, input_file=latin1))
-    assert _error_line(result) == f"ERROR: --input_file: {latin1}: line 3 is not UTF-8 text"
+    assert error_line(result) == f"ERROR: --input_file: {latin1}: line 3 is not UTF-8 text"
     assert os.listdir(out) == []
 
 
@@ -555,7 +548,7 @@ def test_full_disk_names_the_output_file_and_leaves_nothing(
     result = _run(
         script, *args(inputs, out), wrapper="full_disk.py", env={"FULL_DISK_BYTES": "50"}
     )
-    assert _error_line(result) == (
+    assert error_line(result) == (
         f"ERROR: --output_file: cannot write {out / failing}: No space left on device"
     )
     assert os.listdir(out) == []

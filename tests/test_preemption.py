@@ -313,6 +313,11 @@ def test_errors_call_turns_a_stop_into_one_line_and_its_status(capsys):
     assert capsys.readouterr().err.startswith("STOPPED: SIGINT: stopped before the end")
 
 
+def _sleep_once_started(started):
+    started.set()
+    time.sleep(60)
+
+
 def test_a_forked_worker_ends_quietly_on_sigterm_while_its_parent_would_stop(capfd):
     """create_pretraining_data's pool workers are forked inside errors.call, whose
     SIGTERM handler they inherit; a pool ends its workers with SIGTERM, which must
@@ -331,9 +336,10 @@ def test_a_forked_worker_ends_quietly_on_sigterm_while_its_parent_would_stop(cap
         checker = fork.Process(target=exit_with_sigterm_default)
         checker.start()
         checker.join(30)
-        child = fork.Process(target=time.sleep, args=(60,))
+        started = fork.Event()
+        child = fork.Process(target=_sleep_once_started, args=(started,))
         child.start()
-        time.sleep(0.5)
+        assert started.wait(30)
         os.kill(child.pid, signal.SIGTERM)
         child.join(30)
     assert checker.exitcode == 0
@@ -376,14 +382,19 @@ def _start_pretraining(tmp_path, log):
 
 
 def _sigterm_once_training(process, log, after):
-    """Sends SIGTERM once the log shows `after`; returns the exit status and the log."""
+    """Sends SIGTERM once the log shows `after` and then a training step's progress line;
+    returns the exit status and the log."""
+
+    def stepped():
+        text = log.read_text()
+        return after in text and "Training: " in text[text.index(after) :]
+
     try:
-        deadline = time.time() + 300
-        while after not in log.read_text():
+        deadline = time.time() + helpers.SUBPROCESS_TIMEOUT
+        while not stepped():
             assert process.poll() is None, log.read_text()[-3000:]
             assert time.time() < deadline, "training did not start"
             time.sleep(0.1)
-        time.sleep(1.0)  # a few steps
         process.send_signal(signal.SIGTERM)
         process.wait(timeout=120)
     finally:

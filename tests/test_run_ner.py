@@ -8,6 +8,7 @@ import pytest
 from helpers import (
     REPO,
     VOCAB_UNCASED,
+    error_line,
     load_script,
     run_script,
     write_bert_config,
@@ -15,6 +16,7 @@ from helpers import (
     write_text,
 )
 
+import ner_data
 import tokenization
 
 DEMO = os.path.join(REPO, "demo_data", "ner")
@@ -46,13 +48,13 @@ def test_conll_reading_splits_sentences_and_keeps_line_numbers(ner, tmp_path):
         "-DOCSTART- -X- O\n\nLindqvist NNP B-PER\nruns VBZ O\n\n\nOslo NNP B-LOC\n"
         "-DOCSTART- -X- O\nthe DT O\n",
     )
-    examples = ner.read_conll(path)
+    examples = ner_data.read_conll(path)
     assert [e.words for e in examples] == [["Lindqvist", "runs"], ["Oslo"], ["the"]]
     assert [e.labels for e in examples] == [["B-PER", "O"], ["B-LOC"], ["O"]]
     assert [e.line_numbers for e in examples] == [[3, 4], [7], [9]]
     # --tag_column=1 reads the middle column instead.
-    assert ner.read_conll(path, tag_column=1)[0].labels == ["NNP", "VBZ"]
-    assert ner.read_conll(path, with_tags=False)[0].labels is None
+    assert ner_data.read_conll(path, tag_column=1)[0].labels == ["NNP", "VBZ"]
+    assert ner_data.read_conll(path, with_tags=False)[0].labels is None
 
 
 @pytest.mark.parametrize(
@@ -68,22 +70,22 @@ def test_conll_reading_splits_sentences_and_keeps_line_numbers(ner, tmp_path):
 def test_bad_files_name_file_and_line(ner, tmp_path, text, tag_column, message):
     path = write_text(tmp_path / "train.txt", text)
     with pytest.raises(ValueError, match=message):
-        ner.read_conll(path, tag_column=tag_column)
+        ner_data.read_conll(path, tag_column=tag_column)
 
 
 def test_tags_are_checked_against_scheme_and_label_set(ner, tmp_path):
     path = write_text(tmp_path / "dev.txt", "a B-PER\nb O\n\nc S-LOC\n")
-    examples = ner.read_conll(path)
+    examples = ner_data.read_conll(path)
     with pytest.raises(ValueError, match=r"dev.txt, line 4: tag 'S-LOC' is not O or B-, I-"):
-        ner.check_example_tags(examples, path, "IOB2")
-    ner.check_example_tags(examples, path, "IOBES")
+        ner_data.check_example_tags(examples, path, "IOB2")
+    ner_data.check_example_tags(examples, path, "IOBES")
     with pytest.raises(ValueError, match=r"dev.txt, line 1: tag 'B-PER' is not in the label set"):
-        ner.check_example_tags(examples, path, "IOBES", ["O", "S-LOC"])
+        ner_data.check_example_tags(examples, path, "IOBES", ["O", "S-LOC"])
 
 
 def test_label_set_from_training_tags_puts_o_first(ner):
-    examples = [ner.InputExample("a", ["x", "y"], ["I-PER", "B-LOC"])]
-    assert ner.labels_from_examples(examples) == ["O", "B-LOC", "I-PER"]
+    examples = [ner_data.InputExample("a", ["x", "y"], ["I-PER", "B-LOC"])]
+    assert ner_data.labels_from_examples(examples) == ["O", "B-LOC", "I-PER"]
 
 
 # ---------------------------------------------------------------------------
@@ -91,11 +93,11 @@ def test_label_set_from_training_tags_puts_o_first(ner):
 
 
 def test_label_goes_on_the_first_piece_only(ner, tokenizer):
-    example = ner.InputExample(
+    example = ner_data.InputExample(
         "s", ["Lindqvist", "runs", "in", "Oslo", "."], ["B-PER", "O", "O", "B-LOC", "O"]
     )
     label_map = {"O": 0, "B-LOC": 1, "B-PER": 2}
-    (feature,) = ner.convert_single_example(0, example, label_map, 12, 5, tokenizer)
+    (feature,) = ner_data.convert_single_example(0, example, label_map, 12, 5, tokenizer)
     # [CLS] lind ##q ##vist run ##s in oslo . [SEP] pad pad
     assert feature.input_ids == [2, 12, 13, 14, 11, 10, 15, 16, 17, 3, 0, 0]
     assert feature.input_mask == [1] * 10 + [0, 0]
@@ -110,28 +112,28 @@ def test_windows_start_on_words_and_miss_none(ner):
     starts = [0, 3, 5, 6, 7, 8, 11, 12, 14]
     # 6 pieces a window, starts >= 3 apart: 0, then the first word start >= 3 (3),
     # >= 6 (6), >= 9 (11), which reaches the end.
-    windows = ner.sentence_windows(starts, 15, 6, 3)
+    windows = ner_data.sentence_windows(starts, 15, 6, 3)
     assert windows == [(0, 6), (3, 9), (6, 12), (11, 15)]
     # Owner = most context min(left, right), + len/100, earliest on ties:
     # 3 -> w0 (2 vs 0); 5 -> w1 (0 vs 2); 6 -> w1 (2 vs 0); 7 -> w1 (1.06 tie 1.06);
     # 8 -> w2; 11 -> w2 (0.06 vs 0.04); 12, 14 -> w3.
-    assert ner.owning_windows(starts, windows) == [0, 0, 1, 1, 1, 2, 2, 3, 3]
+    assert ner_data.owning_windows(starts, windows) == [0, 0, 1, 1, 1, 2, 2, 3, 3]
 
 
 def test_a_word_longer_than_the_window_is_still_predicted(ner):
-    windows = ner.sentence_windows([0, 8], 9, 6, 3)
+    windows = ner_data.sentence_windows([0, 8], 9, 6, 3)
     assert windows == [(0, 6), (8, 9)]
-    assert ner.owning_windows([0, 8], windows) == [0, 1]
-    assert ner.sentence_windows([0, 1], 2, 6, 3) == [(0, 2)]
+    assert ner_data.owning_windows([0, 8], windows) == [0, 1]
+    assert ner_data.sentence_windows([0, 1], 2, 6, 3) == [(0, 2)]
 
 
 def test_long_sentence_predicts_every_word_once_in_order(ner, tokenizer):
     words = ["the", "cats", "run", "Lindqvist", "in", "Oslo", "dog", "is", "hairy", "."] * 3
     tags = ["O", "O", "O", "B-PER", "O", "B-LOC", "O", "O", "O", "O"] * 3
     label_list = ["O", "B-LOC", "B-PER"]
-    example = ner.InputExample("long", words, tags)
+    example = ner_data.InputExample("long", words, tags)
     label_map = {label: i for i, label in enumerate(label_list)}
-    windows = ner.convert_single_example(0, example, label_map, 10, 3, tokenizer)
+    windows = ner_data.convert_single_example(0, example, label_map, 10, 3, tokenizer)
     assert len(windows) > 3  # 42 pieces through 8-piece windows
     scored = []
     vocab = {token: i for i, token in enumerate(VOCAB)}
@@ -149,13 +151,13 @@ def test_long_sentence_predicts_every_word_once_in_order(ner, tokenizer):
 
     # Outputs that say each word's own tag come back as the sentence's tags.
     outputs = [np.eye(3)[feature.label_ids] for feature in windows]
-    assert ner.word_predictions([example], windows, outputs, label_list) == [tags]
+    assert ner_data.word_predictions([example], windows, outputs, label_list) == [tags]
 
 
 def test_predictions_file_appends_a_column_to_every_line(ner, tmp_path):
     path = write_text(tmp_path / "test.txt", "-DOCSTART- O\n\nOslo B-LOC\nruns  O \n\nthe\tO\n")
-    examples = ner.read_conll(path, with_tags=False)
-    text = ner.format_predictions(path, examples, [["B-LOC", "B-PER"], ["O"]])
+    examples = ner_data.read_conll(path, with_tags=False)
+    text = ner_data.format_predictions(path, examples, [["B-LOC", "B-PER"], ["O"]])
     assert text == "-DOCSTART- O O\n\nOslo B-LOC B-LOC\nruns  O B-PER\n\nthe\tO\tO\n"
 
 
@@ -217,10 +219,11 @@ def test_saved_label_file_is_reused_and_must_match_labels_flag(ner, parsed_flags
     parsed_flags("--do_eval")
     (tmp_path / "out").mkdir()
     write_text(tmp_path / "out" / "labels.txt", "O\nB-LOC\nI-LOC\n")
-    assert ner._choose_labels(None, None) == (["O", "B-LOC", "I-LOC"], False)
+    settings = ner.settings_from_flags()
+    assert ner._choose_labels(None, None, settings) == (["O", "B-LOC", "I-LOC"], False)
     parsed_flags("--do_eval", "--labels=O,B-LOC")
     with pytest.raises(ValueError, match=r"--labels=O,B-LOC differs from .*labels.txt"):
-        ner._choose_labels(None, None)
+        ner._choose_labels(None, None, ner.settings_from_flags())
 
 
 # ---------------------------------------------------------------------------
@@ -290,7 +293,6 @@ def _tf_records(path):
 
 @pytest.mark.slow
 def test_predictions_have_one_line_per_input_line_and_match_eval(demo_run):
-    ner = load_script("run_ner")
     source = _lines(demo_run["data"] / "test.txt")
     predicted = _lines(demo_run["out"] / "test_predictions.txt")
     assert len(predicted) == len(source)
@@ -309,7 +311,7 @@ def test_predictions_have_one_line_per_input_line_and_match_eval(demo_run):
             sentence_guess.append(after.split()[-1])
     # test.txt is dev.txt: rescoring the written predictions gives the eval F1.
     result = _results(demo_run["out"] / "eval_results.txt")
-    rescored = ner.conll_scores(gold, guesses)
+    rescored = ner_data.conll_scores(gold, guesses)
     assert rescored["eval_f1"] == pytest.approx(result["eval_f1"], abs=1e-6)
     assert _lines(demo_run["out"] / "labels.txt") == [
         "O", "B-LOC", "B-MISC", "B-ORG", "B-PER", "I-LOC", "I-MISC", "I-ORG", "I-PER"
@@ -320,12 +322,11 @@ def test_predictions_have_one_line_per_input_line_and_match_eval(demo_run):
 def test_saved_model_gives_per_token_probabilities(demo_run):
     import tensorflow as tf
 
-    ner = load_script("run_ner")
     tokenizer = tokenization.FullTokenizer(VOCAB_UNCASED, do_lower_case=True)
     labels = _lines(demo_run["out"] / "labels.txt")
     label_map = {label: i for i, label in enumerate(labels)}
-    example = ner.read_conll(str(demo_run["data"] / "test.txt"))[0]
-    (feature,) = ner.convert_single_example(0, example, label_map, SEQ, 15, tokenizer)
+    example = ner_data.read_conll(str(demo_run["data"] / "test.txt"))[0]
+    (feature,) = ner_data.convert_single_example(0, example, label_map, SEQ, 15, tokenizer)
     serve = tf.saved_model.load(str(demo_run["root"] / "export")).signatures["serving_default"]
     probabilities = serve(
         input_ids=tf.constant([feature.input_ids], tf.int32),
@@ -334,7 +335,7 @@ def test_saved_model_gives_per_token_probabilities(demo_run):
     )["probabilities"].numpy()
     assert probabilities.shape == (1, SEQ, len(labels))
     np.testing.assert_allclose(probabilities.sum(-1), 1.0, atol=1e-5)
-    served = ner.word_predictions([example], [feature], probabilities, labels)[0]
+    served = ner_data.word_predictions([example], [feature], probabilities, labels)[0]
     written = [
         line.split()[-1] if line else ""
         for line in _lines(demo_run["out"] / "test_predictions.txt")
@@ -354,9 +355,7 @@ def test_bad_line_is_one_error_line_and_nothing_written(tmp_path):
         "run_ner.py", "--do_train", f"--data_dir={data}", f"--vocab_file={vocab}",
         f"--bert_config_file={config}", "--max_seq_length=16", f"--output_dir={out}",
     )  # fmt: skip
-    assert proc.returncode == 1
-    assert "Traceback" not in proc.stderr
-    assert proc.stderr.strip().splitlines()[-1] == (
+    assert error_line(proc) == (
         f"ERROR: {data / 'train.txt'}, line 6: 3 columns where the file's first word line has 2"
     )
     assert not out.exists()

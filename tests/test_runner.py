@@ -414,9 +414,7 @@ def test_run_main_turns_user_errors_into_one_line_and_exit_1(tmp_path):
         "    raise runner.UsageError('--input_file: x.tfrecord matches no files')",
         tmp_path,
     )
-    assert done.returncode == 1
-    assert "ERROR: --input_file: x.tfrecord matches no files" in done.stderr
-    assert "Traceback" not in done.stderr
+    assert helpers.error_line(done) == "ERROR: --input_file: x.tfrecord matches no files"
 
     done = _run_main_in_subprocess(
         "import tensorflow as tf\n"
@@ -425,9 +423,8 @@ def test_run_main_turns_user_errors_into_one_line_and_exit_1(tmp_path):
         "Key: input_ids.  Cannot parse\\n\\t [[{{node ParseExample}}]]')",
         tmp_path,
     )
-    assert done.returncode == 1
+    assert helpers.error_line(done) == "ERROR: InvalidArgumentError: Key: input_ids.  Cannot parse"
     assert "ERROR: InvalidArgumentError: Key: input_ids.  Cannot parse\n" in done.stderr
-    assert "Traceback" not in done.stderr
 
     done = _run_main_in_subprocess(
         "def main(argv):\n    raise KeyError('a bug keeps its traceback')", tmp_path
@@ -600,9 +597,9 @@ def _wait_for(condition, processes, timeout=180):
         time.sleep(0.02)
 
 
-def _kill_after_checkpoint(tmp_path, ports, run, killed, wait, after_step=0):
-    """Starts both workers, kills worker `killed` `wait` seconds after a checkpoint newer
-    than after_step appears, and checks the survivor's exit. Returns (checkpoint, logs)."""
+def _kill_after_checkpoint(tmp_path, ports, run, killed, after_step=0):
+    """Starts both workers, kills worker `killed` once a checkpoint newer than after_step
+    appears, and checks the survivor's exit. Returns (checkpoint, logs)."""
     model_dir = str(tmp_path / "model")
     processes, logs = _start_pretraining_workers(tmp_path, ports, run)
     survivor = 1 - killed
@@ -613,40 +610,34 @@ def _kill_after_checkpoint(tmp_path, ports, run, killed, wait, after_step=0):
 
     try:
         _wait_for(newer_checkpoint, processes)
-        time.sleep(wait)
         processes[killed].kill()
-        t_killed = time.time()
-        processes[survivor].wait(timeout=60)
-        ended_after = time.time() - t_killed
+        processes[survivor].wait(timeout=helpers.SUBPROCESS_TIMEOUT)
     finally:
         for process in processes:
             if process.poll() is None:
                 process.kill()
     output = logs[survivor].read_text()
-    assert processes[survivor].returncode == 1, output[-3000:]
-    assert ended_after < 60
-    assert "Traceback" not in output, output[-3000:]
     newest = runner.newest_checkpoint(model_dir)
     assert after_step < runner.checkpoint_step(newest) < LOSS_TRAIN_STEPS
-    errors = [line for line in output.splitlines() if line.startswith("ERROR:")]
-    assert errors == [
+    expected = (
         f"ERROR: lost worker {killed} (127.0.0.1:{ports[killed]}) of 2: the newest "
         f"checkpoint is {newest}; starting every worker again with the same command "
         "resumes from it"
-    ], output[-3000:]
+    )
+    done = subprocess.CompletedProcess("worker", processes[survivor].returncode, stderr=output)
+    assert helpers.error_line(done) == expected, output[-3000:]
+    assert [line for line in output.splitlines() if line.startswith("ERROR:")] == [expected]
     return newest, logs
 
 
 @pytest.mark.slow
 def test_a_lost_worker_ends_the_others_with_one_line_and_a_restart_resumes(tmp_path):
-    """Kills worker 1 between checkpoints, then (after a restart) the chief right after
-    a checkpoint; the survivor ends each time, and the same command resumes."""
+    """Kills worker 1 once a checkpoint is written, then (after a restart) the chief once
+    a newer one is; the survivor ends each time, and the same command resumes."""
     ports = [_free_port(), _free_port()]
-    first, _ = _kill_after_checkpoint(tmp_path, ports, run=1, killed=1, wait=0.7)
+    first, _ = _kill_after_checkpoint(tmp_path, ports, run=1, killed=1)
     first_step = runner.checkpoint_step(first)
-    second, logs = _kill_after_checkpoint(
-        tmp_path, ports, run=2, killed=0, wait=0.0, after_step=first_step
-    )
+    second, logs = _kill_after_checkpoint(tmp_path, ports, run=2, killed=0, after_step=first_step)
     for log in logs:
         text = log.read_text()
         assert f"Restoring parameters from {first}" in text
@@ -693,20 +684,21 @@ def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
     )
     try:
         assert process.stdout.readline() == "watching\n"
-        time.sleep(5)  # the watch sees the peer answer
+        # The watch's first probe connects: it has seen the peer answer.
+        listener.settimeout(helpers.SUBPROCESS_TIMEOUT)
+        listener.accept()[0].close()
         assert process.poll() is None
         listener.close()
-        t_lost = time.time()
-        _, stderr = process.communicate(timeout=60)
-        ended_after = time.time() - t_lost
+        _, stderr = process.communicate(timeout=helpers.SUBPROCESS_TIMEOUT)
     finally:
         listener.close()
         if process.poll() is None:
             process.kill()
-    assert process.returncode == 1
-    assert ended_after < 20
-    assert "Traceback" not in stderr
-    assert [line for line in stderr.splitlines() if line.startswith("ERROR")] == [
+    done = subprocess.CompletedProcess(script, process.returncode, stderr=stderr)
+    assert helpers.error_line(done) == (
         f"ERROR: lost worker 1 (127.0.0.1:{port}) of 2: there is no checkpoint yet; "
         "starting every worker again with the same command starts over"
+    )
+    assert [line for line in stderr.splitlines() if line.startswith("ERROR")] == [
+        helpers.error_line(done)
     ]
