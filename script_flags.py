@@ -6,7 +6,6 @@ by group, as the original scripts' flags were:
     script_flags.define_model_flags()          # bert_config_file, vocab_file, ...
     script_flags.define_fine_tuning_flags()    # output_dir, do_train, batch sizes, ...
     script_flags.define_runner_flags()         # devices, precision, XLA, padding, ...
-                                               # (training=False: what prediction reads)
     script_flags.define_flags("input_file")    # any other shared flag, by name
 
 A shared flag has one definition, one default and one help text in a
@@ -15,9 +14,14 @@ script that takes it by `--helpshort`. The one default that differs
 between the original scripts, run_squad.py's max_seq_length of 384, is
 set by that script when it runs (`run_main(main, max_seq_length=384)`).
 
+A script defines only the flags it reads (define_runner_flags leaves out
+what prediction alone does not need, with training=False, and the padding
+and evaluation-while-training groups on request).
+
 Libraries (modeling, optimization, tokenization, the runner, the data
-modules) never read flags: the scripts read them, here through the
-`*_from_flags` functions, and pass the values down. `run_main` is the
+modules) never read flags: each script reads them once, in `main` and its
+`settings_from_flags()`, through the `*_from_flags` functions here, and
+passes the values down; check_model and train_steps take those values. `run_main` is the
 scripts' entry point: it parses the flags and turns a user's mistake into
 one "ERROR: ..." line (errors.py).
 """

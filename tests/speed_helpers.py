@@ -57,7 +57,7 @@ def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0
             input_ids=features["input_ids"],
             input_mask=features["input_mask"],
             token_type_ids=features["segment_ids"],
-            compute_dtype=params["compute_dtype"],
+            compute_dtype=params.get("compute_dtype"),
         )
         pooled = model.get_pooled_output()
         output_weights = tf.compat.v1.get_variable(
@@ -88,7 +88,7 @@ def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0
             num_train_steps,
             num_warmup_steps,
             False,
-            options=params["training_options"],
+            options=params.get("training_options"),
         )
         return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
