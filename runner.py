@@ -329,8 +329,8 @@ class Estimator:
             done = _run_evaluation(
                 session, fetch, steps, t_start, batches if with_predictions else None
             )
-            result = session.run(eval_graph.values)
-            step = int(session.run(eval_graph.global_step))
+            result, step = session.run((eval_graph.values, eval_graph.global_step))
+            step = int(step)
         finally:
             session.close()
         result = {key: _to_python(value) for key, value in result.items()}

@@ -194,8 +194,11 @@ class TrainingLoop:
         previous_step = self.step
         run_steps = self._steps_this_run(max_steps)
         log_due, summary_due = self._due(previous_step + run_steps, max_steps)
+        # The same tensors on every step: each new set of fetches costs the
+        # session a graph optimization and an executor of its own (about a
+        # step's time), so the learning rate comes along even when unused.
         fetches = {"loss": self.graph.loss, "step": self.graph.step_after}
-        if (log_due or summary_due) and self.graph.learning_rate is not None:
+        if self.graph.learning_rate is not None:
             fetches["learning_rate"] = self.graph.learning_rate
         if summary_due and self.graph.summary_op is not None:
             fetches["summary"] = self.graph.summary_op

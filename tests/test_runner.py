@@ -226,6 +226,27 @@ def test_tensorboard_events_hold_loss_learning_rate_and_rates(tmp_path):
     assert scalars["loss"][2] == pytest.approx(float(np.mean(error**2)), rel=1e-5)
 
 
+@pytest.mark.slow
+def test_every_training_step_fetches_the_same_tensors(tmp_path, monkeypatch):
+    # A session optimizes its graph and builds an executor for each new set of
+    # fetches, which at BERT size costs about a step; so the steps that log
+    # or write summaries must ask for what the others ask for.
+    fetched = []
+    session_run = tf.compat.v1.Session.run
+
+    def recording_run(self, fetches, *args, **kwargs):
+        if isinstance(fetches, dict) and "loss" in fetches:
+            fetched.append(tuple(sorted(map(str, fetches))))
+        return session_run(self, fetches, *args, **kwargs)
+
+    monkeypatch.setattr(tf.compat.v1.Session, "run", recording_run)
+    x, y = data()
+    estimator = _estimator(tmp_path, save_summary_steps=2, log_step_count_steps=3)
+    estimator.train(input_fn_builder(x, y), max_steps=7)
+    assert len(fetched) == 7
+    assert set(fetched) == {("learning_rate", "loss", "step")}
+
+
 def test_output_dir_that_is_a_file_is_a_one_line_error(tmp_path):
     path = tmp_path / "not_a_dir"
     path.write_text("x")
