@@ -114,6 +114,7 @@ from runner_config import (
     TrainingStopped,
     UsageError,
     WorkerLostError,
+    session_config,
 )
 from runner_distribution import Distribution
 from runner_graphs import ModelBuilder, build_eval_graph, build_predict_graph, build_train_graph
@@ -445,9 +446,7 @@ def _start_session(session, built, checkpoint_path, model_dir=None):
 
 def _open_session(graph, built, checkpoint_path):
     """A one-device session for evaluate / predict with its variables set."""
-    session = tf.compat.v1.Session(
-        graph=graph, config=tf.compat.v1.ConfigProto(allow_soft_placement=True)
-    )
+    session = tf.compat.v1.Session(graph=graph, config=session_config())
     with graph.as_default():
         _start_session(session, built, checkpoint_path)
     return session

@@ -23,7 +23,7 @@ import time
 import tensorflow as tf
 
 from runner_checkpoints import newest_checkpoint
-from runner_config import UsageError, WorkerLostError
+from runner_config import UsageError, WorkerLostError, session_config
 
 _SERVERS = {}
 
@@ -73,9 +73,7 @@ class Distribution:
         self.num_workers = 1
         self.worker_index = 0
         self.worker_addresses = []
-        session_config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
-        if config.session_config is not None:
-            session_config.MergeFrom(config.session_config)
+        proto = session_config(config.session_config)
         if config.use_tpu:
             self._init_tpu(config)
         elif config.distribution_strategy == "mirrored":
@@ -83,7 +81,7 @@ class Distribution:
         elif config.distribution_strategy == "multi_worker":
             cluster_spec, task_type, task_index = _multi_worker_cluster()
             self.strategy = tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy()
-            self.strategy.configure(session_config=session_config)
+            self.strategy.configure(session_config=proto)
             self.num_workers = cluster_spec.num_tasks("worker")
             self.worker_addresses = cluster_spec.job_tasks("worker")
             self.worker_index = task_index
@@ -95,10 +93,10 @@ class Distribution:
                     job_name=task_type,
                     task_index=task_index,
                     protocol="grpc",
-                    config=session_config,
+                    config=proto,
                 )
             self.target = _SERVERS[key].target
-        self.session_config = session_config
+        self.session_config = proto
 
     def _mirrored_devices(self):
         gpus = [d.name for d in tf.config.list_logical_devices("GPU")]

@@ -723,3 +723,24 @@ def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
     assert [line for line in stderr.splitlines() if line.startswith("ERROR")] == [
         helpers.error_line(done)
     ]
+
+
+def test_sessions_optimize_the_graph_once_unless_the_user_asks_otherwise():
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    import runner_config
+    import runner_distribution
+
+    rounds = rewriter_config_pb2.RewriterConfig
+    config = runner.RunConfig(model_dir="unused")
+    proto = runner_distribution.Distribution(config).session_config
+    assert proto.allow_soft_placement
+    assert proto.graph_options.rewrite_options.meta_optimizer_iterations == rounds.ONE
+    user = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=1)
+    user.graph_options.rewrite_options.meta_optimizer_iterations = rounds.TWO
+    proto = runner_distribution.Distribution(
+        runner.RunConfig(model_dir="unused", session_config=user)
+    ).session_config
+    assert proto.graph_options.rewrite_options.meta_optimizer_iterations == rounds.TWO
+    assert proto.inter_op_parallelism_threads == 1
+    assert runner_config.session_config() == runner_distribution.Distribution(config).session_config
