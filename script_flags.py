@@ -446,23 +446,12 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
     )
 
 
-# The flags RunConfig takes under their own names.
+# The flags RunConfig takes under their own names: the runner's, but for
+# show_traceback (main's), and iterations_per_loop (the original's, ignored).
 _RUN_CONFIG_FLAGS = (
-    "iterations_per_loop",
-    "keep_checkpoint_max",
-    "tf_random_seed",
-    "distribution_strategy",
-    "num_gpus",
-    "use_tpu",
-    "tpu_name",
-    "tpu_zone",
-    "gcp_project",
-    "master",
-    "num_tpu_cores",
-    "use_xla",
-    "precision",
-    "num_accumulation_steps",
-    "steps_per_run",
+    tuple(name for name in RUNNER_FLAGS if name != "show_traceback")
+    + TRAINING_RUNNER_FLAGS
+    + ("iterations_per_loop",)
 )
 
 
