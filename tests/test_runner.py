@@ -746,3 +746,21 @@ def test_sessions_optimize_the_graph_once_unless_the_user_asks_otherwise():
     # Evaluation and prediction open their sessions with the same settings.
     default = runner_distribution.Distribution(config).session_config
     assert runner_config.session_config() == default
+
+
+@pytest.mark.slow
+def test_one_round_of_graph_optimization_trains_bit_for_bit_as_two(tmp_path):
+    import speed_helpers
+    from tensorflow.core.protobuf import rewriter_config_pb2
+
+    two_rounds = tf.compat.v1.ConfigProto()
+    two_rounds.graph_options.rewrite_options.meta_optimizer_iterations = (
+        rewriter_config_pb2.RewriterConfig.TWO
+    )
+    speed_helpers.train(tmp_path / "one", steps=5)
+    speed_helpers.train(tmp_path / "two", steps=5, session_config=two_rounds)
+    one = helpers.checkpoint_values(runner.newest_checkpoint(str(tmp_path / "one")))
+    two = helpers.checkpoint_values(runner.newest_checkpoint(str(tmp_path / "two")))
+    assert sorted(one) == sorted(two)
+    for name in one:
+        np.testing.assert_array_equal(one[name], two[name], err_msg=name)
