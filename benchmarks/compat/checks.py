@@ -504,9 +504,11 @@ def check_features(run, report, checkpoint):
     )
 
 
-def check_pretraining_data(run, report):
+def _pretraining_data_flags():
+    """create_pretraining_data's flags in both of its checks, but for --output_file:
+    the demo corpus, short sequences and a fixed seed."""
     corpus = os.path.join(REPO, "demo_data", "corpus", "*.txt")
-    flags = [
+    return [
         f"--input_file={corpus}",
         f"--vocab_file={VOCAB}",
         "--do_lower_case=True",
@@ -517,6 +519,10 @@ def check_pretraining_data(run, report):
         "--random_seed=3",
         "--dupe_factor=2",
     ]
+
+
+def check_pretraining_data(run, report):
+    flags = _pretraining_data_flags()
     for side, start in (("orig", run.original), ("ours", run.ours)):
         outputs = ",".join(run.path(f"cpd_{side}_{x}.tfrecord") for x in "ab")
         start("create_pretraining_data", [*flags, f"--output_file={outputs}"], f"cpd_{side}.log")
@@ -653,18 +659,7 @@ def _check_tf1_file_writers(run, report, pretrained):
         lambda a, b: compare_json_files(a, b, json_lines=True),
         lambda side: run.path(f"tf1_ef_{side}.jsonl"),
     )
-    corpus = os.path.join(REPO, "demo_data", "corpus", "*.txt")
-    flags = [
-        f"--input_file={corpus}",
-        f"--vocab_file={VOCAB}",
-        "--do_lower_case=True",
-        "--max_seq_length=64",
-        "--max_predictions_per_seq=10",
-        "--masked_lm_prob=0.2",
-        "--short_seq_prob=0.3",
-        "--random_seed=3",
-        "--dupe_factor=2",
-    ]
+    flags = _pretraining_data_flags()
     for side in TF1_SIDES:
         starts[side](
             "create_pretraining_data",
