@@ -55,7 +55,7 @@ OUT until every file has been written.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
@@ -70,14 +70,12 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import classifier_data  # the label names of --task_name
 import modeling
-import runner
-import script_flags
-import startup_checks
-import tfhub_encoder
-from errors import UsageError
+from bert_lib import engine, script_flags
+from bert_lib.export import tfhub_encoder
+from bert_lib.plumbing import atomic_write, startup_checks
+from bert_lib.plumbing.errors import UsageError
+from bert_lib.task_data import classifier_data  # the label names of --task_name
 
 FLAGS = flags.FLAGS
 
@@ -103,7 +101,7 @@ flags.DEFINE_bool(
     "tf_to_hub: also export the masked LM head (cls/predictions/*, so a pre-training "
     "checkpoint) as the encoder's `mlm` sub-object, which returns mlm_logits.",
 )
-# The flags this script shares with the others (script_flags.py).
+# The flags this script shares with the others (bert_lib/script_flags.py).
 script_flags.define_flags(
     "output_dir", "bert_config_file", "vocab_file", "do_lower_case", "task_name", "show_traceback"
 )
@@ -670,7 +668,7 @@ def read_tf_checkpoint(checkpoint):
     """{name: array} of every variable in a checkpoint (prefix, or directory: the newest)."""
     path = checkpoint
     if os.path.isdir(checkpoint):
-        path = runner.newest_checkpoint(checkpoint)
+        path = engine.newest_checkpoint(checkpoint)
         if path is None:
             raise UsageError(f"--input={checkpoint}: no checkpoint in this directory")
     try:

@@ -12,7 +12,7 @@ cost:
 
 - TensorFlow, seconds of CPU and hundreds of MB to import, is not loaded
   for local files: the TFRecord framing is written directly
-  (tfrecord_format.py), byte for byte what tf.io.TFRecordWriter writes.
+  (bert_lib/plumbing/tfrecord_format.py), byte for byte what tf.io.TFRecordWriter writes.
   Paths with a scheme (gs://, ...) go through tf.io.gfile.
 - Tokenization has no randomness, so it runs in `--num_workers` forked
   processes over chunks of lines, in order, memoised per word, and the
@@ -25,7 +25,7 @@ cost:
   `random.Random` uses, checked against it at start-up (with a fall-back to
   the library methods should a Python version ever differ).
 - Each instance is serialized as soon as it is made, by a small encoder
-  (tfrecord_format.py) whose bytes equal `tf.train.Example.SerializeToString(deterministic=True)`
+  (bert_lib/plumbing/tfrecord_format.py) whose bytes equal `tf.train.Example.SerializeToString(deterministic=True)`
   (features sorted by name; protobuf's default map order changes from one
   process to the next, so the original's files differ in byte order
   between runs while parsing to the same Examples). Only these bytes are
@@ -37,7 +37,7 @@ cost:
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import array
@@ -53,14 +53,11 @@ import warnings
 
 from absl import flags, logging
 
-import errors
-import fileio
-import script_flags
-import startup_checks
-import tfrecord_format
 import tokenization
-from errors import UsageError
-from progress import Progress
+from bert_lib import script_flags
+from bert_lib.plumbing import errors, fileio, startup_checks, tfrecord_format
+from bert_lib.plumbing.errors import UsageError
+from bert_lib.plumbing.progress import Progress
 
 FLAGS = flags.FLAGS
 
@@ -563,14 +560,14 @@ def create_int_feature(values):
     Records are written here without TensorFlow (tfrecord_format); this is
     for code that imports the helper, and imports TensorFlow when called.
     """
-    import features
+    from bert_lib.task_data import features
 
     return features.create_int_feature(values)
 
 
 def create_float_feature(values):
     """The original's helper: a float tf.train.Feature of `values` (see create_int_feature)."""
-    import features
+    from bert_lib.task_data import features
 
     return features.create_float_feature(values)
 

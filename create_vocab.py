@@ -32,7 +32,7 @@ at --vocab_size or when no pair occurs --min_frequency times.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
@@ -42,14 +42,11 @@ import time
 
 from absl import flags, logging
 
-import atomic_write
-import errors
-import fileio
-import script_flags
-import startup_checks
 import tokenization
-from errors import UsageError
-from progress import Progress
+from bert_lib import script_flags
+from bert_lib.plumbing import atomic_write, errors, fileio, startup_checks
+from bert_lib.plumbing.errors import UsageError
+from bert_lib.plumbing.progress import Progress
 
 FLAGS = flags.FLAGS
 

@@ -251,7 +251,7 @@ echo "--> predictor.Predictor on $OUT/custom_export, raw strings in:"
 "$PYTHON" - "$OUT/custom_export" 2>"$OUT/logs/predictor.log" <<'EOF'
 import sys
 
-from predictor import Predictor
+from bert_lib.export.predictor import Predictor
 
 predictor = Predictor(sys.argv[1])
 for record in predictor(["a real delight.", "it stopped working after two weeks."]):

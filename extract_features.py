@@ -10,7 +10,7 @@ decimals, in the original script's format:
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
@@ -24,18 +24,14 @@ import numpy as np
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import dynamic_padding
-import errors
-import fileio
 import modeling
-import runner
-import script_flags
-import startup_checks
 import tokenization
-from errors import UsageError
-from features import pack_pair, split_text_pair, truncate_seq_pair
-from progress import Progress
+from bert_lib import engine, script_flags
+from bert_lib.plumbing import atomic_write, errors, fileio, startup_checks
+from bert_lib.plumbing.errors import UsageError
+from bert_lib.plumbing.progress import Progress
+from bert_lib.task_data import dynamic_padding
+from bert_lib.task_data.features import pack_pair, split_text_pair, truncate_seq_pair
 
 FLAGS = flags.FLAGS
 
@@ -150,7 +146,7 @@ def model_fn_builder(
     def model_fn(features, labels, mode, params):
         """Runs BERT and exposes the requested encoder layers."""
         del labels
-        if mode != runner.ModeKeys.PREDICT:
+        if mode != engine.ModeKeys.PREDICT:
             raise ValueError(f"Only PREDICT modes are supported: {mode}")
 
         model = modeling.BertModel(
@@ -163,7 +159,7 @@ def model_fn_builder(
             compute_dtype=params.get("compute_dtype"),
         )
 
-        scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         all_layers = model.get_all_encoder_layers()
         predictions = {"unique_id": features["unique_ids"]}
@@ -174,7 +170,7 @@ def model_fn_builder(
                 all_layers[layer_indexes[0]], features["input_mask"], pooling
             )
         predictions = dynamic_padding.pass_index(features, predictions)
-        return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
+        return engine.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
 
@@ -416,7 +412,7 @@ def main(_):
     # Nothing is trained or saved; the runner only needs a scratch directory.
     scratch_dir = tempfile.mkdtemp(prefix="extract_features-")
     try:
-        estimator = runner.Estimator(
+        estimator = engine.Estimator(
             model_fn=model_fn,
             config=script_flags.run_config_from_flags(model_dir=scratch_dir),
             predict_batch_size=settings.batch_size,

@@ -11,7 +11,7 @@ windows); and predictions on a plain text file.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
@@ -21,21 +21,14 @@ import os
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import checkpoint_shapes
-import classifier_data
-import dynamic_padding
-import eval_results
-import features
 import modeling
 import optimization
-import predictor
-import runner
-import runner_evaluation
-import script_flags
-import serving
-import startup_checks
-from errors import UsageError
+from bert_lib import engine, script_flags
+from bert_lib.engine import evaluation
+from bert_lib.export import predictor, serving
+from bert_lib.plumbing import atomic_write, checkpoint_shapes, eval_results, startup_checks
+from bert_lib.plumbing.errors import UsageError
+from bert_lib.task_data import classifier_data, dynamic_padding, features
 
 FLAGS = flags.FLAGS
 
@@ -263,7 +256,7 @@ def model_fn_builder(
     multi_label=False,
     class_weights=None,
 ):
-    """Returns the model_fn(features, labels, mode, params) for runner.Estimator.
+    """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
 
     Train: Adam with weight decay via optimization.create_optimizer. Eval:
     eval_accuracy (single-label classification) and eval_loss, padding
@@ -287,7 +280,7 @@ def model_fn_builder(
         else:
             is_real_example = tf.ones(tf.shape(input_ids)[:1], dtype=tf.float32)
 
-        is_training = mode == runner.ModeKeys.TRAIN
+        is_training = mode == engine.ModeKeys.TRAIN
         total_loss, per_example_loss, logits, probabilities = create_model(
             bert_config,
             is_training,
@@ -303,9 +296,9 @@ def model_fn_builder(
             compute_dtype=params.get("compute_dtype"),
         )
 
-        scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
-        if mode == runner.ModeKeys.TRAIN:
+        if mode == engine.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(
                 total_loss,
                 learning_rate,
@@ -314,14 +307,14 @@ def model_fn_builder(
                 use_tpu,
                 options=params.get("training_options"),
             )
-            return runner.EstimatorSpec(
+            return engine.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
             )
 
         output_name = "score" if is_regression else "probabilities"
         predictions = dynamic_padding.pass_index(features, {output_name: probabilities})
 
-        if mode == runner.ModeKeys.EVAL:
+        if mode == engine.ModeKeys.EVAL:
 
             def metric_fn(per_example_loss, label_ids, logits, is_real_example):
                 metrics = {
@@ -336,7 +329,7 @@ def model_fn_builder(
                     )
                 return metrics
 
-            return runner.EstimatorSpec(
+            return engine.EstimatorSpec(
                 mode=mode,
                 loss=total_loss,
                 eval_metrics=(
@@ -347,7 +340,7 @@ def model_fn_builder(
                 scaffold_fn=scaffold_fn,
             )
 
-        return runner.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
+        return engine.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
 
@@ -426,12 +419,12 @@ def export_saved_model(
         is_regression=is_regression,
         multi_label=multi_label,
     )
-    config = runner.RunConfig(
+    config = engine.RunConfig(
         model_dir=os.path.dirname(os.path.abspath(checkpoint_path)),
         precision=precision,
         use_xla=use_xla,
     )
-    runner.Estimator(model_fn, config).export_saved_model(
+    engine.Estimator(model_fn, config).export_saved_model(
         export_dir, serving.id_inputs, checkpoint_path, predictor_files
     )
 
@@ -497,7 +490,7 @@ def _window_stride(settings):
 
 
 def _estimator(setup):
-    """The runner.Estimator of the task's classifier."""
+    """The engine.Estimator of the task's classifier."""
     settings, label_list = setup.settings, setup.label_list
     model_fn = model_fn_builder(
         bert_config=setup.bert_config,
@@ -512,7 +505,7 @@ def _estimator(setup):
         multi_label=settings.multi_label,
         class_weights=setup.class_weights,
     )
-    return runner.Estimator(
+    return engine.Estimator(
         model_fn=model_fn,
         config=settings.run_config,
         train_batch_size=settings.train_batch_size,
@@ -585,9 +578,9 @@ def _example_outputs(predictions, output_name, count, owners=None):
     """
     ordered = dynamic_padding.in_input_order(predictions)
     if owners is None:
-        return runner.first_predictions(ordered, output_name, count)
+        return engine.first_predictions(ordered, output_name, count)
     num_records = sum(1 for owner in owners if owner < count)
-    records = runner.first_predictions(ordered, output_name, num_records)
+    records = engine.first_predictions(ordered, output_name, num_records)
     return classifier_data.combine_windows(records, owners[:num_records], count)
 
 
@@ -671,7 +664,7 @@ def _train(estimator, setup, evaluate):
         num_labels=len(setup.label_list) if settings.multi_label else None,
         padding=settings.train_padding,
     )
-    return runner_evaluation.train_and_evaluate(
+    return evaluation.train_and_evaluate(
         estimator,
         train_input_fn,
         setup.num_train_steps,
@@ -777,7 +770,7 @@ def _export(setup):
     init_checkpoint (e.g. a classifier fine-tuned elsewhere).
     """
     settings, label_list, model = setup.settings, setup.label_list, setup.settings.model
-    checkpoint_path = runner.newest_checkpoint(settings.output_dir) or model.init_checkpoint
+    checkpoint_path = engine.newest_checkpoint(settings.output_dir) or model.init_checkpoint
     if not checkpoint_path:
         raise UsageError(
             f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "

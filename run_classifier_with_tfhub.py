@@ -21,7 +21,7 @@ through hub.Module, are refused: TensorFlow 2 cannot call them as encoders.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import atexit
@@ -34,11 +34,10 @@ import tempfile
 from absl import flags, logging
 
 import run_classifier  # every run_classifier flag, as the original's import gave them
-import runner
-import script_flags
-import startup_checks
-import tfhub_encoder
-from errors import UsageError
+from bert_lib import engine, script_flags
+from bert_lib.export import tfhub_encoder
+from bert_lib.plumbing import startup_checks
+from bert_lib.plumbing.errors import UsageError
 
 FLAGS = flags.FLAGS
 
@@ -121,14 +120,14 @@ def create_model(
         encoder.bert_config, is_training, input_ids, input_mask, segment_ids, labels,
         num_labels, use_one_hot_embeddings=False,
     )  # fmt: skip
-    runner.warm_start_from_checkpoint(encoder.init_checkpoint)
+    engine.warm_start_from_checkpoint(encoder.init_checkpoint)
     return outputs
 
 
 def model_fn_builder(
     num_labels, learning_rate, num_train_steps, num_warmup_steps, use_tpu, bert_hub_module_handle
 ):
-    """Returns the model_fn for runner.Estimator: run_classifier's, on the handle's encoder."""
+    """Returns the model_fn for engine.Estimator: run_classifier's, on the handle's encoder."""
     encoder = encoder_files(bert_hub_module_handle)
     return run_classifier.model_fn_builder(
         encoder.bert_config, num_labels, encoder.init_checkpoint, learning_rate,

@@ -14,12 +14,12 @@ writes the checkpoints, evaluation eval_results.txt, prediction
 test_predictions.txt (test.txt with a predicted tag column) and
 --export_dir a SavedModel with per-token tag probabilities. The data side
 (reading, windows, records, entity scores, the predictions file) is
-ner_data.py, which takes no flags; this script holds the flags, the model
+bert_lib/task_data/ner_data.py, which takes no flags; this script holds the flags, the model
 and the run.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
@@ -28,17 +28,13 @@ import os
 import tensorflow as tf
 from absl import flags, logging
 
-import atomic_write
-import checkpoint_shapes
-import eval_results
-import features
 import modeling
-import ner_data
 import optimization
-import runner
-import script_flags
-import serving
-from errors import UsageError
+from bert_lib import engine, script_flags
+from bert_lib.export import serving
+from bert_lib.plumbing import atomic_write, checkpoint_shapes, eval_results
+from bert_lib.plumbing.errors import UsageError
+from bert_lib.task_data import features, ner_data
 
 FLAGS = flags.FLAGS
 
@@ -138,7 +134,7 @@ def model_fn_builder(
     use_tpu,
     use_one_hot_embeddings,
 ):
-    """Returns the model_fn(features, labels, mode, params) for runner.Estimator.
+    """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
 
     Train: Adam with weight decay via optimization.create_optimizer. Eval:
     eval_loss, the mean cross entropy over scored positions. Predict:
@@ -151,7 +147,7 @@ def model_fn_builder(
         for name in sorted(features.keys()):
             logging.info("  name = %s, shape = %s", name, features[name].shape)
 
-        is_training = mode == runner.ModeKeys.TRAIN
+        is_training = mode == engine.ModeKeys.TRAIN
         total_loss, per_token_loss, _, probabilities = create_model(
             bert_config,
             is_training,
@@ -164,9 +160,9 @@ def model_fn_builder(
             use_one_hot_embeddings,
             compute_dtype=params.get("compute_dtype"),
         )
-        scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
-        if mode == runner.ModeKeys.TRAIN:
+        if mode == engine.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(
                 total_loss,
                 learning_rate,
@@ -175,17 +171,17 @@ def model_fn_builder(
                 use_tpu,
                 options=params.get("training_options"),
             )
-            return runner.EstimatorSpec(
+            return engine.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
             )
 
-        if mode == runner.ModeKeys.EVAL:
+        if mode == engine.ModeKeys.EVAL:
 
             def metric_fn(per_token_loss, label_mask):
                 weights = tf.cast(label_mask, tf.float32)
                 return {"eval_loss": tf.compat.v1.metrics.mean(per_token_loss, weights=weights)}
 
-            return runner.EstimatorSpec(
+            return engine.EstimatorSpec(
                 mode=mode,
                 loss=total_loss,
                 eval_metrics=(metric_fn, [per_token_loss, features["label_mask"]]),
@@ -194,7 +190,7 @@ def model_fn_builder(
                 scaffold_fn=scaffold_fn,
             )
 
-        return runner.EstimatorSpec(
+        return engine.EstimatorSpec(
             mode=mode, predictions={"probabilities": probabilities}, scaffold_fn=scaffold_fn
         )
 
@@ -325,7 +321,7 @@ def _tag_sentences(
         )
     else:
         records = estimator.predict(input_fn=input_fn)
-    outputs = runner.first_predictions(records, "probabilities", num_actual)
+    outputs = engine.first_predictions(records, "probabilities", num_actual)
     tags = ner_data.word_predictions(examples, feature_list, outputs, label_list)
     return evaluated, tags
 
@@ -375,7 +371,7 @@ def _predict(estimator, predict_path, predict_examples, convert, label_list, set
 def _export(estimator, settings):
     """As predict: the newest checkpoint in output_dir, else --init_checkpoint."""
     init_checkpoint = settings.model.init_checkpoint
-    checkpoint_path = runner.newest_checkpoint(settings.output_dir) or init_checkpoint
+    checkpoint_path = engine.newest_checkpoint(settings.output_dir) or init_checkpoint
     if not checkpoint_path:
         raise UsageError(
             f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
@@ -520,7 +516,7 @@ def main(_):
         use_tpu=settings.use_tpu,
         use_one_hot_embeddings=settings.use_tpu,
     )
-    estimator = runner.Estimator(
+    estimator = engine.Estimator(
         model_fn=model_fn,
         config=settings.run_config,
         train_batch_size=settings.train_batch_size,

@@ -2,13 +2,13 @@
 
 Same flags, TFRecord features, heads, losses, metrics and eval_results.txt
 as the original script; training, checkpoints and distribution go through
-runner.py (flags --distribution_strategy, --num_gpus, --use_tpu and
+the engine (bert_lib/engine; flags --distribution_strategy, --num_gpus, --use_tpu and
 friends, --tf_random_seed live there). Input is what
 create_pretraining_data.py writes.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
@@ -18,17 +18,13 @@ import os
 import tensorflow as tf
 from absl import flags, logging
 
-import errors
-import eval_results
-import features as features_lib
 import modeling
 import optimization
-import runner
-import runner_evaluation
-import script_flags
-import startup_checks
-import tfrecord_format
-from errors import UsageError
+from bert_lib import engine, script_flags
+from bert_lib.engine import evaluation
+from bert_lib.plumbing import errors, eval_results, startup_checks, tfrecord_format
+from bert_lib.plumbing.errors import UsageError
+from bert_lib.task_data import features as features_lib
 
 FLAGS = flags.FLAGS
 
@@ -77,7 +73,7 @@ def model_fn_builder(
     use_one_hot_embeddings,
     optimizer="adamw",
 ):
-    """Returns the model_fn(features, labels, mode, params) for runner.Estimator.
+    """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
 
     TRAIN: loss = masked LM loss + next-sentence loss, optimized with
     optimization.create_optimizer and the optimizer named `optimizer`
@@ -101,7 +97,7 @@ def model_fn_builder(
         masked_lm_weights = features["masked_lm_weights"]
         next_sentence_labels = features["next_sentence_labels"]
 
-        is_training = mode == runner.ModeKeys.TRAIN
+        is_training = mode == engine.ModeKeys.TRAIN
 
         model = modeling.BertModel(
             config=bert_config,
@@ -126,9 +122,9 @@ def model_fn_builder(
         )
         total_loss = masked_lm_loss + next_sentence_loss
 
-        scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
-        if mode == runner.ModeKeys.TRAIN:
+        if mode == engine.ModeKeys.TRAIN:
             train_op = optimization.create_optimizer(
                 total_loss,
                 learning_rate,
@@ -138,10 +134,10 @@ def model_fn_builder(
                 optimizer=optimizer,
                 options=params.get("training_options"),
             )
-            return runner.EstimatorSpec(
+            return engine.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
             )
-        if mode == runner.ModeKeys.EVAL:
+        if mode == engine.ModeKeys.EVAL:
             eval_metrics = (
                 metric_fn,
                 [
@@ -154,7 +150,7 @@ def model_fn_builder(
                     next_sentence_labels,
                 ],
             )
-            return runner.EstimatorSpec(
+            return engine.EstimatorSpec(
                 mode=mode, loss=total_loss, eval_metrics=eval_metrics, scaffold_fn=scaffold_fn
             )
         raise ValueError(f"Only TRAIN and EVAL modes are supported: {mode}")
@@ -536,7 +532,7 @@ def main(_):
         use_one_hot_embeddings=run_config.use_tpu,
         optimizer=settings.optimizer,
     )
-    estimator = runner.Estimator(
+    estimator = engine.Estimator(
         model_fn=model_fn,
         config=run_config,
         train_batch_size=settings.train_batch_size,
@@ -570,7 +566,7 @@ def main(_):
             is_training=True,
         )
         with _naming_damaged_records(input_files):
-            final_result = runner_evaluation.train_and_evaluate(
+            final_result = evaluation.train_and_evaluate(
                 estimator,
                 train_input_fn,
                 settings.num_train_steps,

@@ -12,11 +12,11 @@ SQuAD's nesting, and --export_dir writes the model as a SavedModel giving
 start and end logits.
 
 The SQuAD data handling without flags (reading, windows, n-best answers,
-scoring) is in squad_data.py; this script keeps the original's names for it.
+scoring) is in bert_lib/task_data/squad_data.py; this script keeps the original's names for it.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
@@ -26,20 +26,17 @@ import random
 import tensorflow as tf
 from absl import flags, logging
 
-import dynamic_padding
-import eval_results
 import modeling
 import optimization
-import runner
-import runner_evaluation
-import script_flags
-import serving
-import squad_data
-import startup_checks
 import tokenization
-from errors import UsageError
-from features import record_input_fn_builder
-from progress import Progress
+from bert_lib import engine, script_flags
+from bert_lib.engine import evaluation
+from bert_lib.export import serving
+from bert_lib.plumbing import eval_results, startup_checks
+from bert_lib.plumbing.errors import UsageError
+from bert_lib.plumbing.progress import Progress
+from bert_lib.task_data import dynamic_padding, squad_data
+from bert_lib.task_data.features import record_input_fn_builder
 
 FLAGS = flags.FLAGS
 
@@ -87,7 +84,7 @@ flags.DEFINE_float(
 )
 
 
-# The original's data classes, reader and conversion live in squad_data.py,
+# The original's data classes, reader and conversion live in task_data/squad_data.py,
 # which takes every setting as an argument. Their names stay here for code that
 # imports them from run_squad (the private ones too: user code imports those).
 SquadExample = squad_data.SquadExample
@@ -158,7 +155,7 @@ def model_fn_builder(
     use_tpu,
     use_one_hot_embeddings,
 ):
-    """Returns the model_fn closure for runner.Estimator (TRAIN and PREDICT)."""
+    """Returns the model_fn closure for engine.Estimator (TRAIN and PREDICT)."""
 
     def model_fn(features, labels, mode, params):
         """Span-prediction model_fn: cross-entropy training, logits for predict."""
@@ -171,7 +168,7 @@ def model_fn_builder(
         input_ids = features["input_ids"]
         input_mask = features["input_mask"]
         segment_ids = features["segment_ids"]
-        is_training = mode == runner.ModeKeys.TRAIN
+        is_training = mode == engine.ModeKeys.TRAIN
 
         start_logits, end_logits = create_model(
             bert_config=bert_config,
@@ -183,9 +180,9 @@ def model_fn_builder(
             compute_dtype=params.get("compute_dtype"),
         )
 
-        scaffold_fn = runner.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
-        if mode == runner.ModeKeys.TRAIN:
+        if mode == engine.ModeKeys.TRAIN:
             seq_length = modeling.get_shape_list(input_ids)[1]
 
             def compute_loss(logits, positions):
@@ -204,14 +201,14 @@ def model_fn_builder(
                 use_tpu,
                 options=params.get("training_options"),
             )
-            return runner.EstimatorSpec(
+            return engine.EstimatorSpec(
                 mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
             )
-        if mode == runner.ModeKeys.PREDICT:
+        if mode == engine.ModeKeys.PREDICT:
             predictions = {"start_logits": start_logits, "end_logits": end_logits}
             if unique_ids is not None:
                 predictions["unique_ids"] = unique_ids
-            return runner.EstimatorSpec(
+            return engine.EstimatorSpec(
                 mode=mode, predictions=predictions, scaffold_fn=scaffold_fn
             )
         raise ValueError(f"Only TRAIN and PREDICT modes are supported: {mode}")
@@ -255,12 +252,12 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, precision="fp32
     `export_dir` must not exist. main's --export_dir comes here.
     """
     model_fn = model_fn_builder(bert_config, None, 0.0, None, None, False, False)
-    config = runner.RunConfig(
+    config = engine.RunConfig(
         model_dir=os.path.dirname(os.path.abspath(checkpoint_path)),
         precision=precision,
         use_xla=use_xla,
     )
-    runner.Estimator(model_fn, config).export_saved_model(
+    engine.Estimator(model_fn, config).export_saved_model(
         export_dir, serving.id_inputs, checkpoint_path
     )
 
@@ -412,7 +409,7 @@ def _train(estimator, tokenizer, settings, train_set, predict_set=None):
     def evaluate(checkpoint_path):
         return _predict(estimator, tokenizer, settings, predict_set, checkpoint_path)
 
-    return runner_evaluation.train_and_evaluate(
+    return evaluation.train_and_evaluate(
         estimator,
         train_input_fn,
         train_set.num_train_steps,
@@ -553,7 +550,7 @@ def _train_set(settings):
 def _checkpoint_to_export(settings):
     """The newest checkpoint in --output_dir, else --init_checkpoint (UsageError if neither)."""
     checkpoint_path = (
-        runner.newest_checkpoint(settings.output_dir) or settings.model.init_checkpoint
+        engine.newest_checkpoint(settings.output_dir) or settings.model.init_checkpoint
     )
     if not checkpoint_path:
         raise UsageError(
@@ -662,7 +659,7 @@ def main(_):
         use_tpu=settings.use_tpu,
         use_one_hot_embeddings=settings.use_tpu,
     )
-    estimator = runner.Estimator(
+    estimator = engine.Estimator(
         model_fn=model_fn,
         config=settings.run_config,
         train_batch_size=settings.train_batch_size,

@@ -11,7 +11,7 @@ flags: a script written for TF 1.x has no such flag of its own.
 
 Inside the script and the modules it imports from beside itself (its own
 modeling.py, optimization.py, tokenization.py, helpers), `import
-tensorflow as tf` gives TF 1.x's API on TensorFlow 2 (tf1.py): compat.v1
+tensorflow as tf` gives TF 1.x's API on TensorFlow 2 (bert_lib/tf1): compat.v1
 in graph mode plus tf.contrib.tpu, tf.estimator, tf.layers and the other
 tf.contrib pieces BERT code used, on this project's runner. The script's
 directory comes first on sys.path, as when Python runs a script, and its
@@ -20,7 +20,7 @@ that is not provided, ends the run with one "ERROR:" line and exit status 1.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
-import cpu_kernels  # noqa: F401
+from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import os
@@ -28,9 +28,9 @@ import re
 import runpy
 import sys
 
-import errors
-import tf1
-import tf1_api
+from bert_lib import tf1
+from bert_lib.plumbing import errors
+from bert_lib.tf1 import api as tf1_api
 
 USAGE = (
     "usage: python run_tf1.py [--distribution_strategy=one_device|mirrored|multi_worker]"

@@ -1,31 +1,36 @@
-"""Builds the package `bert` from the flat modules at the top of the checkout.
+"""Builds the wheel: the root's modules as the package `bert`, and the package bert_lib.
 
-In a checkout the modules import each other flat (`import modeling`), as the
-original scripts did. Installed (`pip install .`), they are the package
-`bert`, as in the bert-tensorflow wheels: `from bert import modeling`,
-`python -m bert.run_classifier`. So the wheel's copy of each module has its
-sibling imports rewritten, and nothing else: `import modeling` becomes
-`from bert import modeling`, `from runner import RunConfig` becomes
-`from bert.runner import RunConfig`. The project's metadata is in
+In a clone, the original's modules and this project's scripts sit at the
+root and import each other flat (`import modeling`), as the original's did;
+everything else is the package bert_lib, whose modules import each other
+relatively and the root's modules flat. Installed (`pip install .`), the
+root's modules are the package `bert`, as in the bert-tensorflow wheels
+(`from bert import modeling`, `python -m bert.run_classifier`), beside
+bert_lib. So the wheel's copy of every module has its flat imports of the
+root's modules rewritten, and nothing else: `import modeling` becomes
+`from bert import modeling`, `from modeling import BertConfig` becomes
+`from bert.modeling import BertConfig`. The project's metadata is in
 pyproject.toml.
 
-An editable install (`pip install -e .`) links the checkout's files unchanged,
-so their flat imports find their siblings only with the checkout on
-sys.path: use it from the checkout, or `pip install .` for a package.
+An editable install (`pip install -e .`) links the checkout's files
+unchanged, so their flat imports find the root's modules only with the
+checkout on sys.path: use it from the checkout, or `pip install .` for a
+package.
 """
 
 import ast
 import os
 
-from setuptools import setup
+from setuptools import find_packages, setup
 from setuptools.command.build_py import build_py
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PACKAGE = "bert"
+PACKAGE = "bert"  # what the root's modules are installed as
+LIBRARY = "bert_lib"
 
 
-def package_modules(directory=HERE):
-    """The names of the modules the package is made of: every top-level .py but this one."""
+def root_modules(directory=HERE):
+    """The modules at the root, which the package `bert` is made of: every .py but this one."""
     return sorted(
         name[:-3]
         for name in os.listdir(directory)
@@ -72,13 +77,14 @@ def rewrite_sibling_imports(source, siblings, package=PACKAGE):
 
 
 class BuildPackage(build_py):
-    """Copies the modules into the build as usual, then rewrites their sibling imports."""
+    """Copies the modules into the build as usual, then rewrites their imports of the
+    root's modules."""
 
     def build_module(self, module, module_file, package):
         outfile, copied = super().build_module(module, module_file, package)
         with open(outfile, encoding="utf-8") as f:
             source = f.read()
-        rewritten = rewrite_sibling_imports(source, set(package_modules()))
+        rewritten = rewrite_sibling_imports(source, set(root_modules()))
         if rewritten != source:
             with open(outfile, "w", encoding="utf-8") as f:
                 f.write(rewritten)
@@ -88,6 +94,7 @@ class BuildPackage(build_py):
 if __name__ == "__main__":
     setup(
         package_dir={PACKAGE: "."},
-        py_modules=[f"{PACKAGE}.{name}" for name in package_modules()],
+        py_modules=[f"{PACKAGE}.{name}" for name in root_modules()],
+        packages=find_packages(HERE, include=[LIBRARY, f"{LIBRARY}.*"]),
         cmdclass={"build_py": BuildPackage},
     )

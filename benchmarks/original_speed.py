@@ -93,7 +93,7 @@ QUICK = dict(
 CORPUS = os.path.join(REPO, "demo_data", "corpus")
 
 # Milestones both codes log (the 2018 scripts through tf.estimator, ours
-# through runner.py); the first line matching each pattern counts.
+# through the engine); the first line matching each pattern counts.
 PHASES = [
     ("script logs", r"(run_classifier|run_pretraining|extract_features)\.py:\d+\]"),
     ("graph building", r"\*\*\* Features \*\*\*|Calling model_fn"),

@@ -3,7 +3,7 @@
 Two jobs, each side in a process of its own, one side after the other:
 
   train   fine-tuning steady state, examples/s: ours is run_classifier's
-          model_fn trained through runner.Estimator (BERT, pooled output,
+          model_fn trained through engine.Estimator (BERT, pooled output,
           classifier, AdamWeightDecay, clipping, dropout 0.1), as
           run_classifier.py --do_train trains; KerasHub's BertTextClassifier
           on a BertBackbone of the same size, compiled with AdamW (weight
@@ -161,7 +161,7 @@ def train_ours(cfg):
     import tensorflow as tf
 
     import run_classifier
-    import runner
+    from bert_lib import engine
 
     tf.get_logger().setLevel("ERROR")
     config = speed_common.bert_config(cfg, cfg["seq_length"])
@@ -171,18 +171,18 @@ def train_ours(cfg):
     )
     data = _train_data(cfg)
     with tempfile.TemporaryDirectory() as model_dir:
-        run_config = runner.RunConfig(
+        run_config = engine.RunConfig(
             model_dir=model_dir,
             save_checkpoints_steps=100 * steps,
             log_step_count_steps=100 * steps,
             save_summary_steps=0,
             precision=cfg["precision"],
         )
-        estimator = runner.Estimator(model_fn, run_config, train_batch_size=cfg["batch_size"])
+        estimator = engine.Estimator(model_fn, run_config, train_batch_size=cfg["batch_size"])
         timer = speed_common.StepTimer(cfg["warmup_steps"], steps - cfg["warmup_steps"])
         input_fn = speed_common.dataset_fn(data, speed_common.CLASSIFIER_KEYS)
         estimator.train(input_fn, max_steps=steps, hooks=[timer])
-    return {"marks": timer.marks, "settings": "runner.Estimator, defaults"}
+    return {"marks": timer.marks, "settings": "engine.Estimator, defaults"}
 
 
 def _train_data(cfg):
@@ -321,9 +321,9 @@ def prepare_serving(cfg):
     import original_speed
     import tensorflow as tf
 
-    import classifier_data
     import modeling
     import run_classifier
+    from bert_lib.task_data import classifier_data
 
     work = cfg["work_dir"]
     documents = original_speed.read_documents(original_speed.CORPUS)
@@ -420,7 +420,7 @@ def _serve_windows(cfg, predict, pairs):
 def serve_ours(cfg):
     import numpy as np
 
-    import predictor
+    from bert_lib.export import predictor
 
     pairs = [tuple(p) for p in json.load(open(os.path.join(cfg["work_dir"], "pairs.json")))]
     model = predictor.Predictor(cfg["export_dir"], batch_size=cfg["batch_size"])

@@ -6,7 +6,7 @@ split with reshape + transpose, LayerNorm through tf.nn.moments and
 tf.nn.batch_normalization, tanh GELU), Adam with decoupled weight decay
 updating one variable at a time, gradients clipped to global norm 1.0, and a
 Python loop that runs one training step per session.run with no XLA. It
-shares no code with the project's modeling.py / optimization.py / runner.py,
+shares no code with the project's modeling.py / optimization.py / engine,
 so the benchmark compares two independent implementations of the same
 arithmetic.
 """

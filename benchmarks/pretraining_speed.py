@@ -30,7 +30,7 @@ import tensorflow as tf  # noqa: E402
 
 import modeling  # noqa: E402
 import run_pretraining  # noqa: E402
-import runner  # noqa: E402
+from bert_lib import engine  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_integer("num_hidden_layers", 6, "Transformer layers.")
@@ -96,7 +96,7 @@ def _bare_session_seconds(model_fn, input_fn, warmup, steps, batch_size):
         tf.compat.v1.train.get_or_create_global_step()
         dataset = input_fn({"batch_size": batch_size})
         features = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
-        spec = model_fn(features, None, runner.ModeKeys.TRAIN, {"batch_size": batch_size})
+        spec = model_fn(features, None, engine.ModeKeys.TRAIN, {"batch_size": batch_size})
         with tf.control_dependencies([spec.train_op]):
             loss = tf.identity(spec.loss)
         init = tf.compat.v1.global_variables_initializer()
@@ -139,13 +139,13 @@ def main(_):
     )
     timer = _StepTimer(FLAGS.warmup_steps)
     with tempfile.TemporaryDirectory() as model_dir:
-        run_config = runner.RunConfig(
+        run_config = engine.RunConfig(
             model_dir=model_dir,
             save_checkpoints_steps=10 * total_steps,
             log_step_count_steps=10 * total_steps,
             save_summary_steps=0,
         )
-        estimator = runner.Estimator(model_fn, run_config, train_batch_size=FLAGS.bench_batch_size)
+        estimator = engine.Estimator(model_fn, run_config, train_batch_size=FLAGS.bench_batch_size)
         estimator.train(input_fn, max_steps=total_steps, hooks=[timer])
     steps_per_sec = timer.timed_steps / timer.seconds
     result = {

@@ -104,7 +104,7 @@ def build_step(args):
     """(graph, step tensor, loss tensor): one training step of the task's own model_fn."""
     import tensorflow as tf
 
-    import runner
+    from bert_lib import engine
 
     config = _config(args)
     if args.task == "pretrain":
@@ -132,7 +132,7 @@ def build_step(args):
         features = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
         params = {"batch_size": args.batch_size, "compute_dtype": dtype}
         with _xla_scope(args.xla):
-            spec = model_fn(features, None, runner.ModeKeys.TRAIN, params)
+            spec = model_fn(features, None, engine.ModeKeys.TRAIN, params)
         with tf.control_dependencies([spec.train_op]):
             step = tf.identity(spec.loss)
     return graph, step, spec.loss

@@ -13,7 +13,7 @@ the child's peak resident memory:
   plain      benchmarks/plain_bert.py: independent straightforward TF1 code
              with the original's structure, float32, no XLA, one step per
              session.run (the yardstick);
-  fp32       the project's script model_fn through runner.Estimator, defaults;
+  fp32       the project's script model_fn through engine.Estimator, defaults;
   xla        ... with --use_xla;
   bf16       ... with --precision=bf16;
   bf16_xla   ... with both;
@@ -117,7 +117,7 @@ def _run_plain(task, data):
 
 
 def _run_ours(task, variant, data):
-    import runner
+    from bert_lib import engine
 
     speed = dict(
         use_xla="xla" in variant,
@@ -139,14 +139,14 @@ def _run_ours(task, variant, data):
         )
         keys = CLASSIFIER_KEYS
     with tempfile.TemporaryDirectory() as model_dir:
-        run_config = runner.RunConfig(
+        run_config = engine.RunConfig(
             model_dir=model_dir,
             save_checkpoints_steps=100 * total,
             log_step_count_steps=100 * total,
             save_summary_steps=0,
             **speed,
         )
-        estimator = runner.Estimator(
+        estimator = engine.Estimator(
             model_fn,
             run_config,
             train_batch_size=FLAGS.batch_size,

@@ -14,7 +14,7 @@ import sys
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
-import atomic_write  # noqa: E402
+from bert_lib.plumbing import atomic_write  # noqa: E402
 
 LIMIT = int(os.environ.get("FULL_DISK_BYTES", "100"))
 

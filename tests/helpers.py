@@ -20,6 +20,44 @@ DATA = os.path.join(TESTS, "data")
 GOLDEN = os.path.join(DATA, "golden")
 VOCAB_UNCASED = os.path.join(DATA, "vocab_uncased.txt")
 
+# The package that holds everything but the files at the root.
+PACKAGE = "bert_lib"
+PACKAGE_DIR = os.path.join(REPO, PACKAGE)
+
+
+def root_modules():
+    """The modules at the root of the checkout (the original's, this project's scripts),
+    without setup.py."""
+    return sorted(
+        name[:-3]
+        for name in os.listdir(REPO)
+        if name.endswith(".py") and name != "setup.py" and os.path.isfile(os.path.join(REPO, name))
+    )
+
+
+def package_modules():
+    """The package's modules, dotted (bert_lib.engine.estimator), packages' __init__ too
+    (bert_lib.engine)."""
+    names = []
+    for directory, subdirs, files in os.walk(PACKAGE_DIR):
+        subdirs[:] = sorted(d for d in subdirs if d != "__pycache__")
+        dotted = os.path.relpath(directory, REPO).replace(os.sep, ".")
+        for name in sorted(files):
+            if name == "__init__.py":
+                names.append(dotted)
+            elif name.endswith(".py"):
+                names.append(f"{dotted}.{name[:-3]}")
+    return sorted(names)
+
+
+def module_path(name):
+    """The file of a root module (modeling) or of a package module (bert_lib.engine)."""
+    path = os.path.join(REPO, *name.split("."))
+    if os.path.isdir(path):
+        return os.path.join(path, "__init__.py")
+    return path + ".py"
+
+
 # The scripts a user runs (each defines its own flags when imported).
 SCRIPTS = (
     "create_pretraining_data",

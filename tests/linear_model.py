@@ -7,7 +7,7 @@ checkpoints, resumption, evaluation and prediction against exact weights.
 import numpy as np
 import tensorflow as tf
 
-import runner
+from bert_lib import engine
 
 NUM_FEATURES = 3
 LEARNING_RATE = 0.1
@@ -41,11 +41,11 @@ def model_fn(features, labels, mode, params):
     )
     b = tf.compat.v1.get_variable("b", [1], initializer=tf.compat.v1.zeros_initializer())
     prediction = tf.matmul(features["x"], w) + b
-    if mode == runner.ModeKeys.PREDICT:
-        return runner.EstimatorSpec(mode, predictions={"y": prediction[:, 0], "x": features["x"]})
+    if mode == engine.ModeKeys.PREDICT:
+        return engine.EstimatorSpec(mode, predictions={"y": prediction[:, 0], "x": features["x"]})
     per_example = tf.square(prediction - labels)[:, 0]
     loss = tf.reduce_mean(per_example)
-    if mode == runner.ModeKeys.EVAL:
+    if mode == engine.ModeKeys.EVAL:
 
         def metric_fn(per_example, labels):
             return {
@@ -53,15 +53,15 @@ def model_fn(features, labels, mode, params):
                 "label_mean": tf.compat.v1.metrics.mean(labels),
             }
 
-        return runner.EstimatorSpec(
+        return engine.EstimatorSpec(
             mode, loss=loss, eval_metrics=(metric_fn, [per_example, labels])
         )
     global_step = tf.compat.v1.train.get_or_create_global_step()
     learning_rate = tf.constant(LEARNING_RATE)
-    tf.compat.v1.add_to_collection(runner.LEARNING_RATE_COLLECTION, learning_rate)
+    tf.compat.v1.add_to_collection(engine.LEARNING_RATE_COLLECTION, learning_rate)
     optimizer = tf.compat.v1.train.GradientDescentOptimizer(learning_rate)
     train_op = optimizer.minimize(loss, global_step=global_step)
-    return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return engine.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
 def numpy_sgd(x, y, batch_size, steps, start=0):

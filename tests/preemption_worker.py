@@ -33,10 +33,9 @@ from absl import logging
 from linear_model import NUM_FEATURES, data
 from linear_model import model_fn as linear_model_fn
 
-import atomic_write
-import errors
 import optimization
-import runner
+from bert_lib import engine
+from bert_lib.plumbing import atomic_write, errors
 
 SEED = 5
 LINEAR_STEPS = 16
@@ -121,10 +120,10 @@ def with_slow_steps(model_fn, plan):
 
     def slowed(features, labels, mode, params):
         spec = model_fn(features, labels, mode, params)
-        if mode != runner.ModeKeys.TRAIN:
+        if mode != engine.ModeKeys.TRAIN:
             return spec
         train_op = tf.group(spec.train_op, plan.slow_op())
-        return runner.EstimatorSpec(mode, loss=spec.loss, train_op=train_op)
+        return engine.EstimatorSpec(mode, loss=spec.loss, train_op=train_op)
 
     return slowed
 
@@ -137,7 +136,7 @@ def estimator(model_dir, model, plan, tf_random_seed=None):
         model_fn, precision, seed = speed_helpers.model_fn_builder(1e-3), "fp16", SEED
     else:
         model_fn, precision, seed = linear_model_fn, "fp32", tf_random_seed
-    config = runner.RunConfig(
+    config = engine.RunConfig(
         model_dir=model_dir,
         save_checkpoints_steps=SAVE_STEPS,
         log_step_count_steps=1,
@@ -145,7 +144,7 @@ def estimator(model_dir, model, plan, tf_random_seed=None):
         distribution_strategy=strategy,
         precision=precision,
     )
-    return runner.Estimator(
+    return engine.Estimator(
         with_slow_steps(model_fn, plan), config, train_batch_size=8, predict_batch_size=4
     )
 

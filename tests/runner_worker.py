@@ -21,7 +21,7 @@ from absl import logging
 
 import modeling
 import run_pretraining
-import runner
+from bert_lib import engine
 
 GOLDEN_RECORDS = os.path.join(helpers.GOLDEN, "pretraining", "default.tfrecord")
 GLOBAL_BATCH = 8
@@ -72,7 +72,7 @@ def _losses(model_dir):
 
 def _train(name, model_fn, input_fn, steps, mode, output_dir, save_initial=False):
     model_dir = os.path.join(output_dir, name)
-    config = runner.RunConfig(
+    config = engine.RunConfig(
         model_dir=model_dir,
         save_checkpoints_steps=100,
         save_summary_steps=1,
@@ -80,7 +80,7 @@ def _train(name, model_fn, input_fn, steps, mode, output_dir, save_initial=False
         tf_random_seed=5,
         distribution_strategy=mode,
     )
-    estimator = runner.Estimator(model_fn, config, train_batch_size=GLOBAL_BATCH)
+    estimator = engine.Estimator(model_fn, config, train_batch_size=GLOBAL_BATCH)
     initial = os.path.join(output_dir, f"{name}_initial.npz") if save_initial else None
     dump = _VariableDump(initial)
     estimator.train(input_fn, max_steps=steps, hooks=[dump])
@@ -105,7 +105,7 @@ def _linear_model_fn(features, labels, mode, params):
     loss = tf.reduce_mean(tf.square(tf.matmul(features["x"], w) + b - labels))
     global_step = tf.compat.v1.train.get_or_create_global_step()
     train_op = tf.compat.v1.train.AdamOptimizer(0.05).minimize(loss, global_step=global_step)
-    return runner.EstimatorSpec(mode=runner.ModeKeys.TRAIN, loss=loss, train_op=train_op)
+    return engine.EstimatorSpec(mode=engine.ModeKeys.TRAIN, loss=loss, train_op=train_op)
 
 
 def _bert_model_fn():

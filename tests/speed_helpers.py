@@ -11,7 +11,7 @@ from helpers import tiny_bert_config
 
 import modeling
 import optimization
-import runner
+from bert_lib import engine
 
 SEQ_LENGTH = 16
 NUM_LABELS = 3
@@ -53,7 +53,7 @@ def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0
         del labels
         model = modeling.BertModel(
             config=CONFIG,
-            is_training=mode == runner.ModeKeys.TRAIN,
+            is_training=mode == engine.ModeKeys.TRAIN,
             input_ids=features["input_ids"],
             input_mask=features["input_mask"],
             token_type_ids=features["segment_ids"],
@@ -72,16 +72,16 @@ def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0
         log_probs = tf.nn.log_softmax(logits, axis=-1)
         one_hot = tf.one_hot(features["label_ids"], depth=NUM_LABELS, dtype=tf.float32)
         loss = tf.reduce_mean(-tf.reduce_sum(one_hot * log_probs, axis=-1))
-        if mode == runner.ModeKeys.PREDICT:
-            return runner.EstimatorSpec(
+        if mode == engine.ModeKeys.PREDICT:
+            return engine.EstimatorSpec(
                 mode, predictions={"probabilities": tf.nn.softmax(logits), "logits": logits}
             )
-        if mode == runner.ModeKeys.EVAL:
+        if mode == engine.ModeKeys.EVAL:
 
             def metric_fn(loss_value):
                 return {"eval_loss": tf.compat.v1.metrics.mean(loss_value)}
 
-            return runner.EstimatorSpec(mode, loss=loss, eval_metrics=(metric_fn, [loss]))
+            return engine.EstimatorSpec(mode, loss=loss, eval_metrics=(metric_fn, [loss]))
         train_op = optimization.create_optimizer(
             loss,
             learning_rate,
@@ -90,7 +90,7 @@ def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0
             False,
             options=params.get("training_options"),
         )
-        return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        return engine.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
     return model_fn
 
@@ -100,8 +100,8 @@ def train(model_dir, steps, batch_size=8, data=None, seed=1, learning_rate=1e-3,
     data = make_data() if data is None else data
     settings = dict(save_checkpoints_steps=1000, log_step_count_steps=1, save_summary_steps=0)
     settings.update(config_kwargs)
-    config = runner.RunConfig(model_dir=str(model_dir), tf_random_seed=seed, **settings)
-    estimator = runner.Estimator(
+    config = engine.RunConfig(model_dir=str(model_dir), tf_random_seed=seed, **settings)
+    estimator = engine.Estimator(
         model_fn_builder(learning_rate=learning_rate),
         config,
         train_batch_size=batch_size,
@@ -115,6 +115,6 @@ def train(model_dir, steps, batch_size=8, data=None, seed=1, learning_rate=1e-3,
 def eval_loss(model_dir, data=None, batch_size=8, **config_kwargs):
     """Mean loss of the newest checkpoint in model_dir over `data` (float32 by default)."""
     data = make_data() if data is None else data
-    config = runner.RunConfig(model_dir=str(model_dir), **config_kwargs)
-    estimator = runner.Estimator(model_fn_builder(), config, eval_batch_size=batch_size)
+    config = engine.RunConfig(model_dir=str(model_dir), **config_kwargs)
+    estimator = engine.Estimator(model_fn_builder(), config, eval_batch_size=batch_size)
     return estimator.evaluate(input_fn_builder(data, repeat=False))["eval_loss"]

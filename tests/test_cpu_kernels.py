@@ -12,20 +12,18 @@ import os
 import platform
 
 import pytest
-from helpers import REPO, run_code
+from helpers import REPO, module_path, root_modules, run_code
 
 VARIABLE = "TF_ENABLE_ONEDNN_OPTS"
 ON_X86 = platform.machine().lower() in ("x86_64", "amd64")
 
 
 def entry_points():
-    """Every script of the checkout (a `__main__` block) and predictor.py, which
+    """Every script of the checkout (a `__main__` block) and export/predictor.py, which
     programs import first."""
-    names = ["predictor.py"]
-    for name in sorted(os.listdir(REPO)):
-        if not name.endswith(".py") or name == "setup.py":
-            continue
-        with open(os.path.join(REPO, name), encoding="utf-8") as f:
+    names = ["bert_lib.export.predictor"]
+    for name in root_modules():
+        with open(module_path(name), encoding="utf-8") as f:
             if 'if __name__ == "__main__":' in f.read():
                 names.append(name)
     return names
@@ -38,18 +36,18 @@ def first_import(path):
         if isinstance(node, ast.Import):
             return node.names[0].name
         if isinstance(node, ast.ImportFrom):
-            return node.module
+            return "." * node.level + f"{node.module}.{node.names[0].name}"
     return None
 
 
 @pytest.mark.parametrize("name", entry_points())
 def test_entry_point_imports_cpu_kernels_before_anything_else(name):
-    assert first_import(os.path.join(REPO, name)) == "cpu_kernels", name
+    assert first_import(module_path(name)).endswith("plumbing.cpu_kernels"), name
 
 
 def test_every_script_is_an_entry_point_checked():
     names = entry_points()
-    for script in ["run_classifier.py", "run_pretraining.py", "run_squad.py", "run_ner.py"]:
+    for script in ["run_classifier", "run_pretraining", "run_squad", "run_ner"]:
         assert script in names
 
 
@@ -61,7 +59,8 @@ def environment_after_import(env_value, tensorflow_first=False):
     if tensorflow_first:
         prelude += "import tensorflow\n"
     result = run_code(
-        prelude + f"import cpu_kernels\nprint(repr(os.environ.get({VARIABLE!r})))\n"
+        prelude
+        + f"from bert_lib.plumbing import cpu_kernels\nprint(repr(os.environ.get({VARIABLE!r})))\n"
         "print(cpu_kernels.describe())\n"
     )
     assert result.returncode == 0, result.stderr[-2000:]

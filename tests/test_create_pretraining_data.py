@@ -16,8 +16,7 @@ import tensorflow as tf
 from absl import flags
 from helpers import GOLDEN, REPO, VOCAB_UNCASED, error_line, load_script, run_code, run_python
 
-import fileio
-import tfrecord_format
+from bert_lib.plumbing import fileio, tfrecord_format
 
 SCRIPT = os.path.join(REPO, "create_pretraining_data.py")
 GOLDEN_DIR = os.path.join(GOLDEN, "pretraining")

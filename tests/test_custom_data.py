@@ -9,8 +9,8 @@ import pytest
 import tensorflow as tf
 from helpers import GOLDEN, VOCAB_UNCASED, load_script, tiny_bert_config, write_text
 
-import classifier_data
-import predictor
+from bert_lib.export import predictor
+from bert_lib.task_data import classifier_data
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from classifier_helpers import FILLER, model_files, read_eval_results, run_class
 from helpers import error_line
 
 import tokenization
-from predictor import Predictor
+from bert_lib.export.predictor import Predictor
 
 pytestmark = pytest.mark.slow
 

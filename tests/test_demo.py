@@ -202,7 +202,7 @@ def test_refuses_an_output_directory_it_did_not_make(tmp_path):
 
 @pytest.mark.slow
 def test_custom_data_step_reads_its_csv_and_jsonl_and_predicts_plain_text(demo):
-    from predictor import Predictor
+    from bert_lib.export.predictor import Predictor
 
     out, stdout = demo
     sentiment = os.path.join(REPO, "demo_data", "sentiment")

@@ -20,10 +20,10 @@ from extract_features_helpers import run_extract_features, write_model_files
 from helpers import REPO, checkpoint_values, error_line, write_bert_config, write_lines
 from squad_helpers import run_squad_script, toy_model_flags, toy_squad, write_json
 
-import dynamic_padding
 import modeling
-import runner
 import tokenization
+from bert_lib import engine
+from bert_lib.task_data import dynamic_padding
 
 TOLERANCE = 1e-5
 
@@ -221,7 +221,7 @@ def classifier_runs(tmp_path_factory):
     # Training kept its full length; evaluation and prediction did not.
     assert "name = input_ids, shape = (16, 32)" in proc.stderr
     assert "name = input_ids, shape = (None, None)" in proc.stderr
-    checkpoint = runner.newest_checkpoint(str(cut))
+    checkpoint = engine.newest_checkpoint(str(cut))
     full = root / "full"
     proc = run_classifier_script(
         *common, f"--init_checkpoint={checkpoint}", f"--output_dir={full}", "--length_bucket=0"
@@ -320,7 +320,7 @@ def test_squad_predictions_are_those_of_full_length(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     full = tmp_path / "full"
-    checkpoint = runner.newest_checkpoint(str(cut))
+    checkpoint = engine.newest_checkpoint(str(cut))
     proc = run_squad_script(
         common + [f"--init_checkpoint={checkpoint}", f"--output_dir={full}", "--length_bucket=0"]
     )

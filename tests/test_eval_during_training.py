@@ -24,8 +24,8 @@ from classifier_helpers import (
 from helpers import GOLDEN, error_line, run_script, tiny_bert_config, write_bert_config
 from squad_helpers import run_squad_script, toy_model_flags, toy_squad, write_json
 
-import runner
-from predictor import Predictor
+from bert_lib import engine
+from bert_lib.export.predictor import Predictor
 
 pytestmark = pytest.mark.slow
 
@@ -52,7 +52,7 @@ def _expected_run(history, metric, patience=None):
 
 
 def _best_step(output_dir):
-    return runner.checkpoint_step(runner.newest_checkpoint(os.path.join(output_dir, "best")))
+    return engine.checkpoint_step(engine.newest_checkpoint(os.path.join(output_dir, "best")))
 
 
 def test_classifier_keeps_the_best_stops_early_and_serves_the_best(tmp_path):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import features
+from bert_lib.task_data import features
 
 
 def test_make_example_keeps_every_feature_and_value():

@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-import classifier_data
-import eval_results
+from bert_lib.plumbing import eval_results
+from bert_lib.task_data import classifier_data
 
 LABELS = [1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1]
 PREDS = [1, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0, 0]

@@ -6,7 +6,7 @@ import os
 import pytest
 from helpers import load_script
 
-import classifier_data
+from bert_lib.task_data import classifier_data
 
 
 @pytest.fixture(scope="module")

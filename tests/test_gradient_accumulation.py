@@ -14,7 +14,7 @@ import tensorflow as tf
 from helpers import TESTS, checkpoint_values, run_python
 
 import optimization
-import runner
+from bert_lib import engine
 
 BATCH = 8
 STEPS = 3
@@ -22,7 +22,7 @@ LEARNING_RATE = 3e-3
 
 
 def _checkpoint(model_dir):
-    return checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    return checkpoint_values(engine.newest_checkpoint(str(model_dir)))
 
 
 @pytest.fixture(scope="module")
@@ -64,10 +64,10 @@ def test_accumulation_differs_from_training_on_micro_batches(whole_batch_run, tm
 
 
 def test_batch_must_divide_into_micro_batches(tmp_path):
-    with pytest.raises(runner.UsageError, match="num_accumulation_steps"):
+    with pytest.raises(engine.UsageError, match="num_accumulation_steps"):
         speed_helpers.train(tmp_path, 1, batch_size=6, num_accumulation_steps=4)
-    with pytest.raises(runner.UsageError, match="num_accumulation_steps"):
-        runner.RunConfig(model_dir=str(tmp_path), num_accumulation_steps=0)
+    with pytest.raises(engine.UsageError, match="num_accumulation_steps"):
+        engine.RunConfig(model_dir=str(tmp_path), num_accumulation_steps=0)
 
 
 def test_needs_create_optimizer(tmp_path):
@@ -77,11 +77,11 @@ def test_needs_create_optimizer(tmp_path):
         loss = tf.reduce_mean(tf.cast(features["input_ids"], tf.float32)) * w
         step = tf.compat.v1.train.get_or_create_global_step()
         train_op = tf.compat.v1.train.GradientDescentOptimizer(0.1).minimize(loss, step)
-        return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
+        return engine.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
-    config = runner.RunConfig(model_dir=str(tmp_path), num_accumulation_steps=2)
-    estimator = runner.Estimator(model_fn, config, train_batch_size=4)
-    with pytest.raises(runner.UsageError, match="create_optimizer"):
+    config = engine.RunConfig(model_dir=str(tmp_path), num_accumulation_steps=2)
+    estimator = engine.Estimator(model_fn, config, train_batch_size=4)
+    with pytest.raises(engine.UsageError, match="create_optimizer"):
         estimator.train(speed_helpers.input_fn_builder(speed_helpers.make_data()), max_steps=1)
 
 

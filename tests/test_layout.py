@@ -9,7 +9,7 @@ Checked from the sources (and imports, for the public names):
   SCRIPT_LIMITS); no
   function anywhere is over 100 lines; each script's `main` checks its
   flags first through one `_check_flags()`;
-- only the scripts and script_flags.py read flags: the libraries take values;
+- only the scripts and bert_lib/script_flags.py read flags: the libraries take values;
   within a script only `main` and `*_from_flags` functions read them (the
   original's few API functions that took their settings from the flags
   apart), and every script checks its model through script_flags.check_model;
@@ -27,7 +27,7 @@ import os
 import sys
 
 import pytest
-from helpers import REPO
+from helpers import REPO, module_path, package_modules, root_modules
 
 # The public names (and the private ones user code imported) of the original
 # modules, as the 2018 code defines them.
@@ -340,11 +340,7 @@ ORIGINAL_PARAMETERS = {
 # into unformatted blocks.
 SCRIPT_LIMITS = {"run_classifier": 1070, "run_squad": 1283, "run_ner": 800}
 
-MODULES = sorted(
-    name[:-3]
-    for name in os.listdir(REPO)
-    if name.endswith(".py") and name != "setup.py" and os.path.isfile(os.path.join(REPO, name))
-)
+ROOT_MODULES = root_modules()
 
 
 def _tree(path):
@@ -358,13 +354,17 @@ def _is_script(tree):
     )
 
 
-SCRIPTS = [m for m in MODULES if _is_script(_tree(os.path.join(REPO, m + ".py")))]
-LIBRARIES = [m for m in MODULES if m not in SCRIPTS and m != "script_flags"]
+SCRIPTS = [m for m in ROOT_MODULES if _is_script(_tree(module_path(m)))]
+LIBRARIES = [m for m in ROOT_MODULES if m not in SCRIPTS] + [
+    m for m in package_modules() if m != "bert_lib.script_flags"
+]
 
 
 def test_the_scripts_and_libraries_are_found():
     assert {"run_classifier", "run_squad", "run_ner", "run_pretraining"} <= set(SCRIPTS)
-    assert {"modeling", "optimization", "tokenization", "runner"} <= set(LIBRARIES)
+    assert {"modeling", "optimization", "tokenization", "bert_lib.engine.estimator"} <= set(
+        LIBRARIES
+    )
 
 
 @pytest.mark.parametrize("module", sorted(ORIGINAL_NAMES))
@@ -399,7 +399,7 @@ def test_create_int_and_float_feature_give_the_original_protobufs():
 
 @pytest.mark.parametrize("script, limit", sorted(SCRIPT_LIMITS.items()))
 def test_scripts_are_no_longer_than_the_original(script, limit):
-    with open(os.path.join(REPO, script + ".py"), encoding="utf-8") as f:
+    with open(module_path(script), encoding="utf-8") as f:
         assert len(f.read().splitlines()) <= limit
 
 
@@ -408,11 +408,10 @@ def _functions(tree):
 
 
 def _python_files():
-    for directory in (
-        REPO,
-        os.path.join(REPO, "benchmarks"),
-        os.path.join(REPO, "benchmarks", "compat"),
-    ):
+    for name in root_modules() + package_modules():
+        yield module_path(name)
+    benchmarks = os.path.join(REPO, "benchmarks")
+    for directory in (benchmarks, os.path.join(benchmarks, "compat")):
         for name in sorted(os.listdir(directory)):
             if name.endswith(".py"):
                 yield os.path.join(directory, name)
@@ -441,7 +440,7 @@ TRAINING_SCRIPTS = [
 
 @pytest.mark.parametrize("script", TRAINING_SCRIPTS)
 def test_main_checks_its_flags_first_and_stays_short(script):
-    tree = _tree(os.path.join(REPO, script + ".py"))
+    tree = _tree(module_path(script))
     (main,) = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "main"]
     assert main.end_lineno - main.lineno + 1 <= 100
     calls = [
@@ -470,7 +469,7 @@ def _reads_flags(tree):
 
 @pytest.mark.parametrize("module", LIBRARIES)
 def test_libraries_read_no_flags(module):
-    assert _reads_flags(_tree(os.path.join(REPO, module + ".py"))) == []
+    assert _reads_flags(_tree(module_path(module))) == []
 
 
 def test_the_flag_check_catches_a_flag_read(tmp_path):
@@ -504,7 +503,7 @@ def _imports_outside(tree, allowed):
 
 @pytest.mark.parametrize("module", STANDALONE_MODULES)
 def test_modules_copied_alone_import_no_sibling(module):
-    tree = _tree(os.path.join(REPO, module + ".py"))
+    tree = _tree(module_path(module))
     assert _imports_outside(tree, STANDALONE_MAY_IMPORT) == []
 
 
@@ -538,7 +537,7 @@ ORIGINAL_API_READING_FLAGS = {
 
 def _script_flags_readers():
     """The functions of script_flags.py that read flags (FLAGS or flag_value)."""
-    tree = _tree(os.path.join(REPO, "script_flags.py"))
+    tree = _tree(module_path("bert_lib.script_flags"))
     readers = set()
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and not node.name.startswith("define"):
@@ -586,7 +585,7 @@ def _functions_reading_flags(tree, script, readers):
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_only_main_and_from_flags_functions_read_flags(script):
-    tree = _tree(os.path.join(REPO, script + ".py"))
+    tree = _tree(module_path(script))
     assert _functions_reading_flags(tree, script, _script_flags_readers()) == []
 
 
@@ -614,7 +613,7 @@ def test_the_script_flag_check_catches_each_way_of_reading_flags(tmp_path):
 )
 def test_each_script_checks_its_model_through_the_shared_check(script):
     """A check added to script_flags.check_model reaches every script (run_pretraining too)."""
-    tree = _tree(os.path.join(REPO, script + ".py"))
+    tree = _tree(module_path(script))
     (check,) = [
         n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_check_flags"
     ]
@@ -669,7 +668,7 @@ def _module_state_writes(tree):
 
 @pytest.mark.parametrize("module", MODEL_MODULES)
 def test_modeling_and_optimization_hold_no_module_level_switch(module):
-    tree = _tree(os.path.join(REPO, module + ".py"))
+    tree = _tree(module_path(module))
     assert _module_state_writes(tree) == []
     context_managers = [
         n.name
@@ -720,20 +719,22 @@ def _module_aliases(tree):
     for node in tree.body:
         if isinstance(node, ast.Import):
             imported |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported |= {a.asname or a.name for a in node.names}
     aliases = []
     for node in tree.body:
         if isinstance(node, ast.Assign) and isinstance(node.value, ast.Attribute):
             root = node.value.value
             if isinstance(root, ast.Name) and root.id in imported:
                 aliases += [t.id for t in node.targets if isinstance(t, ast.Name)]
-        elif isinstance(node, ast.ImportFrom) and node.module in DATA_MODULES:
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").endswith(DATA_MODULES):
             aliases += [a.asname or a.name for a in node.names]
     return aliases
 
 
 @pytest.mark.parametrize("script", sorted(ALIAS_FREE_SCRIPTS))
 def test_scripts_alias_only_the_originals_names(script):
-    tree = _tree(os.path.join(REPO, script + ".py"))
+    tree = _tree(module_path(script))
     allowed = set(ALIAS_FREE_SCRIPTS[script]) | {"FLAGS"}
     assert [name for name in _module_aliases(tree) if name not in allowed] == []
 
@@ -742,7 +743,9 @@ def test_the_alias_check_finds_aliases(tmp_path):
     path = tmp_path / "script.py"
     path.write_text(
         "import classifier_data\nimport features as f\nfrom errors import UsageError\n"
-        "from ner_data import InputExample\n\n"
-        "A = classifier_data.A\nB = f.truncate_seq_pair\nC = 3\n"
+        "from ner_data import InputExample\n"
+        "from bert_lib.task_data import squad_data\n"
+        "from bert_lib.task_data.squad_data import SquadExample\n\n"
+        "A = classifier_data.A\nB = f.truncate_seq_pair\nC = 3\nD = squad_data.D\n"
     )
-    assert _module_aliases(_tree(str(path))) == ["InputExample", "A", "B"]
+    assert _module_aliases(_tree(str(path))) == ["InputExample", "SquadExample", "A", "B", "D"]

@@ -15,7 +15,7 @@ from helpers import checkpoint_values
 
 import modeling
 import optimization
-import runner
+from bert_lib import engine
 
 STEPS = 6
 LEARNING_RATE = 3e-3
@@ -27,7 +27,7 @@ LOSS_TOLERANCE = 5e-3
 
 
 def _weights(model_dir):
-    values = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    values = checkpoint_values(engine.newest_checkpoint(str(model_dir)))
     return {
         k: v
         for k, v in values.items()
@@ -70,8 +70,8 @@ def test_training_stays_close_to_fp32(fp32_runs, tmp_path, precision):
     # Same variables, names, shapes and dtypes as the float32 checkpoint, plus
     # (float16 only) the loss scale and its good-step count, which a resumed
     # run continues from and code without loss scaling ignores.
-    ours = checkpoint_values(runner.newest_checkpoint(str(tmp_path)))
-    theirs = checkpoint_values(runner.newest_checkpoint(str(fp32_dir)))
+    ours = checkpoint_values(engine.newest_checkpoint(str(tmp_path)))
+    theirs = checkpoint_values(engine.newest_checkpoint(str(fp32_dir)))
     loss_scale = {"loss_scale", "loss_scale_good_steps"} if precision == "fp16" else set()
     assert sorted(ours) == sorted(set(theirs) | loss_scale)
     for name, value in theirs.items():
@@ -89,7 +89,7 @@ def test_fp32_checkpoint_resumes_in_bf16_and_back(tmp_path):
     speed_helpers.train(tmp_path, 4, learning_rate=LEARNING_RATE, precision="bf16")
     speed_helpers.train(tmp_path, 5, learning_rate=LEARNING_RATE, precision="fp16")
     speed_helpers.train(tmp_path, 6, learning_rate=LEARNING_RATE)
-    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path))) == 6
+    assert engine.checkpoint_step(engine.newest_checkpoint(str(tmp_path))) == 6
 
 
 def _tiny_model_graph(dtype):

@@ -8,7 +8,7 @@ B-, S-, a type change and the end of the sentence.
 
 import pytest
 
-import ner_data
+from bert_lib.task_data import ner_data
 
 
 @pytest.mark.parametrize(

@@ -1,10 +1,10 @@
-"""The modules import each other flat, and the wheel's build turns that into the package `bert`.
+"""The root's modules are imported flat, and the wheel's build turns that into the package `bert`.
 
 These checks read the sources and setup.py's rewrite (no wheel is built:
 test_package_install.py does that, slowly): no module keeps a two-branch
-`if __package__:` block, every sibling import becomes an import from
-`bert` in the wheel, the package holds every top-level module, and each
-shared flag is defined in one place.
+`if __package__:` block, every flat import of a root module becomes an
+import from `bert` in the wheel, the package `bert` holds every root module,
+and each shared flag is defined in one place.
 """
 
 import ast
@@ -13,18 +13,15 @@ import os
 import re
 
 import pytest
-from helpers import REPO
+from helpers import REPO, module_path, package_modules, root_modules
 
 try:
     import tomllib
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-MODULES = sorted(
-    name[:-3]
-    for name in os.listdir(REPO)
-    if name.endswith(".py") and name != "setup.py" and os.path.isfile(os.path.join(REPO, name))
-)
+ROOT_MODULES = root_modules()
+MODULES = ROOT_MODULES + package_modules()
 
 
 def _setup():
@@ -36,7 +33,7 @@ def _setup():
 
 
 def _source(module):
-    with open(os.path.join(REPO, module + ".py"), encoding="utf-8") as f:
+    with open(module_path(module), encoding="utf-8") as f:
         return f.read()
 
 
@@ -60,7 +57,8 @@ def _flat_sibling_imports(tree, siblings):
 
 
 def test_modules_are_found():
-    assert {"modeling", "tokenization", "run_classifier", "runner", "script_flags"} <= set(MODULES)
+    assert {"modeling", "tokenization", "run_classifier", "run_tf1"} <= set(ROOT_MODULES)
+    assert {"bert_lib.engine.estimator", "bert_lib.script_flags"} <= set(MODULES)
 
 
 @pytest.mark.parametrize("module", MODULES)
@@ -118,7 +116,7 @@ def test_the_rewrite_refuses_two_siblings_on_one_import_line():
 
 @pytest.mark.parametrize("module", MODULES)
 def test_the_wheel_copy_of_each_module_imports_no_sibling_flat(module):
-    siblings = set(MODULES)
+    siblings = set(ROOT_MODULES)
     rewritten = _setup().rewrite_sibling_imports(_source(module), siblings)
     tree = ast.parse(rewritten)
     assert _flat_sibling_imports(tree, siblings) == []
@@ -132,8 +130,8 @@ def test_the_wheel_copy_of_each_module_imports_no_sibling_flat(module):
     assert set(changed) <= set(_flat_sibling_imports(ast.parse(_source(module)), siblings))
 
 
-def test_the_package_is_every_top_level_module_but_setup():
-    assert _setup().package_modules(REPO) == MODULES
+def test_the_package_bert_is_every_root_module_but_setup():
+    assert _setup().root_modules(REPO) == ROOT_MODULES
 
 
 def test_package_dependencies_are_the_requirements_files():
@@ -170,9 +168,9 @@ def test_every_flag_name_is_defined_in_one_module_only():
 
 
 def test_no_script_defines_a_flag_another_script_also_takes():
-    import script_flags
+    from bert_lib import script_flags
 
     for module in MODULES:
-        if module == "script_flags":
+        if module == "bert_lib.script_flags":
             continue
         assert set(_defined_flag_names(module)) & set(script_flags.SHARED_FLAGS) == set(), module

@@ -1,6 +1,6 @@
 """`pip install .` gives the package `bert` that bert-tensorflow users imported.
 
-A wheel is built from the checkout's top-level files and installed into a
+A wheel is built from the checkout's root files and bert_lib/ and installed into a
 new virtual environment that sees this environment's site-packages (for
 TensorFlow) but not the repository: everything below runs there, from an
 empty directory, so an import that only works from a clone fails here.
@@ -22,6 +22,9 @@ from helpers import (
     REPO,
     TESTS,
     VOCAB_UNCASED,
+    module_path,
+    package_modules,
+    root_modules,
     run_command,
     run_outside_repository,
     run_script,
@@ -30,11 +33,8 @@ from reference_tokenizer import full_tokenize, load_vocab
 
 pytestmark = pytest.mark.slow
 
-MODULES = sorted(
-    name[:-3]
-    for name in os.listdir(REPO)
-    if name.endswith(".py") and name != "setup.py" and os.path.isfile(os.path.join(REPO, name))
-)
+ROOT_MODULES = root_modules()
+PACKAGE_MODULES = package_modules()
 
 
 class Venv:
@@ -60,14 +60,19 @@ def _check(result, what):
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory):
     root = tmp_path_factory.mktemp("package")
-    # The checkout's top-level files, copied so that the build's own files
-    # (build/, *.egg-info) are not left in the repository.
+    # The checkout's root files and the package, copied so that the build's own
+    # files (build/, *.egg-info) are not left in the repository.
     source = root / "source"
     source.mkdir()
     for name in os.listdir(REPO):
         path = os.path.join(REPO, name)
         if os.path.isfile(path) and not name.startswith("."):
             shutil.copy2(path, source / name)
+    shutil.copytree(
+        os.path.join(REPO, "bert_lib"),
+        source / "bert_lib",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
 
     build = [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "-w", str(root)]
     if importlib.util.find_spec("setuptools") is not None:
@@ -111,7 +116,10 @@ def test_the_wheel_holds_every_module_and_nothing_else(venv):
             for line in wheel.read(metadata).decode().splitlines()
             if line.startswith("Requires-Dist:") and "extra ==" not in line
         ]
-    assert sorted(n for n in names if ".dist-info/" not in n) == [f"bert/{m}.py" for m in MODULES]
+    package_files = [os.path.relpath(module_path(m), REPO) for m in PACKAGE_MODULES]
+    assert sorted(n for n in names if ".dist-info/" not in n) == sorted(
+        [f"bert/{m}.py" for m in ROOT_MODULES] + package_files
+    )
     with open(os.path.join(REPO, "requirements.txt")) as f:
         assert requires == [line.strip() for line in f if line.strip()]
 
@@ -124,7 +132,9 @@ import importlib, json, sys
 import bert
 files = {}
 for name in sys.argv[1:]:
-    files[name] = importlib.import_module("bert." + name).__file__
+    files[name] = importlib.import_module(
+        name if name.startswith("bert_lib") else "bert." + name
+    ).__file__
 try:
     import modeling
     flat = modeling.__file__
@@ -133,14 +143,22 @@ except ModuleNotFoundError:
 print(json.dumps({"files": files, "path": list(bert.__path__), "flat": flat,
                   "sys_path": sys.path}))
 """,
-        *MODULES,
+        *ROOT_MODULES,
+        *PACKAGE_MODULES,
     )
     found = json.loads(out.splitlines()[-1])
     assert found["flat"] is None  # the repository is not on sys.path
     assert REPO not in found["sys_path"] and TESTS not in found["sys_path"]
     package_dir = os.path.join(venv.purelib, "bert")
     assert found["path"][0] == package_dir
-    assert found["files"] == {m: os.path.join(package_dir, m + ".py") for m in MODULES}
+    expected = {m: os.path.join(package_dir, m + ".py") for m in ROOT_MODULES}
+    expected.update(
+        {
+            m: os.path.join(venv.purelib, os.path.relpath(module_path(m), REPO))
+            for m in PACKAGE_MODULES
+        }
+    )
+    assert found["files"] == expected
 
 
 def test_full_tokenizer_of_the_package_gives_the_golden_ids(venv):
@@ -288,4 +306,4 @@ def test_python_m_bert_run_tf1_runs_tf1_code_with_its_own_modeling(venv, tmp_pat
     )
     result = venv.run("-m", "bert.run_tf1", str(script))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.splitlines()[-1] == "user bert.tf1_estimator bert.tf1_layers"
+    assert result.stdout.splitlines()[-1] == "user bert_lib.tf1.estimator bert_lib.tf1.layers"

@@ -27,14 +27,16 @@ from helpers import (
     write_text,
 )
 
-import atomic_write
-import checkpoint_shapes
-import errors
-import eval_results
 import modeling
-import progress
-import startup_checks
-import tfrecord_format
+from bert_lib.plumbing import (
+    atomic_write,
+    checkpoint_shapes,
+    errors,
+    eval_results,
+    progress,
+    startup_checks,
+    tfrecord_format,
+)
 
 CORPUS = os.path.join(REPO, "demo_data", "corpus", "science.txt")
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -144,7 +146,7 @@ def _run_main(code):
 @pytest.mark.slow
 def test_run_main_reports_a_user_error_in_one_line_with_status_1():
     result = _run_main(
-        "import errors, script_flags\n"
+        "from bert_lib import script_flags\nfrom bert_lib.plumbing import errors\n"
         "def main(_):\n"
         "    raise errors.UsageError('--input_file: no such file: x.txt')\n"
         "script_flags.run_main(main)\n"
@@ -156,7 +158,7 @@ def test_run_main_reports_a_user_error_in_one_line_with_status_1():
 @pytest.mark.slow
 def test_run_main_keeps_the_traceback_of_a_bug_in_graph_code():
     result = _run_main(
-        "import script_flags, tensorflow as tf\n"
+        "import tensorflow as tf\nfrom bert_lib import script_flags\n"
         "def main(_):\n"
         "    with tf.Graph().as_default():\n"
         "        tf.matmul(tf.zeros([2, 3]), tf.zeros([4, 5]))\n"
@@ -171,8 +173,8 @@ def test_run_main_keeps_the_traceback_of_a_bug_in_graph_code():
 @pytest.mark.parametrize("script", ["create_vocab", "create_pretraining_data"])
 def test_data_scripts_and_their_plumbing_import_no_tensorflow(script):
     code = (
-        "import sys, errors, atomic_write, progress, startup_checks, fileio, eval_results, "
-        f"tfrecord_format, {script}\n"
+        "import sys\nfrom bert_lib.plumbing import errors, atomic_write, progress, "
+        f"startup_checks, fileio, eval_results, tfrecord_format\nimport {script}\n"
         "print('tensorflow' in sys.modules)\n"
     )
     result = _run_main(code)

@@ -27,12 +27,10 @@ import preemption_worker as worker
 import pytest
 import tensorflow as tf
 
-import errors
 import optimization
-import runner
-import runner_evaluation
-import runner_input_position
-import runner_signals
+from bert_lib import engine
+from bert_lib.engine import evaluation, input_position, signals
+from bert_lib.plumbing import errors
 
 WORKER = os.path.join(helpers.TESTS, "preemption_worker.py")
 SIGTERM_STATUS = 128 + signal.SIGTERM
@@ -68,11 +66,11 @@ def _stopped_lines(stderr):
 
 
 def _newest_step(model_dir):
-    return runner.checkpoint_step(runner.newest_checkpoint(str(model_dir)))
+    return engine.checkpoint_step(engine.newest_checkpoint(str(model_dir)))
 
 
 def _values(model_dir):
-    return helpers.checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    return helpers.checkpoint_values(engine.newest_checkpoint(str(model_dir)))
 
 
 def _train_here(model_dir, model, tf_random_seed=None):
@@ -181,12 +179,12 @@ def test_float16_resume_keeps_the_loss_scale_and_its_good_step_count(tmp_path, m
     with tf.Graph().as_default():
         model_fn = worker.speed_helpers.model_fn_builder(1e-3)
         features = {k: tf.constant(v[:8]) for k, v in worker.speed_helpers.make_data().items()}
-        model_fn(features, None, runner.ModeKeys.TRAIN, {})
+        model_fn(features, None, engine.ModeKeys.TRAIN, {})
         names = {v.op.name for v in tf.compat.v1.global_variables()}
         assert names == set(ours) - {"loss_scale", "loss_scale_good_steps"}
         kernel = helpers.variable_named("output_weights")
         with tf.compat.v1.Session() as session:
-            tf.compat.v1.train.Saver().restore(session, runner.newest_checkpoint(str(model_dir)))
+            tf.compat.v1.train.Saver().restore(session, engine.newest_checkpoint(str(model_dir)))
             np.testing.assert_array_equal(session.run(kernel), ours["output_weights"])
 
 
@@ -197,8 +195,8 @@ def test_a_changed_input_pipeline_is_not_restored_and_says_so(tmp_path, caplog):
     plan = worker.SignalPlan("")
     worker.estimator(str(tmp_path), "linear", plan).train(worker.linear_input_fn, 4)
     assert os.path.exists(tmp_path / "model.ckpt-4.input")
-    config = runner.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=4)
-    estimator = runner.Estimator(worker.linear_model_fn, config, train_batch_size=4)
+    config = engine.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=4)
+    estimator = engine.Estimator(worker.linear_model_fn, config, train_batch_size=4)
     with caplog.at_level("WARNING"):
         estimator.train(worker.linear_input_fn, 6)
     assert "the input position is not restored" in caplog.text
@@ -297,7 +295,7 @@ def test_sigterm_during_prediction_leaves_no_output_and_one_line(tmp_path):
 
 def test_errors_call_turns_a_stop_into_one_line_and_its_status(capsys):
     def stopped():
-        raise runner.TrainingStopped(signal.SIGTERM, "SIGTERM at step 3: saved x")
+        raise engine.TrainingStopped(signal.SIGTERM, "SIGTERM at step 3: saved x")
 
     with pytest.raises(SystemExit) as info:
         errors.call(stopped)
@@ -353,7 +351,7 @@ def test_input_position_fingerprint_ignores_generated_names_only():
             dataset = tf.data.TFRecordDataset(files).map(tf.strings.length)
             dataset = dataset.shuffle(10).batch(batch_size)
             variant = tf.data.experimental.to_variant(dataset)
-            return runner_input_position.pipeline_fingerprint(variant)
+            return input_position.pipeline_fingerprint(variant)
 
     first = fingerprint(4, ["a"])
     assert fingerprint(4, ["a"]) == first  # another graph: other generated names
@@ -433,15 +431,15 @@ def test_run_pretraining_saves_on_sigterm_and_the_same_command_resumes(tmp_path)
 
 
 def _linear_estimator(model_dir):
-    config = runner.RunConfig(model_dir=str(model_dir), save_checkpoints_steps=4)
-    return runner.Estimator(worker.linear_model_fn, config, train_batch_size=8, eval_batch_size=8)
+    config = engine.RunConfig(model_dir=str(model_dir), save_checkpoints_steps=4)
+    return engine.Estimator(worker.linear_model_fn, config, train_batch_size=8, eval_batch_size=8)
 
 
 def test_an_evaluation_during_training_gives_way_to_a_stop_signal(tmp_path):
     estimator = _linear_estimator(tmp_path)
-    with runner_signals.StopSignals(str(tmp_path)) as signals:
-        signals.received = signal.SIGTERM
-        with pytest.raises(runner_signals.Interrupted):
+    with signals.StopSignals(str(tmp_path)) as stop_signals:
+        stop_signals.received = signal.SIGTERM
+        with pytest.raises(signals.Interrupted):
             estimator.evaluate(worker.linear_input_fn, steps=3)
     # Outside training, nothing polls for signals.
     assert estimator.evaluate(worker.linear_input_fn, steps=3)["global_step"] == 0
@@ -459,9 +457,9 @@ def test_a_stop_during_an_every_n_steps_evaluation_saves_that_step_and_stops(tmp
         loop.stop_signals.received = signal.SIGTERM  # as the signal thread records it
         evaluated.append(estimator.evaluate(worker.linear_input_fn, steps=3))
 
-    with pytest.raises(runner.TrainingStopped) as info:
+    with pytest.raises(engine.TrainingStopped) as info:
         estimator.train(
-            worker.linear_input_fn, 12, actions=[runner_evaluation.Every(4, save_then_evaluate)]
+            worker.linear_input_fn, 12, actions=[evaluation.Every(4, save_then_evaluate)]
         )
     assert evaluated == []
     assert info.value.exit_status == SIGTERM_STATUS

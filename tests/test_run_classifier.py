@@ -18,8 +18,8 @@ from classifier_helpers import (
 )
 from helpers import error_line, load_script, tiny_bert_config, write_lines
 
-import classifier_data
 import tokenization
+from bert_lib.task_data import classifier_data
 
 
 @pytest.fixture(scope="module")
@@ -470,7 +470,7 @@ def test_empty_split_is_an_error(rc, parsed_flags, tmp_path):
 
 
 class _OnePassEstimator:
-    """Stands in for runner.Estimator: evaluation hands back every record's output,
+    """Stands in for engine.Estimator: evaluation hands back every record's output,
     out of input order as length-sorted batches give them; prediction is refused."""
 
     def __init__(self, records):

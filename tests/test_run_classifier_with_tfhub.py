@@ -234,7 +234,7 @@ def test_the_script_gives_run_classifiers_results_on_the_exported_checkpoint(run
 
 @pytest.mark.slow
 def test_the_scripts_export_serves_its_predictions_with_the_encoders_vocabulary(runs):
-    from predictor import Predictor
+    from bert_lib.export.predictor import Predictor
 
     export = runs["root"] / "export"
     assert (export / "assets.extra" / "vocab.txt").read_text().splitlines() == VOCAB
@@ -269,7 +269,7 @@ def test_tf_to_hub_and_hub_to_tf_give_back_the_checkpoint_and_print_its_flags(ru
 @pytest.mark.slow
 @pytest.mark.parametrize("builder", ["create_model", "model_fn_builder"])
 def test_the_originals_model_functions_start_from_the_encoder_and_compute_bert(runs, builder):
-    import runner
+    from bert_lib import engine
 
     hub_script = load_script("run_classifier_with_tfhub")
     config, weights = runs["config"], runs["weights"]
@@ -284,7 +284,7 @@ def test_the_originals_model_functions_start_from_the_encoder_and_compute_bert(r
         else:
             model_fn = hub_script.model_fn_builder(3, 1e-3, None, None, False, runs["hub"])
             features = dict(zip(("input_ids", "input_mask", "segment_ids"), inputs))
-            spec = model_fn(features, None, runner.ModeKeys.PREDICT, {})
+            spec = model_fn(features, None, engine.ModeKeys.PREDICT, {})
             probabilities = spec.predictions["probabilities"]
         with tf.compat.v1.Session(graph=graph) as session:
             session.run(tf.compat.v1.global_variables_initializer())
@@ -351,7 +351,7 @@ def test_a_model_garden_encoder_fine_tunes_and_a_rerun_resumes(tmp_path):
     np.testing.assert_array_equal(np.loadtxt(out / "test_results.tsv"), first_predictions)
 
     trained = checkpoint_values(str(out / "model.ckpt-4"))
-    import tfhub_encoder
+    from bert_lib.export import tfhub_encoder
 
     encoder = tfhub_encoder.read_encoder(hub)
     for name, value in encoder.variables.items():
@@ -482,7 +482,7 @@ def parsed_flags(tmp_path):
 
 @pytest.mark.parametrize("name", ["init_checkpoint", "bert_config_file", "vocab_file"])
 def test_a_model_flag_beside_the_handle_is_refused_before_any_work(parsed_flags, tmp_path, name):
-    from errors import UsageError
+    from bert_lib.plumbing.errors import UsageError
 
     hub_script = parsed_flags(f"--bert_hub_module_handle={tmp_path}", f"--{name}=x")
     with pytest.raises(UsageError, match=f"^--{name} cannot be given with --bert_hub_mod"):
@@ -491,7 +491,7 @@ def test_a_model_flag_beside_the_handle_is_refused_before_any_work(parsed_flags,
 
 
 def test_a_missing_handle_is_named(parsed_flags, tmp_path):
-    from errors import UsageError
+    from bert_lib.plumbing.errors import UsageError
 
     missing = str(tmp_path / "nowhere")
     hub_script = parsed_flags(f"--bert_hub_module_handle={missing}")
@@ -502,7 +502,7 @@ def test_a_missing_handle_is_named(parsed_flags, tmp_path):
 
 @pytest.mark.slow
 def test_a_do_lower_case_the_encoder_contradicts_is_refused(runs, parsed_flags, tmp_path):
-    from errors import UsageError
+    from bert_lib.plumbing.errors import UsageError
 
     hub_script = parsed_flags(f"--bert_hub_module_handle={runs['hub']}", "--do_lower_case=False")
     with pytest.raises(UsageError, match="^--do_lower_case=False, but the encoder .* has do_lo"):

@@ -13,7 +13,7 @@ def test_imports_are_frozen_and_new_garbage_is_still_collected():
         """
         import gc
         import weakref
-        import script_flags
+        from bert_lib import script_flags
         import tensorflow  # noqa: F401 (imported before main, as a script does)
 
         class Node:

@@ -16,8 +16,8 @@ from helpers import (
     write_text,
 )
 
-import ner_data
 import tokenization
+from bert_lib.task_data import ner_data
 
 DEMO = os.path.join(REPO, "demo_data", "ner")
 

@@ -19,7 +19,7 @@ import tensorflow as tf
 from absl import flags
 
 import modeling
-import runner
+from bert_lib import engine
 
 DEFAULT_RECORDS = os.path.join(helpers.GOLDEN, "pretraining", "default.tfrecord")
 WWM_RECORDS = os.path.join(helpers.GOLDEN, "pretraining", "wwm_*.tfrecord")
@@ -149,7 +149,7 @@ def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(config_file, 
     process = helpers.start_python(*command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 240
-        while runner.newest_checkpoint(output_dir) is None:
+        while engine.newest_checkpoint(output_dir) is None:
             assert process.poll() is None, "training ended before its first checkpoint"
             assert time.time() < deadline, "no checkpoint within 240 s"
             time.sleep(0.05)
@@ -158,15 +158,15 @@ def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(config_file, 
     finally:
         if process.poll() is None:
             process.kill()
-    killed_at = runner.checkpoint_step(runner.newest_checkpoint(output_dir))
+    killed_at = engine.checkpoint_step(engine.newest_checkpoint(output_dir))
     assert killed_at < TRAIN_STEPS
 
     done = helpers.run_python(*command)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Restoring parameters from" in done.stderr
-    final = runner.newest_checkpoint(output_dir)
-    reference = runner.newest_checkpoint(reference_dir)
-    assert runner.checkpoint_step(final) == runner.checkpoint_step(reference) == TRAIN_STEPS
+    final = engine.newest_checkpoint(output_dir)
+    reference = engine.newest_checkpoint(reference_dir)
+    assert engine.checkpoint_step(final) == engine.checkpoint_step(reference) == TRAIN_STEPS
     names = [name for name, _ in tf.train.list_variables(reference)]
     assert names == [name for name, _ in tf.train.list_variables(final)]
     for name in names:
@@ -312,8 +312,8 @@ def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, config_fi
             "--learning_rate=1e-4",
         ],
     )
-    final = runner.newest_checkpoint(str(tmp_path))
-    assert runner.checkpoint_step(final) == 8
+    final = engine.newest_checkpoint(str(tmp_path))
+    assert engine.checkpoint_step(final) == 8
     assert {name for name, _ in tf.train.list_variables(final)} == set(saved) | {"global_step"}
     # One step from the saved state: each weight moves by at most
     # lr * (|m| / sqrt(v) + decay), and each m is 0.9 * saved m plus a tenth of
@@ -330,7 +330,7 @@ def test_init_checkpoint_initializes_eval_and_is_logged(
     rp, config_file, trained, tmp_path, caplog
 ):
     _, trained_dir = trained
-    checkpoint = runner.newest_checkpoint(trained_dir)
+    checkpoint = engine.newest_checkpoint(trained_dir)
     output_dir = str(tmp_path / "from_init")
     with caplog.at_level("INFO"):
         _run_main(
@@ -366,7 +366,7 @@ def test_whole_word_mask_records_of_seq_64_train(rp, tmp_path):
             "--num_train_steps=2",
         ],
     )
-    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path / "out"))) == 2
+    assert engine.checkpoint_step(engine.newest_checkpoint(str(tmp_path / "out"))) == 2
 
 
 @pytest.mark.parametrize(

@@ -28,15 +28,15 @@ from linear_model import (
 )
 
 import optimization
-import runner
+from bert_lib import engine
 
 
 def _estimator(model_dir, model_fn=model_fn, batch_size=8, **config):
     config.setdefault("save_checkpoints_steps", 4)
     config.setdefault("log_step_count_steps", 5)
     config.setdefault("distribution_strategy", "one_device")
-    run_config = runner.RunConfig(model_dir=str(model_dir), **config)
-    return runner.Estimator(
+    run_config = engine.RunConfig(model_dir=str(model_dir), **config)
+    return engine.Estimator(
         model_fn,
         run_config,
         train_batch_size=batch_size,
@@ -47,7 +47,7 @@ def _estimator(model_dir, model_fn=model_fn, batch_size=8, **config):
 
 def _checkpoint_steps(model_dir):
     state = tf.train.get_checkpoint_state(str(model_dir))
-    return [runner.checkpoint_step(path) for path in state.all_model_checkpoint_paths]
+    return [engine.checkpoint_step(path) for path in state.all_model_checkpoint_paths]
 
 
 @pytest.mark.slow
@@ -56,7 +56,7 @@ def test_training_matches_numpy_and_keeps_the_five_newest_checkpoints(tmp_path):
     estimator = _estimator(tmp_path, save_checkpoints_steps=2)
     estimator.train(input_fn_builder(x, y), max_steps=13)
 
-    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    checkpoint = engine.newest_checkpoint(str(tmp_path))
     assert os.path.basename(checkpoint) == "model.ckpt-13"
     # Every 2 steps plus the final one; only the 5 newest stay on disk.
     assert _checkpoint_steps(tmp_path) == [6, 8, 10, 12, 13]
@@ -80,10 +80,10 @@ def test_resumed_training_continues_from_the_newest_checkpoint(tmp_path):
     estimator.train(input_fn, max_steps=7)
     # The same call again has nothing left to do.
     estimator.train(input_fn, max_steps=7)
-    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path))) == 7
+    assert engine.checkpoint_step(engine.newest_checkpoint(str(tmp_path))) == 7
     estimator.train(input_fn, steps=8)
-    checkpoint = runner.newest_checkpoint(str(tmp_path))
-    assert runner.checkpoint_step(checkpoint) == 15
+    checkpoint = engine.newest_checkpoint(str(tmp_path))
+    assert engine.checkpoint_step(checkpoint) == 15
     # Retention survives restarts: older checkpoints of earlier runs are pruned too.
     assert _checkpoint_steps(tmp_path) == [6, 7, 9, 12, 15]
     assert not os.path.exists(tmp_path / "model.ckpt-3.index")
@@ -99,8 +99,8 @@ def test_training_without_max_steps_stops_when_the_input_ends(tmp_path):
     estimator = _estimator(tmp_path, save_checkpoints_steps=100)
     estimator.train(input_fn_builder(x, y, repeat=False))
     # 44 examples make 5 full batches of 8; the last step is saved.
-    checkpoint = runner.newest_checkpoint(str(tmp_path))
-    assert runner.checkpoint_step(checkpoint) == 5
+    checkpoint = engine.newest_checkpoint(str(tmp_path))
+    assert engine.checkpoint_step(checkpoint) == 5
     w, _ = numpy_sgd(x, y, batch_size=8, steps=5)
     np.testing.assert_allclose(tf.train.load_variable(checkpoint, "w"), w, rtol=1e-5)
 
@@ -110,7 +110,7 @@ def test_evaluate_and_predict_use_the_newest_checkpoint(tmp_path):
     x, y = data()
     estimator = _estimator(tmp_path)
     estimator.train(input_fn_builder(x, y), max_steps=6)
-    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    checkpoint = engine.newest_checkpoint(str(tmp_path))
     w = tf.train.load_variable(checkpoint, "w").astype(np.float64)
     b = tf.train.load_variable(checkpoint, "b").astype(np.float64)
     expected = x.astype(np.float64) @ w + b
@@ -141,7 +141,7 @@ def test_evaluate_and_predict_use_the_newest_checkpoint(tmp_path):
 def _model_fn_predicting_in_eval(features, labels, mode, params):
     """model_fn, with its predictions in the EVAL spec too."""
     spec = model_fn(features, labels, mode, params)
-    if mode != runner.ModeKeys.EVAL:
+    if mode != engine.ModeKeys.EVAL:
         return spec
     prediction = tf.compat.v1.get_default_graph().get_tensor_by_name("add:0")
     return spec._replace(predictions={"y": prediction[:, 0], "x": features["x"]})
@@ -151,7 +151,7 @@ def test_evaluate_with_predictions_reads_the_input_once(tmp_path):
     x, y = data()
     estimator = _estimator(tmp_path, model_fn=_model_fn_predicting_in_eval)
     estimator.train(input_fn_builder(x, y), max_steps=6)
-    checkpoint = runner.newest_checkpoint(str(tmp_path))
+    checkpoint = engine.newest_checkpoint(str(tmp_path))
     w = tf.train.load_variable(checkpoint, "w").astype(np.float64)
     b = tf.train.load_variable(checkpoint, "b").astype(np.float64)
     expected = x.astype(np.float64) @ w + b
@@ -199,7 +199,7 @@ def test_evaluate_without_checkpoint_uses_initializers_or_given_checkpoint(tmp_p
     )
     assert by_path == trained.evaluate(input_fn_builder(x, y, repeat=False))
     assert by_path["global_step"] == 4
-    with pytest.raises(runner.UsageError, match="not found"):
+    with pytest.raises(engine.UsageError, match="not found"):
         fresh.evaluate(input_fn_builder(x, y), checkpoint_path=str(tmp_path / "nothing"))
 
 
@@ -251,7 +251,7 @@ def test_output_dir_that_is_a_file_is_a_one_line_error(tmp_path):
     path = tmp_path / "not_a_dir"
     path.write_text("x")
     x, y = data()
-    with pytest.raises(runner.UsageError, match="is a file, not a directory") as error:
+    with pytest.raises(engine.UsageError, match="is a file, not a directory") as error:
         _estimator(path).train(input_fn_builder(x, y), max_steps=2)
     assert "\n" not in str(error.value)
     assert path.read_text() == "x"
@@ -262,11 +262,11 @@ def test_nan_loss_stops_training_and_keeps_the_last_good_checkpoint(tmp_path):
     # Example 60 is in the batch of step 8 (batches of 8, 6 per pass).
     x, y = data(num_examples=72, nan_at=60)
     estimator = _estimator(tmp_path, save_checkpoints_steps=3)
-    with pytest.raises(runner.NanLossError, match="at step 8") as error:
+    with pytest.raises(engine.NanLossError, match="at step 8") as error:
         estimator.train(input_fn_builder(x, y), max_steps=20)
     assert "model.ckpt-6" in str(error.value)
-    checkpoint = runner.newest_checkpoint(str(tmp_path))
-    assert runner.checkpoint_step(checkpoint) == 6
+    checkpoint = engine.newest_checkpoint(str(tmp_path))
+    assert engine.checkpoint_step(checkpoint) == 6
     assert np.all(np.isfinite(tf.train.load_variable(checkpoint, "w")))
     assert _checkpoint_steps(tmp_path) == [3, 6]
 
@@ -279,7 +279,7 @@ def _bert_style_model_fn(features, labels, mode, params):
     prediction = tf.matmul(features["x"], weights, transpose_b=True) + bias
     loss = tf.reduce_mean(tf.square(prediction - labels))
     train_op = optimization.create_optimizer(loss, 0.01, 100, 0, False)
-    return runner.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return engine.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
 
 @pytest.mark.slow
@@ -299,8 +299,8 @@ def test_checkpoint_of_a_plain_saver_with_original_names_resumes(tmp_path):
     x, y = data()
     estimator = _estimator(tmp_path, model_fn=_bert_style_model_fn)
     estimator.train(input_fn_builder(x, y), max_steps=41)
-    checkpoint = runner.newest_checkpoint(str(tmp_path))
-    assert runner.checkpoint_step(checkpoint) == 41
+    checkpoint = engine.newest_checkpoint(str(tmp_path))
+    assert engine.checkpoint_step(checkpoint) == 41
 
     # One AdamWeightDecay step (step 40 of 100, no warmup) from the saved
     # slots, on the first batch, worked out in numpy.
@@ -328,24 +328,24 @@ def test_checkpoint_of_a_plain_saver_with_original_names_resumes(tmp_path):
 
 
 def test_run_config_flag_errors_are_usage_errors():
-    with pytest.raises(runner.UsageError, match="--use_tpu needs --tpu_name"):
-        runner.RunConfig("out", use_tpu=True, distribution_strategy="one_device")
-    with pytest.raises(runner.UsageError, match="cannot be combined"):
-        runner.RunConfig("out", use_tpu=True, tpu_name="t", distribution_strategy="mirrored")
-    with pytest.raises(runner.UsageError, match="needs --distribution_strategy=mirrored"):
-        runner.RunConfig("out", num_gpus=2, distribution_strategy="one_device")
-    with pytest.raises(runner.UsageError, match="one_device, mirrored or multi_worker"):
-        runner.RunConfig("out", distribution_strategy="horovod")
-    with pytest.raises(runner.UsageError, match="model_dir"):
-        runner.RunConfig("")
+    with pytest.raises(engine.UsageError, match="--use_tpu needs --tpu_name"):
+        engine.RunConfig("out", use_tpu=True, distribution_strategy="one_device")
+    with pytest.raises(engine.UsageError, match="cannot be combined"):
+        engine.RunConfig("out", use_tpu=True, tpu_name="t", distribution_strategy="mirrored")
+    with pytest.raises(engine.UsageError, match="needs --distribution_strategy=mirrored"):
+        engine.RunConfig("out", num_gpus=2, distribution_strategy="one_device")
+    with pytest.raises(engine.UsageError, match="one_device, mirrored or multi_worker"):
+        engine.RunConfig("out", distribution_strategy="horovod")
+    with pytest.raises(engine.UsageError, match="model_dir"):
+        engine.RunConfig("")
 
 
 def test_iterations_per_loop_is_ignored_with_a_warning_only_when_given(caplog):
     caplog.set_level("WARNING")
-    config = runner.RunConfig("out")
+    config = engine.RunConfig("out")
     assert config.steps_per_run == 1
     assert "iterations_per_loop" not in caplog.text
-    config = runner.RunConfig("out", iterations_per_loop=50)
+    config = engine.RunConfig("out", iterations_per_loop=50)
     assert config.steps_per_run == 1
     assert "--iterations_per_loop is ignored" in caplog.text
     assert "--steps_per_run" in caplog.text
@@ -354,7 +354,7 @@ def test_iterations_per_loop_is_ignored_with_a_warning_only_when_given(caplog):
 def test_mirrored_with_more_gpus_than_visible_is_a_usage_error(tmp_path):
     x, y = data()
     estimator = _estimator(tmp_path, distribution_strategy="mirrored", num_gpus=2)
-    with pytest.raises(runner.UsageError, match="--num_gpus=2 but only 0 GPU"):
+    with pytest.raises(engine.UsageError, match="--num_gpus=2 but only 0 GPU"):
         estimator.train(input_fn_builder(x, y), max_steps=1)
 
 
@@ -375,7 +375,7 @@ def test_multi_worker_without_a_valid_tf_config_is_a_usage_error(
         monkeypatch.setenv("TF_CONFIG", tf_config)
     x, y = data()
     estimator = _estimator(tmp_path, distribution_strategy="multi_worker")
-    with pytest.raises(runner.UsageError, match=message):
+    with pytest.raises(engine.UsageError, match=message):
         estimator.train(input_fn_builder(x, y), max_steps=1)
 
 
@@ -411,7 +411,7 @@ def test_use_tpu_builds_a_tpu_strategy_from_the_tpu_flags(tmp_path, monkeypatch)
 def test_batch_size_must_split_evenly_over_replicas(tmp_path):
     x, y = data()
     estimator = _estimator(tmp_path, batch_size=0)
-    with pytest.raises(runner.UsageError, match="train_batch_size=0"):
+    with pytest.raises(engine.UsageError, match="train_batch_size=0"):
         estimator.train(input_fn_builder(x, y), max_steps=1)
 
 
@@ -420,8 +420,7 @@ def _run_main_in_subprocess(body, tmp_path):
     script.write_text(
         "import sys\n"
         f"sys.path.insert(0, {helpers.REPO!r})\n"
-        "import runner\n"
-        "import script_flags\n"
+        "from bert_lib import engine, script_flags\n"
         f"{body}\n"
         "script_flags.run_main(main)\n"
     )
@@ -432,7 +431,7 @@ def _run_main_in_subprocess(body, tmp_path):
 def test_run_main_turns_user_errors_into_one_line_and_exit_1(tmp_path):
     done = _run_main_in_subprocess(
         "def main(argv):\n"
-        "    raise runner.UsageError('--input_file: x.tfrecord matches no files')",
+        "    raise engine.UsageError('--input_file: x.tfrecord matches no files')",
         tmp_path,
     )
     assert helpers.error_line(done) == "ERROR: --input_file: x.tfrecord matches no files"
@@ -563,8 +562,8 @@ def test_two_workers_on_localhost_end_with_identical_weights(worker_runs):
     kernel = "var:bert/pooler/dense/kernel"
     assert not np.array_equal(initial[kernel], first[kernel])
     # Only the chief writes checkpoints.
-    assert runner.newest_checkpoint(str(root / "worker0" / "bert"))
-    assert runner.newest_checkpoint(str(root / "worker1" / "bert")) is None
+    assert engine.newest_checkpoint(str(root / "worker0" / "bert"))
+    assert engine.newest_checkpoint(str(root / "worker1" / "bert")) is None
 
 
 # --------------------------------------------------------------------------
@@ -626,8 +625,8 @@ def _kill_after_checkpoint(tmp_path, ports, run, killed, after_step=0):
     survivor = 1 - killed
 
     def newer_checkpoint():
-        newest = runner.newest_checkpoint(model_dir)
-        return newest is not None and runner.checkpoint_step(newest) > after_step
+        newest = engine.newest_checkpoint(model_dir)
+        return newest is not None and engine.checkpoint_step(newest) > after_step
 
     try:
         _wait_for(newer_checkpoint, processes)
@@ -638,8 +637,8 @@ def _kill_after_checkpoint(tmp_path, ports, run, killed, after_step=0):
             if process.poll() is None:
                 process.kill()
     output = logs[survivor].read_text()
-    newest = runner.newest_checkpoint(model_dir)
-    assert after_step < runner.checkpoint_step(newest) < LOSS_TRAIN_STEPS
+    newest = engine.newest_checkpoint(model_dir)
+    assert after_step < engine.checkpoint_step(newest) < LOSS_TRAIN_STEPS
     expected = (
         f"ERROR: lost worker {killed} (127.0.0.1:{ports[killed]}) of 2: the newest "
         f"checkpoint is {newest}; starting every worker again with the same command "
@@ -657,7 +656,7 @@ def test_a_lost_worker_ends_the_others_with_one_line_and_a_restart_resumes(tmp_p
     a newer one is; the survivor ends each time, and the same command resumes."""
     ports = [_free_port(), _free_port()]
     first, _ = _kill_after_checkpoint(tmp_path, ports, run=1, killed=1)
-    first_step = runner.checkpoint_step(first)
+    first_step = engine.checkpoint_step(first)
     second, logs = _kill_after_checkpoint(tmp_path, ports, run=2, killed=0, after_step=first_step)
     for log in logs:
         text = log.read_text()
@@ -672,14 +671,14 @@ def test_a_lost_worker_ends_the_others_with_one_line_and_a_restart_resumes(tmp_p
         for process in processes:
             if process.poll() is None:
                 process.kill()
-    second_step = runner.checkpoint_step(second)
+    second_step = engine.checkpoint_step(second)
     for log in logs:
         text = log.read_text()
         assert f"Restoring parameters from {second}" in text
         assert f"Training from step {second_step} to {LOSS_TRAIN_STEPS}" in text
         assert f"Training done at step {LOSS_TRAIN_STEPS}" in text
-    newest = runner.newest_checkpoint(str(tmp_path / "model"))
-    assert runner.checkpoint_step(newest) == LOSS_TRAIN_STEPS
+    newest = engine.newest_checkpoint(str(tmp_path / "model"))
+    assert engine.checkpoint_step(newest) == LOSS_TRAIN_STEPS
 
 
 @pytest.mark.slow
@@ -694,8 +693,8 @@ def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
     script.write_text(
         "import sys, time\n"
         f"sys.path.insert(0, {helpers.REPO!r})\n"
-        "import runner_distribution\n"
-        f"watch = runner_distribution.PeerWatch({{1: '127.0.0.1:{port}'}}, {str(tmp_path)!r}, 2)\n"
+        "from bert_lib.engine import distribution\n"
+        f"watch = distribution.PeerWatch({{1: '127.0.0.1:{port}'}}, {str(tmp_path)!r}, 2)\n"
         "watch.start()\n"
         "print('watching', flush=True)\n"
         "time.sleep(600)\n"
@@ -728,23 +727,23 @@ def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
 def test_sessions_optimize_the_graph_once_unless_the_user_asks_otherwise():
     from tensorflow.core.protobuf import rewriter_config_pb2
 
-    import runner_config
-    import runner_distribution
+    from bert_lib.engine import config as runner_config
+    from bert_lib.engine import distribution
 
     rounds = rewriter_config_pb2.RewriterConfig
-    config = runner.RunConfig(model_dir="unused")
-    proto = runner_distribution.Distribution(config).session_config
+    config = engine.RunConfig(model_dir="unused")
+    proto = distribution.Distribution(config).session_config
     assert proto.allow_soft_placement
     assert proto.graph_options.rewrite_options.meta_optimizer_iterations == rounds.ONE
     user = tf.compat.v1.ConfigProto(inter_op_parallelism_threads=1)
     user.graph_options.rewrite_options.meta_optimizer_iterations = rounds.TWO
-    proto = runner_distribution.Distribution(
-        runner.RunConfig(model_dir="unused", session_config=user)
+    proto = distribution.Distribution(
+        engine.RunConfig(model_dir="unused", session_config=user)
     ).session_config
     assert proto.graph_options.rewrite_options.meta_optimizer_iterations == rounds.TWO
     assert proto.inter_op_parallelism_threads == 1
     # Evaluation and prediction open their sessions with the same settings.
-    default = runner_distribution.Distribution(config).session_config
+    default = distribution.Distribution(config).session_config
     assert runner_config.session_config() == default
 
 
@@ -759,8 +758,8 @@ def test_one_round_of_graph_optimization_trains_bit_for_bit_as_two(tmp_path):
     )
     speed_helpers.train(tmp_path / "one", steps=5)
     speed_helpers.train(tmp_path / "two", steps=5, session_config=two_rounds)
-    one = helpers.checkpoint_values(runner.newest_checkpoint(str(tmp_path / "one")))
-    two = helpers.checkpoint_values(runner.newest_checkpoint(str(tmp_path / "two")))
+    one = helpers.checkpoint_values(engine.newest_checkpoint(str(tmp_path / "one")))
+    two = helpers.checkpoint_values(engine.newest_checkpoint(str(tmp_path / "two")))
     assert sorted(one) == sorted(two)
     for name in one:
         np.testing.assert_array_equal(one[name], two[name], err_msg=name)

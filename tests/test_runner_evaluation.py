@@ -1,4 +1,4 @@
-"""Evaluating while training (runner_evaluation.py) on a linear model numpy can redo.
+"""Evaluating while training (bert_lib/engine/evaluation.py) on a linear model numpy can redo.
 
 The model is least squares with plain gradient descent, so the weights of
 every evaluated (and kept) checkpoint and its mean squared error are worked
@@ -17,8 +17,8 @@ import tensorflow as tf
 from helpers import write_checkpoint
 from linear_model import data, input_fn_builder, model_fn, numpy_sgd
 
-import runner
-import runner_evaluation
+from bert_lib import engine
+from bert_lib.engine import evaluation
 
 BATCH_SIZE = 8
 
@@ -27,9 +27,9 @@ def _estimator(model_dir, **config):
     config.setdefault("save_checkpoints_steps", 100)
     config.setdefault("log_step_count_steps", 100)
     config.setdefault("distribution_strategy", "one_device")
-    return runner.Estimator(
+    return engine.Estimator(
         model_fn,
-        runner.RunConfig(model_dir=str(model_dir), **config),
+        engine.RunConfig(model_dir=str(model_dir), **config),
         train_batch_size=BATCH_SIZE,
         eval_batch_size=BATCH_SIZE,
     )
@@ -44,7 +44,7 @@ def _scripted(scores, key="score"):
     """For _train: an evaluate function whose metric is scores[step of the checkpoint]."""
 
     def evaluate(checkpoint_path):
-        step = runner.checkpoint_step(checkpoint_path)
+        step = engine.checkpoint_step(checkpoint_path)
         return {key: scores[step], "global_step": step}
 
     return lambda estimator: evaluate
@@ -54,8 +54,8 @@ def _train(model_dir, make_evaluate, max_steps, every, metric=None, patience=Non
     """Trains with evaluation; make_evaluate(estimator) gives the evaluate function."""
     x, y = data()
     estimator = _estimator(model_dir, **config)
-    options = runner_evaluation.check_options(every, metric, patience, True, "")
-    return runner_evaluation.train_and_evaluate(
+    options = evaluation.check_options(every, metric, patience, True, "")
+    return evaluation.train_and_evaluate(
         estimator,
         input_fn_builder(x, y),
         max_steps,
@@ -66,13 +66,13 @@ def _train(model_dir, make_evaluate, max_steps, every, metric=None, patience=Non
 
 
 def _history(model_dir):
-    with open(os.path.join(model_dir, runner_evaluation.HISTORY_FILE)) as f:
+    with open(os.path.join(model_dir, evaluation.HISTORY_FILE)) as f:
         return [json.loads(line) for line in f]
 
 
 def _checkpoint_steps(model_dir):
     state = tf.train.get_checkpoint_state(str(model_dir))
-    return [runner.checkpoint_step(path) for path in state.all_model_checkpoint_paths]
+    return [engine.checkpoint_step(path) for path in state.all_model_checkpoint_paths]
 
 
 def _eval_scalars(model_dir, tag):
@@ -128,7 +128,7 @@ def test_best_checkpoint_survives_rotation_and_holds_its_weights(tmp_path):
     assert not os.path.exists(tmp_path / "model.ckpt-4.index")
     # ... and the best, step 4, lives on in best/ with its own checkpoint file.
     best = tmp_path / "best"
-    assert runner.newest_checkpoint(str(best)) == str(best / "model.ckpt-4")
+    assert engine.newest_checkpoint(str(best)) == str(best / "model.ckpt-4")
     assert sorted(f for f in os.listdir(best) if f.startswith("model.ckpt")) == [
         "model.ckpt-4.data-00000-of-00001",
         "model.ckpt-4.index",
@@ -152,12 +152,12 @@ def test_early_stopping_stops_at_the_kth_evaluation_without_improvement(tmp_path
     # Steps 6 and 8 do not beat step 4's 3.0 (equal is no improvement): stop at 8.
     assert final == {"score": 3.0, "global_step": 8}
     assert [entry["global_step"] for entry in _history(tmp_path)] == [2, 4, 6, 8]
-    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path))) == 8
-    assert runner.newest_checkpoint(str(tmp_path / "best")).endswith("model.ckpt-4")
+    assert engine.checkpoint_step(engine.newest_checkpoint(str(tmp_path))) == 8
+    assert engine.newest_checkpoint(str(tmp_path / "best")).endswith("model.ckpt-4")
     # The same command again does not train past the stop, nor count step 8 twice.
     again = _train(tmp_path, _scripted(scores), max_steps=12, every=2, metric="score", patience=2)
     assert again == final
-    assert runner.checkpoint_step(runner.newest_checkpoint(str(tmp_path))) == 8
+    assert engine.checkpoint_step(engine.newest_checkpoint(str(tmp_path))) == 8
     assert len(_history(tmp_path)) == 4
 
 
@@ -169,7 +169,7 @@ def test_a_restarted_run_carries_the_best_and_the_patience_count_over(tmp_path):
     # Step 6 already counted once without improvement, so 8 and 10 make three.
     assert final["global_step"] == 10
     assert [entry["global_step"] for entry in _history(tmp_path)] == [2, 4, 6, 8, 10]
-    assert runner.newest_checkpoint(str(tmp_path / "best")).endswith("model.ckpt-4")
+    assert engine.newest_checkpoint(str(tmp_path / "best")).endswith("model.ckpt-4")
 
 
 @pytest.mark.slow
@@ -179,23 +179,23 @@ def test_a_restarted_run_carries_the_best_and_the_patience_count_over(tmp_path):
 def test_loss_like_metrics_are_minimised_and_others_maximised(tmp_path, key, best_step):
     scores = {2: 2.0, 4: 0.5, 6: 3.0}
     _train(tmp_path, _scripted(scores, key), max_steps=6, every=2, metric=key)
-    assert runner.newest_checkpoint(str(tmp_path / "best")).endswith(f"model.ckpt-{best_step}")
+    assert engine.newest_checkpoint(str(tmp_path / "best")).endswith(f"model.ckpt-{best_step}")
     text = (tmp_path / "best" / "eval_results.txt").read_text()
     assert f"{key} = {scores[best_step]}\n" in text
 
 
 def test_metric_direction_follows_the_name():
-    assert runner_evaluation.is_minimised("loss")
-    assert runner_evaluation.is_minimised("masked_lm_loss")
-    assert runner_evaluation.is_minimised("eval_loss")
-    assert not runner_evaluation.is_minimised("eval_accuracy")
-    assert not runner_evaluation.is_minimised("masked_lm_accuracy")
-    assert not runner_evaluation.is_minimised("f1")
+    assert evaluation.is_minimised("loss")
+    assert evaluation.is_minimised("masked_lm_loss")
+    assert evaluation.is_minimised("eval_loss")
+    assert not evaluation.is_minimised("eval_accuracy")
+    assert not evaluation.is_minimised("masked_lm_accuracy")
+    assert not evaluation.is_minimised("f1")
 
 
 @pytest.mark.slow
 def test_an_unknown_metric_names_the_flag_and_the_results(tmp_path):
-    with pytest.raises(runner.UsageError, match="--best_checkpoint_metric=acc is not an") as e:
+    with pytest.raises(engine.UsageError, match="--best_checkpoint_metric=acc is not an") as e:
         _train(tmp_path, _scripted({2: 1.0}), max_steps=4, every=2, metric="acc")
     assert "global_step, score" in str(e.value)
 
@@ -213,28 +213,24 @@ def test_an_unknown_metric_names_the_flag_and_the_results(tmp_path):
     ],
 )
 def test_inconsistent_options_are_usage_errors(every, metric, patience, can_evaluate, message):
-    with pytest.raises(runner.UsageError, match=message):
-        runner_evaluation.check_options(
-            every, metric, patience, can_evaluate, "--do_train and --do_eval"
-        )
+    with pytest.raises(engine.UsageError, match=message):
+        evaluation.check_options(every, metric, patience, can_evaluate, "--do_train and --do_eval")
 
 
 def test_options_off_by_default():
-    assert runner_evaluation.check_options(None, None, None, False, "") is None
+    assert evaluation.check_options(None, None, None, False, "") is None
 
 
 def test_multi_worker_is_refused_before_training(tmp_path):
     estimator = _estimator(tmp_path, distribution_strategy="multi_worker")
-    options = runner_evaluation.check_options(2, None, None, True, "")
-    with pytest.raises(runner.UsageError, match="multi_worker"):
-        runner_evaluation.train_and_evaluate(
-            estimator, None, 4, lambda path: {}, _write_results, options
-        )
+    options = evaluation.check_options(2, None, None, True, "")
+    with pytest.raises(engine.UsageError, match="multi_worker"):
+        evaluation.train_and_evaluate(estimator, None, 4, lambda path: {}, _write_results, options)
 
 
 def test_keep_checkpoint_max_must_not_be_negative():
-    with pytest.raises(runner.UsageError, match="--keep_checkpoint_max must be >= 0"):
-        runner.RunConfig("out", keep_checkpoint_max=-1)
+    with pytest.raises(engine.UsageError, match="--keep_checkpoint_max must be >= 0"):
+        engine.RunConfig("out", keep_checkpoint_max=-1)
 
 
 def test_best_directory_names_its_checkpoint_relative_to_itself(tmp_path, monkeypatch):
@@ -243,7 +239,7 @@ def test_best_directory_names_its_checkpoint_relative_to_itself(tmp_path, monkey
     source.mkdir()
     prefix = write_checkpoint(str(source / "model.ckpt-7"), {"w": np.arange(3.0)})
     monkeypatch.chdir(tmp_path)
-    best = runner_evaluation.BestCheckpoint("out", lambda path, result: None)
+    best = evaluation.BestCheckpoint("out", lambda path, result: None)
     best.keep(prefix, {"eval_accuracy": 0.5})
     assert tf.train.latest_checkpoint("out/best") == os.path.join("out/best", "model.ckpt-7")
     os.rename("out", "moved")

@@ -4,8 +4,8 @@ import pytest
 import tensorflow as tf
 from squad_helpers import load_run_squad, qa, squad_json, write_json, write_vocab
 
-import squad_data
 import tokenization
+from bert_lib.task_data import squad_data
 
 # "a b playing c d played e f": ten word pieces
 #   index: 0 1 2    3    4 5 6    7   8 9

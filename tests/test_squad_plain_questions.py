@@ -16,8 +16,8 @@ from squad_helpers import (
 )
 
 import modeling
-import squad_data
 import tokenization
+from bert_lib.task_data import squad_data
 
 
 def _plain(squad):

@@ -8,8 +8,8 @@ import numpy_reference as npr
 import pytest
 from squad_helpers import load_run_squad, qa, squad_json, write_json, write_vocab
 
-import squad_data
 import tokenization
+from bert_lib.task_data import squad_data
 
 # Pieces of "Steve Smith's cafe (1895-1943)." after "[CLS] who ? [SEP]":
 #   4 steve | 5 smith 6 ' 7 s | 8 cafe | 9 ( 10 1895 11 - 12 1943 13 ) 14 .

@@ -3,8 +3,8 @@
 import pytest
 from squad_helpers import load_run_squad, qa, squad_json
 
-import eval_results
-import squad_data
+from bert_lib.plumbing import eval_results
+from bert_lib.task_data import squad_data
 
 
 @pytest.fixture(scope="module")

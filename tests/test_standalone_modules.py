@@ -29,10 +29,9 @@ from helpers import (
 # Every case starts a process.
 pytestmark = pytest.mark.slow
 
+# The names this project's code is imported under: the root's modules and the package.
 PROJECT_MODULES = sorted(
-    name[:-3]
-    for name in os.listdir(REPO)
-    if name.endswith(".py") and os.path.isfile(os.path.join(REPO, name))
+    [name[:-3] for name in os.listdir(REPO) if name.endswith(".py")] + ["bert_lib"]
 )
 
 # Runs first in the fresh interpreter: the module is alone in the working

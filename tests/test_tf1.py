@@ -1,4 +1,4 @@
-"""The TF 1.x API on TensorFlow 2 (tf1.py, run_tf1.py): layers, CRF, metrics, estimator, errors.
+"""The TF 1.x API on TensorFlow 2 (bert_lib/tf1, run_tf1.py): layers, CRF, metrics, estimator, errors.
 
 In-process tests build plain tf.compat.v1 graphs with the pieces (they never
 call tf1.install(), which would switch this whole test process to TF1
@@ -19,10 +19,10 @@ import pytest
 import tensorflow as tf
 from helpers import DATA, REPO, run_code, run_script, tiny_bert_config
 
-import tf1_api
-import tf1_contrib
-import tf1_estimator
-import tf1_layers
+from bert_lib.tf1 import api as tf1_api
+from bert_lib.tf1 import contrib as tf1_contrib
+from bert_lib.tf1 import estimator as tf1_estimator
+from bert_lib.tf1 import layers as tf1_layers
 
 V1 = tf.compat.v1
 SCRIPTS = os.path.join(DATA, "tf1_scripts")
@@ -338,12 +338,13 @@ def test_user_code_imports_the_users_modeling_and_the_project_keeps_its_own(tmp_
     config.write_text(json.dumps(tiny_bert_config(100)))
     result = run_code(
         f"""
-        import tf1
+        from bert_lib import tf1
+        from bert_lib.plumbing import startup_checks
         tf1.isolate_user_dir({str(tmp_path)!r})
         import user_code
         print(user_code.WHOSE)
         # load_bert_config imports modeling inside the function: it gets this project's.
-        config = tf1._PROJECT_MODULES["startup_checks"].load_bert_config({str(config)!r})
+        config = startup_checks.load_bert_config({str(config)!r})
         ours = tf1._PROJECT_MODULES["modeling"]
         print(type(config) is ours.BertConfig, ours.__file__)
         """
@@ -555,7 +556,7 @@ def test_launcher_options_choose_the_runners_devices(tmp_path):
 def test_install_returns_the_module_that_user_code_imports():
     result = run_code(
         """
-        import tf1
+        from bert_lib import tf1
         tf = tf1.install()
         import tensorflow
         from tensorflow.contrib import crf

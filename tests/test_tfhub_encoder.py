@@ -29,8 +29,8 @@ from helpers import (
 )
 
 import modeling
-import tfhub_encoder
-from errors import UsageError
+from bert_lib.export import tfhub_encoder
+from bert_lib.plumbing.errors import UsageError
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"word{i}" for i in range(35)]
 TFHUB_DATA = os.path.join(DATA, "tfhub")

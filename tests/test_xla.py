@@ -14,7 +14,7 @@ import tensorflow as tf
 from extract_features_helpers import run_extract_features, write_model_files
 from helpers import checkpoint_values
 
-import runner
+from bert_lib import engine
 
 # Every test here trains or starts a script.
 pytestmark = pytest.mark.slow
@@ -54,14 +54,14 @@ class _GraphProbe:
 def _train(model_dir, **kwargs):
     probe = _GraphProbe()
     data = speed_helpers.make_data()
-    config = runner.RunConfig(
+    config = engine.RunConfig(
         model_dir=str(model_dir),
         save_summary_steps=0,
         log_step_count_steps=1,
         tf_random_seed=1,
         **kwargs,
     )
-    estimator = runner.Estimator(
+    estimator = engine.Estimator(
         speed_helpers.model_fn_builder(learning_rate=LEARNING_RATE),
         config,
         train_batch_size=8,
@@ -71,7 +71,7 @@ def _train(model_dir, **kwargs):
     predictions = [
         p["logits"] for p in estimator.predict(speed_helpers.input_fn_builder(data, repeat=False))
     ]
-    weights = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+    weights = checkpoint_values(engine.newest_checkpoint(str(model_dir)))
     return probe, np.stack(predictions), weights
 
 
@@ -153,14 +153,14 @@ def test_several_steps_per_run_equal_one_step_per_run(tmp_path):
             log_step_count_steps=4,
             save_checkpoints_steps=5,
         )
-        runs[steps_per_run] = checkpoint_values(runner.newest_checkpoint(str(model_dir)))
+        runs[steps_per_run] = checkpoint_values(engine.newest_checkpoint(str(model_dir)))
         # Saved at the boundary (5) and at the end (7), as with one step per run.
         state = tf.train.get_checkpoint_state(str(model_dir))
-        steps = sorted(runner.checkpoint_step(p) for p in state.all_model_checkpoint_paths)
+        steps = sorted(engine.checkpoint_step(p) for p in state.all_model_checkpoint_paths)
         assert steps == [5, 7]
     assert sorted(runs[1]) == sorted(runs[3])
     assert runs[3]["global_step"] == 7
     for name, value in runs[1].items():
         np.testing.assert_allclose(runs[3][name], value, atol=1e-6, rtol=1e-6, err_msg=name)
-    with pytest.raises(runner.UsageError, match="steps_per_run"):
-        runner.RunConfig(model_dir=str(tmp_path), steps_per_run=0)
+    with pytest.raises(engine.UsageError, match="steps_per_run"):
+        engine.RunConfig(model_dir=str(tmp_path), steps_per_run=0)

@@ -1,0 +1,513 @@
+"""The Estimator the scripts train, evaluate and predict with, and what it does.
+
+tf.estimator and TPUEstimator are gone from TensorFlow 2.16, so the scripts
+keep their original shape on top of this module instead:
+
+    model_fn(features, labels, mode, params) -> EstimatorSpec
+    input_fn(params) -> tf.data.Dataset   (params["batch_size"] = per-replica batch)
+
+    config = engine.RunConfig(model_dir=..., save_checkpoints_steps=1000)
+    estimator = engine.Estimator(model_fn, config, train_batch_size=32, ...)
+    estimator.train(train_input_fn, max_steps=num_train_steps)
+    result = estimator.evaluate(eval_input_fn, steps=max_eval_steps)
+    for prediction in estimator.predict(predict_input_fn): ...
+
+Everything runs in tf.compat.v1 graphs and sessions, so model code written
+with variable_scope / get_variable works unchanged, whether or not the
+process called tf.compat.v1.disable_v2_behavior().
+
+Checkpoints are plain name-based TF checkpoints (`checkpoint`,
+`model.ckpt-STEP.*`) holding the variables under their own names (no
+replica suffixes), so they load in the original code and the original's
+checkpoints (with adam_m / adam_v slots and global_step) resume here.
+Training resumes from the newest checkpoint in model_dir; with no
+checkpoint the variables start from their initializers, which include
+whatever the model_fn asked tf.compat.v1.train.init_from_checkpoint for.
+
+Training saves every save_checkpoints_steps and at the end (keeping the
+keep_checkpoint_max newest), logs step/total, loss, learning rate, steps/sec,
+examples/sec and the time left, and writes the same to TensorBoard event
+files in model_dir (the learning rate is whatever scalar the model_fn put in
+the LEARNING_RATE_COLLECTION graph collection, as
+optimization.create_optimizer does; other tf.compat.v1.summary ops the
+model_fn makes are written too). A NaN or Inf loss stops training with
+NanLossError and nothing is saved after the last good checkpoint.
+evaluate and predict build their graph once and run on one device.
+
+Distribution goes through tf.distribute, chosen by RunConfig (the scripts
+fill it from their flags): one device (default),
+distribution_strategy="mirrored" (all local GPUs, or num_gpus of them; all
+logical CPUs when there is no GPU), "multi_worker"
+(MultiWorkerMirroredStrategy from TF_CONFIG; model_dir must be shared by
+the workers) and use_tpu (TPUStrategy from tpu_name / tpu_zone /
+gcp_project / master). The batch size given to the Estimator is the global
+batch; each replica gets an equal share. Under a strategy with several
+replicas, variables the model_fn creates default to ONLY_FIRST_REPLICA
+aggregation: the optimizer must average gradients across replicas
+(optimization.create_optimizer does, and so do tf.compat.v1.train
+optimizers, which average rather than sum here, as under tf.estimator) so
+that every replica computes the same update.
+
+With tf_random_seed set, runs are reproducible: the graph-level seed is
+fixed, tf.data pipelines are made deterministic, and a resumed run skips
+the batches the checkpointed steps already consumed, so a run that was
+killed and restarted ends with the same weights as one that was not
+(provided the model itself is deterministic, e.g. dropout off).
+
+Errors: bad user input raises a UsageError (plumbing/errors.py) with a one-line
+message naming the flag or file at fault; the scripts' entry point
+(script_flags.run_main) reports it, missing or corrupt files and
+NanLossError as "ERROR: <message>" on stderr and exit status 1, without a
+traceback; a bug keeps its traceback.
+
+SIGTERM or Ctrl-C during training (signals.py) lets the step in
+flight finish, saves it and raises TrainingStopped, which the scripts'
+entry point reports as "STOPPED: <signal> at step N: saved <checkpoint>;
+the same command resumes from it" with exit status 128 + the signal; a
+second signal ends the process at once. On one device the tf.data
+iterator's state is saved beside each checkpoint (input_position.py),
+so a resumed run reads on where the stopped one was, seeded or not.
+
+Multi-worker jobs watch their workers: when one is lost (killed, crashed,
+its machine gone), every other worker ends within seconds with one line,
+"ERROR: lost worker I (host:port) of N: the newest checkpoint is ...;
+starting every worker again with the same command resumes from it", and
+exit status 1, instead of waiting in a collective op for ever.
+
+The engine (bert_lib/engine) is layered; each module can be read alone:
+  config.py          RunConfig, EstimatorSpec, ModeKeys, errors
+  distribution.py    tf.distribute strategies, the multi-worker peer watch
+  checkpoints.py     find / restore-or-initialize / save checkpoints
+  graphs.py          build the train, eval and predict graphs (plain records)
+  training.py        the training loop (hooks, logs, summaries, every-N actions)
+  signals.py         SIGTERM / Ctrl-C during training
+  input_position.py  the input position saved beside each checkpoint
+  estimator.py       Estimator.train / evaluate / predict on top
+  evaluation.py      evaluating while training, the best checkpoint, early stopping
+"""
+
+import os
+import time
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from ..export import serving
+from ..plumbing.progress import format_seconds
+from . import input_position, signals
+from .checkpoints import (
+    check_model_dir,
+    checkpoint_step,
+    checkpoint_to_load,
+    newest_checkpoint,
+    restore_or_initialize,
+    warm_start_from_checkpoint,
+)
+from .config import (
+    LEARNING_RATE_COLLECTION,
+    EstimatorSpec,
+    ModeKeys,
+    NanLossError,
+    RunConfig,
+    TrainingStopped,
+    UsageError,
+    WorkerLostError,
+    session_config,
+)
+from .distribution import Distribution
+from .graphs import ModelBuilder, build_eval_graph, build_predict_graph, build_train_graph
+from .signals import StopSignals
+from .training import TrainingLoop, scalar_summary
+
+# What a script or a model_fn uses, besides the Estimator: engine.RunConfig,
+# engine.EstimatorSpec, engine.ModeKeys, engine.warm_start_from_checkpoint, ...
+__all__ = [
+    "Estimator",
+    "EstimatorSpec",
+    "LEARNING_RATE_COLLECTION",
+    "ModeKeys",
+    "NanLossError",
+    "RunConfig",
+    "TrainingStopped",
+    "UsageError",
+    "WorkerLostError",
+    "checkpoint_step",
+    "first_predictions",
+    "newest_checkpoint",
+    "warm_start_from_checkpoint",
+]
+
+
+class Estimator:
+    """Trains, evaluates and predicts with a model_fn, like TPUEstimator did.
+
+    Batch sizes are global (split over replicas); params passed to model_fn and
+    input_fn are a copy of `params` with "batch_size" set for the call.
+    """
+
+    def __init__(
+        self,
+        model_fn,
+        config,
+        params=None,
+        train_batch_size=None,
+        eval_batch_size=None,
+        predict_batch_size=None,
+        use_tpu=None,
+    ):
+        if config is None:
+            raise ValueError("Estimator needs a RunConfig")
+        if use_tpu is not None and bool(use_tpu) != config.use_tpu:
+            config.use_tpu = bool(use_tpu)
+            if config.use_tpu and not (config.tpu_name or config.master):
+                raise UsageError("--use_tpu needs --tpu_name (or --master) to find the TPU")
+        self._model_fn = model_fn
+        self._config = config
+        self._params = dict(params or {})
+        self._builder = ModelBuilder(model_fn, config, self._params)
+        self._train_batch_size = train_batch_size
+        self._eval_batch_size = eval_batch_size
+        self._predict_batch_size = predict_batch_size
+        # runner_evaluation turns this off while it writes complete results itself.
+        self.write_eval_summaries = True
+
+    @property
+    def model_dir(self):
+        return self._config.model_dir
+
+    @property
+    def config(self):
+        return self._config
+
+    def latest_checkpoint(self):
+        """The newest checkpoint in model_dir, or None."""
+        return newest_checkpoint(self._config.model_dir)
+
+    # ---------------------------------------------------------------- train
+
+    def train(self, input_fn, max_steps=None, steps=None, hooks=None, actions=None):
+        """Trains until global_step reaches max_steps (or `steps` more, or the input ends).
+
+        Resumes from the newest checkpoint in model_dir; saves every
+        save_checkpoints_steps and at the end (chief only), keeping the
+        keep_checkpoint_max newest. Raises NanLossError, without saving, if
+        the loss becomes NaN or Inf, and WorkerLostError if a multi-worker
+        job loses a worker. `hooks` are tf.compat.v1.train SessionRunHook-like
+        objects (begin, after_create_session, before_run, after_run, end).
+        `actions` are Every(steps, action) entries for the TrainingLoop
+        (runner_evaluation evaluates through one). Returns self.
+        """
+        config = self._config
+        start_checkpoint, start_step, max_steps = self._train_range(max_steps, steps)
+        if max_steps is not None and start_step >= max_steps:
+            logging.info(
+                "Checkpoint %s is already at step %d >= max_steps %d; nothing to train.",
+                start_checkpoint,
+                start_step,
+                max_steps,
+            )
+            return self
+        with StopSignals(config.model_dir) as stop_signals:
+            self._train(input_fn, start_checkpoint, max_steps, hooks, actions, stop_signals)
+        return self
+
+    def _train(self, input_fn, start_checkpoint, max_steps, hooks, actions, stop_signals):
+        """Builds the training graph and runs it from start_checkpoint (None: initializers)."""
+        config = self._config
+        saved = None
+        if (
+            start_checkpoint
+            and config.distribution_strategy == "one_device"
+            and not config.use_tpu
+        ):
+            saved = input_position.read_saved(start_checkpoint)
+        graph, dist, train_graph, session = self._train_session(input_fn, start_checkpoint, saved)
+        if saved is not None and not train_graph.input_position.matches(session, saved):
+            # The pipeline changed: build it as a run without a saved position would.
+            session.close()
+            saved = None
+            graph, dist, train_graph, session = self._train_session(
+                input_fn, start_checkpoint, None
+            )
+        hooks = list(hooks or [])
+        try:
+            with graph.as_default():
+                for hook in hooks:
+                    hook.begin()
+            with graph.as_default(), dist.watch_peers(config.model_dir) as peer_watch:
+                dist.initialize_system(session)
+                _start_session(session, train_graph, start_checkpoint, config.model_dir)
+                if saved is not None:
+                    train_graph.input_position.restore(session, saved)
+                for hook in hooks:
+                    hook.after_create_session(session, None)
+                loop = TrainingLoop(
+                    session,
+                    dist,
+                    train_graph,
+                    config,
+                    self._train_batch_size,
+                    hooks,
+                    peer_watch,
+                    stop_signals,
+                )
+                for every in actions or ():
+                    loop.add_every(every.steps, every.action)
+                loop.run(max_steps, resumed=start_checkpoint is not None)
+                for hook in hooks:
+                    hook.end(session)
+                dist.shutdown_system(session)
+        finally:
+            session.close()
+
+    def _train_session(self, input_fn, start_checkpoint, saved_position):
+        """A new training graph and its session: (graph, Distribution, TrainGraph, session)."""
+        config = self._config
+        start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
+        graph = tf.Graph()
+        with graph.as_default():
+            if config.tf_random_seed is not None:
+                tf.compat.v1.set_random_seed(config.tf_random_seed)
+            dist = Distribution(config)
+            train_graph = build_train_graph(
+                self._builder, dist, input_fn, self._train_batch_size, start_step, saved_position
+            )
+        session = tf.compat.v1.Session(target=dist.target, graph=graph, config=dist.session_config)
+        return graph, dist, train_graph, session
+
+    def _train_range(self, max_steps, steps):
+        """Returns (checkpoint to resume from or None, its step, max_steps to train to)."""
+        if steps is not None and max_steps is not None:
+            raise ValueError("train() takes steps or max_steps, not both")
+        for name, value in (("steps", steps), ("max_steps", max_steps)):
+            if value is not None and value <= 0:
+                raise UsageError(f"{name} must be positive, got {value}")
+        check_model_dir(self._config.model_dir, create=True)
+        start_checkpoint = newest_checkpoint(self._config.model_dir)
+        start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
+        if max_steps is None and steps is not None:
+            max_steps = start_step + steps
+        return start_checkpoint, start_step, max_steps
+
+    # ---------------------------------------------------------------- eval
+
+    def evaluate(
+        self, input_fn, steps=None, checkpoint_path=None, name=None, with_predictions=False
+    ):
+        """Evaluates the newest checkpoint (or `checkpoint_path`) over `steps` batches.
+
+        steps=None runs until the input is exhausted. Returns a dict of
+        Python numbers: every metric of eval_metrics, "loss" (mean of the
+        per-batch loss) and "global_step" of the evaluated weights. Also
+        writes the metrics as TensorBoard scalars to model_dir/eval[_name].
+
+        with_predictions=True returns (that dict, a list of one dict of numpy
+        values per example, in the order evaluated) from the same pass: the
+        EVAL spec's `predictions`, as predict would yield them. Metrics that
+        need every output at once (F1, MCC, correlations) then cost no
+        second pass over the data.
+        """
+        batch_size = self._eval_batch_size
+        if batch_size is None or batch_size <= 0:
+            raise UsageError(f"eval_batch_size must be positive, got {batch_size}")
+        if steps is not None and steps <= 0:
+            raise UsageError(f"evaluation steps must be positive, got {steps}")
+        checkpoint_path = checkpoint_to_load(self._config.model_dir, checkpoint_path, "evaluation")
+        graph = tf.Graph()
+        with graph.as_default():
+            eval_graph = build_eval_graph(self._builder, input_fn, batch_size)
+        if with_predictions and eval_graph.predictions is None:
+            raise ValueError("evaluate(with_predictions=True) needs an EVAL spec with predictions")
+        fetch = eval_graph.update_op
+        if with_predictions:
+            fetch = {"update": eval_graph.update_op, "predictions": eval_graph.predictions}
+        session = _open_session(graph, eval_graph, checkpoint_path)
+        t_start = time.time()
+        batches = []
+        try:
+            done = _run_evaluation(
+                session, fetch, steps, t_start, batches if with_predictions else None
+            )
+            result, step = session.run((eval_graph.values, eval_graph.global_step))
+            step = int(step)
+        finally:
+            session.close()
+        result = {key: _to_python(value) for key, value in result.items()}
+        result["global_step"] = step
+        logging.info(
+            "Evaluation of %d batches done in %s: %s",
+            done,
+            format_seconds(time.time() - t_start),
+            ", ".join(f"{k} = {result[k]}" for k in sorted(result)),
+        )
+        if self.write_eval_summaries:
+            self.write_eval_summary(result, step, name)
+        if with_predictions:
+            examples = [
+                example for batch in batches for example in _single_examples(batch["predictions"])
+            ]
+            return result, examples
+        return result
+
+    def write_eval_summary(self, result, step, name=None):
+        """Writes a result's finite numbers as TensorBoard scalars to model_dir/eval[_name]."""
+        if not tf.io.gfile.isdir(self._config.model_dir):
+            return
+        eval_dir = os.path.join(self._config.model_dir, "eval" if not name else f"eval_{name}")
+        scalars = {
+            k: v
+            for k, v in result.items()
+            if k != "global_step" and isinstance(v, (int, float)) and np.isfinite(v)
+        }
+        with tf.Graph().as_default():
+            # Event files are named by the second they are opened in; the step in the
+            # name keeps two evaluations within one second from sharing a file.
+            writer = tf.compat.v1.summary.FileWriter(
+                eval_dir, filename_suffix=f".step-{step:010d}"
+            )
+            writer.add_summary(scalar_summary(scalars), step)
+            writer.close()
+
+    # ---------------------------------------------------------------- predict
+
+    def predict(self, input_fn, checkpoint_path=None, yield_single_examples=True):
+        """Yields predictions of the newest checkpoint (or `checkpoint_path`).
+
+        One dict of numpy values per example (batch dimension removed), or
+        one dict per batch with yield_single_examples=False. The graph is
+        built once; the session stays open while the generator is consumed.
+        """
+        batch_size = self._predict_batch_size
+        if batch_size is None or batch_size <= 0:
+            raise UsageError(f"predict_batch_size must be positive, got {batch_size}")
+        checkpoint_path = checkpoint_to_load(self._config.model_dir, checkpoint_path, "prediction")
+        graph = tf.Graph()
+        with graph.as_default():
+            predict_graph = build_predict_graph(self._builder, input_fn, batch_size)
+        session = _open_session(graph, predict_graph, checkpoint_path)
+        try:
+            while True:
+                # Predicting while training (run_squad's evaluation): a stop signal
+                # does not wait for the end.
+                signals.check()
+                try:
+                    batch = session.run(predict_graph.predictions)
+                except tf.errors.OutOfRangeError:
+                    break
+                if yield_single_examples:
+                    yield from _single_examples(batch)
+                else:
+                    yield batch
+        finally:
+            session.close()
+
+    # ---------------------------------------------------------------- export
+
+    def export_saved_model(
+        self, export_dir, serving_input_fn, checkpoint_path=None, assets_extra=None
+    ):
+        """Exports the model_fn's PREDICT graph with a checkpoint's weights as a SavedModel.
+
+        serving_input_fn() returns {name: placeholder}: the features the
+        model_fn gets and the "serving_default" signature's inputs; its
+        outputs are the model_fn's predictions. The graph is built as
+        predict builds it, in this RunConfig's precision and with its XLA
+        setting, so an export computes as prediction does. The weights come
+        from `checkpoint_path` (a checkpoint or a directory), default the
+        newest in model_dir. `assets_extra` ({file name: text}) go to
+        assets.extra/. `export_dir` must not exist; it appears only complete.
+        Returns the checkpoint exported.
+        """
+        checkpoint_path = checkpoint_to_load(self._config.model_dir, checkpoint_path, "export")
+        if checkpoint_path is None:
+            raise UsageError(f"no checkpoint in {self._config.model_dir} to export")
+
+        def build():
+            features = serving_input_fn()
+            spec = self._builder.call_model_fn(dict(features), None, ModeKeys.PREDICT, None)
+            predictions = spec.predictions
+            if not isinstance(predictions, dict):
+                predictions = {"predictions": predictions}
+            return features, predictions
+
+        serving.export_graph(export_dir, checkpoint_path, build, assets_extra)
+        return checkpoint_path
+
+
+def _start_session(session, built, checkpoint_path, model_dir=None):
+    """Restores or initializes a built graph's variables, then freezes the graph."""
+    restore_or_initialize(
+        session, built.saver, built.init_ops, built.scaffolds, checkpoint_path, model_dir
+    )
+    session.graph.finalize()
+
+
+def _open_session(graph, built, checkpoint_path):
+    """A one-device session for evaluate / predict with its variables set."""
+    session = tf.compat.v1.Session(graph=graph, config=session_config())
+    with graph.as_default():
+        _start_session(session, built, checkpoint_path)
+    return session
+
+
+def _run_evaluation(session, fetch, steps, t_start, outputs):
+    """Runs `fetch` (the metric updates) over `steps` batches (None: all); returns how many ran.
+
+    Each batch's fetched values are appended to `outputs`, unless it is None.
+    """
+    done = 0
+    total = "?" if steps is None else str(steps)
+    log_every = max(1, (steps or 1000) // 10)
+    while steps is None or done < steps:
+        # Evaluating while training: a stop signal does not wait for the end.
+        signals.check()
+        try:
+            fetched = session.run(fetch)
+        except tf.errors.OutOfRangeError:
+            break
+        if outputs is not None:
+            outputs.append(fetched)
+        done += 1
+        if done % log_every == 0:
+            logging.info(
+                "Evaluation [%d/%s], %.3g batches/sec",
+                done,
+                total,
+                done / max(time.time() - t_start, 1e-9),
+            )
+    return done
+
+
+def _single_examples(batch):
+    """Splits a batch of predictions into one dict per example."""
+    sizes = {value.shape[0] for value in batch.values()}
+    if len(sizes) != 1:
+        raise ValueError(
+            f"all predictions must share the batch dimension, got sizes {sorted(sizes)}"
+        )
+    for i in range(sizes.pop()):
+        yield {key: value[i] for key, value in batch.items()}
+
+
+def _to_python(value):
+    value = np.asarray(value)
+    if value.shape == ():
+        return value.item()
+    return value.tolist()
+
+
+# --------------------------------------------------------------------------
+# Entry point for scripts
+
+
+def first_predictions(predictions, output_name, count):
+    """output_name of the first `count` prediction dicts (padding examples come last)."""
+    outputs = []
+    for i, prediction in enumerate(predictions):
+        if i >= count:
+            break
+        outputs.append(prediction[output_name])
+    if len(outputs) != count:
+        raise RuntimeError(f"Expected {count} predictions, got {len(outputs)}")
+    return outputs

@@ -1,0 +1,434 @@
+"""Building the graphs the runner runs: one training graph, one eval / predict graph.
+
+Each builder returns a plain record of the graph objects a session needs
+(TrainGraph, EvalGraph, PredictGraph); the settings that shaped the graph
+stay in RunConfig. ModelBuilder is the one place a model_fn is called and an
+input_fn's dataset prepared: the model options of RunConfig (precision,
+accumulation) reach the model_fn in its params.
+"""
+
+import collections
+import contextlib
+
+import tensorflow as tf
+
+import optimization
+
+from .checkpoints import make_saver_and_init_ops
+from .config import (
+    LEARNING_RATE_COLLECTION,
+    PRECISION_DTYPES,
+    EstimatorSpec,
+    ModeKeys,
+    UsageError,
+)
+from .input_position import InputPosition
+
+TrainGraph = collections.namedtuple(
+    "TrainGraph",
+    [
+        "global_step",  # the global_step variable
+        "loss",  # runs one optimizer step; its mean loss over replicas
+        "step_after",  # global_step once `loss` has run
+        "summary_op",  # the model_fn's merged summaries, or None
+        "learning_rate",  # scalar learning-rate tensor, or None
+        "weights_finite",  # whether every trainable float variable is finite
+        "saver",
+        "init_ops",  # runner_checkpoints.InitOps
+        "scaffolds",  # what the model_fn's scaffold_fn returned
+        "steps_this_run",  # placeholder of the --steps_per_run graph loop, or None
+        "accumulate_loss",  # one accumulate-only micro-batch, or None
+        "input_position",  # runner_input_position.InputPosition (one device), or None
+        "stop_flags",  # multi-worker: this worker's [SIGTERM, SIGINT] received (fed), or None
+        "job_stop_flags",  # multi-worker: stop_flags summed over the job, or None
+    ],
+)
+
+EvalGraph = collections.namedtuple(
+    "EvalGraph",
+    ["global_step", "values", "update_op", "predictions", "saver", "init_ops", "scaffolds"],
+)
+
+PredictGraph = collections.namedtuple(
+    "PredictGraph", ["predictions", "saver", "init_ops", "scaffolds"]
+)
+
+# One training step as built on the replicas: its loss and what goes with it.
+_Step = collections.namedtuple(
+    "_Step", ["loss", "accumulate_loss", "steps_this_run", "learning_rate", "scaffolds"]
+)
+
+# Op types left out of XLA clusters under --use_xla: random numbers (so that
+# dropout masks and initializers match a run without XLA) and ops XLA has no
+# kernel for.
+_NOT_XLA_OPS = frozenset(
+    [
+        "RandomUniform",
+        "RandomUniformInt",
+        "RandomStandardNormal",
+        "TruncatedNormal",
+        "Assert",
+        "Print",
+        "PrintV2",
+        "ScalarSummary",
+        "HistogramSummary",
+        "MergeSummary",
+        "IteratorGetNext",
+    ]
+)
+
+
+def _xla_compilable(node_def):
+    return node_def.op not in _NOT_XLA_OPS and "Initializer" not in node_def.name
+
+
+def _split_features(element):
+    """An input_fn's dataset yields features or (features, labels)."""
+    if isinstance(element, tuple) and len(element) == 2:
+        return element[0], element[1]
+    return element, None
+
+
+class ModelBuilder:
+    """Calls a model_fn and an input_fn with the params and speed options of a run."""
+
+    def __init__(self, model_fn, config, params):
+        self.model_fn = model_fn
+        self.config = config
+        self.params = dict(params or {})
+
+    def input_params(self, batch_size):
+        params = dict(self.params)
+        params["batch_size"] = batch_size
+        return params
+
+    def model_params(self, mode, batch_size):
+        """The params a model_fn gets: input_params, plus the RunConfig's model options.
+
+        params["compute_dtype"] is the dtype of --precision (None for fp32),
+        for modeling.BertModel(compute_dtype=...); params["training_options"]
+        the optimization.TrainingOptions of --num_accumulation_steps (and
+        loss scaling for fp16 training), for create_optimizer(options=...).
+        """
+        config = self.config
+        params = self.input_params(batch_size)
+        params["compute_dtype"] = PRECISION_DTYPES[config.precision]
+        params["training_options"] = optimization.TrainingOptions(
+            num_accumulation_steps=config.num_accumulation_steps if mode == ModeKeys.TRAIN else 1,
+            dynamic_loss_scaling=mode == ModeKeys.TRAIN and config.precision == "fp16",
+        )
+        return params
+
+    def call_model_fn(self, features, labels, mode, batch_size):
+        with self.xla_scope():
+            spec = self.model_fn(
+                features=features,
+                labels=labels,
+                mode=mode,
+                params=self.model_params(mode, batch_size),
+            )
+        if not isinstance(spec, EstimatorSpec):
+            raise TypeError(f"model_fn must return an engine.EstimatorSpec, got {type(spec)}")
+        return spec
+
+    def xla_scope(self):
+        """With --use_xla, marks every op the model_fn builds (forward, gradients,
+        optimizer update) for XLA compilation, except random-number and
+        initializer ops, so dropout masks and initial weights are those of a
+        run without XLA."""
+        if not self.config.use_xla:
+            return contextlib.nullcontext()
+        return tf.xla.experimental.jit_scope(
+            compile_ops=_xla_compilable, separate_compiled_gradients=False
+        )
+
+    @property
+    def deterministic(self):
+        return self.config.tf_random_seed is not None
+
+    def prepare_dataset(self, dataset, skip=0):
+        if not isinstance(dataset, tf.data.Dataset):
+            raise TypeError(f"input_fn must return a tf.data.Dataset, got {type(dataset)}")
+        if self.deterministic:
+            options = tf.data.Options()
+            options.deterministic = True
+            dataset = dataset.with_options(options)
+        if skip:
+            dataset = dataset.skip(skip)
+        # The next batches are made while the current step runs (on a GPU the
+        # host input then overlaps device compute).
+        return dataset.prefetch(tf.data.AUTOTUNE)
+
+
+# --------------------------------------------------------------------------
+# Training
+
+
+def build_train_graph(builder, dist, input_fn, global_batch_size, start_step, saved_position=None):
+    """Builds everything one training session runs; returns a TrainGraph.
+
+    saved_position (runner_input_position.SavedPosition, one device) is the
+    input position to be restored: the pipeline is then built as it was
+    when that was saved.
+    """
+    config = builder.config
+    with dist.scope():
+        global_step = tf.compat.v1.train.get_or_create_global_step()
+        iterator, batch_size, skip = _train_iterator(
+            builder, dist, input_fn, global_batch_size, start_step, saved_position
+        )
+        summaries_before = set(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES))
+        rates_before = set(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
+        step = _build_train_step(builder, dist, iterator, batch_size)
+        with tf.control_dependencies([step.loss]):
+            step_after = tf.identity(global_step.read_value())
+        summaries = _new_in_this_graph(tf.compat.v1.GraphKeys.SUMMARIES, summaries_before)
+        learning_rates = _new_in_this_graph(LEARNING_RATE_COLLECTION, rates_before)
+        if step.learning_rate is not None:
+            learning_rates = [step.learning_rate]
+        if dist.is_tpu:
+            summaries, learning_rates = [], []
+        weights_finite = _weights_finite()
+        # Made after the model, so that seeded runs draw the initial weights
+        # they drew before these ops existed.
+        input_position = None
+        if dist.strategy is None:
+            input_position = InputPosition(iterator.iterator, iterator.dataset, skip)
+        stop_flags, job_stop_flags = _job_stop_flags(dist)
+        saver, init_ops = make_saver_and_init_ops(
+            iterator.initialize, max_to_keep=config.keep_checkpoint_max
+        )
+        return TrainGraph(
+            global_step=global_step,
+            loss=step.loss,
+            step_after=step_after,
+            summary_op=tf.compat.v1.summary.merge(summaries) if summaries else None,
+            learning_rate=learning_rates[0] if learning_rates else None,
+            weights_finite=weights_finite,
+            saver=saver,
+            init_ops=init_ops,
+            scaffolds=step.scaffolds,
+            steps_this_run=step.steps_this_run,
+            accumulate_loss=step.accumulate_loss,
+            input_position=input_position,
+            stop_flags=stop_flags,
+            job_stop_flags=job_stop_flags,
+        )
+
+
+def _job_stop_flags(dist):
+    """Multi-worker: (this worker's stop flags, fed each step; their sum over the job).
+
+    The flags are [SIGTERM received, SIGINT received]. Fetched with every
+    step, the sum tells every worker at the same step that one of them was
+    signalled, so that all save that step and stop together. (None, None)
+    for a single process.
+    """
+    if dist.num_workers < 2:
+        return None, None
+    flags = tf.compat.v1.placeholder_with_default(tf.zeros([2]), [2], name="stop_flags")
+
+    def replica_fn():
+        context = tf.distribute.get_replica_context()
+        return context.all_reduce(tf.distribute.ReduceOp.SUM, flags)
+
+    total = dist.strategy.extended.call_for_each_replica(replica_fn)
+    return flags, dist.strategy.experimental_local_results(total)[0]
+
+
+def _new_in_this_graph(collection, before):
+    """Members of a collection added since `before`, left out those of replica copies.
+
+    Tensors made inside a graph loop (--steps_per_run) cannot be fetched.
+    """
+    this_graph = tf.compat.v1.get_default_graph()
+    return [
+        t
+        for t in tf.compat.v1.get_collection(collection)
+        if t.graph is this_graph and t not in before and not t.name.startswith("replica_")
+    ]
+
+
+def _weights_finite():
+    trainable = [v for v in tf.compat.v1.trainable_variables() if v.dtype.base_dtype.is_floating]
+    return tf.reduce_all(
+        [tf.reduce_all(tf.math.is_finite(v.read_value())) for v in trainable] or [True]
+    )
+
+
+def _train_iterator(builder, dist, input_fn, global_batch_size, start_step, saved_position):
+    """The training input on every replica.
+
+    Returns (iterator, per-replica micro-batch, the batches skipped first).
+    """
+    batch_size = dist.replica_batch_size(global_batch_size, "train_batch_size")
+    num_accumulation_steps = builder.config.num_accumulation_steps
+    if batch_size % num_accumulation_steps:
+        raise UsageError(
+            f"train_batch_size={global_batch_size} per replica ({batch_size}) must be "
+            f"a multiple of --num_accumulation_steps={num_accumulation_steps}"
+        )
+    # With accumulation the input_fn makes micro-batches; an optimizer step
+    # (one global_step) takes num_accumulation_steps of them per replica.
+    batch_size //= num_accumulation_steps
+    # A seeded run that resumes skips the batches the checkpointed steps used;
+    # one that restores its input position builds the pipeline it saved.
+    skip = (
+        start_step * dist.num_local_replicas * num_accumulation_steps
+        if builder.deterministic
+        else 0
+    )
+    if saved_position is not None:
+        skip = saved_position.skip
+
+    def dataset_fn(input_context):
+        dataset = input_fn(builder.input_params(batch_size))
+        if input_context is not None and input_context.num_input_pipelines > 1:
+            dataset = builder.prepare_dataset(dataset).shard(
+                input_context.num_input_pipelines, input_context.input_pipeline_id
+            )
+            return dataset.skip(skip) if skip else dataset
+        return builder.prepare_dataset(dataset, skip)
+
+    return dist.make_iterator(dataset_fn), batch_size, skip
+
+
+def _build_train_step(builder, dist, iterator, batch_size):
+    """The one place a training step is built; returns a _Step.
+
+    Running its loss takes the next element of `iterator` on every replica,
+    calls the model_fn in TRAIN mode there and runs its train_op (which must
+    add one to global_step); the loss is the mean over replicas.
+
+    With --num_accumulation_steps=N > 1, accumulate_loss runs one
+    micro-batch and only accumulates its gradients (the optimizer step is
+    N-1 runs of it, then one run of the loss); it needs a train_op made by
+    optimization.create_optimizer with the model_fn's params["training_options"].
+
+    With --steps_per_run=k > 1 (one device, no accumulation) the step is the
+    body of a graph loop that runs steps_this_run (a placeholder, default 1,
+    at most k) steps per session.run; the loss and learning_rate are those
+    of its last step.
+    """
+    accumulate = builder.config.num_accumulation_steps > 1
+    scaffolds = []
+
+    def replica_step(element):
+        features, labels = _split_features(element)
+        with dist.model_fn_scope():
+            spec = builder.call_model_fn(features, labels, ModeKeys.TRAIN, batch_size)
+            if spec.scaffold_fn is not None:
+                scaffolds.append(spec.scaffold_fn())
+        with tf.control_dependencies([spec.train_op]):
+            loss = tf.identity(spec.loss)
+        if not accumulate:
+            return loss
+        accumulate_op = optimization.accumulate_op_for(spec.train_op)
+        if accumulate_op is None:
+            raise UsageError(
+                "--num_accumulation_steps > 1 needs a model_fn whose train_op comes "
+                "from optimization.create_optimizer(..., options=params['training_options'])"
+            )
+        with tf.control_dependencies([accumulate_op]):
+            return loss, tf.identity(spec.loss)
+
+    if builder.config.steps_per_run > 1 and dist.strategy is None and not accumulate:
+        loss, steps_this_run, rate = _build_step_loop(iterator, replica_step)
+        return _Step(loss, None, steps_this_run, rate, scaffolds)
+    outputs = dist.run(replica_step, iterator)
+    if not accumulate:
+        return _Step(dist.reduce_mean(outputs), None, None, None, scaffolds)
+    return _Step(dist.reduce_mean(outputs[0]), dist.reduce_mean(outputs[1]), None, None, scaffolds)
+
+
+def _build_step_loop(iterator, replica_step):
+    """Wraps one-device training steps in a tf.while_loop (see _build_train_step).
+
+    Returns (loss, steps_this_run placeholder, learning rate or None).
+    """
+    steps_this_run = tf.compat.v1.placeholder_with_default(
+        tf.constant(1, tf.int32), [], name="steps_this_run"
+    )
+    has_rate = []
+
+    def body(i, unused_loss, unused_rate):
+        del unused_loss, unused_rate
+        rates_before = len(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
+        loss = replica_step(iterator.get_next())
+        rates = tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION)[rates_before:]
+        has_rate.append(bool(rates))
+        rate = tf.cast(rates[-1], tf.float32) if rates else tf.constant(0.0)
+        return i + 1, tf.cast(loss, tf.float32), rate
+
+    _, loss, rate = tf.compat.v1.while_loop(
+        lambda i, unused_loss, unused_rate: i < steps_this_run,
+        body,
+        [tf.constant(0), tf.constant(0.0), tf.constant(0.0)],
+        parallel_iterations=1,
+    )
+    return loss, steps_this_run, rate if any(has_rate) else None
+
+
+# --------------------------------------------------------------------------
+# Evaluation and prediction (one device)
+
+
+def _build_single_device(builder, input_fn, mode, batch_size):
+    """Input, model_fn and scaffolds for evaluate / predict; returns (iterator, spec, ...)."""
+    if builder.config.tf_random_seed is not None:
+        tf.compat.v1.set_random_seed(builder.config.tf_random_seed)
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    dataset = builder.prepare_dataset(input_fn(builder.input_params(batch_size)))
+    iterator = tf.compat.v1.data.make_initializable_iterator(dataset)
+    features, labels = _split_features(iterator.get_next())
+    spec = builder.call_model_fn(features, labels, mode, batch_size)
+    scaffolds = [spec.scaffold_fn()] if spec.scaffold_fn is not None else []
+    return global_step, iterator, spec, scaffolds
+
+
+def build_eval_graph(builder, input_fn, batch_size):
+    """The model_fn's metrics (and the mean loss) as streaming ops; returns an EvalGraph.
+
+    Its `predictions` are the EVAL spec's, if it has any: an evaluation that
+    also needs every example's output (metrics that do not stream) gets both
+    from one pass over the data.
+    """
+    global_step, iterator, spec, scaffolds = _build_single_device(
+        builder, input_fn, ModeKeys.EVAL, batch_size
+    )
+    metric_ops = {}
+    if spec.eval_metrics is not None:
+        metric_fn, tensors = spec.eval_metrics
+        if isinstance(tensors, dict):
+            metric_ops = metric_fn(**tensors)
+        else:
+            metric_ops = metric_fn(*tensors)
+        metric_ops = dict(metric_ops)
+    if "loss" not in metric_ops:
+        metric_ops["loss"] = tf.compat.v1.metrics.mean(spec.loss)
+    values = {key: value for key, (value, _) in metric_ops.items()}
+    update_op = tf.group(*[update for _, update in metric_ops.values()])
+    saver, init_ops = make_saver_and_init_ops(lambda: iterator.initializer)
+    predictions = spec.predictions
+    if predictions is not None and not isinstance(predictions, dict):
+        predictions = {"predictions": predictions}
+    return EvalGraph(
+        global_step=global_step,
+        values=values,
+        update_op=update_op,
+        predictions=predictions,
+        saver=saver,
+        init_ops=init_ops,
+        scaffolds=scaffolds,
+    )
+
+
+def build_predict_graph(builder, input_fn, batch_size):
+    _, iterator, spec, scaffolds = _build_single_device(
+        builder, input_fn, ModeKeys.PREDICT, batch_size
+    )
+    predictions = spec.predictions
+    if not isinstance(predictions, dict):
+        predictions = {"predictions": predictions}
+    saver, init_ops = make_saver_and_init_ops(lambda: iterator.initializer)
+    return PredictGraph(predictions, saver, init_ops, scaffolds)

@@ -1,0 +1,326 @@
+"""The training loop: runs a built TrainGraph in a session until max_steps.
+
+TrainingLoop runs the steps and does what falls due after each: hooks, the
+progress line, TensorBoard summaries, and the periodic actions (Every):
+saving a checkpoint every save_checkpoints_steps is one; anything else that
+should happen every N steps (evaluating, keeping the best checkpoint,
+stopping early) is added there with add_every and may call request_stop.
+"""
+
+import collections
+import os
+import signal
+import time
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from ..plumbing.errors import signal_name
+from ..plumbing.progress import TrainingProgress as _Progress
+from ..plumbing.progress import format_seconds
+from . import input_position, signals
+from .checkpoints import newest_checkpoint, save_checkpoint
+from .config import CHECKPOINT_BASENAME, NanLossError, TrainingStopped
+
+
+def _crosses(before, after, every):
+    """Whether a multiple of `every` lies in (before, after]."""
+    return bool(every) and after // every > before // every
+
+
+def scalar_summary(values):
+    return tf.compat.v1.Summary(
+        value=[
+            tf.compat.v1.Summary.Value(tag=tag, simple_value=float(value))
+            for tag, value in values.items()
+        ]
+    )
+
+
+# Something the loop does each time global_step passes a multiple of `steps`:
+# action(loop) runs after that step's hooks, log line and summaries, with
+# loop.step the new global_step.
+Every = collections.namedtuple("Every", ["steps", "action"])
+
+
+class TrainingLoop:
+    """Runs the steps of one training session and what falls due after each.
+
+    The session has its variables already; run() returns after max_steps,
+    at the end of the input or when a hook or an Every action asks to stop,
+    having saved the last step (chief only). peer_watch, when given, is
+    stopped once the last step that needs every worker has run.
+
+    stop_signals (signals.StopSignals), when given, ends the run on
+    SIGTERM or Ctrl-C: the step in flight finishes, is saved, and run()
+    raises TrainingStopped. Every action but the periodic save is skipped
+    once a signal has come, and an evaluation that polls
+    signals.check() gives way. In a multi-worker job every step also
+    sums the workers' signal flags, so all stop after the same step.
+    """
+
+    def __init__(
+        self,
+        session,
+        dist,
+        graph,
+        config,
+        global_batch_size,
+        hooks=(),
+        peer_watch=None,
+        stop_signals=None,
+    ):
+        self.session = session
+        self.dist = dist
+        self.graph = graph
+        self.config = config
+        self.global_batch_size = global_batch_size
+        self.hooks = list(hooks)
+        self.peer_watch = peer_watch
+        self.step = None
+        self.start_step = None
+        self.last_saved = None
+        self.loss = None
+        self.stop_requested = False
+        self.writer = None
+        self.progress = None
+        self.every = []
+        self.stop_signals = stop_signals
+        self.job_signal = None  # multi-worker: the signal the job stops on, once summed
+        if dist.is_chief and config.save_checkpoints_steps:
+            self.add_every(config.save_checkpoints_steps, TrainingLoop.save)
+
+    def add_every(self, steps, action):
+        """Runs action(loop) whenever global_step passes a multiple of `steps`."""
+        self.every.append(Every(steps, action))
+
+    def request_stop(self):
+        """Ends the run after the current step (which is then saved)."""
+        self.stop_requested = True
+
+    def save(self):
+        position = self.graph.input_position
+
+        def write_position(path):
+            position.save(self.session, path)
+
+        save_checkpoint(
+            self.session,
+            self.graph.saver,
+            self.graph.weights_finite,
+            self.config.model_dir,
+            self.step,
+            before_write=None if position is None else write_position,
+        )
+        if position is not None:
+            input_position.remove_orphans(self.config.model_dir)
+        self.last_saved = self.step
+
+    def _local_signal(self):
+        return None if self.stop_signals is None else self.stop_signals.received
+
+    def stop_signal(self):
+        """The signal this run stops on (after the current step), or None.
+
+        Multi-worker: the signal the job's summed flags report, so that
+        every worker decides at the same step.
+        """
+        if self.graph.job_stop_flags is not None:
+            return self.job_signal
+        return self._local_signal()
+
+    def _stopped(self, signum):
+        """The TrainingStopped to raise once the stop step is saved."""
+        where = "the same command resumes from it"
+        if self.dist.num_workers > 1:
+            where = "starting every worker again with the same command resumes from it"
+        if self.dist.is_chief:
+            saved = f"saved {newest_checkpoint(self.config.model_dir)}"
+        else:
+            path = os.path.join(self.config.model_dir, f"{CHECKPOINT_BASENAME}-{self.step}")
+            saved = f"worker 0 saves {path}"
+        message = f"{signal_name(signum)} at step {self.step}: {saved}; {where}"
+        return TrainingStopped(signum, message)
+
+    def run(self, max_steps, resumed):
+        """Trains until global_step reaches max_steps (None: until the input ends)."""
+        self.step = self.start_step = int(self.session.run(self.graph.global_step))
+        self.last_saved = self.step if resumed else None
+        if self.dist.is_chief:
+            self.writer = tf.compat.v1.summary.FileWriter(
+                self.config.model_dir, self.session.graph
+            )
+        self.progress = _Progress(self.step, max_steps, self.global_batch_size)
+        logging.info(
+            "Training from step %d to %s, global batch %d over %d replica(s).",
+            self.step,
+            self.progress.total,
+            self.global_batch_size,
+            self.dist.num_replicas,
+        )
+        try:
+            while (
+                (max_steps is None or self.step < max_steps)
+                and not self.stop_requested
+                and self.stop_signal() is None
+            ):
+                if not self._run_once(max_steps):
+                    break
+            self._collectives_done()
+            if self.dist.is_chief and self.step != self.last_saved:
+                self.save()
+            signum = self.stop_signal() or self._local_signal()
+            if signum is not None:
+                raise self._stopped(signum)
+            logging.info(
+                "Training done at step %d (%d steps in %s); loss = %s",
+                self.step,
+                self.step - self.start_step,
+                format_seconds(time.time() - self.progress.t_start),
+                "n/a" if self.loss is None else f"{self.loss:.6g}",
+            )
+        finally:
+            if self.writer is not None:
+                self.writer.close()
+
+    def _collectives_done(self):
+        if self.peer_watch is not None:
+            self.peer_watch.stop()
+
+    def _run_once(self, max_steps):
+        """One session.run of training and its follow-up; False when the input ended."""
+        previous_step = self.step
+        run_steps = self._steps_this_run(max_steps)
+        log_due, summary_due = self._due(previous_step + run_steps, max_steps)
+        # The same tensors on every step: each new set of fetches costs the
+        # session a graph optimization and an executor of its own (about a
+        # step's time), so the learning rate comes along even when unused.
+        fetches = {"loss": self.graph.loss, "step": self.graph.step_after}
+        if self.graph.learning_rate is not None:
+            fetches["learning_rate"] = self.graph.learning_rate
+        if summary_due and self.graph.summary_op is not None:
+            fetches["summary"] = self.graph.summary_op
+        run_context = tf.compat.v1.train.SessionRunContext(
+            tf.compat.v1.train.SessionRunArgs(dict(fetches)), self.session
+        )
+        for i, hook in enumerate(self.hooks):
+            args = hook.before_run(run_context)
+            if args is not None and args.fetches is not None:
+                fetches[("hook", i)] = args.fetches
+        feed = {}
+        if self.graph.job_stop_flags is not None:
+            fetches["job_stop_flags"] = self.graph.job_stop_flags
+            local = self._local_signal()
+            feed[self.graph.stop_flags] = [local == signal.SIGTERM, local == signal.SIGINT]
+        results = self._run(fetches, run_steps, feed)
+        if results is None:
+            return False
+        if "job_stop_flags" in results:
+            term, interrupt = results["job_stop_flags"]
+            if term > 0 or interrupt > 0:
+                self.job_signal = signal.SIGTERM if term > 0 else signal.SIGINT
+        if max_steps is not None and self.step >= max_steps:
+            self._collectives_done()
+        for i, hook in enumerate(self.hooks):
+            values = tf.compat.v1.train.SessionRunValues(results.get(("hook", i)), None, None)
+            hook.after_run(run_context, values)
+        self._report(results, log_due, summary_due)
+        self._every_actions(previous_step)
+        if run_context.stop_requested:
+            self.stop_requested = True
+        return True
+
+    def _every_actions(self, previous_step):
+        """The Every actions due at this step; once a stop signal has come, only the save."""
+        for every in self.every:
+            if not _crosses(previous_step, self.step, every.steps):
+                continue
+            if self.stop_signal() is not None and every.action is not TrainingLoop.save:
+                logging.info("Stopping: skipping an action due at step %d.", self.step)
+                continue
+            try:
+                every.action(self)
+            except signals.Interrupted as e:
+                logging.info("%s: an action at step %d was interrupted.", e, self.step)
+
+    def _steps_this_run(self, max_steps):
+        """Steps the next run may take: up to --steps_per_run, stopping at the next
+        log, summary, Every action or the end (1 without a graph loop)."""
+        if self.graph.steps_this_run is None:
+            return 1
+        limit = self.config.steps_per_run
+        boundaries = [self.config.log_step_count_steps] + [e.steps for e in self.every]
+        if self.writer is not None:
+            boundaries.append(self.config.save_summary_steps)
+        for every in boundaries:
+            if every:
+                limit = min(limit, every - self.step % every)
+        if max_steps is not None:
+            limit = min(limit, max_steps - self.step)
+        return max(1, limit)
+
+    def _due(self, next_step, max_steps):
+        """Whether the run up to next_step logs a line and writes summaries."""
+        config = self.config
+        first_or_last = self.step == self.start_step or (
+            max_steps is not None and next_step >= max_steps
+        )
+        log_due = first_or_last or _crosses(self.step, next_step, config.log_step_count_steps)
+        # Summaries every save_summary_steps, and at a run's first and last
+        # step so that even short runs leave a curve.
+        summary_due = bool(
+            self.writer is not None
+            and config.save_summary_steps
+            and (first_or_last or _crosses(self.step, next_step, config.save_summary_steps))
+        )
+        return log_due, summary_due
+
+    def _run(self, fetches, run_steps, feed):
+        """Runs the step (and its accumulate-only micro-batches); None at the input's end.
+
+        Sets self.loss (with accumulation, the mean over the step's
+        micro-batches) and self.step.
+        """
+        graph = self.graph
+        micro_losses = []
+        try:
+            if graph.accumulate_loss is not None:
+                for _ in range(self.config.num_accumulation_steps - 1):
+                    micro_losses.append(float(self.session.run(graph.accumulate_loss)))
+            if graph.steps_this_run is not None:
+                feed[graph.steps_this_run] = run_steps
+            results = self.session.run(fetches, feed_dict=feed or None)
+        except tf.errors.OutOfRangeError:
+            if graph.steps_this_run is not None:
+                # Steps of the loop before the input ended did run.
+                self.step = int(self.session.run(graph.global_step))
+            logging.info("Input exhausted at step %d.", self.step)
+            return None
+        loss = float(results["loss"])
+        if micro_losses:
+            loss = float(np.mean(micro_losses + [loss]))
+        new_step = int(results["step"])
+        if not np.isfinite(loss):
+            raise NanLossError(
+                f"loss is {loss} at step {new_step}; training stopped. The newest good "
+                f"checkpoint is {newest_checkpoint(self.config.model_dir) or '(none)'}"
+            )
+        if new_step == self.step:
+            raise RuntimeError("the model_fn's train_op does not increment global_step")
+        self.loss, self.step = loss, new_step
+        return results
+
+    def _report(self, results, log_due, summary_due):
+        """The progress line and TensorBoard scalars of the step just run."""
+        scalars = {"loss": self.loss}
+        if "learning_rate" in results:
+            scalars["learning_rate"] = float(results["learning_rate"])
+        if log_due:
+            rates = self.progress.log(self.step, scalars)
+            if self.writer is not None and rates:
+                self.writer.add_summary(scalar_summary(rates), self.step)
+        if summary_due:
+            self.writer.add_summary(scalar_summary(scalars), self.step)
+            if "summary" in results:
+                self.writer.add_summary(results["summary"], self.step)

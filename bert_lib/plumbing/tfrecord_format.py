@@ -1,0 +1,350 @@
+"""TFRecord files and tf.train.Example bytes, written and read without TensorFlow.
+
+TensorFlow costs seconds of CPU and hundreds of MB to import; the data
+preparation scripts need only its file format:
+
+- TFRecord framing: per record, the little-endian uint64 length, the
+  masked CRC-32C of those 8 bytes, the data, the masked CRC-32C of the
+  data. The checksums are computed with numpy for thousands of records at
+  once; the files are byte for byte what tf.io.TFRecordWriter writes.
+- The pre-training tf.train.Example: PretrainingExampleEncoder's bytes
+  equal `SerializeToString(deterministic=True)` of the Example the
+  original builds, and example_values decodes any Example's features.
+"""
+
+import struct
+
+from . import atomic_write, fileio
+from .errors import UsageError
+
+# The pre-training features, in the order the original inserts (and logs) them.
+PRETRAINING_FEATURE_NAMES = (
+    "input_ids",
+    "input_mask",
+    "segment_ids",
+    "masked_lm_positions",
+    "masked_lm_ids",
+    "masked_lm_weights",
+    "next_sentence_labels",
+)
+
+
+# ---------------------------------------------------------------------------
+# tf.train.Example
+
+
+def _varint(value):
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+class PretrainingExampleEncoder:
+    """Serializes pre-training instances given as token ids.
+
+    The bytes are those of `tf.train.Example.SerializeToString(deterministic=
+    True)`: Example.features (field 1) holds one map entry (field 1) per
+    feature in name order, each entry a key (field 1) and a Feature (field 2)
+    whose int64_list (field 3) or float_list (field 2) packs its values
+    into field 1. The framing bytes depend only on the lengths of the packed
+    values, so they are built once per length and cached; 0/1 features
+    (input_mask, segment_ids) always pack to max_seq_length bytes.
+    """
+
+    def __init__(self, vocab_size, max_seq_length, max_predictions_per_seq):
+        self.max_seq_length = max_seq_length
+        self.max_predictions = max_predictions_per_seq
+        # Varints of every id, position and field length that can occur.
+        longest_record = 8 * max_seq_length + 12 * max_predictions_per_seq + 256
+        self.varints = [_varint(i) for i in range(max(vocab_size, longest_record))]
+        self.zeros = [bytes(k) for k in range(max(max_seq_length, max_predictions_per_seq) + 1)]
+        self.ones = [b"\x01" * k for k in range(max_seq_length + 1)]
+        self.prefixes = {name: {} for name in PRETRAINING_FEATURE_NAMES}
+        self.mask_prefix = self._prefix("input_mask", b"\x1a", max_seq_length)
+        self.segment_prefix = self._prefix("segment_ids", b"\x1a", max_seq_length)
+        one, zero = struct.pack("<f", 1.0), struct.pack("<f", 0.0)
+        self.weight_entries = [
+            self._entry(
+                "masked_lm_weights",
+                b"\x12",
+                one * k + zero * (max_predictions_per_seq - k),
+            )
+            for k in range(max_predictions_per_seq + 1)
+        ]
+        self.label_entries = [
+            self._entry("next_sentence_labels", b"\x1a", bytes([label])) for label in (0, 1)
+        ]
+
+    def _prefix(self, name, kind_tag, packed_length):
+        """The bytes of a feature map entry that come before its packed values."""
+        cache = self.prefixes[name]
+        prefix = cache.get(packed_length)
+        if prefix is None:
+            v = _varint
+            value_list = 1 + len(v(packed_length)) + packed_length
+            feature = 1 + len(v(value_list)) + value_list
+            key = b"\x0a" + v(len(name)) + name.encode()
+            entry = len(key) + 1 + len(v(feature)) + feature
+            prefix = cache[packed_length] = b"".join(
+                (
+                    b"\x0a" + v(entry),
+                    key,
+                    b"\x12" + v(feature),
+                    kind_tag + v(value_list),
+                    b"\x0a" + v(packed_length),
+                )
+            )
+        return prefix
+
+    def _entry(self, name, kind_tag, packed):
+        return self._prefix(name, kind_tag, len(packed)) + packed
+
+    def encode(self, input_ids, num_a, num_b, positions, label_ids, is_random_next):
+        """The serialized Example of [CLS] a [SEP] b [SEP] (ids, after masking)."""
+        length = len(input_ids)
+        pad = self.max_seq_length - length
+        pad_p = self.max_predictions - len(positions)
+        if pad < 0 or pad_p < 0:
+            raise ValueError(f"instance of {length} tokens, {len(positions)} predictions")
+        varint = self.varints.__getitem__
+        prefixes = self.prefixes
+        zeros = self.zeros
+        ids = b"".join(map(varint, input_ids)) + zeros[pad]
+        prefix = prefixes["input_ids"].get(len(ids)) or self._prefix(
+            "input_ids", b"\x1a", len(ids)
+        )
+        labels = b"".join(map(varint, label_ids)) + zeros[pad_p]
+        label_prefix = prefixes["masked_lm_ids"].get(len(labels)) or self._prefix(
+            "masked_lm_ids", b"\x1a", len(labels)
+        )
+        where = b"".join(map(varint, positions)) + zeros[pad_p]
+        where_prefix = prefixes["masked_lm_positions"].get(len(where)) or self._prefix(
+            "masked_lm_positions", b"\x1a", len(where)
+        )
+        ones = self.ones
+        body = b"".join(
+            (
+                prefix,
+                ids,
+                self.mask_prefix,
+                ones[length],
+                zeros[pad],
+                label_prefix,
+                labels,
+                where_prefix,
+                where,
+                self.weight_entries[len(positions)],
+                self.label_entries[1 if is_random_next else 0],
+                self.segment_prefix,
+                zeros[num_a + 2],
+                ones[num_b + 1],
+                zeros[pad],
+            )
+        )
+        return b"\x0a" + self.varints[len(body)] + body
+
+
+def _read_varint(data, pos):
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+
+
+def _fields(data):
+    """Yields (field number, wire type, value) of a protobuf message's bytes.
+
+    Length-delimited values come as bytes; varints as ints; fixed32 as bytes.
+    """
+    pos = 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos)
+        number, wire_type = key >> 3, key & 7
+        if wire_type == 0:
+            value, pos = _read_varint(data, pos)
+        elif wire_type == 2:
+            size, pos = _read_varint(data, pos)
+            value, pos = data[pos : pos + size], pos + size
+        elif wire_type == 5:
+            value, pos = data[pos : pos + 4], pos + 4
+        elif wire_type == 1:
+            value, pos = data[pos : pos + 8], pos + 8
+        else:
+            raise ValueError(f"unsupported wire type {wire_type}")
+        yield number, wire_type, value
+
+
+def example_values(record):
+    """{feature name: list of values} of a serialized tf.train.Example.
+
+    Decodes the wire format directly, so logging needs no TensorFlow.
+    """
+    values = {}
+    for number, _, features_bytes in _fields(record):
+        if number != 1:
+            continue
+        for entry_number, _, entry in _fields(features_bytes):
+            if entry_number != 1:
+                continue
+            name, feature = "", b""
+            for field, _, value in _fields(entry):
+                if field == 1:
+                    name = value.decode("utf-8")
+                elif field == 2:
+                    feature = value
+            decoded = []
+            for kind, _, value_list in _fields(feature):
+                for _, wire_type, value in _fields(value_list):
+                    if kind == 2:  # float_list, packed or not
+                        decoded += [x for (x,) in struct.iter_unpack("<f", value)]
+                    elif wire_type == 2:  # packed int64_list
+                        pos = 0
+                        while pos < len(value):
+                            item, pos = _read_varint(value, pos)
+                            decoded.append(item - (1 << 64) if item >= 1 << 63 else item)
+                    else:
+                        decoded.append(value - (1 << 64) if value >= 1 << 63 else value)
+            values[name] = decoded
+    return values
+
+
+# ---------------------------------------------------------------------------
+# TFRecord files
+
+_CRC32C_POLY = 0x82F63B78  # Castagnoli, bit-reflected
+_CRC_MASK_DELTA = 0xA282EAD8
+_RECORDS_PER_BATCH = 8192
+
+
+def crc32c_table():
+    import numpy as np
+
+    table = []
+    for byte in range(256):
+        crc = byte
+        for _ in range(8):
+            crc = (crc >> 1) ^ _CRC32C_POLY if crc & 1 else crc >> 1
+        table.append(crc)
+    return np.array(table, dtype=np.uint32)
+
+
+def masked_crc32c(datas, table):
+    """The masked CRC-32C of each byte string, computed for all of them at once.
+
+    The strings are laid out as rows of a zero-padded matrix, longest first;
+    the table-driven update runs column by column over the rows still going.
+    """
+    import numpy as np
+
+    n = len(datas)
+    lengths = np.fromiter(map(len, datas), dtype=np.int64, count=n)
+    order = np.argsort(-lengths, kind="stable")
+    longest = int(lengths[order[0]]) if n else 0
+    rows = np.zeros((n, longest), dtype=np.uint8)
+    rows[np.arange(longest)[None, :] < lengths[order][:, None]] = np.frombuffer(
+        b"".join([datas[i] for i in order]), dtype=np.uint8
+    )
+    columns = np.ascontiguousarray(rows.T)
+    del rows
+    # active[c]: how many strings are longer than c (a prefix of the sorted rows).
+    active = n - np.cumsum(np.bincount(lengths, minlength=longest + 1))[:longest]
+    crc = np.full(n, 0xFFFFFFFF, dtype=np.uint32)
+    for column, count in zip(columns, active.tolist()):
+        head = crc[:count]
+        crc[:count] = table[(head ^ column[:count]) & 0xFF] ^ (head >> 8)
+    crc ^= np.uint32(0xFFFFFFFF)
+    unsorted = np.empty_like(crc)
+    unsorted[order] = crc
+    return ((unsorted >> 15) | (unsorted << 17)) + np.uint32(_CRC_MASK_DELTA)
+
+
+def tfrecord_bytes(datas, table):
+    """The TFRecord file bytes of the records `datas`."""
+    import numpy as np
+
+    lengths = np.fromiter(map(len, datas), dtype="<u8", count=len(datas))
+    length_bytes = lengths.tobytes()
+    heads = [length_bytes[8 * i : 8 * i + 8] for i in range(len(datas))]
+    head_crcs = masked_crc32c(heads, table).astype("<u4").tobytes()
+    data_crcs = masked_crc32c(datas, table).astype("<u4").tobytes()
+    parts = []
+    for i, data in enumerate(datas):
+        parts += (heads[i], head_crcs[4 * i : 4 * i + 4], data, data_crcs[4 * i : 4 * i + 4])
+    return b"".join(parts)
+
+
+def write_tfrecords(records, output_files, progress=None, flag=None):
+    """Writes records round-robin as TFRecord files, byte for byte as TensorFlow would.
+
+    All files appear under their names only once all are complete (see
+    atomic_write); a failed write is one UsageError naming the file.
+    `progress`, if given, is updated with the number of records written.
+    """
+    table = crc32c_table()
+    written = 0
+    with atomic_write.atomic_files(output_files, "wb", flag=flag) as files:
+        for k, f in enumerate(files):
+            mine = records[k :: len(output_files)]
+            for start in range(0, len(mine), _RECORDS_PER_BATCH):
+                batch = mine[start : start + _RECORDS_PER_BATCH]
+                f.write(tfrecord_bytes(batch, table))
+                written += len(batch)
+                if progress is not None:
+                    progress.update(written)
+
+
+def read_records(path):
+    """Yields the records of a TFRecord file, checking every length and checksum.
+
+    Raises UsageError naming the file, the record and its byte offset at the
+    first damaged or truncated record, where tf.data would only say
+    "corrupted record at N". Checksums are checked a batch of records at a
+    time.
+    """
+    table = crc32c_table()
+    size = fileio.file_size(path)
+    index = offset = 0
+    with fileio.open_binary(path) as f:
+        while True:
+            batch, offsets = [], []
+            while len(batch) < _RECORDS_PER_BATCH:
+                head = f.read(12)
+                if not head:
+                    break
+                (length,) = struct.unpack("<Q", head[:8].ljust(8, b"\0"))
+                if len(head) < 12 or offset + 16 + length > size:
+                    # A length running past the end: a cut file or a damaged length.
+                    batch.append((head[:8], head[8:12], b"", b""))
+                    offsets.append(offset)
+                    break
+                batch.append((head[:8], head[8:], f.read(length), f.read(4)))
+                offsets.append(offset)
+                offset += 16 + length
+            if not batch:
+                return
+            head_ok = masked_crc32c([b[0] for b in batch], table).astype("<u4").tobytes()
+            data_ok = masked_crc32c([b[2] for b in batch], table).astype("<u4").tobytes()
+            for k, (_, head_crc, data, data_crc) in enumerate(batch):
+                if head_ok[4 * k : 4 * k + 4] != head_crc:
+                    what = "its length fails its checksum" if len(head_crc) == 4 else "cut short"
+                    raise _damaged(path, index, offsets[k], what)
+                if len(data_crc) < 4:
+                    raise _damaged(path, index, offsets[k], "cut short")
+                if data_ok[4 * k : 4 * k + 4] != data_crc:
+                    raise _damaged(path, index, offsets[k], "its data fails its checksum")
+                yield data
+                index += 1
+
+
+def _damaged(path, index, offset, what):
+    return UsageError(
+        f"{path}: record {index} (at byte {offset}) is corrupt: {what}; "
+        "the file is damaged or not a TFRecord file"
+    )

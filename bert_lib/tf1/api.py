@@ -1,0 +1,197 @@
+"""The pieces of the TF 1.x API module (tf1/__init__.py) its other modules share.
+
+Namespace is a module of that API: its own names first, then those of the
+TensorFlow 2 module it extends, else an UnsupportedAPIError naming the API
+and the user's file and line. is_user_file tells the user's code from
+installed packages and this project's own modules.
+"""
+
+import os
+import site
+import sys
+import sysconfig
+import types
+
+import tensorflow  # noqa: F401  (its directory is one of _excluded_dirs)
+
+from ..plumbing import errors
+
+# This project's code: the package (bert_lib/) and, in a clone, the scripts and the
+# original's modules beside it (installed, they sit in site-packages, excluded anyway).
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(PACKAGE_DIR)
+
+
+class UnsupportedAPIError(errors.UsageError, AttributeError):
+    """A TF 1.x API this module does not provide; the message names it and the user's line."""
+
+
+# ---------------------------------------------------------------------------
+# Whose code is it
+
+
+def _excluded_dirs():
+    """Where installed code lives: the standard library and every package directory.
+
+    Package directories are site-packages / dist-packages anywhere on
+    sys.path (a .pth file or PYTHONPATH may add another environment's) and
+    the ones that hold TensorFlow, numpy and absl themselves.
+    """
+    paths = sysconfig.get_paths()
+    dirs = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    try:
+        dirs.update(site.getsitepackages())
+    except AttributeError:  # virtualenv's old site.py
+        pass
+    if site.ENABLE_USER_SITE and site.getusersitepackages():
+        dirs.add(site.getusersitepackages())
+    dirs.update(
+        p
+        for p in sys.path
+        if os.path.basename(p.rstrip(os.sep)) in ("site-packages", "dist-packages")
+    )
+    for package in ("tensorflow", "numpy", "absl"):
+        module = sys.modules.get(package)
+        if getattr(module, "__file__", None):
+            dirs.add(os.path.dirname(os.path.dirname(module.__file__)))
+    return tuple(os.path.join(os.path.realpath(d), "") for d in dirs if d)
+
+
+_EXCLUDED_DIRS = _excluded_dirs()
+
+
+def is_project_file(filename):
+    """Whether `filename` is this project's: in the package, or a module beside it in a clone."""
+    path = os.path.realpath(filename)
+    return os.path.dirname(path) == HERE or path.startswith(os.path.join(PACKAGE_DIR, ""))
+
+
+def is_user_file(filename):
+    """Whether code from `filename` is the user's (it gets the TF 1.x module).
+
+    Not the user's: the standard library, installed packages, and this
+    project's own modules (the package, and the scripts and modules beside it).
+    """
+    if not filename or filename.startswith("<frozen"):
+        return False
+    if filename.startswith("<"):  # exec'd code, a notebook cell
+        return True
+    if is_project_file(filename):
+        return False
+    return not os.path.realpath(filename).startswith(_EXCLUDED_DIRS)
+
+
+def user_location():
+    """ "file:line" of the innermost frame of user code on the stack, or None."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if is_user_file(filename):
+            return f"{filename}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+def unsupported(api, instead=None):
+    """The UnsupportedAPIError for `api` (say "tf.contrib.slim"), naming the user's line."""
+    where = user_location()
+    text = f"{api} is not provided by the TF 1.x API on TensorFlow 2 (run_tf1.py)"
+    if where:
+        text = f"{where}: {text}"
+    if instead:
+        text += f"; use {instead} instead"
+    else:
+        text += "; README's section 'Running your TF 1.x BERT code' lists what is"
+    error = UnsupportedAPIError(text)
+    error.api = api
+    _LAST_ERROR[:] = [error]
+    return error
+
+
+# The newest UnsupportedAPIError made: `from tensorflow.contrib import rnn`
+# turns it into an ImportError, which run_tf1.py then reports as this.
+_LAST_ERROR = []
+
+
+def last_unsupported(api):
+    """The newest UnsupportedAPIError if it was about `api`, else None."""
+    if _LAST_ERROR and _LAST_ERROR[0].api == api:
+        return _LAST_ERROR[0]
+    return None
+
+
+# ---------------------------------------------------------------------------
+# Namespaces
+
+
+class Namespace(types.ModuleType):
+    """A module of the TF 1.x API: its own names, then those of `base`, else an error.
+
+    `base` is the real TensorFlow module it extends (None: only its own
+    names); its submodules are wrapped in turn, so that a missing name
+    anywhere below says which API it was. `instead` maps names known to be
+    gone to what to use in their place.
+    """
+
+    def __init__(self, api, base=None, own=None, instead=None):
+        super().__init__(api)
+        self.__dict__["_tf1_api"] = api
+        self.__dict__["_tf1_base"] = base
+        self.__dict__["_tf1_instead"] = dict(instead or {})
+        self.__dict__.update(own or {})
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        api = self.__dict__["_tf1_api"]
+        base = self.__dict__["_tf1_base"]
+        instead = self.__dict__["_tf1_instead"]
+        if base is not None and name not in instead:
+            try:
+                value = getattr(base, name)
+            except AttributeError:
+                pass
+            else:
+                if isinstance(value, types.ModuleType) and not isinstance(value, Namespace):
+                    value = Namespace(f"{api}.{name}", value)
+                self.__dict__[name] = value
+                return value
+        raise unsupported(f"{api}.{name}", instead.get(name))
+
+    def __dir__(self):
+        names = set(self.__dict__) - {"_tf1_api", "_tf1_base", "_tf1_instead"}
+        base = self.__dict__["_tf1_base"]
+        if base is not None:
+            names.update(dir(base))
+        return sorted(names)
+
+    def __repr__(self):
+        return f"<TF 1.x API module {self.__dict__['_tf1_api']!r}>"
+
+
+# Gone with no stand-in here, and what to use instead (None: nothing to name).
+TOP_LEVEL_INSTEAD = {}
+
+# tf.nn's RNN cells and the functions that run them need Keras 2 (Keras 3 refuses them).
+NN_INSTEAD = {
+    "rnn_cell": None,
+    "dynamic_rnn": None,
+    "bidirectional_dynamic_rnn": None,
+    "static_rnn": None,
+}
+
+CONTRIB_INSTEAD = {
+    "rnn": None,
+    "slim": "tf.layers and tf.contrib.layers.layer_norm",
+    "predictor": "bert_lib/export/predictor.py of this project",
+    "learn": "tf.estimator",
+    "lookup": "tf.lookup",
+    "distribute": "tf.distribute",
+    "opt": "tf.train optimizers",
+    "training": "tf.train",
+    "framework": "tf.train / tf.compat.v1",
+    "summary": "tf.summary",
+    "seq2seq": "tf.nn and tf.while_loop",
+    "cudnn_rnn": "tf.nn.rnn_cell",
+    "keras": "tf.keras",
+}

@@ -1,0 +1,666 @@
+"""tf.estimator and tf.contrib.tpu's TPUEstimator of TF 1.x, on this project's runner.
+
+TF 1.x BERT code builds a TPUEstimator (or a tf.estimator.Estimator) and
+calls train / evaluate / predict. Here both are engine.Estimator with the
+TF 1.x calling conventions put back, so such code gets the runner's
+checkpoints, logs, TensorBoard events, stop handling and error contract:
+
+- model_fn and input_fn receive `params`, `config`, `mode` and `labels`
+  only where their signature names them, as tf.estimator did; a
+  TPUEstimator's params carry "batch_size", a plain Estimator's do not;
+- a model_fn returns TPUEstimatorSpec (eval_metrics, scaffold_fn) or
+  EstimatorSpec (eval_metric_ops, scaffold, training_hooks);
+- evaluate returns numpy values (float32 metrics, int64 global_step), so
+  `"%s = %s" % (key, value)` prints `0.45` as TF 1.x did;
+- predict yields a single prediction tensor bare, a dict of them as dicts;
+- model_dir=None is a new temporary directory.
+"""
+
+import glob
+import inspect
+import os
+import tempfile
+
+import numpy as np
+import tensorflow as tf
+from absl import logging
+
+from .. import engine
+from ..engine.training import Every
+from .api import Namespace, unsupported
+
+_V1 = tf.compat.v1
+
+ModeKeys = Namespace(
+    "tf.estimator.ModeKeys",
+    None,
+    {"TRAIN": engine.ModeKeys.TRAIN, "EVAL": engine.ModeKeys.EVAL, "PREDICT": "infer"},
+)
+
+_DEFAULT_SAVE_STEPS = 1000
+
+
+class TPUConfig:
+    """tf.contrib.tpu.TPUConfig: the TPU host loop; iterations_per_loop is kept for the log."""
+
+    def __init__(
+        self,
+        iterations_per_loop=2,
+        num_shards=None,
+        num_cores_per_replica=None,
+        per_host_input_for_training=True,
+        tpu_job_name=None,
+        initial_infeed_sleep_secs=None,
+        input_partition_dims=None,
+        eval_training_input_configuration=None,
+        experimental_host_call_every_n_steps=1,
+    ):
+        self.iterations_per_loop = iterations_per_loop
+        self.num_shards = num_shards
+        self.num_cores_per_replica = num_cores_per_replica
+        self.per_host_input_for_training = per_host_input_for_training
+        self.tpu_job_name = tpu_job_name
+
+
+class InputPipelineConfig:
+    """tf.contrib.tpu.InputPipelineConfig's values (the runner feeds every device itself)."""
+
+    PER_SHARD_V1 = 1
+    PER_HOST_V1 = 2
+    PER_HOST_V2 = 3
+    BROADCAST = 4
+    SLICED = 5
+
+
+# The devices every Estimator of the user's code trains on. User scripts
+# define no flag for it (TF 1.x took it from RunConfig's train_distribute),
+# so run_tf1.py's own --distribution_strategy and --num_gpus, given before
+# the script, set it once for the process (use_distribution).
+_DISTRIBUTION = {"distribution_strategy": "one_device", "num_gpus": None}
+
+
+def use_distribution(distribution_strategy="one_device", num_gpus=None):
+    """Sets the runner's distribution for every Estimator built from now on."""
+    _DISTRIBUTION.update(distribution_strategy=distribution_strategy, num_gpus=num_gpus)
+
+
+class RunConfig:
+    """tf.estimator.RunConfig and tf.contrib.tpu.RunConfig: settings for engine.RunConfig.
+
+    Checkpoints are saved by steps: save_checkpoints_steps, else (where TF
+    1.x saved every 600 seconds) every 1000 steps, and at the end.
+    """
+
+    def __init__(
+        self,
+        model_dir=None,
+        tf_random_seed=None,
+        save_summary_steps=100,
+        save_checkpoints_steps=None,
+        save_checkpoints_secs=None,
+        session_config=None,
+        keep_checkpoint_max=5,
+        keep_checkpoint_every_n_hours=10000,
+        log_step_count_steps=100,
+        tpu_config=None,
+        master=None,
+        cluster=None,
+        evaluation_master=None,
+        **unused,
+    ):
+        del keep_checkpoint_every_n_hours, evaluation_master
+        for name in ("train_distribute", "eval_distribute", "experimental_distribute"):
+            if unused.get(name) is not None:
+                raise unsupported(f"RunConfig({name}=...)", "run_tf1.py's --distribution_strategy")
+        self.model_dir = model_dir
+        self.tf_random_seed = tf_random_seed
+        self.save_summary_steps = save_summary_steps
+        self.save_checkpoints_steps = save_checkpoints_steps
+        self.save_checkpoints_secs = save_checkpoints_secs
+        self.session_config = session_config
+        self.keep_checkpoint_max = keep_checkpoint_max
+        self.log_step_count_steps = log_step_count_steps
+        self.tpu_config = tpu_config or TPUConfig()
+        self.master = master
+        self.cluster = cluster
+
+    def replace(self, **changes):
+        copy = RunConfig.__new__(RunConfig)
+        copy.__dict__.update(self.__dict__, **changes)
+        return copy
+
+    def runner_config(self, model_dir, use_tpu):
+        cluster = self.cluster
+        tpu = self.tpu_config
+        return engine.RunConfig(
+            model_dir=model_dir,
+            save_checkpoints_steps=self.save_checkpoints_steps or _DEFAULT_SAVE_STEPS,
+            keep_checkpoint_max=self.keep_checkpoint_max,
+            iterations_per_loop=1000,
+            log_step_count_steps=self.log_step_count_steps,
+            save_summary_steps=self.save_summary_steps,
+            session_config=self.session_config,
+            tf_random_seed=self.tf_random_seed,
+            use_tpu=use_tpu,
+            tpu_name=getattr(cluster, "tpu", None),
+            tpu_zone=getattr(cluster, "zone", None),
+            gcp_project=getattr(cluster, "project", None),
+            master=self.master if use_tpu else None,
+            num_tpu_cores=tpu.num_shards or 8,
+            distribution_strategy=_DISTRIBUTION["distribution_strategy"],
+            num_gpus=_DISTRIBUTION["num_gpus"],
+        )
+
+
+class TPUEstimatorSpec:
+    """tf.contrib.tpu.TPUEstimatorSpec: what a TPUEstimator's model_fn returns."""
+
+    def __init__(
+        self,
+        mode,
+        predictions=None,
+        loss=None,
+        train_op=None,
+        eval_metrics=None,
+        export_outputs=None,
+        scaffold_fn=None,
+        host_call=None,
+        training_hooks=None,
+        evaluation_hooks=None,
+        prediction_hooks=None,
+    ):
+        if host_call is not None:
+            raise unsupported("TPUEstimatorSpec(host_call=...)", "tf.summary ops in the model_fn")
+        _refuse_hooks(evaluation_hooks, "evaluation_hooks")
+        _refuse_hooks(prediction_hooks, "prediction_hooks")
+        self.mode = mode
+        self.predictions = predictions
+        self.loss = loss
+        self.train_op = train_op
+        self.eval_metrics = eval_metrics
+        self.export_outputs = export_outputs
+        self.scaffold_fn = scaffold_fn
+        self.training_hooks = list(training_hooks or [])
+
+
+class EstimatorSpec(TPUEstimatorSpec):
+    """tf.estimator.EstimatorSpec: eval_metric_ops {name: (value, update_op)}, a Scaffold."""
+
+    def __init__(
+        self,
+        mode,
+        predictions=None,
+        loss=None,
+        train_op=None,
+        eval_metric_ops=None,
+        export_outputs=None,
+        training_chief_hooks=None,
+        training_hooks=None,
+        scaffold=None,
+        evaluation_hooks=None,
+        prediction_hooks=None,
+    ):
+        eval_metrics = None
+        if eval_metric_ops:
+            ops = dict(eval_metric_ops)
+            eval_metrics = (lambda: ops, [])
+        super().__init__(
+            mode,
+            predictions=predictions,
+            loss=loss,
+            train_op=train_op,
+            eval_metrics=eval_metrics,
+            export_outputs=export_outputs,
+            scaffold_fn=(lambda: scaffold) if scaffold is not None else None,
+            training_hooks=list(training_chief_hooks or []) + list(training_hooks or []),
+            evaluation_hooks=evaluation_hooks,
+            prediction_hooks=prediction_hooks,
+        )
+
+
+def _refuse_hooks(hooks, what):
+    if hooks:
+        raise unsupported(f"EstimatorSpec({what}=...)", "training_hooks, or code after evaluate")
+
+
+def _call_with_named(function, available):
+    """function(**the entries of `available` its signature names), as tf.estimator called."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return function(**available)
+    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+        return function(**available)
+    return function(**{k: v for k, v in available.items() if k in parameters})
+
+
+class _SpecHooks:
+    """The training_hooks of the newest TRAIN spec, run as one runner hook."""
+
+    def __init__(self):
+        self.hooks = []
+
+    def begin(self):
+        for hook in self.hooks:
+            hook.begin()
+
+    def after_create_session(self, session, coord):
+        for hook in self.hooks:
+            hook.after_create_session(session, coord)
+
+    def before_run(self, run_context):
+        args = [hook.before_run(run_context) for hook in self.hooks]
+        return _V1.train.SessionRunArgs([a.fetches if a is not None else [] for a in args])
+
+    def after_run(self, run_context, run_values):
+        results = run_values.results or [None] * len(self.hooks)
+        for hook, result in zip(self.hooks, results):
+            hook.after_run(run_context, _V1.train.SessionRunValues(result, None, None))
+
+    def end(self, session):
+        for hook in self.hooks:
+            hook.end(session)
+
+
+class Estimator:
+    """tf.estimator.Estimator on engine.Estimator."""
+
+    _tpu_params = False
+
+    def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
+        if warm_start_from is not None:
+            raise unsupported("Estimator(warm_start_from=...)", "tf.train.init_from_checkpoint")
+        self._setup(model_fn, model_dir, config, params, None, None, None, False)
+
+    def _setup(self, model_fn, model_dir, config, params, train_bs, eval_bs, predict_bs, use_tpu):
+        config = config or RunConfig()
+        model_dir = model_dir or config.model_dir
+        if model_dir is None:
+            model_dir = tempfile.mkdtemp()
+            logging.warning("Using temporary folder as model directory: %s", model_dir)
+        self._config = config.replace(model_dir=model_dir)
+        self._user_model_fn = model_fn
+        self.params = dict(params or {})
+        self._spec_hooks = _SpecHooks()
+        self._bare_prediction = False
+        self._runner = engine.Estimator(
+            self._model_fn,
+            self._config.runner_config(model_dir, use_tpu),
+            params=self.params,
+            train_batch_size=train_bs or 1,
+            eval_batch_size=eval_bs or 1,
+            predict_batch_size=predict_bs or 1,
+        )
+
+    @property
+    def model_dir(self):
+        return self._config.model_dir
+
+    @property
+    def config(self):
+        return self._config
+
+    def _user_params(self, params):
+        """The params TF 1.x gave: the user's own, plus a TPUEstimator's batch_size.
+
+        Built from the user's params rather than from the runner's, so that
+        whatever else the runner passes its own model_fns stays out.
+        """
+        user = dict(self.params)
+        if self._tpu_params and "batch_size" in params:
+            user["batch_size"] = params["batch_size"]
+        return user
+
+    def _model_fn(self, features, labels, mode, params):
+        spec = _call_with_named(
+            self._user_model_fn,
+            {
+                "features": features,
+                "labels": labels,
+                "mode": mode,
+                "params": self._user_params(params),
+                "config": self._config,
+            },
+        )
+        if not isinstance(spec, TPUEstimatorSpec):
+            raise TypeError(f"model_fn must return an EstimatorSpec, got {type(spec)}")
+        predictions = spec.predictions
+        if mode == engine.ModeKeys.PREDICT and not isinstance(predictions, dict):
+            self._bare_prediction = True
+            predictions = {"predictions": predictions}
+        if mode == engine.ModeKeys.TRAIN:
+            self._spec_hooks.hooks = spec.training_hooks
+        return engine.EstimatorSpec(
+            mode=mode,
+            loss=spec.loss,
+            train_op=spec.train_op,
+            eval_metrics=spec.eval_metrics,
+            predictions=predictions,
+            scaffold_fn=spec.scaffold_fn,
+        )
+
+    def _input_fn(self, input_fn, mode):
+        def call(params):
+            dataset = _call_with_named(
+                input_fn,
+                {"params": self._user_params(params), "config": self._config, "mode": mode},
+            )
+            if not isinstance(dataset, tf.data.Dataset):
+                raise unsupported(
+                    "an input_fn that returns tensors", "an input_fn returning a tf.data.Dataset"
+                )
+            return dataset
+
+        return call
+
+    def latest_checkpoint(self):
+        return self._runner.latest_checkpoint()
+
+    def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        if saving_listeners:
+            raise unsupported("Estimator.train(saving_listeners=...)", "training hooks")
+        self._runner.train(
+            self._input_fn(input_fn, engine.ModeKeys.TRAIN),
+            max_steps=max_steps,
+            steps=steps,
+            hooks=[self._spec_hooks, *(hooks or [])],
+        )
+        return self
+
+    def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        if hooks:
+            raise unsupported("Estimator.evaluate(hooks=...)", "code after evaluate")
+        result = self._runner.evaluate(
+            self._input_fn(input_fn, engine.ModeKeys.EVAL),
+            steps=steps,
+            checkpoint_path=checkpoint_path,
+            name=name,
+        )
+        return {key: _numpy_value(key, value) for key, value in result.items()}
+
+    def predict(
+        self,
+        input_fn,
+        predict_keys=None,
+        hooks=None,
+        checkpoint_path=None,
+        yield_single_examples=True,
+    ):
+        if hooks:
+            raise unsupported("Estimator.predict(hooks=...)", "code around the predict loop")
+        if isinstance(predict_keys, str):
+            predict_keys = [predict_keys]
+        predictions = self._runner.predict(
+            self._input_fn(input_fn, engine.ModeKeys.PREDICT),
+            checkpoint_path=checkpoint_path,
+            yield_single_examples=yield_single_examples,
+        )
+        for prediction in predictions:
+            if self._bare_prediction:
+                yield prediction["predictions"]
+            elif predict_keys:
+                yield {key: prediction[key] for key in predict_keys}
+            else:
+                yield prediction
+
+    def eval_dir(self, name=None):
+        """Where evaluate writes its TensorBoard events (model_dir/eval or eval_<name>)."""
+        return os.path.join(self.model_dir, "eval" if not name else f"eval_{name}")
+
+    def get_variable_names(self):
+        return [name for name, _ in tf.train.list_variables(self.model_dir)]
+
+    def get_variable_value(self, name):
+        return tf.train.load_variable(self.model_dir, name)
+
+
+class TPUEstimator(Estimator):
+    """tf.contrib.tpu.TPUEstimator: params carry "batch_size"; use_tpu picks the TPU."""
+
+    _tpu_params = True
+
+    def __init__(
+        self,
+        model_fn=None,
+        model_dir=None,
+        config=None,
+        params=None,
+        use_tpu=True,
+        train_batch_size=None,
+        eval_batch_size=None,
+        predict_batch_size=None,
+        batch_axis=None,
+        eval_on_tpu=True,
+        export_to_tpu=True,
+        export_to_cpu=True,
+        warm_start_from=None,
+        **unused,
+    ):
+        if warm_start_from is not None:
+            raise unsupported("TPUEstimator(warm_start_from=...)", "tf.train.init_from_checkpoint")
+        if params and "batch_size" in params:
+            raise ValueError("params must not hold batch_size: TPUEstimator sets it")
+        self._setup(
+            model_fn,
+            model_dir,
+            config,
+            params,
+            train_batch_size,
+            eval_batch_size,
+            predict_batch_size,
+            bool(use_tpu),
+        )
+
+
+def _numpy_value(key, value):
+    """What TF 1.x's evaluate returned: float32 metrics, an int64 global_step."""
+    if key == "global_step" or isinstance(value, (bool, int)):
+        return np.int64(value)
+    return np.asarray(value, dtype=np.float32)[()]
+
+
+class TrainSpec:
+    """tf.estimator.TrainSpec."""
+
+    def __init__(self, input_fn, max_steps=None, hooks=None):
+        self.input_fn = input_fn
+        self.max_steps = max_steps
+        self.hooks = list(hooks or [])
+
+
+class EvalSpec:
+    """tf.estimator.EvalSpec: evaluated at every checkpoint training saves, and at its end."""
+
+    def __init__(
+        self,
+        input_fn,
+        steps=100,
+        name=None,
+        hooks=None,
+        exporters=None,
+        start_delay_secs=120,
+        throttle_secs=600,
+    ):
+        if hooks:
+            raise unsupported("EvalSpec(hooks=...)", "training hooks")
+        if exporters:
+            raise unsupported("EvalSpec(exporters=...)", "run_classifier.py --export_dir")
+        self.input_fn = input_fn
+        self.steps = steps
+        self.name = name
+
+
+def train_and_evaluate(estimator, train_spec, eval_spec):
+    """Trains to train_spec.max_steps, evaluating each checkpoint saved and the last.
+
+    Returns (the last evaluation's result, []) as tf.estimator did locally.
+    """
+    results = []
+
+    def evaluate(loop):
+        if loop.last_saved != loop.step:
+            loop.save()
+        results.append(
+            estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps, name=eval_spec.name)
+        )
+
+    save_steps = estimator.config.save_checkpoints_steps or _DEFAULT_SAVE_STEPS
+    estimator._runner.train(
+        estimator._input_fn(train_spec.input_fn, engine.ModeKeys.TRAIN),
+        max_steps=train_spec.max_steps,
+        hooks=[estimator._spec_hooks, *train_spec.hooks],
+        actions=[Every(save_steps, evaluate)],
+    )
+    newest = estimator.latest_checkpoint()
+    if not results or results[-1]["global_step"] != engine.checkpoint_step(newest):
+        results.append(
+            estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps, name=eval_spec.name)
+        )
+    return results[-1], []
+
+
+class _EarlyStoppingHook(_V1.train.SessionRunHook):
+    """Stops training when an evaluation metric has not improved for a number of steps.
+
+    Reads the evaluations written so far (TensorBoard events in the eval
+    directory, as evaluate writes them) every `every_steps` training steps.
+    """
+
+    def __init__(
+        self, eval_dir, metric_name, max_steps_without_improvement, better, min_steps, every_steps
+    ):
+        self.eval_dir = eval_dir
+        self.metric_name = metric_name
+        self.patience = max_steps_without_improvement
+        self.better = better
+        self.min_steps = min_steps
+        self.every_steps = max(1, int(every_steps))
+        self._global_step = None
+        self._last_check = None
+
+    def begin(self):
+        self._global_step = _V1.train.get_global_step()
+
+    def before_run(self, run_context):
+        return _V1.train.SessionRunArgs(self._global_step)
+
+    def after_run(self, run_context, run_values):
+        step = int(run_values.results)
+        if step < self.min_steps:
+            return
+        if self._last_check is not None and step - self._last_check < self.every_steps:
+            return
+        self._last_check = step
+        if self.should_stop():
+            logging.info(
+                "Early stopping: %s has not improved in %d steps", self.metric_name, self.patience
+            )
+            run_context.request_stop()
+
+    def evaluations(self):
+        """{step: value of the metric} of every evaluation in eval_dir."""
+        found = {}
+        for path in sorted(glob.glob(os.path.join(self.eval_dir, "events.out.tfevents.*"))):
+            for event in _V1.train.summary_iterator(path):
+                for value in event.summary.value:
+                    if value.tag == self.metric_name:
+                        found[int(event.step)] = value.simple_value
+        return found
+
+    def should_stop(self):
+        evaluations = self.evaluations()
+        if not evaluations:
+            return False
+        best_step = None
+        for step in sorted(evaluations):
+            if best_step is None or self.better(evaluations[step], evaluations[best_step]):
+                best_step = step
+        return max(evaluations) - best_step >= self.patience
+
+
+def _early_stopping_hook(better):
+    def make(
+        estimator,
+        metric_name,
+        max_steps_without_decrease=None,
+        eval_dir=None,
+        min_steps=0,
+        run_every_secs=60,
+        run_every_steps=None,
+        max_steps_without_increase=None,
+    ):
+        del run_every_secs  # checked by steps here: every run_every_steps, else every 100
+        patience = max_steps_without_decrease or max_steps_without_increase
+        return _EarlyStoppingHook(
+            eval_dir or estimator.eval_dir(),
+            metric_name,
+            patience,
+            better,
+            min_steps,
+            run_every_steps or 100,
+        )
+
+    return make
+
+
+stop_if_no_decrease_hook = _early_stopping_hook(lambda value, best: value < best)
+stop_if_no_increase_hook = _early_stopping_hook(lambda value, best: value > best)
+
+
+def contrib_estimator_module():
+    return Namespace(
+        "tf.contrib.estimator",
+        None,
+        {
+            "stop_if_no_decrease_hook": stop_if_no_decrease_hook,
+            "stop_if_no_increase_hook": stop_if_no_increase_hook,
+        },
+    )
+
+
+def estimator_module():
+    return Namespace(
+        "tf.estimator",
+        None,
+        {
+            "Estimator": Estimator,
+            "EstimatorSpec": EstimatorSpec,
+            "ModeKeys": ModeKeys,
+            "RunConfig": RunConfig,
+            "TrainSpec": TrainSpec,
+            "EvalSpec": EvalSpec,
+            "train_and_evaluate": train_and_evaluate,
+            "experimental": Namespace(
+                "tf.estimator.experimental",
+                None,
+                {
+                    "stop_if_no_decrease_hook": stop_if_no_decrease_hook,
+                    "stop_if_no_increase_hook": stop_if_no_increase_hook,
+                },
+            ),
+            "SessionRunHook": _V1.train.SessionRunHook,
+            "SessionRunArgs": _V1.train.SessionRunArgs,
+            "LoggingTensorHook": _V1.train.LoggingTensorHook,
+            "StopAtStepHook": _V1.train.StopAtStepHook,
+        },
+        {
+            "export": "engine.Estimator.export_saved_model (run_classifier.py --export_dir)",
+            "BestExporter": "--best_checkpoint_metric of this project's scripts",
+            "LatestExporter": "run_classifier.py --export_dir",
+        },
+    )
+
+
+def tpu_module():
+    return Namespace(
+        "tf.contrib.tpu",
+        _V1.tpu,
+        {
+            "TPUEstimator": TPUEstimator,
+            "TPUEstimatorSpec": TPUEstimatorSpec,
+            "RunConfig": RunConfig,
+            "TPUConfig": TPUConfig,
+            "InputPipelineConfig": InputPipelineConfig,
+            "CrossShardOptimizer": _V1.tpu.CrossShardOptimizer,
+        },
+    )
