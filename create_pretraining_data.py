@@ -25,7 +25,8 @@ cost:
   `random.Random` uses, checked against it at start-up (with a fall-back to
   the library methods should a Python version ever differ).
 - Each instance is serialized as soon as it is made, by a small encoder
-  (bert_lib/plumbing/tfrecord_format.py) whose bytes equal `tf.train.Example.SerializeToString(deterministic=True)`
+  (bert_lib/plumbing/tfrecord_format.py) whose bytes equal
+  `tf.train.Example.SerializeToString(deterministic=True)`
   (features sorted by name; protobuf's default map order changes from one
   process to the next, so the original's files differ in byte order
   between runs while parsing to the same Examples). Only these bytes are

@@ -1,4 +1,4 @@
-"""The TF 1.x API on TensorFlow 2 (bert_lib/tf1, run_tf1.py): layers, CRF, metrics, estimator, errors.
+"""The TF 1.x API on TensorFlow 2 (bert_lib/tf1, run_tf1.py): layers, CRF, metrics, errors.
 
 In-process tests build plain tf.compat.v1 graphs with the pieces (they never
 call tf1.install(), which would switch this whole test process to TF1

@@ -1,4 +1,4 @@
-"""tf.layers and tf.contrib.layers of TF 1.x, on get_variable, for the TF 1.x API module (tf1/__init__.py).
+"""tf.layers and tf.contrib.layers of TF 1.x, on get_variable, for the TF 1.x API module.
 
 TensorFlow 2's tf.compat.v1.layers refuses to run under Keras 3, and Keras
 layers in a TF1 graph take process-wide names (`dense_1` in an evaluation
