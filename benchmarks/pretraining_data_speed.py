@@ -1,7 +1,7 @@
 """Times create_pretraining_data.py against a plain implementation of the same recipe.
 
 Both run as child processes on the same corpus, vocabulary and flags:
-tests/reference_pretraining_data.py (the pre-training data recipe written out plainly:
+tests/support/reference_pretraining_data.py (the pre-training data recipe written out plainly:
 character-by-character tokenization, string tokens, one protobuf Example
 per instance, every instance held until the final shuffle - the 2018
 code's approach) and create_pretraining_data.py. Their output files must
@@ -146,7 +146,7 @@ def main(argv):
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     ref = _run(
         [
-            os.path.join(_REPO, "tests", "reference_pretraining_data.py"),
+            os.path.join(_REPO, "tests", "support", "reference_pretraining_data.py"),
             f"--output_file={reference_out}",
             "--tokenizer=plain",
             *common,

@@ -1,7 +1,7 @@
 """Measures FullTokenizer throughput against a plain implementation of the algorithm.
 
 Each input line is tokenized into word pieces (as create_pretraining_data
-does) by tests/reference_tokenizer.py, a character-by-character
+does) by tests/support/reference_tokenizer.py, a character-by-character
 implementation without memoisation, and by tokenization.FullTokenizer; the
 outputs must be identical on every line. Speed is MB (10^6 bytes of UTF-8
 input) per second of this process's CPU time, which stays meaningful on a
@@ -23,7 +23,7 @@ from absl import app, flags
 
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, _REPO)
-sys.path.insert(0, os.path.join(_REPO, "tests"))
+sys.path.insert(0, os.path.join(_REPO, "tests", "support"))
 
 import reference_tokenizer  # noqa: E402
 

@@ -1,9 +1,12 @@
-"""Process set-up for every test: TensorFlow quiet and on the CPU, the repository importable;
-the longest test files collected first.
+"""Process set-up for every test: TensorFlow quiet and on the CPU, the repository and the
+tests' support code importable; the files with the most slow tests collected first.
 
-The helpers tests share live in helpers.py (`from helpers import run_script`).
+The tests are grouped by what they test (model/, engine/, task_data/, export/,
+scripts/, tf1/, plumbing/, project/, benchmarks/); the code they share lives in
+support/ (`from helpers import run_script`).
 """
 
+import collections
 import os
 import sys
 
@@ -11,40 +14,16 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TESTS = os.path.join(REPO, "tests")
-for path in (TESTS, REPO):
+SUPPORT = os.path.join(REPO, "tests", "support")
+for path in (SUPPORT, REPO):
     if path not in sys.path:
         sys.path.insert(0, path)
 
-# The files that take longest, longest first (measured on the 2-core machine). They
-# are collected first, so that when `make test` spreads files over processes the
-# long ones start at once and no process is left alone with one at the end.
-LONG_FILES = [
-    "test_bad_input.py",
-    "test_dynamic_padding.py",
-    "test_runner.py",
-    "test_preemption.py",
-    "test_run_classifier_with_tfhub.py",
-    "test_demo.py",
-    "test_eval_during_training.py",
-    "test_custom_task.py",
-    "test_xla.py",
-    "test_run_pretraining.py",
-    "test_mixed_precision.py",
-    "test_gradient_accumulation.py",
-    "test_run_classifier.py",
-    "test_run_squad.py",
-    "test_tfhub_encoder.py",
-    "test_lamb.py",
-    "test_helpers.py",
-    "test_plumbing.py",
-    "test_compat_check.py",
-    "test_tf1.py",
-    "test_peer_speed.py",
-    "test_package_install.py",
-]
-
 
 def pytest_collection_modifyitems(items):
-    rank = {name: index for index, name in enumerate(LONG_FILES)}
-    items.sort(key=lambda item: rank.get(os.path.basename(str(item.path)), len(rank)))
+    """Orders files by how many of their tests are marked slow (processes started, models
+    trained), most first, keeping each file's own order. When `make test` spreads files
+    over processes, the long ones then start at once and no process is left alone with
+    one at the end."""
+    slow = collections.Counter(item.path for item in items if item.get_closest_marker("slow"))
+    items.sort(key=lambda item: -slow[item.path])

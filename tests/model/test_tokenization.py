@@ -1,6 +1,6 @@
 """Tokenization: golden outputs, each tokenization rule, and an oracle.
 
-The oracle is tests/reference_tokenizer.py, a plain character-by-character
+The oracle is tests/support/reference_tokenizer.py, a plain character-by-character
 implementation of the same rules; random text from many Unicode categories
 must tokenize identically through it and through the memoised fast paths.
 """

@@ -12,7 +12,8 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from helpers import REPO
+
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
 
 import peer_speed  # noqa: E402

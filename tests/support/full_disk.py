@@ -11,7 +11,7 @@ import os
 import runpy
 import sys
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, REPO)
 
 from bert_lib.plumbing import atomic_write  # noqa: E402

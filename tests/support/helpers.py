@@ -14,8 +14,10 @@ import subprocess
 import sys
 import textwrap
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TESTS = os.path.join(REPO, "tests")
+# The tests' shared code (this module among it), and the scripts tests start as processes.
+SUPPORT = os.path.join(TESTS, "support")
 DATA = os.path.join(TESTS, "data")
 GOLDEN = os.path.join(DATA, "golden")
 VOCAB_UNCASED = os.path.join(DATA, "vocab_uncased.txt")
@@ -131,7 +133,7 @@ def run_script(script, *args, env=None, cwd=REPO):
 
 def run_code(source, env=None, cwd=REPO):
     """Runs Python source (dedented) in a fresh interpreter with the repo and tests importable."""
-    prelude = f"import sys\nsys.path[:0] = [{REPO!r}, {TESTS!r}]\n"
+    prelude = f"import sys\nsys.path[:0] = [{REPO!r}, {SUPPORT!r}]\n"
     return run_python("-c", prelude + textwrap.dedent(source), env=env, cwd=cwd)
 
 

@@ -4,10 +4,10 @@ Checked from the sources (and imports, for the public names):
 - every public name of the original 2018 modules is importable from the
   module it was in, and the original's functions keep their parameters in
   order (new parameters come after them, with defaults);
-- the scripts are no longer than the original's (run_squad.py 1,283 lines;
-  run_ner.py, which the original lacks, 800; run_classifier.py 1,070, see
-  SCRIPT_LIMITS); no
-  function anywhere is over 100 lines; each script's `main` checks its
+- the scripts stay within their line limits (SCRIPT_LIMITS: run_squad.py
+  the original's 1,283 lines; run_ner.py, which the original lacks, 800;
+  run_classifier.py 1,070, above the original's 981 for the reasons given
+  there); no function anywhere is over 100 lines; each script's `main` checks its
   flags first through one `_check_flags()`;
 - only the scripts and bert_lib/script_flags.py read flags: the libraries take values;
   within a script only `main` and `*_from_flags` functions read them (the
@@ -398,7 +398,7 @@ def test_create_int_and_float_feature_give_the_original_protobufs():
 
 
 @pytest.mark.parametrize("script, limit", sorted(SCRIPT_LIMITS.items()))
-def test_scripts_are_no_longer_than_the_original(script, limit):
+def test_scripts_stay_within_their_line_limits(script, limit):
     with open(module_path(script), encoding="utf-8") as f:
         assert len(f.read().splitlines()) <= limit
 

@@ -1,7 +1,7 @@
 """A plain, character-by-character implementation of BERT tokenization.
 
 Written straight from the BERT tokenization rules with no caching and no fast paths,
-so that it can serve as an independent oracle: tests/test_tokenization.py
+so that it can serve as an independent oracle: tests/model/test_tokenization.py
 checks `tokenization` against it on random text, and
 benchmarks/tokenizer_speed.py measures how much faster `tokenization` is.
 Only the standard library is used.

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import speed_helpers
 import tensorflow as tf
-from helpers import TESTS, checkpoint_values, run_python
+from helpers import SUPPORT, checkpoint_values, run_python
 
 import optimization
 from bert_lib import engine
@@ -120,7 +120,7 @@ def test_accumulator_ops_by_hand():
 def test_mirrored_two_cpus_with_accumulation_bf16_and_fp16(tmp_path):
     """Two logical CPU replicas (a process of its own): accumulation + bf16, and fp16 with
     loss scaling, train and agree with one device."""
-    result = run_python(os.path.join(TESTS, "speed_worker.py"), str(tmp_path))
+    result = run_python(os.path.join(SUPPORT, "speed_worker.py"), str(tmp_path))
     assert result.returncode == 0, result.stderr[-3000:]
     mirrored = _checkpoint(tmp_path / "mirrored")
     single = _checkpoint(tmp_path / "single")

@@ -4,7 +4,7 @@ Written straight from the pseudocode, one random draw at a time through the
 `random.Random` methods named there, with string tokens, one
 tf.train.Example built through protobuf per instance, and every instance
 held in memory until the final shuffle - the way the 2018 code works. It
-serves two purposes: tests/test_create_pretraining_data.py checks
+serves two purposes: tests/scripts/test_create_pretraining_data.py checks
 `create_pretraining_data` against it on corpora of its own, and
 benchmarks/pretraining_data_speed.py measures how much faster
 `create_pretraining_data` is.
@@ -12,11 +12,11 @@ benchmarks/pretraining_data_speed.py measures how much faster
 Records are serialized with `deterministic=True` (feature map sorted by
 name), so two runs, and `create_pretraining_data`, give identical bytes.
 
-`--tokenizer=plain` tokenizes with tests/reference_tokenizer.py, the
+`--tokenizer=plain` tokenizes with tests/support/reference_tokenizer.py, the
 character-by-character algorithm of the 2018 code; `--tokenizer=fast` uses
 `tokenization.FullTokenizer`. Both give the same tokens.
 
-    python tests/reference_pretraining_data.py --input_file=a.txt \\
+    python tests/support/reference_pretraining_data.py --input_file=a.txt \\
         --output_file=out.tfrecord --vocab_file=vocab.txt
 """
 
@@ -26,7 +26,7 @@ import random
 import sys
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
-for _path in (_HERE, os.path.dirname(_HERE)):
+for _path in (_HERE, os.path.dirname(os.path.dirname(_HERE))):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 

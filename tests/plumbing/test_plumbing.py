@@ -15,7 +15,7 @@ import pytest
 import tensorflow as tf
 from helpers import (
     REPO,
-    TESTS,
+    SUPPORT,
     error_line,
     flag_args,
     run_python,
@@ -405,9 +405,9 @@ def test_read_records_checks_each_record(tmp_path):
 
 
 def _run(script, *args, wrapper=None, env=None):
-    """Runs a script, or a wrapper from tests/ that runs it, as a user would."""
+    """Runs a script, or a wrapper from tests/support/ that runs it, as a user would."""
     if wrapper:
-        return run_python(os.path.join(TESTS, wrapper), script, *args, env=env)
+        return run_python(os.path.join(SUPPORT, wrapper), script, *args, env=env)
     return run_script(script, *args, env=env)
 
 

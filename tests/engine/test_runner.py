@@ -4,7 +4,7 @@ Each test builds a least-squares model with get_variable and plain gradient
 descent, so checkpoints, resumption, evaluation and prediction can be checked
 against weights computed step by step in numpy. Multi-device and
 multi-worker runs need process-wide device set-up and live in
-tests/runner_worker.py, started as subprocesses.
+tests/support/runner_worker.py, started as subprocesses.
 """
 
 import json
@@ -461,7 +461,7 @@ def _free_port():
 
 def _worker(args, env=None):
     return helpers.start_python(
-        os.path.join(helpers.TESTS, "runner_worker.py"),
+        os.path.join(helpers.SUPPORT, "runner_worker.py"),
         *args,
         env=env,
         stdout=subprocess.PIPE,

@@ -1,6 +1,6 @@
 """SIGTERM and Ctrl-C stop training with the step saved; the same command resumes it.
 
-Real signals go to real training processes (tests/preemption_worker.py,
+Real signals go to real training processes (tests/support/preemption_worker.py,
 which signals itself at a planned step; run_pretraining.py and a prediction
 get an external SIGTERM). Each resumed run is compared with an
 uninterrupted run of the same model, input and seed, trained here
@@ -32,7 +32,7 @@ from bert_lib import engine
 from bert_lib.engine import evaluation, input_position, signals
 from bert_lib.plumbing import errors
 
-WORKER = os.path.join(helpers.TESTS, "preemption_worker.py")
+WORKER = os.path.join(helpers.SUPPORT, "preemption_worker.py")
 SIGTERM_STATUS = 128 + signal.SIGTERM
 SIGINT_STATUS = 128 + signal.SIGINT
 
