@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import REPO
 
 sys.path.insert(0, os.path.join(REPO, "benchmarks"))
