@@ -1,5 +1,6 @@
-"""Process set-up for every test: TensorFlow quiet and on the CPU, the repository and the
-tests' support code importable; the files with the most slow tests collected first.
+"""Process set-up for every test (support/process_setup.py: TensorFlow quiet and on the
+CPU, the repository and the tests' support code importable); the files with the most slow
+tests collected first.
 
 The tests are grouped by what they test (model/, engine/, task_data/, export/,
 scripts/, tf1/, plumbing/, project/, benchmarks/); the code they share lives in
@@ -10,14 +11,9 @@ import collections
 import os
 import sys
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-os.environ.setdefault("CUDA_VISIBLE_DEVICES", "-1")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SUPPORT = os.path.join(REPO, "tests", "support")
-for path in (SUPPORT, REPO):
-    if path not in sys.path:
-        sys.path.insert(0, path)
+import process_setup  # noqa: E402, F401
 
 
 def pytest_collection_modifyitems(items):

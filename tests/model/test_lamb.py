@@ -10,6 +10,7 @@ variables and under MirroredStrategy, as test_optimization.py does for AdamW.
 import os
 import re
 
+import mirrored
 import numpy as np
 import numpy_reference as npr
 import pytest
@@ -154,17 +155,14 @@ def check_mirrored_strategy(steps=3):
     ]
     graph = tf.Graph()
     with graph.as_default():
-        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        strategy = mirrored.strategy()
         with strategy.scope():
             variables = make_variables()
-            stacked = {n: tf.constant(np.stack([t[n] for t in replica_targets])) for n in INITIAL}
+            targets_of_this_replica = mirrored.by_replica(replica_targets)
 
             def replica_step():
-                replica = tf.distribute.get_replica_context().replica_id_in_sync_group
-                targets = {n: tf.gather(stacked[n], replica) for n in INITIAL}
-                return optimization.create_optimizer(
-                    quadratic_loss(variables, targets), *schedule, False, optimizer="lamb"
-                )
+                loss = quadratic_loss(variables, targets_of_this_replica())
+                return optimization.create_optimizer(loss, *schedule, False, optimizer="lamb")
 
             train_op = strategy.group(strategy.extended.call_for_each_replica(replica_step))
             slots = {
@@ -183,11 +181,11 @@ def check_mirrored_strategy(steps=3):
                 reference.step(mean_grads, npr.learning_rate(step, *schedule), t=step + 1)
                 sess.run(train_op)
                 for name, var in variables.items():
-                    copies = strategy.experimental_local_results(var)
+                    copies = mirrored.copies(strategy, var)
                     assert len(copies) == 2
                     for copy in copies:
                         assert_close(sess.run(copy), reference.params[name], f"{name} {step}")
-                    for copy in strategy.experimental_local_results(slots[name]):
+                    for copy in mirrored.copies(strategy, slots[name]):
                         assert_close(sess.run(copy), reference.v[name], f"{name}/adam_v {step}")
 
 

@@ -6,6 +6,7 @@ two logical CPUs, under MirroredStrategy; pytest itself uses resource
 variables.
 """
 
+import mirrored
 import numpy as np
 import numpy_reference as npr
 import pytest
@@ -203,15 +204,13 @@ def check_mirrored_strategy(steps=4):
     scales = {n: np.float32(2.0) for n in INITIAL}
     graph = tf.Graph()
     with graph.as_default():
-        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        strategy = mirrored.strategy()
         with strategy.scope():
             variables = make_variables()
-            stacked = {n: tf.constant(np.stack([t[n] for t in replica_targets])) for n in INITIAL}
+            targets_of_this_replica = mirrored.by_replica(replica_targets)
 
             def replica_step():
-                replica = tf.distribute.get_replica_context().replica_id_in_sync_group
-                targets = {n: tf.gather(stacked[n], replica) for n in INITIAL}
-                loss, _ = quadratic_loss_and_grads(variables, targets, scales)
+                loss, _ = quadratic_loss_and_grads(variables, targets_of_this_replica(), scales)
                 return optimization.create_optimizer(
                     loss, init_lr, num_train_steps, num_warmup_steps, use_tpu=False
                 )
@@ -242,16 +241,14 @@ def check_mirrored_strategy(steps=4):
                 lr = npr.learning_rate(step, init_lr, num_train_steps, num_warmup_steps)
                 reference.step(mean_grads, lr)
                 sess.run(train_op)
-                steps_seen = [
-                    sess.run(c) for c in strategy.experimental_local_results(global_step)
-                ]
+                steps_seen = [sess.run(c) for c in mirrored.copies(strategy, global_step)]
                 assert steps_seen == [step + 1, step + 1], steps_seen
                 for name, var in variables.items():
-                    copies = strategy.experimental_local_results(var)
+                    copies = mirrored.copies(strategy, var)
                     assert len(copies) == 2
                     for copy in copies:
                         assert_close(sess.run(copy), reference.params[name], f"{name} step {step}")
-                    m_copies = strategy.experimental_local_results(slots[name][0])
+                    m_copies = mirrored.copies(strategy, slots[name][0])
                     for copy in m_copies:
                         assert_close(sess.run(copy), reference.m[name], f"{name}/adam_m")
 
@@ -260,7 +257,7 @@ def check_mirrored_cross_replica_apply(steps=2):
     """Per-replica gradients handed to apply_gradients outside the replica fn."""
     graph = tf.Graph()
     with graph.as_default():
-        strategy = tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"])
+        strategy = mirrored.strategy()
         with strategy.scope():
             w = tf.compat.v1.get_variable("w", initializer=tf.constant([0.1, -0.2, -0.1]))
 
@@ -280,7 +277,7 @@ def check_mirrored_cross_replica_apply(steps=2):
                 mean_grad = (2.0 * (params - 0.0) + 2.0 * (params - 1.0)) / 2.0
                 reference.step({"w": mean_grad}, 0.1)
                 sess.run(train_op)
-                for copy in strategy.experimental_local_results(w):
+                for copy in mirrored.copies(strategy, w):
                     assert_close(sess.run(copy), reference.params["w"], f"w step {step}")
 
 

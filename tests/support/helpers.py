@@ -8,6 +8,7 @@ sets up the process (quiet TensorFlow on the CPU, the repository importable).
 """
 
 import importlib
+import inspect
 import json
 import os
 import subprocess
@@ -141,16 +142,15 @@ def run_checks(source, ref_variables=False, replicas=1):
     """Runs graph checks (source) in a fresh interpreter and fails unless they all pass.
 
     Some set-ups are process-wide and cannot be undone inside pytest: ref variables
-    (disable_v2_behavior) and the CPU split into `replicas` logical devices.
+    (disable_v2_behavior) and the CPU split into `replicas` logical devices. The
+    calling test's folder is importable, so that `source` can import its checks.
     """
-    setup = "import tensorflow as tf\n"
+    caller_dir = os.path.dirname(os.path.abspath(inspect.stack()[1].filename))
+    setup = f"import sys\nsys.path.insert(0, {caller_dir!r})\nimport tensorflow as tf\n"
     if ref_variables:
         setup += "tf.compat.v1.disable_v2_behavior()\n"
     if replicas > 1:
-        setup += (
-            "tf.config.set_logical_device_configuration(tf.config.list_physical_devices('CPU')[0],"
-            f" [tf.config.LogicalDeviceConfiguration()] * {replicas})\n"
-        )
+        setup += f"import mirrored\nmirrored.split_cpu({replicas})\n"
     result = run_code(setup + textwrap.dedent(source) + "\nprint('ALL CHECKS PASSED')\n")
     assert result.returncode == 0, result.stderr[-4000:]
     assert result.stdout.splitlines()[-1:] == ["ALL CHECKS PASSED"], result.stdout[-2000:]

@@ -19,13 +19,15 @@ PLAN says when the process signals itself, with real signals:
                 before the checkpoint that step is due for is written.
 """
 
+import process_setup  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
+
+# isort: split
 import os
 import signal
 import sys
 import threading
 import time
 
-import conftest  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
 import numpy as np
 import speed_helpers
 import tensorflow as tf

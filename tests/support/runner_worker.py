@@ -10,11 +10,14 @@ after initialization (<model>_initial.npz). With RUNNER_WORKER_V1_BEHAVIOR
 set in the environment it first calls tf.compat.v1.disable_v2_behavior().
 """
 
+import process_setup  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
+
+# isort: split
 import os
 import sys
 
-import conftest  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
 import helpers
+import mirrored
 import numpy as np
 import tensorflow as tf
 from absl import logging
@@ -135,10 +138,7 @@ def main(mode, output_dir):
         tf.compat.v1.disable_v2_behavior()
     os.makedirs(output_dir, exist_ok=True)
     if mode == "mirrored":
-        cpu = tf.config.list_physical_devices("CPU")[0]
-        tf.config.set_logical_device_configuration(
-            cpu, [tf.config.LogicalDeviceConfiguration()] * 2
-        )
+        mirrored.split_cpu(2)
     # Records in file order (the eval pipeline), so that every mode sees the
     # same examples in each global batch.
     bert_input_fn = run_pretraining.input_fn_builder(

@@ -7,19 +7,20 @@ device, same flags), and OUTPUT_DIR/mirrored_fp16 / single_fp16 (fp16 with
 loss scaling), all after 2 steps of the same global batch.
 """
 
+import process_setup  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
+
+# isort: split
 import os
 import sys
 
-import conftest  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
+import mirrored
 import speed_helpers
-import tensorflow as tf
 from absl import logging
 
 
 def main(output_dir):
     logging.set_verbosity(logging.WARNING)
-    cpu = tf.config.list_physical_devices("CPU")[0]
-    tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+    mirrored.split_cpu(2)
     flags = dict(num_accumulation_steps=2, precision="bf16", learning_rate=3e-3, batch_size=8)
     speed_helpers.train(
         os.path.join(output_dir, "mirrored"), 2, distribution_strategy="mirrored", **flags
