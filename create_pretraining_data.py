@@ -75,21 +75,33 @@ flags.DEFINE_bool(
     False,
     "Whether to mask all the WordPiece pieces of a word together (whole word masking).",
 )
-flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.")
-flags.DEFINE_integer(
-    "dupe_factor", 10, "Number of times to duplicate the input data (with different masks)."
+script_flags.define_integer(
+    "random_seed", 12345, "Random seed for data generation.", script_flags.ANY_NUMBER
 )
-flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
-flags.DEFINE_float(
+script_flags.define_integer(
+    "dupe_factor",
+    10,
+    "Number of times to duplicate the input data (with different masks).",
+    script_flags.POSITIVE,
+)
+script_flags.define_float(
+    "masked_lm_prob",
+    0.15,
+    "Masked LM probability.",
+    script_flags.Valid("in (0, 1]", lambda value: 0 < value <= 1),
+)
+script_flags.define_float(
     "short_seq_prob",
     0.1,
     "Probability of creating sequences which are shorter than the maximum length.",
+    script_flags.FRACTION,
 )
-flags.DEFINE_integer(
+script_flags.define_integer(
     "num_workers",
     None,
     "Processes that tokenize the input in parallel (default: all CPU cores). "
     "The output does not depend on it.",
+    script_flags.POSITIVE,
 )
 
 _CLS, _SEP, _MASK, _UNK = "[CLS]", "[SEP]", "[MASK]", "[UNK]"

@@ -42,7 +42,7 @@ script_flags.define_runner_flags(training=False)
 flags.DEFINE_string(
     "layers", "-1,-2,-3,-4", "Comma-separated encoder layers to output; -1 is the last."
 )
-flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+script_flags.define_integer("batch_size", 32, "Batch size for predictions.", script_flags.POSITIVE)
 flags.DEFINE_bool(
     "use_one_hot_embeddings",
     False,

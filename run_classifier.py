@@ -26,7 +26,7 @@ import optimization
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
 from bert_lib.export import predictor, serving
-from bert_lib.plumbing import atomic_write, checkpoint_shapes, eval_results, startup_checks
+from bert_lib.plumbing import atomic_write, eval_results, output_dir_run, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import classifier_data, dynamic_padding, features
 
@@ -68,10 +68,11 @@ flags.DEFINE_bool(
     "--label_delimiter); one sigmoid per class and binary cross-entropy.",
 )
 flags.DEFINE_string("label_delimiter", "|", "With --multi_label: separates the labels of a row.")
-flags.DEFINE_float(
+script_flags.define_float(
     "multi_label_threshold",
     0.5,
     "With --multi_label: a class is predicted when its probability is at least this.",
+    script_flags.Valid("between 0 and 1, both excluded", lambda value: 0 < value < 1),
 )
 flags.DEFINE_string(
     "class_weights",
@@ -439,7 +440,7 @@ _FLAG_NAMES = (
     "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
     "use_tpu labels window_stride glue_submission_file text_a_column text_b_column "
     "label_column multi_label label_delimiter multi_label_threshold class_weights "
-    "long_text_windows predict_text_file"
+    "long_text_windows predict_text_file allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -454,7 +455,8 @@ Settings = collections.namedtuple(
 # config, the task's processor and label names (None for regression), the
 # tokenizer, the examples of each split the flags ask for (else None), the
 # classes' loss weights (else None), the training and warm-up steps (else
-# None) and the examples of --predict_text_file (else None).
+# None), the examples of --predict_text_file (else None) and the checked
+# output directory (output_dir_run.OutputDir).
 Setup = collections.namedtuple(
     "Setup",
     [
@@ -470,6 +472,7 @@ Setup = collections.namedtuple(
         "num_train_steps",
         "num_warmup_steps",
         "text_examples",
+        "output",
     ],
 )
 
@@ -937,9 +940,13 @@ def _check_flags(settings):
         raise UsageError(
             f"--export_dir={settings.export_dir} already exists; choose a new directory"
         )
-    checkpoint_shapes.check_task_head(
-        settings.output_dir, settings.model.init_checkpoint, num_labels, bert_config.hidden_size
-    )
+    head = {"output_weights": [num_labels, bert_config.hidden_size], "output_bias": [num_labels]}
+    output = output_dir_run.check(
+        settings.output_dir,
+        output_dir_run.Run(f"classification --task_name={settings.task_name.lower()}",
+                           label_list, bert_config, head, is_custom),
+        settings.model, settings.allow_new_task_in_output_dir, settings.do_train,
+    )  # fmt: skip
 
     data_dir = settings.data_dir
     train_examples = eval_examples = predict_examples = text_examples = None
@@ -963,6 +970,10 @@ def _check_flags(settings):
             f"--data_dir={data_dir}",
         )
 
+    output.check_trained_model(
+        {"--do_eval": settings.do_eval, "--do_predict": settings.do_predict,
+         "--predict_text_file": settings.predict_text_file, "--export_dir": settings.export_dir}
+    )  # fmt: skip
     class_weights = None
     if settings.class_weights:
         class_weights = classifier_data.parse_class_weights(
@@ -982,6 +993,7 @@ def _check_flags(settings):
         num_train_steps=num_train_steps,
         num_warmup_steps=num_warmup_steps,
         text_examples=text_examples,
+        output=output,
     )
 
 
@@ -991,7 +1003,7 @@ def run(setup):
     settings, label_list = setup.settings, setup.label_list
     output_name = "score" if label_list is None else "probabilities"
 
-    tf.io.gfile.makedirs(settings.output_dir)
+    setup.output.start()
     labels_path = os.path.join(settings.output_dir, classifier_data.LABELS_FILE)
     is_custom = isinstance(setup.processor, classifier_data.CustomProcessor)
     if is_custom and not tf.io.gfile.exists(labels_path):

@@ -32,7 +32,7 @@ import modeling
 import optimization
 from bert_lib import engine, script_flags
 from bert_lib.export import serving
-from bert_lib.plumbing import atomic_write, checkpoint_shapes, eval_results
+from bert_lib.plumbing import atomic_write, eval_results, output_dir_run
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features, ner_data
 
@@ -45,11 +45,12 @@ script_flags.define_runner_flags(padding=False, evaluation=False)
 script_flags.define_flags("data_dir", "labels", "window_stride")
 
 # Specific to tagging.
-flags.DEFINE_integer(
+script_flags.define_integer(
     "tag_column",
     -1,
     "Which column of train.txt / dev.txt holds the tag: 0-based, negative counts from the "
     "end (default -1, the last). Column 0 is the word. test.txt needs no tags.",
+    script_flags.ANY_NUMBER,
 )
 flags.DEFINE_enum(
     "tag_scheme",
@@ -388,7 +389,7 @@ def _export(estimator, settings):
 _FLAG_NAMES = (
     "data_dir output_dir do_train do_eval do_predict export_dir train_batch_size "
     "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
-    "use_tpu labels window_stride tag_column tag_scheme"
+    "use_tpu labels window_stride tag_column tag_scheme allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -397,7 +398,8 @@ Settings = collections.namedtuple("Settings", ["model", "run_config", *_FLAG_NAM
 
 # What _check_flags settles for main: the config, the window stride, the tag
 # set (and whether labels.txt is to be written), the tokenizer and each
-# split's (path, examples), (None, None) when not run.
+# split's (path, examples), (None, None) when not run, and the checked
+# output directory (output_dir_run.OutputDir).
 _Checked = collections.namedtuple(
     "_Checked",
     [
@@ -409,6 +411,7 @@ _Checked = collections.namedtuple(
         "train",
         "eval",
         "predict",
+        "output",
     ],
 )
 
@@ -456,12 +459,19 @@ def _check_flags(settings):
         if examples is not None:
             ner_data.check_example_tags(examples, path, settings.tag_scheme, label_list)
 
-    checkpoint_shapes.check_task_head(
+    num_labels = len(label_list)
+    head = {"output_weights": [num_labels, bert_config.hidden_size], "output_bias": [num_labels]}
+    output = output_dir_run.check(
         settings.output_dir,
-        settings.model.init_checkpoint,
-        len(label_list),
-        bert_config.hidden_size,
+        output_dir_run.Run("tagging", label_list, bert_config, head, True),
+        settings.model,
+        settings.allow_new_task_in_output_dir,
+        settings.do_train,
     )
+    output.check_trained_model(
+        {"--do_eval": settings.do_eval, "--do_predict": settings.do_predict,
+         "--export_dir": settings.export_dir}
+    )  # fmt: skip
     return _Checked(
         bert_config=bert_config,
         window_stride=window_stride,
@@ -471,6 +481,7 @@ def _check_flags(settings):
         train=train,
         eval=evaluation,
         predict=predict,
+        output=output,
     )
 
 
@@ -499,7 +510,7 @@ def main(_):
             "training windows",
         )
 
-    tf.io.gfile.makedirs(settings.output_dir)
+    checked.output.start()
     if checked.write_label_file:
         atomic_write.write_text(
             os.path.join(settings.output_dir, "labels.txt"),

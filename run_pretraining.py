@@ -22,7 +22,7 @@ import modeling
 import optimization
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
-from bert_lib.plumbing import errors, eval_results, startup_checks, tfrecord_format
+from bert_lib.plumbing import errors, eval_results, output_dir_run, startup_checks, tfrecord_format
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features as features_lib
 
@@ -44,13 +44,20 @@ script_flags.define_flags(
     "learning_rate",
     "save_checkpoints_steps",
     "iterations_per_loop",
+    "allow_new_task_in_output_dir",
 )
 script_flags.define_runner_flags(padding=False)
 
 # Other parameters.
-flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
-flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
-flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
+script_flags.define_integer(
+    "num_train_steps", 100000, "Number of training steps.", script_flags.NON_NEGATIVE
+)
+script_flags.define_integer(
+    "num_warmup_steps", 10000, "Number of warmup steps.", script_flags.NON_NEGATIVE
+)
+script_flags.define_integer(
+    "max_eval_steps", 100, "Maximum number of eval steps.", script_flags.NON_NEGATIVE
+)
 # Beyond the original: LAMB for large-batch pre-training.
 flags.DEFINE_enum(
     "optimizer",
@@ -449,7 +456,7 @@ def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
 _FLAG_NAMES = (
     "input_file output_dir do_train do_eval train_batch_size eval_batch_size learning_rate "
     "num_train_steps num_warmup_steps max_eval_steps max_predictions_per_seq "
-    "save_checkpoints_steps optimizer"
+    "save_checkpoints_steps optimizer allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -475,7 +482,7 @@ def settings_from_flags():
 def _check_flags(settings):
     """Checks the settings, the config, the checkpoint and the records before any work.
 
-    Returns (bert_config, input_files).
+    Returns (bert_config, input_files, the checked output_dir_run.OutputDir).
     """
     if not settings.do_train and not settings.do_eval:
         raise UsageError("At least one of `do_train` or `do_eval` must be True.")
@@ -508,14 +515,28 @@ def _check_flags(settings):
     _check_record_shapes(
         input_files, settings.model.max_seq_length, settings.max_predictions_per_seq
     )
-    return bert_config, input_files
+    heads = {
+        name: shape
+        for name, shape in modeling.bert_variable_shapes(bert_config).items()
+        if name.startswith("cls/")
+    }
+    output = output_dir_run.check(
+        settings.output_dir,
+        output_dir_run.Run("pre-training", None, bert_config, heads, None),
+        settings.model,
+        settings.allow_new_task_in_output_dir,
+        settings.do_train,
+    )
+    # With no checkpoint at all, the untrained model's loss is a baseline.
+    output.check_trained_model({"--do_eval": settings.do_eval}, untrained_ok=True)
+    return bert_config, input_files, output
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     settings = settings_from_flags()
-    bert_config, input_files = _check_flags(settings)
-    tf.io.gfile.makedirs(settings.output_dir)
+    bert_config, input_files, output = _check_flags(settings)
+    output.start()
 
     logging.info("*** Input Files ***")
     for input_file in input_files:

@@ -7,6 +7,9 @@ their own projects, keeps to itself), raised here as a UsageError; a
 checkpoint that cannot be read at all is "<flag>: no checkpoint at <path>".
 """
 
+import os
+import re
+
 import tensorflow as tf
 
 import modeling
@@ -20,7 +23,24 @@ def read_shapes(checkpoint_path, flag=None):
         return {name: list(shape) for name, shape in tf.train.list_variables(checkpoint_path)}
     except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError):
         where = f"{flag}: " if flag else ""
-        raise UsageError(f"{where}no checkpoint at {checkpoint_path}") from None
+        raise UsageError(
+            f"{where}no checkpoint at {checkpoint_path}{_nearby(checkpoint_path)}"
+        ) from None
+
+
+def _nearby(checkpoint_path):
+    """ " (<dir> holds model.ckpt-300, ...)" when the checkpoints beside a wrong prefix share
+    its name with a step added (model.ckpt for model.ckpt-300), else ""."""
+    directory, base = os.path.split(checkpoint_path)
+    if not base or "://" in checkpoint_path or not os.path.isdir(directory or "."):
+        return ""
+    steps = re.compile(re.escape(base) + r"-\d+\.index$")
+    found = sorted(
+        name[: -len(".index")] for name in os.listdir(directory or ".") if steps.match(name)
+    )
+    if not found:
+        return ""
+    return f" ({directory or '.'} holds {', '.join(found[-3:])}: give one of those)"
 
 
 def check_shapes(expected, checkpoint_path, in_checkpoint=None, hint="", flag=None):
@@ -35,29 +55,3 @@ def check_shapes(expected, checkpoint_path, in_checkpoint=None, hint="", flag=No
         modeling.check_variable_shapes(expected, checkpoint_path, in_checkpoint, hint)
     except modeling.InputError as e:
         raise UsageError(str(e)) from None
-
-
-def check_task_head(output_dir, init_checkpoint, num_labels, hidden_size):
-    """A checkpoint already in output_dir, and --init_checkpoint, must fit this task's head.
-
-    Training resumes from the one in output_dir and eval / predict / export
-    read it; a head with another number of labels (say an MNLI model under
-    --task_name=mrpc) would otherwise be restored as it is, giving outputs of
-    the wrong width. An --init_checkpoint fine-tuned on such a task would
-    only be refused while warm starting, after the records were written.
-    Either may hold no head at all (a pre-trained checkpoint has none).
-    """
-    expected = {"output_weights": [num_labels, hidden_size], "output_bias": [num_labels]}
-    newest = tf.train.latest_checkpoint(output_dir) if output_dir else None
-    if newest is not None:
-        check_shapes(
-            expected, newest, hint=" (it belongs to another task: use another --output_dir)"
-        )
-    if init_checkpoint:
-        check_shapes(
-            expected,
-            init_checkpoint,
-            hint=" (--init_checkpoint was fine-tuned on another task: start from a "
-            "pre-trained checkpoint)",
-            flag="--init_checkpoint",
-        )
