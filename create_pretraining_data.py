@@ -1009,7 +1009,9 @@ def _check_flags(settings):
         raise InputError(f"--num_workers={settings.num_workers} must be at least 1")
 
 
-def _output_files(names):
+def _output_files(names, inputs):
+    """The files of --output_file: in existing, writable directories, each named once, and
+    none of them one of the `inputs` ((flag, path) pairs: the corpus, the vocabulary)."""
     files = names.split(",")
     for path in files:
         if not path:
@@ -1017,12 +1019,10 @@ def _output_files(names):
         directory = os.path.dirname(path) or "."
         if not fileio.isdir(directory):
             raise InputError(f"--output_file: no such directory: {directory}")
-        if not fileio.is_remote(directory) and not os.access(directory, os.W_OK | os.X_OK):
-            raise InputError(f"--output_file: cannot write in directory {directory}")
-        if fileio.isdir(path):
-            raise InputError(f"--output_file: {path} is a directory")
+        startup_checks.check_output_file(path)
     if len(set(files)) != len(files):
         raise InputError(f"--output_file: a file is named twice in {names}")
+    startup_checks.check_outputs_are_not_inputs([("--output_file", f) for f in files], inputs)
     return files
 
 
@@ -1039,7 +1039,8 @@ def run(settings):
     recipe = settings.recipe
     tokenizer = startup_checks.load_tokenizer(settings.vocab_file, settings.do_lower_case)
     input_files = startup_checks.expand_input_files(settings.input_file)
-    output_files = _output_files(settings.output_file)
+    inputs = [("--input_file", f) for f in input_files] + [("--vocab_file", settings.vocab_file)]
+    output_files = _output_files(settings.output_file, inputs)
     num_workers = settings.num_workers or _default_num_workers()
     logging.info("*** Reading from input files ***")
     for input_file in input_files:

@@ -281,19 +281,22 @@ def _check_flags(settings):
         )
 
 
-def _check_output(path):
+def _check_output(path, input_files):
+    """The vocabulary goes in an existing, writable directory, over none of the corpus."""
     directory = os.path.dirname(path) or "."
     if not fileio.isdir(directory):
         raise InputError(f"--output_file: no such directory: {directory}")
-    if fileio.isdir(path):
-        raise InputError(f"--output_file: {path} is a directory")
+    startup_checks.check_output_file(path)
+    startup_checks.check_outputs_are_not_inputs(
+        [("--output_file", path)], [("--input_file", f) for f in input_files]
+    )
 
 
 def run(settings):
     """Builds the vocabulary the settings ask for; raises InputError on bad input."""
     _check_flags(settings)
     input_files = startup_checks.expand_input_files(settings.input_file)
-    _check_output(settings.output_file)
+    _check_output(settings.output_file, input_files)
     start = time.monotonic()
     counts = count_words(input_files, settings.do_lower_case, settings.max_input_chars_per_word)
     if not counts:

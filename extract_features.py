@@ -382,6 +382,23 @@ def _check_flags(settings):
         raise UsageError(f"--max_seq_length must be at least 3, got {model.max_seq_length}")
     startup_checks.check_output_file(settings.output_file)
     startup_checks.check_input_file(input_file, "--input_file")
+    outputs = [("--output_file", settings.output_file)]
+    if settings.pooling:
+        jsonl, npy = pooled_output_paths(settings.output_file, settings.pooled_output_file)
+        outputs += [("--pooled_output_file", jsonl), ("--pooled_output_file (.npy)", npy)]
+        startup_checks.check_output_file(jsonl, "--pooled_output_file")
+    startup_checks.check_outputs_are_not_inputs(
+        outputs,
+        [
+            ("--input_file", input_file),
+            ("--vocab_file", model.vocab_file),
+            ("--bert_config_file", model.bert_config_file),
+            *(
+                ("--init_checkpoint", f)
+                for f in startup_checks.checkpoint_files(model.init_checkpoint)
+            ),
+        ],
+    )
     examples = read_examples(input_file)
     if not any(e.text_a.strip() or (e.text_b or "").strip() for e in examples):
         raise UsageError(f"--input_file: {input_file} holds no text (no non-blank line)")

@@ -459,21 +459,8 @@ Settings = collections.namedtuple(
 # output directory (output_dir_run.OutputDir).
 Setup = collections.namedtuple(
     "Setup",
-    [
-        "settings",
-        "bert_config",
-        "processor",
-        "label_list",
-        "tokenizer",
-        "train_examples",
-        "eval_examples",
-        "predict_examples",
-        "class_weights",
-        "num_train_steps",
-        "num_warmup_steps",
-        "text_examples",
-        "output",
-    ],
+    "settings bert_config processor label_list tokenizer train_examples eval_examples "
+    "predict_examples class_weights num_train_steps num_warmup_steps text_examples output",
 )
 
 # A split written to output_dir/<name>.tf_record, ready to evaluate or
@@ -936,16 +923,16 @@ def _check_flags(settings):
     if settings.class_weights and label_list is None:
         raise UsageError(f"--class_weights: task {settings.task_name} is a regression task")
     num_labels = 1 if label_list is None else len(label_list)
-    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
-        raise UsageError(
-            f"--export_dir={settings.export_dir} already exists; choose a new directory"
-        )
+    startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
     head = {"output_weights": [num_labels, bert_config.hidden_size], "output_bias": [num_labels]}
     output = output_dir_run.check(
         settings.output_dir,
         output_dir_run.Run(f"classification --task_name={settings.task_name.lower()}",
                            label_list, bert_config, head, is_custom),
         settings.model, settings.allow_new_task_in_output_dir, settings.do_train,
+        inputs=[*output_dir_run.directory_files("--data_dir", settings.data_dir),
+                ("--predict_text_file", settings.predict_text_file)],
+        outputs=[("--glue_submission_file", settings.glue_submission_file)],
     )  # fmt: skip
 
     data_dir = settings.data_dir

@@ -32,7 +32,7 @@ import modeling
 import optimization
 from bert_lib import engine, script_flags
 from bert_lib.export import serving
-from bert_lib.plumbing import atomic_write, eval_results, output_dir_run
+from bert_lib.plumbing import atomic_write, eval_results, output_dir_run, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features, ner_data
 
@@ -444,10 +444,7 @@ def _check_flags(settings):
     max_seq_length = settings.model.max_seq_length
     if max_seq_length < 3:
         raise UsageError(f"--max_seq_length={max_seq_length}: needs room for [CLS] x [SEP]")
-    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
-        raise UsageError(
-            f"--export_dir={settings.export_dir} already exists; choose a new directory"
-        )
+    startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
     window_stride = _window_stride(settings)
 
     nothing = (None, None)
@@ -467,6 +464,7 @@ def _check_flags(settings):
         settings.model,
         settings.allow_new_task_in_output_dir,
         settings.do_train,
+        inputs=output_dir_run.directory_files("--data_dir", settings.data_dir),
     )
     output.check_trained_model(
         {"--do_eval": settings.do_eval, "--do_predict": settings.do_predict,

@@ -451,6 +451,16 @@ def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
                 )
 
 
+def _check_framing(input_files):
+    """A file cut short is found now, not when training reaches its end (tfrecord_format)."""
+    try:
+        checked = tfrecord_format.check_framing(input_files)
+    except UsageError as e:
+        raise UsageError(f"--input_file: {e}") from None
+    if checked < len(input_files):
+        logging.info("Checked the framing of %d of %d input files", checked, len(input_files))
+
+
 # The flags of this script read as they are (the model flags apart, in
 # script_flags.ModelSettings).
 _FLAG_NAMES = (
@@ -515,6 +525,7 @@ def _check_flags(settings):
     _check_record_shapes(
         input_files, settings.model.max_seq_length, settings.max_predictions_per_seq
     )
+    _check_framing(input_files)
     heads = {
         name: shape
         for name, shape in modeling.bert_variable_shapes(bert_config).items()
@@ -526,6 +537,7 @@ def _check_flags(settings):
         settings.model,
         settings.allow_new_task_in_output_dir,
         settings.do_train,
+        inputs=[("--input_file", path) for path in input_files],
     )
     # With no checkpoint at all, the untrained model's loss is a baseline.
     output.check_trained_model({"--do_eval": settings.do_eval}, untrained_ok=True)

@@ -331,10 +331,7 @@ def _check_settings(settings, bert_config):
     tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
     if not settings.do_train and not settings.do_predict and not settings.export_dir:
         raise UsageError("At least one of `do_train` or `do_predict` must be True.")
-    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
-        raise UsageError(
-            f"--export_dir={settings.export_dir} already exists; choose a new directory"
-        )
+    startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
     if settings.do_train and not settings.train_file:
         raise UsageError("If `do_train` is True, then `train_file` must be specified.")
     if settings.do_predict and not settings.predict_file:
@@ -657,6 +654,7 @@ def _check_flags(settings):
         settings.model,
         settings.allow_new_task_in_output_dir,
         settings.do_train,
+        inputs=[("--train_file", settings.train_file), ("--predict_file", settings.predict_file)],
     )
     output.check_trained_model(
         {"--do_predict": settings.do_predict, "--export_dir": settings.export_dir}

@@ -527,23 +527,25 @@ def flag_value(name, default=None):
 
 
 def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
-    """An engine.RunConfig with every setting the runner flags give.
+    """An engine.RunConfig with every setting the runner flags give, its devices checked.
 
     model_dir defaults to --output_dir, save_checkpoints_steps to
     --save_checkpoints_steps where the script has it; a runner flag the
     script does not define (extract_features.py trains nothing) takes
     RunConfig's default.
     """
-    from .engine import config  # TensorFlow: only the scripts that train come here
+    from .engine import config, distribution  # TensorFlow: only scripts that run models
 
     if model_dir is None:
         model_dir = FLAGS.output_dir
     if save_checkpoints_steps is None:
         save_checkpoints_steps = flag_value("save_checkpoints_steps", 1000)
     defined = {name: FLAGS[name].value for name in _RUN_CONFIG_FLAGS if name in FLAGS}
-    return config.RunConfig(
+    run_config = config.RunConfig(
         model_dir=model_dir, save_checkpoints_steps=save_checkpoints_steps, **defined
     )
+    distribution.check_devices(run_config)  # TF_CONFIG, GPUs: before any work
+    return run_config
 
 
 # The flags RunConfig takes under their own names: the runner's, but for

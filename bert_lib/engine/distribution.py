@@ -56,6 +56,20 @@ def _multi_worker_cluster():
     return tf.train.ClusterSpec(cluster), task_type, task_index
 
 
+def check_devices(config):
+    """What Distribution(config) will need, checked when a script starts rather than
+    after it has written its records: a valid TF_CONFIG under multi_worker, and as
+    many visible GPUs as --num_gpus asks for under mirrored."""
+    if config.use_tpu:
+        return
+    if config.distribution_strategy == "multi_worker":
+        _multi_worker_cluster()
+    elif config.distribution_strategy == "mirrored" and config.num_gpus:
+        visible = len(tf.config.list_logical_devices("GPU"))
+        if config.num_gpus > visible:
+            raise UsageError(f"--num_gpus={config.num_gpus} but only {visible} GPU(s) are visible")
+
+
 class Distribution:
     """The tf.distribute strategy (or none) a graph is built for, plus its session set-up.
 

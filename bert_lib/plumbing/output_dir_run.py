@@ -49,6 +49,15 @@ RESULT_NAMES = (
     "test_predictions.txt",
     "best",
 )
+# The files the scripts write in an output directory under fixed names.
+WRITTEN_NAMES = (
+    RUN_FILE,
+    "checkpoint",
+    "train.tf_record",
+    "eval.tf_record",
+    "predict.tf_record",
+    *(name for name in RESULT_NAMES if name != "best"),
+)
 # The optimizer's slots beside a variable in a training checkpoint.
 _SLOT = re.compile(r"/(adam_m|adam_v)$")
 
@@ -128,17 +137,21 @@ def _newest_checkpoint(output_dir):
     return newest_checkpoint(output_dir)
 
 
-def check(output_dir, run, model, allow_new_task=False, trains=True):
+def check(output_dir, run, model, allow_new_task=False, trains=True, inputs=(), outputs=()):
     """Checks that `output_dir` holds nothing of another run; returns its OutputDir.
 
     run: the Run of this script. model: its script_flags.ModelSettings
     (--bert_config_file, and --init_checkpoint, whose head must fit too).
+    inputs, outputs: (flag, path) pairs of the run's other input files and
+    of its output files outside output_dir: no output, nor a file the run
+    writes in output_dir, may be an input.
     allow_new_task: --allow_new_task_in_output_dir. trains: whether this
     run trains; one that does not may evaluate or predict with the
     checkpoint of another task whose head has the same shape (a model of
     one task scored on another's data), which the log says; call the
     OutputDir's check_trained_model for what it reads.
     """
+    _check_outputs_are_not_inputs(output_dir, model, inputs, outputs)
     record = checkpoint = shapes = None
     if output_dir and tf.io.gfile.isdir(output_dir):
         record = _read_record(output_dir)
@@ -156,6 +169,32 @@ def check(output_dir, run, model, allow_new_task=False, trains=True):
         _take_over(output_dir, other, run, checkpoint, allow_new_task or not trains, trains)
     keep_record = other is not None and not trains
     return OutputDir(output_dir, run, model.init_checkpoint, trains, keep_record)
+
+
+def _check_outputs_are_not_inputs(output_dir, model, inputs, outputs):
+    model_files = [
+        ("--bert_config_file", model.bert_config_file),
+        ("--vocab_file", model.vocab_file),
+        *(
+            ("--init_checkpoint", path)
+            for path in startup_checks.checkpoint_files(model.init_checkpoint)
+        ),
+    ]
+    written = [
+        (f"--output_dir's {name}", os.path.join(output_dir, name)) for name in WRITTEN_NAMES
+    ]
+    startup_checks.check_outputs_are_not_inputs([*written, *outputs], [*model_files, *inputs])
+
+
+def directory_files(flag, directory):
+    """(flag, path) of every file in `directory` (the inputs a --data_dir offers)."""
+    if not directory or not tf.io.gfile.isdir(directory):
+        return []
+    return [
+        (flag, os.path.join(directory, name))
+        for name in sorted(tf.io.gfile.listdir(directory))
+        if not tf.io.gfile.isdir(os.path.join(directory, name))
+    ]
 
 
 def _check_recorded_model(record, run, output_dir, config_file):

@@ -156,18 +156,20 @@ def check_init_checkpoint(
         )
 
 
-def check_vocab_size(vocab_size_of_file, bert_config, vocab_file, config_file):
+def check_vocab_size(
+    vocab_size_of_file, bert_config, vocab_file, config_file, flag="--vocab_file"
+):
     """The vocabulary must fit the embedding table: no id without a row, and no table far
     larger than the vocabulary (a vocabulary of another model)."""
     vocab_size = bert_config.vocab_size
     if vocab_size_of_file > vocab_size:
         raise UsageError(
-            f"--vocab_file: {vocab_file} has {vocab_size_of_file} tokens but vocab_size in "
+            f"{flag}: {vocab_file} has {vocab_size_of_file} tokens but vocab_size in "
             f"{config_file} is {vocab_size}: ids from {vocab_size} up have no embedding"
         )
     if vocab_size - vocab_size_of_file > VOCAB_PADDING:
         raise UsageError(
-            f"--vocab_file: {vocab_file} has {vocab_size_of_file} tokens but vocab_size in "
+            f"{flag}: {vocab_file} has {vocab_size_of_file} tokens but vocab_size in "
             f"{config_file} is {vocab_size}: is it the vocabulary of another model?"
         )
 
@@ -227,6 +229,13 @@ def check_output_location(path, flag, as_directory=True):
 
 def check_output_dir(path, flag="--output_dir"):
     """An output directory need not exist yet, but must be one (or be makeable) and writable."""
+    check_output_location(path, flag)
+
+
+def check_new_output_dir(path, flag):
+    """An output directory that must not exist yet (a SavedModel's), but can be made."""
+    if path and fileio.exists(path):
+        raise UsageError(f"{flag}={path} already exists; choose a new directory")
     check_output_location(path, flag)
 
 
