@@ -159,14 +159,14 @@ def check(output_dir, run, model, allow_new_task=False, trains=True, inputs=(), 
     if checkpoint:
         shapes = checkpoint_shapes.read_shapes(checkpoint, "--output_dir")
     config_file = model.bert_config_file
-    if record is not None:
-        _check_recorded_model(record, run, output_dir, config_file)
     if shapes is not None:
         _check_checkpoint_model(shapes, checkpoint, run, output_dir, config_file)
-    _check_head_shapes(checkpoint, shapes, model.init_checkpoint, run.head)
+    if record is not None:
+        _check_recorded_model(record, run, output_dir, config_file)
     other = _other_task(record, shapes, run, output_dir)
     if other is not None:
         _take_over(output_dir, other, run, checkpoint, allow_new_task or not trains, trains)
+    _check_head_shapes(checkpoint, shapes, model.init_checkpoint, run.head)
     keep_record = other is not None and not trains
     return OutputDir(output_dir, run, model.init_checkpoint, trains, keep_record)
 
