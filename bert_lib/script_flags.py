@@ -544,7 +544,9 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
     run_config = config.RunConfig(
         model_dir=model_dir, save_checkpoints_steps=save_checkpoints_steps, **defined
     )
-    distribution.check_devices(run_config)  # TF_CONFIG, GPUs: before any work
+    # TF_CONFIG, GPUs and the batch's split over them: before any work.
+    trains = flag_value("do_train", False)
+    distribution.check_devices(run_config, flag_value("train_batch_size") if trains else None)
     return run_config
 
 

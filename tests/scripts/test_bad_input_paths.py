@@ -228,6 +228,18 @@ def test_more_gpus_than_visible_is_refused_before_the_records(model, tmp_path):
     assert not out.exists()
 
 
+def test_batch_that_does_not_split_into_micro_batches_is_refused_before_the_records(
+    model, tmp_path
+):
+    out = tmp_path / "out"
+    assert_refused(
+        tmp_path, "run_classifier.py",
+        [*classifier_args(model["vocab"], model["config"], out), "--num_accumulation_steps=3"],
+        "train_batch_size=16", "--num_accumulation_steps=3",
+    )  # fmt: skip
+    assert not out.exists()
+
+
 def test_truncated_records_are_found_before_training(model, tmp_path):
     """Cut in its last record, the file would fail only when training reached it."""
     with open(model["records"], "rb") as f:
