@@ -31,7 +31,12 @@ from bert_lib.plumbing import atomic_write, errors, fileio, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
 from bert_lib.task_data import dynamic_padding
-from bert_lib.task_data.features import pack_pair, split_text_pair, truncate_seq_pair
+from bert_lib.task_data.features import (
+    check_room_for_pairs,
+    pack_pair,
+    split_text_pair,
+    truncate_seq_pair,
+)
 
 FLAGS = flags.FLAGS
 
@@ -402,6 +407,7 @@ def _check_flags(settings):
     examples = read_examples(input_file)
     if not any(e.text_a.strip() or (e.text_b or "").strip() for e in examples):
         raise UsageError(f"--input_file: {input_file} holds no text (no non-blank line)")
+    check_room_for_pairs(examples, model.max_seq_length, f"--input_file={input_file}")
     return bert_config, layer_indexes, tokenizer, examples
 
 

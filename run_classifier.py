@@ -891,6 +891,26 @@ def _custom_processor(settings):
     return processor
 
 
+def _read_splits(settings, processor, label_list):
+    """The train, dev, test and --predict_text_file examples the settings ask for (else
+    None each), every one read and checked."""
+    data_dir = settings.data_dir
+    train = dev = test = texts = None
+    if settings.do_train:
+        train = _nonempty(processor.get_train_examples(data_dir), "train", settings)
+    if settings.do_eval:
+        dev = _nonempty(processor.get_dev_examples(data_dir), "dev", settings)
+    if settings.do_predict:
+        test = _nonempty(processor.get_test_examples(data_dir), "test", settings)
+    if settings.predict_text_file:
+        texts = classifier_data.read_text_examples(
+            settings.predict_text_file, label_list, settings.multi_label
+        )
+    every = [e for split in (train, dev, test, texts) for e in split or ()]
+    features.check_room_for_pairs(every, settings.model.max_seq_length, "the data")
+    return train, dev, test, texts
+
+
 def _check_flags(settings):
     """Checks the settings, config, checkpoints, vocabulary and data before anything is
     written.
@@ -912,6 +932,8 @@ def _check_flags(settings):
         )
     if settings.glue_submission_file and not settings.do_predict:
         raise UsageError("--glue_submission_file needs --do_predict")
+    if settings.glue_submission_file:
+        startup_checks.check_output_file(settings.glue_submission_file, "--glue_submission_file")
     bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
 
     processor = classifier_data.get_processor(settings.task_name)
@@ -936,18 +958,10 @@ def _check_flags(settings):
     )  # fmt: skip
 
     data_dir = settings.data_dir
-    train_examples = eval_examples = predict_examples = text_examples = None
+    train_examples, eval_examples, predict_examples, text_examples = _read_splits(
+        settings, processor, label_list
+    )
     num_train_steps = num_warmup_steps = None
-    if settings.do_train:
-        train_examples = _nonempty(processor.get_train_examples(data_dir), "train", settings)
-    if settings.do_eval:
-        eval_examples = _nonempty(processor.get_dev_examples(data_dir), "dev", settings)
-    if settings.do_predict:
-        predict_examples = _nonempty(processor.get_test_examples(data_dir), "test", settings)
-    if settings.predict_text_file:
-        text_examples = classifier_data.read_text_examples(
-            settings.predict_text_file, label_list, settings.multi_label
-        )
     if settings.do_train:
         num_train_steps, num_warmup_steps = script_flags.train_steps(
             len(train_examples),

@@ -16,7 +16,9 @@ set by that script when it runs (`run_main(main, max_seq_length=384)`).
 
 A script defines only the flags it reads (define_runner_flags leaves out
 what prediction alone does not need, with training=False, and the padding
-and evaluation-while-training groups on request).
+and evaluation-while-training groups on request). Every integer and float
+flag says where it is defined which values it may take (a Valid: positive,
+a fraction, ...); run_main checks them all before `main` runs.
 
 Libraries (modeling, optimization, tokenization, the runner, the data
 modules) never read flags: each script reads them once, in `main` and its

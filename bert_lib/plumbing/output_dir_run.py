@@ -13,13 +13,17 @@ run.json existed, the checkpoint's variables and labels.txt say what they
 can.
 
 A different model is always refused (start from its checkpoint with
---init_checkpoint in a new directory instead). A different task is
+--init_checkpoint in a new directory instead). Training another task is
 refused unless --allow_new_task_in_output_dir, which continues the
-checkpoint and logs what is reused and what the other run left there.
+checkpoint and logs what is reused and what the other run left there; a
+run that only evaluates or predicts may read another task's checkpoint
+whose head has the same shape (a model of one task scored on another's
+data), which the log says, and leaves the record as it is.
 
 Evaluating, predicting or exporting without training needs a trained
 model: a checkpoint in output_dir, or --init_checkpoint, holding the task's
-head (else the results would come from a random head).
+head (else the results would come from a random head). The same check
+refuses an output the run would write over one of its inputs.
 """
 
 import collections

@@ -1,9 +1,13 @@
 """Checks every script makes before any work, each with one message.
 
 A mistake in flags or files is caught here, as a UsageError naming the
-flag and file, instead of minutes later deep in a graph. No TensorFlow is
-imported (except for a path with a scheme), so the data-preparation
-scripts use these too.
+flag and file, instead of minutes later deep in a graph: configs,
+checkpoints against the config (shapes, missing and extra layers),
+vocabularies (special tokens, each token once, casing against
+--do_lower_case, size against vocab_size), output locations (makeable,
+writable, not a file) and outputs that would overwrite an input. No
+TensorFlow is imported (except for a path with a scheme), so the
+data-preparation scripts use these too.
 """
 
 import codecs

@@ -8,13 +8,16 @@ against what the original's code assumes of them, and a refused value is one
 ERROR line naming the flag.
 """
 
+import json
 import math
 import os
 
+import numpy as np
 import pytest
 from bad_input_fixtures import assert_refused, classifier_args, write_model_files
-from helpers import SCRIPTS, flag_args, run_code
+from helpers import SCRIPTS, flag_args, run_code, write_checkpoint, write_lines
 
+import modeling
 from bert_lib import script_flags
 from bert_lib.plumbing import errors
 
@@ -159,3 +162,31 @@ def test_every_script_refuses_a_number_its_flag_does_not_allow(
     vocab, config = model
     args = flag_args(_script_args(script, vocab, config, tmp_path), **flags)
     assert_refused(tmp_path, f"{script}.py", args, message)
+
+
+@pytest.mark.slow
+def test_max_seq_length_too_short_for_sentence_pairs_is_refused(model, tmp_path):
+    """A pair needs [CLS] a [SEP] b [SEP]: at 3 or 4 positions both texts are cut away."""
+    vocab, config = model
+    data = tmp_path / "pairs"
+    data.mkdir()
+    rows = ["premise,hypothesis,label"] + [f"a {i},b {i},{'xy'[i % 2]}" for i in range(8)]
+    write_lines(data / "train.csv", rows)
+    args = classifier_args(vocab, config, tmp_path / "out", task_name="custom", data_dir=data,
+                           text_a_column="premise", text_b_column="hypothesis",
+                           max_seq_length="4")  # fmt: skip
+    assert_refused(tmp_path, "run_classifier.py", args, "--max_seq_length=4",
+                   "at least 5 for the sentence pairs")  # fmt: skip
+    sentences = write_lines(tmp_path / "s.txt", ["the sun ||| is light"])
+    with open(config, encoding="utf-8") as f:
+        shapes = modeling.bert_variable_shapes(modeling.BertConfig.from_dict(json.load(f)))
+    checkpoint = write_checkpoint(
+        str(tmp_path / "ckpt" / "model.ckpt"),
+        {name: np.zeros(shape, np.float32) for name, shape in shapes.items()},
+    )
+    args = flag_args(
+        {"input_file": sentences, "output_file": str(tmp_path / "f.jsonl"), "vocab_file": vocab,
+         "bert_config_file": config, "init_checkpoint": checkpoint, "max_seq_length": "4",
+         "layers": "-1"}
+    )  # fmt: skip
+    assert_refused(tmp_path, "extract_features.py", args, "--max_seq_length=4", sentences)
