@@ -798,10 +798,10 @@ def settings_from_flags():
     script_flags.check_batch_flags()
     return Settings(
         model=script_flags.model_settings_from_flags(),
-        run_config=script_flags.run_config_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(
             FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
         ),
+        run_config=script_flags.run_config_from_flags(),
         train_padding=script_flags.padding_from_flags(is_training=True),
         predict_padding=script_flags.padding_from_flags(is_training=False),
         **{name: FLAGS[name].value for name in _FLAG_NAMES},

@@ -481,10 +481,10 @@ def settings_from_flags():
     """Reads the flags once into Settings; refuses runner flags that cannot work."""
     return Settings(
         model=script_flags.model_settings_from_flags(),
-        run_config=script_flags.run_config_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(
             FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
         ),
+        run_config=script_flags.run_config_from_flags(),
         **{name: FLAGS[name].value for name in _FLAG_NAMES},
     )
 

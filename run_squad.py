@@ -612,10 +612,10 @@ def settings_from_flags():
         predict_padding = script_flags.padding_from_flags(is_training=False)
     return Settings(
         model=script_flags.model_settings_from_flags(),
-        run_config=script_flags.run_config_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(
             FLAGS.do_train and FLAGS.do_predict, "--do_train and --do_predict"
         ),
+        run_config=script_flags.run_config_from_flags(),
         train_padding=script_flags.padding_from_flags(is_training=True),
         predict_padding=predict_padding,
         doc_stride_given=FLAGS["doc_stride"].present,
