@@ -33,10 +33,10 @@ from .. import script_flags
 from . import contrib as tf1_contrib
 from . import estimator as tf1_estimator
 from . import layers as tf1_layers
+from . import rnn as tf1_rnn
 from .api import (
     CONTRIB_INSTEAD,
     HERE,
-    NN_INSTEAD,
     TOP_LEVEL_INSTEAD,
     Namespace,
     UnsupportedAPIError,
@@ -75,7 +75,7 @@ def _build():
     )
     compat = Namespace("tf.compat", tf.compat, {"v1": module, "v2": tf.compat.v2})
     module.__dict__["compat"] = compat
-    module.__dict__["nn"] = Namespace("tf.nn", _V1.nn, {}, NN_INSTEAD)
+    module.__dict__["nn"] = Namespace("tf.nn", _V1.nn, tf1_rnn.nn_names())
     return module
 
 

@@ -172,16 +172,7 @@ class Namespace(types.ModuleType):
 # Gone with no stand-in here, and what to use instead (None: nothing to name).
 TOP_LEVEL_INSTEAD = {}
 
-# tf.nn's RNN cells and the functions that run them need Keras 2 (Keras 3 refuses them).
-NN_INSTEAD = {
-    "rnn_cell": None,
-    "dynamic_rnn": None,
-    "bidirectional_dynamic_rnn": None,
-    "static_rnn": None,
-}
-
 CONTRIB_INSTEAD = {
-    "rnn": None,
     "slim": "tf.layers and tf.contrib.layers.layer_norm",
     "predictor": "bert_lib/export/predictor.py of this project",
     "learn": "tf.estimator",

@@ -12,6 +12,7 @@ import tensorflow as tf
 
 from . import estimator as tf1_estimator
 from . import layers as tf1_layers
+from . import rnn as tf1_rnn
 from .api import Namespace
 
 _V1 = tf.compat.v1
@@ -228,6 +229,7 @@ def modules():
         "data": Namespace("tf.contrib.data", _V1.data.experimental),
         "layers": tf1_layers.contrib_layers_module(),
         "crf": crf,
+        "rnn": tf1_rnn.contrib_rnn_module(),
         "estimator": tf1_estimator.contrib_estimator_module(),
         "metrics": Namespace(
             "tf.contrib.metrics",

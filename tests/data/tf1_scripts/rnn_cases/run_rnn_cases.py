@@ -1,0 +1,206 @@
+# coding=utf-8
+"""RNN cells and loops of TF 1.x, one small graph per case, outputs and gradients to a file.
+
+Every case builds its graph with tf.nn.rnn_cell / tf.contrib.rnn cells and
+tf.nn's loops, sets each variable (in tf.global_variables() order) to
+seeded uniform values, feeds fixed inputs and writes, under the case's
+name: the variables' names, every output and final state, and the
+gradients of a weighted sum of the outputs with respect to every variable.
+Run by TF 1.15 it gives the reference; run through run_tf1.py it must give
+the same names and numbers.
+"""
+
+import io
+
+import numpy as np
+import tensorflow as tf
+
+flags = tf.flags
+FLAGS = flags.FLAGS
+flags.DEFINE_string("output_file", None, "Where the .npz goes.")
+
+BATCH, TIME, DEPTH = 3, 5, 4
+LENGTHS = np.array([5, 2, 4], np.int32)
+
+
+class MyGRU(tf.nn.rnn_cell.RNNCell):
+  """A user's cell of the old kind: its own __call__, tf.get_variable inside."""
+
+  def __init__(self, num_units):
+    super(MyGRU, self).__init__()
+    self._num_units = num_units
+
+  @property
+  def state_size(self):
+    return self._num_units
+
+  @property
+  def output_size(self):
+    return self._num_units
+
+  def __call__(self, inputs, state, scope=None):
+    with tf.variable_scope(scope or "my_gru"):
+      w = tf.get_variable("w", [inputs.shape[-1].value + self._num_units, self._num_units])
+      new = tf.tanh(tf.matmul(tf.concat([inputs, state], 1), w))
+    return new, new
+
+
+def lstm_seq(x):
+  out, state = tf.nn.dynamic_rnn(
+      tf.nn.rnn_cell.LSTMCell(6), x, sequence_length=LENGTHS, dtype=tf.float32)
+  return [out, state.c, state.h]
+
+
+def bilstm(x):
+  (fw, bw), (sf, sb) = tf.nn.bidirectional_dynamic_rnn(
+      tf.contrib.rnn.LSTMCell(5), tf.contrib.rnn.LSTMCell(5), x,
+      sequence_length=LENGTHS, dtype=tf.float32)
+  return [tf.concat([fw, bw], axis=-1), sf.c, sf.h, sb.c, sb.h]
+
+
+def bigru_no_lengths(x):
+  (fw, bw), (sf, sb) = tf.nn.bidirectional_dynamic_rnn(
+      tf.nn.rnn_cell.GRUCell(3), tf.nn.rnn_cell.GRUCell(4), x, dtype=tf.float32,
+      scope="bigru")
+  return [fw, bw, sf, sb]
+
+
+def basic_lstm_concat_state(x):
+  cell = tf.nn.rnn_cell.BasicLSTMCell(4, forget_bias=0.5, state_is_tuple=False)
+  out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=LENGTHS, dtype=tf.float32)
+  return [out, state]
+
+
+def gru_initial_state(x):
+  cell = tf.contrib.rnn.GRUCell(5, kernel_initializer=tf.orthogonal_initializer())
+  h0 = tf.tanh(tf.layers.dense(x[:, 0], 5, name="h0"))
+  out, state = tf.nn.dynamic_rnn(cell, x, initial_state=h0)
+  return [out, state]
+
+
+def lstm_peepholes_projection(x):
+  cell = tf.nn.rnn_cell.LSTMCell(
+      6, use_peepholes=True, cell_clip=0.6, num_proj=3, proj_clip=0.4, activation="relu")
+  out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=LENGTHS, dtype=tf.float32)
+  return [out, state.c, state.h]
+
+
+def lstm_block(x):
+  cell = tf.contrib.rnn.LSTMBlockCell(4, use_peephole=True, cell_clip=0.7, forget_bias=0.3)
+  out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=LENGTHS, dtype=tf.float32)
+  return [out, state.c, state.h]
+
+
+def multi_dropout_residual(x):
+  cells = [
+      tf.nn.rnn_cell.DropoutWrapper(tf.nn.rnn_cell.LSTMCell(4), input_keep_prob=1.0,
+                                    output_keep_prob=1.0),
+      tf.nn.rnn_cell.ResidualWrapper(tf.nn.rnn_cell.GRUCell(4)),
+      tf.contrib.rnn.BasicRNNCell(3, activation=tf.nn.relu),
+  ]
+  out, states = tf.nn.dynamic_rnn(
+      tf.nn.rnn_cell.MultiRNNCell(cells), x, sequence_length=LENGTHS, dtype=tf.float32)
+  return [out, states[0].c, states[0].h, states[1], states[2]]
+
+
+def time_major_basic_rnn(x):
+  out, state = tf.nn.dynamic_rnn(
+      tf.nn.rnn_cell.BasicRNNCell(5), tf.transpose(x, [1, 0, 2]), time_major=True,
+      dtype=tf.float32, scope="tm")
+  return [out, state]
+
+
+def gru_blocks(x):
+  a, sa = tf.nn.dynamic_rnn(tf.contrib.rnn.GRUBlockCell(4), x, dtype=tf.float32, scope="v1")
+  b, sb = tf.nn.dynamic_rnn(tf.contrib.rnn.GRUBlockCellV2(4), x, dtype=tf.float32, scope="v2")
+  return [a, sa, b, sb]
+
+
+def layer_norm_lstm(x):
+  cell = tf.contrib.rnn.LayerNormBasicLSTMCell(4, norm_gain=0.9, norm_shift=0.1)
+  out, state = tf.nn.dynamic_rnn(cell, x, sequence_length=LENGTHS, dtype=tf.float32)
+  return [out, state.c, state.h]
+
+
+def static_loops(x):
+  steps = tf.unstack(x, axis=1)
+  out, state = tf.nn.static_rnn(
+      tf.nn.rnn_cell.LSTMCell(3), steps, sequence_length=LENGTHS, dtype=tf.float32)
+  bi, fw, bw = tf.nn.static_bidirectional_rnn(
+      tf.nn.rnn_cell.GRUCell(3), tf.nn.rnn_cell.GRUCell(3), steps,
+      sequence_length=LENGTHS, dtype=tf.float32)
+  return [tf.stack(out, 1), state.c, state.h, tf.stack(bi, 1), fw, bw]
+
+
+def stacked_bidirectional(x):
+  out, fws, bws = tf.contrib.rnn.stack_bidirectional_dynamic_rnn(
+      [tf.contrib.rnn.LSTMCell(3), tf.contrib.rnn.LSTMCell(2)],
+      [tf.contrib.rnn.LSTMCell(3), tf.contrib.rnn.LSTMCell(2)],
+      x, sequence_length=LENGTHS, dtype=tf.float32)
+  return [out, fws[1].h, bws[0].c]
+
+
+def fused_block(x):
+  cell = tf.contrib.rnn.LSTMBlockFusedCell(4)
+  out, state = cell(tf.transpose(x, [1, 0, 2]), dtype=tf.float32, sequence_length=LENGTHS)
+  return [out, state.c, state.h]
+
+
+def direct_calls_and_user_cell(x):
+  cell = tf.nn.rnn_cell.LSTMCell(3)
+  state = cell.zero_state(BATCH, tf.float32)
+  outputs = []
+  for t in range(TIME):
+    with tf.variable_scope("decoder", reuse=t > 0):
+      out, state = cell(x[:, t], state)
+      outputs.append(out)
+  mine, last = tf.nn.dynamic_rnn(MyGRU(2), x, sequence_length=LENGTHS, dtype=tf.float32)
+  return [tf.stack(outputs, 1), state.c, mine, last]
+
+
+CASES = [
+    lstm_seq, bilstm, bigru_no_lengths, basic_lstm_concat_state, gru_initial_state,
+    lstm_peepholes_projection, lstm_block, multi_dropout_residual, time_major_basic_rnn,
+    gru_blocks, layer_norm_lstm, static_loops, stacked_bidirectional, fused_block,
+    direct_calls_and_user_cell,
+]
+
+
+def run_case(build, results):
+  name = build.__name__
+  inputs = np.random.RandomState(7).uniform(-1, 1, (BATCH, TIME, DEPTH)).astype(np.float32)
+  with tf.Graph().as_default():
+    x = tf.placeholder(tf.float32, [BATCH, TIME, DEPTH])
+    outputs = build(x)
+    variables = tf.global_variables()
+    loss = tf.add_n([
+        tf.reduce_sum(o * np.random.RandomState(11 + i).uniform(
+            -1, 1, o.shape.as_list()).astype(np.float32))
+        for i, o in enumerate(outputs)])
+    grads = tf.gradients(loss, variables)
+    with tf.Session() as session:
+      for k, v in enumerate(variables):
+        value = np.random.RandomState(1000 + k).uniform(-0.5, 0.5, v.shape.as_list())
+        v.load(value.astype(np.float32), session)
+      values, grad_values = session.run([outputs, grads], {x: inputs})
+  results[name + "/names"] = np.array(
+      ["%s %s" % (v.op.name, v.shape.as_list()) for v in variables])
+  for i, value in enumerate(values):
+    results["%s/output_%d" % (name, i)] = value
+  for i, value in enumerate(grad_values):
+    results["%s/grad_%d" % (name, i)] = value
+
+
+def main(_):
+  results = {}
+  for build in CASES:
+    run_case(build, results)
+  buffer = io.BytesIO()
+  np.savez(buffer, **results)
+  with tf.gfile.GFile(FLAGS.output_file, "wb") as f:
+    f.write(buffer.getvalue())
+
+
+if __name__ == "__main__":
+  flags.mark_flag_as_required("output_file")
+  tf.app.run()
