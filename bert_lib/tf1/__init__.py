@@ -32,6 +32,8 @@ import tensorflow as tf
 from .. import script_flags
 from . import contrib as tf1_contrib
 from . import estimator as tf1_estimator
+from . import internals as tf1_internals
+from . import keras_layers as tf1_keras
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
 from .api import (
@@ -65,6 +67,7 @@ def _build():
             "contrib": contrib,
             "estimator": tf1_estimator.estimator_module(),
             "layers": tf1_layers.layers_module(),
+            "keras": tf1_keras.keras_module(),
             "app": app,
             "flags": flags,
             "__version__": tf.__version__,
@@ -76,6 +79,7 @@ def _build():
     compat = Namespace("tf.compat", tf.compat, {"v1": module, "v2": tf.compat.v2})
     module.__dict__["compat"] = compat
     module.__dict__["nn"] = Namespace("tf.nn", _V1.nn, tf1_rnn.nn_names())
+    module.__dict__["python"] = tf1_internals.python_module(module)
     return module
 
 
@@ -93,7 +97,8 @@ _REAL_IMPORT = builtins.__import__
 # This project's top-level modules that isolate_user_dir took out of sys.modules.
 _PROJECT_MODULES = {}
 # tensorflow.<name> imports that are TensorFlow's own packages, not the API.
-_REAL_PACKAGES = frozenset(["python", "core", "lite", "tools", "compiler", "dtensor", "tsl"])
+# (tensorflow.python is wrapped: internals.py puts back what TF 1.x code used of it.)
+_REAL_PACKAGES = frozenset(["core", "lite", "tools", "compiler", "dtensor", "tsl"])
 
 
 def _resolve(module, dotted):

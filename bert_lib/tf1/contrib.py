@@ -11,6 +11,7 @@ import numpy as np
 import tensorflow as tf
 
 from . import estimator as tf1_estimator
+from . import internals as tf1_internals
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
 from .api import Namespace
@@ -219,33 +220,35 @@ def modules():
             "viterbi_decode": viterbi_decode,
         },
     )
-    return {
-        "tpu": tf1_estimator.tpu_module(),
-        "cluster_resolver": Namespace(
-            "tf.contrib.cluster_resolver",
-            tf.distribute.cluster_resolver,
-            {"TPUClusterResolver": TPUClusterResolver},
-        ),
-        "data": Namespace("tf.contrib.data", _V1.data.experimental),
-        "layers": tf1_layers.contrib_layers_module(),
-        "crf": crf,
-        "rnn": tf1_rnn.contrib_rnn_module(),
-        "estimator": tf1_estimator.contrib_estimator_module(),
-        "metrics": Namespace(
-            "tf.contrib.metrics",
-            None,
-            {"streaming_pearson_correlation": streaming_pearson_correlation},
-            {"streaming_accuracy": "tf.metrics.accuracy", "streaming_mean": "tf.metrics.mean"},
-        ),
-        "compiler": Namespace(
-            "tf.contrib.compiler",
-            None,
-            {
-                "jit": Namespace(
-                    "tf.contrib.compiler.jit",
-                    None,
-                    {"experimental_jit_scope": experimental_jit_scope},
-                )
-            },
-        ),
-    }
+    return tf1_internals.attach_module_paths(
+        {
+            "tpu": tf1_estimator.tpu_module(),
+            "cluster_resolver": Namespace(
+                "tf.contrib.cluster_resolver",
+                tf.distribute.cluster_resolver,
+                {"TPUClusterResolver": TPUClusterResolver},
+            ),
+            "data": Namespace("tf.contrib.data", _V1.data.experimental),
+            "layers": tf1_layers.contrib_layers_module(),
+            "crf": crf,
+            "rnn": tf1_rnn.contrib_rnn_module(),
+            "estimator": tf1_estimator.contrib_estimator_module(),
+            "metrics": Namespace(
+                "tf.contrib.metrics",
+                None,
+                {"streaming_pearson_correlation": streaming_pearson_correlation},
+                {"streaming_accuracy": "tf.metrics.accuracy", "streaming_mean": "tf.metrics.mean"},
+            ),
+            "compiler": Namespace(
+                "tf.contrib.compiler",
+                None,
+                {
+                    "jit": Namespace(
+                        "tf.contrib.compiler.jit",
+                        None,
+                        {"experimental_jit_scope": experimental_jit_scope},
+                    )
+                },
+            ),
+        }
+    )

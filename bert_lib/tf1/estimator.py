@@ -638,6 +638,7 @@ def estimator_module():
                     "stop_if_no_increase_hook": stop_if_no_increase_hook,
                 },
             ),
+            "tpu": tpu_module("tf.estimator.tpu"),
             "SessionRunHook": _V1.train.SessionRunHook,
             "SessionRunArgs": _V1.train.SessionRunArgs,
             "LoggingTensorHook": _V1.train.LoggingTensorHook,
@@ -651,9 +652,10 @@ def estimator_module():
     )
 
 
-def tpu_module():
+def tpu_module(api="tf.contrib.tpu"):
+    """tf.contrib.tpu, and the same API as TF 1.14+ also named it, tf.estimator.tpu."""
     return Namespace(
-        "tf.contrib.tpu",
+        api,
         _V1.tpu,
         {
             "TPUEstimator": TPUEstimator,

@@ -62,7 +62,8 @@ class Layer:
     """
 
     def __init__(self, trainable=True, name=None, dtype=None, _reuse=None, **kwargs):
-        kwargs.pop("_scope", None)
+        # tf.layers' functions pass their `name` as the scope: used as given, not uniquified.
+        self._scope_name = kwargs.pop("_scope", None)
         self.trainable = trainable
         self._reuse = _reuse
         self._dtype = tf.as_dtype(dtype).name if dtype is not None else None
@@ -166,7 +167,10 @@ class Layer:
     def _set_scope(self, scope):
         if self._scope is not None:
             return
-        if self._reuse:
+        if scope is None and self._scope_name is not None:
+            with _V1.variable_scope(self._scope_name) as captured:
+                self._scope = captured
+        elif self._reuse:
             with _V1.variable_scope(scope if scope is not None else self._base_name) as captured:
                 self._scope = captured
         else:

@@ -1,13 +1,14 @@
 # coding=utf-8
-"""RNN cells and loops of TF 1.x, one small graph per case, outputs and gradients to a file.
+"""TF 1.x layers, one small graph per case, outputs and gradients to a file.
 
-Every case builds its graph with tf.nn.rnn_cell / tf.contrib.rnn cells and
-tf.nn's loops, sets each variable (in tf.global_variables() order) to
-seeded uniform values, feeds fixed inputs and writes, under the case's
-name: the variables' names, every output and final state, and the
-gradients of a weighted sum of the outputs with respect to every variable.
-Run by TF 1.15 it gives the reference; run through run_tf1.py it must give
-the same names and numbers.
+The cases build graphs with tf.nn.rnn_cell / tf.contrib.rnn cells and
+tf.nn's loops, and with tf.keras.layers (mixed with tf.layers, whose layers
+share Keras's name counter). Every case sets each variable (in
+tf.global_variables() order) to seeded uniform values, feeds fixed inputs
+and writes, under the case's name: the variables' names and shapes, every
+output and final state, and the gradients of a weighted sum of the outputs
+with respect to every variable. Run by TF 1.15 it gives the reference; run
+through run_tf1.py it must give the same names and numbers.
 """
 
 import io
@@ -158,11 +159,91 @@ def direct_calls_and_user_cell(x):
   return [tf.stack(outputs, 1), state.c, mine, last]
 
 
+# ---------------------------------------------------------------------------
+# tf.keras.layers
+
+
+def keras_names_and_core(x):
+  ids = tf.cast(tf.abs(x[:, :, 0]) * 9, tf.int32)
+  h = tf.layers.dense(x, 4)
+  h = tf.layers.dense(h, 4, name="named")
+  with tf.variable_scope("bert"):
+    dense = tf.keras.layers.Dense(3, activation="tanh")
+    a = dense(h)
+    a = dense(h) + dense(h * 2.0)
+    e = tf.keras.layers.Embedding(10, 3)(ids)
+    n = tf.keras.layers.LayerNormalization()(a + e)
+    n2 = tf.keras.layers.LayerNormalization(epsilon=1e-12, name="ln")(a)
+    kept = tf.keras.layers.Dropout(0.5)(n)
+  with tf.variable_scope("vs"):
+    b = tf.keras.layers.Dense(2, use_bias=False)(h)
+  with tf.variable_scope("vs", reuse=tf.AUTO_REUSE):
+    c = tf.keras.layers.Dense(2, kernel_initializer=tf.keras.initializers.TruncatedNormal(
+        stddev=0.02))(h)
+  with tf.name_scope("ns"):
+    d = tf.layers.dense(h, 2)
+  return [a, e, n, n2, kept, b, c, d]
+
+
+def keras_conv_pool_merge(x):
+  c1 = tf.keras.layers.Conv1D(3, 2, padding="same", activation="relu")(x)
+  c2 = tf.keras.layers.Conv1D(3, 3, padding="causal", dilation_rate=2)(x)
+  pooled = tf.keras.layers.GlobalMaxPooling1D()(c1)
+  average = tf.keras.layers.GlobalAveragePooling1D()(c2)
+  merged = tf.keras.layers.Concatenate()([pooled, average])
+  added = tf.keras.layers.Add()([pooled, average])
+  lam = tf.keras.layers.Lambda(lambda t: t * 2.0)(merged)
+  flat = tf.keras.layers.Flatten()(tf.keras.layers.MaxPooling1D(2)(c1))
+  return [c1, c2, merged, added, lam, flat, tf.keras.layers.Activation("softmax")(flat)]
+
+
+def keras_recurrent(x):
+  seq = tf.keras.layers.LSTM(4, return_sequences=True)(x)
+  last, h, c = tf.keras.layers.LSTM(3, return_state=True)(x)
+  gru = tf.keras.layers.GRU(3, return_sequences=True, go_backwards=True)(x)
+  simple = tf.keras.layers.SimpleRNN(2)(x)
+  bi = tf.keras.layers.Bidirectional(tf.keras.layers.GRU(2, return_sequences=True))(x)
+  bi_sum = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(2), merge_mode="sum")(x)
+  return [seq, last, h, c, gru, simple, bi, bi_sum]
+
+
+def keras_masked_recurrent(x):
+  ids = tf.constant(np.array([[3, 4, 5, 6, 7], [2, 9, 0, 0, 0], [1, 1, 8, 2, 0]], np.int32))
+  embedded = tf.keras.layers.Embedding(10, DEPTH, mask_zero=True)(ids)
+  bi = tf.keras.layers.Bidirectional(tf.keras.layers.LSTM(3, return_sequences=True))(embedded)
+  last = tf.keras.layers.GRU(2)(embedded)
+  pooled = tf.keras.layers.GlobalAveragePooling1D()(bi)
+  return [bi, last, pooled, embedded + x]
+
+
+class Head(tf.keras.Model):
+  """A subclassed model: its layers' variables under its own name."""
+
+  def __init__(self):
+    super(Head, self).__init__()
+    self.hidden = tf.keras.layers.Dense(4, activation="relu")
+    self.norm = tf.keras.layers.LayerNormalization()
+    self.out = tf.keras.layers.Dense(2)
+
+  def call(self, inputs):
+    return self.out(self.norm(self.hidden(inputs)))
+
+
+def keras_models(x):
+  seq = tf.keras.Sequential([
+      tf.keras.layers.Dense(3, activation="tanh"),
+      tf.keras.layers.Dropout(0.2),
+      tf.keras.layers.Dense(2),
+  ])
+  return [seq(x), Head()(x[:, 0]), tf.keras.layers.Dense(1)(x)]
+
+
 CASES = [
     lstm_seq, bilstm, bigru_no_lengths, basic_lstm_concat_state, gru_initial_state,
     lstm_peepholes_projection, lstm_block, multi_dropout_residual, time_major_basic_rnn,
     gru_blocks, layer_norm_lstm, static_loops, stacked_bidirectional, fused_block,
-    direct_calls_and_user_cell,
+    direct_calls_and_user_cell, keras_names_and_core, keras_conv_pool_merge, keras_recurrent,
+    keras_masked_recurrent, keras_models,
 ]
 
 
@@ -177,7 +258,8 @@ def run_case(build, results):
         tf.reduce_sum(o * np.random.RandomState(11 + i).uniform(
             -1, 1, o.shape.as_list()).astype(np.float32))
         for i, o in enumerate(outputs)])
-    grads = tf.gradients(loss, variables)
+    # Dense, also where a gradient is sparse (an embedding's IndexedSlices).
+    grads = [tf.convert_to_tensor(g) for g in tf.gradients(loss, variables)]
     with tf.Session() as session:
       for k, v in enumerate(variables):
         value = np.random.RandomState(1000 + k).uniform(-0.5, 0.5, v.shape.as_list())
