@@ -31,6 +31,7 @@ import sys
 from bert_lib import tf1
 from bert_lib.plumbing import errors
 from bert_lib.tf1 import api as tf1_api
+from bert_lib.tf1 import user_errors as tf1_user_errors
 
 USAGE = (
     "usage: python run_tf1.py [--distribution_strategy=one_device|mirrored|multi_worker]"
@@ -84,14 +85,25 @@ def _run_script(script, argv):
     sys.argv = [script, *argv]
     try:
         runpy.run_path(script, run_name="__main__")
-    except ImportError as error:
-        # `from tensorflow import name` of a name not provided: Python turns the
-        # UnsupportedAPIError into an ImportError; report the API, not that.
-        match = re.match(r"cannot import name '(\w+)' from '(tensorflow|tf)([\w.]*)'", str(error))
-        if match is None:
+    except Exception as error:
+        api = _unprovided_import(error)
+        if api is not None:
+            raise tf1_api.last_unsupported(api) or tf1.unsupported(api) from None
+        located = tf1_user_errors.locate(error)
+        if located is error:
             raise
-        api = f"tf{match.group(3)}.{match.group(1)}"
-        raise tf1_api.last_unsupported(api) or tf1.unsupported(api) from None
+        raise located from error
+
+
+def _unprovided_import(error):
+    """The API of `from tensorflow import name` of a name not provided, else None.
+
+    Python turns the UnsupportedAPIError into an ImportError; the API is reported, not that.
+    """
+    if not isinstance(error, ImportError):
+        return None
+    match = re.match(r"cannot import name '(\w+)' from '(tensorflow|tf)([\w.]*)'", str(error))
+    return f"{match.group(2)}{match.group(3)}.{match.group(1)}" if match else None
 
 
 def main(argv=None):

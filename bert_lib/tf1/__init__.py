@@ -36,6 +36,7 @@ from . import internals as tf1_internals
 from . import keras_layers as tf1_keras
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
+from . import user_errors
 from .api import (
     CONTRIB_INSTEAD,
     HERE,
@@ -44,6 +45,8 @@ from .api import (
     UnsupportedAPIError,
     is_project_file,
     is_user_file,
+    make_finder,
+    set_finder,
     unsupported,
 )
 
@@ -84,10 +87,11 @@ def _build():
 
 
 def run(main=None, argv=None):
-    """tf.app.run: parses flags, runs main(argv); a user error is one ERROR line, exit 1."""
+    """tf.app.run: parses flags, runs main(argv); a failure is one ERROR line naming the
+    user's line (user_errors.py), exit 1."""
     if main is None:
         main = sys.modules["__main__"].main
-    script_flags.run_main(main, argv)
+    script_flags.run_main(user_errors.located_main(main), argv)
 
 
 # ---------------------------------------------------------------------------
@@ -152,6 +156,7 @@ def install(distribution_strategy="one_device", num_gpus=None):
     if _MODULE is None:
         _V1.disable_v2_behavior()
         _MODULE = _build()
+        set_finder(make_finder(_MODULE))
         builtins.__import__ = _import
     return _MODULE
 

@@ -93,19 +93,47 @@ def user_location():
 
 
 def unsupported(api, instead=None):
-    """The UnsupportedAPIError for `api` (say "tf.contrib.slim"), naming the user's line."""
+    """The UnsupportedAPIError for `api` (say "tf.contrib.slim"), naming the user's line.
+
+    `instead` names what to use in its place; without it, a name the TF 1.x
+    module provides elsewhere (tf.nn.rnn_cell.LSTMBlockCell: tf.contrib.rnn's)
+    is named if there is one.
+    """
     where = user_location()
     text = f"{api} is not provided by the TF 1.x API on TensorFlow 2 (run_tf1.py)"
     if where:
         text = f"{where}: {text}"
+    instead = instead or _elsewhere(api)
     if instead:
         text += f"; use {instead} instead"
     else:
-        text += "; README's section 'Running your TF 1.x BERT code' lists what is"
+        text += f"; {WHAT_IS_PROVIDED} lists what is provided"
     error = UnsupportedAPIError(text)
     error.api = api
     _LAST_ERROR[:] = [error]
     return error
+
+
+# Where the user reads what the TF 1.x module provides.
+WHAT_IS_PROVIDED = "README's section 'Running your TF 1.x BERT code'"
+
+# A function name -> the API path of the TF 1.x module that provides `name`
+# (or None); set by the module when it is built (tf1/__init__.py).
+_FINDER = []
+
+
+def set_finder(find):
+    _FINDER[:] = [find]
+
+
+def _elsewhere(api):
+    if not _FINDER:
+        return None
+    try:
+        found = _FINDER[0](api.rsplit(".", 1)[-1])
+    except Exception:  # a hint is a courtesy: never the reason a refusal fails
+        return None
+    return found if found and found != api else None
 
 
 # The newest UnsupportedAPIError made: `from tensorflow.contrib import rnn`
@@ -186,3 +214,64 @@ CONTRIB_INSTEAD = {
     "cudnn_rnn": "tf.nn.rnn_cell",
     "keras": "tf.keras",
 }
+
+
+# Real TensorFlow modules a hint never points into: generated or internal.
+_NOT_HINTED = frozenset(["compat", "python", "keras", "raw_ops", "experimental", "internal"])
+
+
+def make_finder(root):
+    """A function: name -> the API path under `root` (the TF 1.x module) that provides
+    it, or None. This module's own namespaces are looked through first, breadth
+    first (shortest path wins), then the public names of the TensorFlow modules
+    they extend."""
+    index = {}
+
+    def namespaces():
+        queue, seen = [("tf", root)], set()
+        while queue:
+            path, namespace = queue.pop(0)
+            if id(namespace) in seen:
+                continue
+            seen.add(id(namespace))
+            yield path, namespace
+            for name, value in sorted(namespace.__dict__.items()):
+                if isinstance(value, Namespace) and name not in ("compat", "python"):
+                    queue.append((f"{path}.{name}", value))
+
+    def build():
+        found = list(namespaces())
+        for path, namespace in found:
+            for name in namespace.__dict__:
+                if not name.startswith("_") and name not in ("compat", "python"):
+                    index.setdefault(name, f"{path}.{name}")
+        for path, namespace in found:
+            base = namespace.__dict__.get("_tf1_base")
+            if not isinstance(base, types.ModuleType) or path.startswith("tf.keras"):
+                continue
+            modules = []
+            for name in dir(base):
+                if name.startswith("_") or name in _NOT_HINTED:
+                    continue
+                index.setdefault(name, f"{path}.{name}")
+                try:
+                    value = getattr(base, name, None)
+                except Exception:  # a lazily loaded module that fails to load (Keras's)
+                    continue
+                if path == "tf" and isinstance(value, types.ModuleType):
+                    modules.append((f"{path}.{name}", value))
+            for module_path, module in modules:
+                try:
+                    names = dir(module)
+                except Exception:  # a lazily loaded module that fails to load
+                    continue
+                for name in names:
+                    if not name.startswith("_"):
+                        index.setdefault(name, f"{module_path}.{name}")
+
+    def find(name):
+        if not index:
+            build()
+        return index.get(name)
+
+    return find

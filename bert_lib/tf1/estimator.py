@@ -27,7 +27,9 @@ from absl import logging
 
 from .. import engine
 from ..engine.training import Every
-from .api import Namespace, unsupported
+from . import input_files as tf1_input_files
+from . import specs as tf1_specs
+from .api import Namespace, unsupported, user_location
 
 _V1 = tf.compat.v1
 
@@ -169,6 +171,9 @@ class TPUEstimatorSpec:
         evaluation_hooks=None,
         prediction_hooks=None,
     ):
+        self._where = user_location()
+        tf1_specs.check_host_call("eval_metrics", eval_metrics, self._where)
+        tf1_specs.check_hooks(training_hooks, self._where)
         if host_call is not None:
             raise unsupported("TPUEstimatorSpec(host_call=...)", "tf.summary ops in the model_fn")
         _refuse_hooks(evaluation_hooks, "evaluation_hooks")
@@ -200,6 +205,8 @@ class EstimatorSpec(TPUEstimatorSpec):
         evaluation_hooks=None,
         prediction_hooks=None,
     ):
+        fields = dict(locals())
+        loss = tf1_specs.check_estimator_spec(fields, mode, user_location())
         eval_metrics = None
         if eval_metric_ops:
             ops = dict(eval_metric_ops)
@@ -279,6 +286,7 @@ class Estimator:
             model_dir = tempfile.mkdtemp()
             logging.warning("Using temporary folder as model directory: %s", model_dir)
         self._config = config.replace(model_dir=model_dir)
+        tf1_input_files.watch(model_dir)
         self._user_model_fn = model_fn
         self.params = dict(params or {})
         self._spec_hooks = _SpecHooks()
@@ -322,8 +330,7 @@ class Estimator:
                 "config": self._config,
             },
         )
-        if not isinstance(spec, TPUEstimatorSpec):
-            raise TypeError(f"model_fn must return an EstimatorSpec, got {type(spec)}")
+        spec = self._checked(spec, mode)
         predictions = spec.predictions
         if mode == engine.ModeKeys.PREDICT and not isinstance(predictions, dict):
             self._bare_prediction = True
@@ -338,6 +345,18 @@ class Estimator:
             predictions=predictions,
             scaffold_fn=spec.scaffold_fn,
         )
+
+    def _checked(self, spec, mode):
+        """The model_fn's spec, refused where TF 1.15 refused it (tf1/specs.py)."""
+        if not isinstance(spec, TPUEstimatorSpec):
+            where = tf1_specs.definition_line(self._user_model_fn)
+            raise tf1_specs.SpecError(f"{where}: model_fn should return an EstimatorSpec.")
+        if not isinstance(spec, EstimatorSpec):  # checked as TF 1.15 checked it on CPU
+            spec.loss = tf1_specs.check_estimator_spec(vars(spec), mode, spec._where)  # noqa: SLF001
+        if spec.eval_metrics is not None:
+            metric_fn, tensors = spec.eval_metrics
+            spec.eval_metrics = (tf1_specs.checked_metric_fn(metric_fn), tensors)
+        return spec
 
     def _input_fn(self, input_fn, mode):
         def call(params):
