@@ -48,6 +48,17 @@ def _resource_variable_switches():
     }
 
 
+def _framework_ops():
+    from tensorflow.python.framework import indexed_slices
+
+    return {
+        "Tensor": tf.Tensor,
+        "IndexedSlices": tf.IndexedSlices,
+        "IndexedSlicesValue": indexed_slices.IndexedSlicesValue,
+        "convert_to_tensor_or_indexed_slices": _V1.convert_to_tensor_or_indexed_slices,
+    }
+
+
 def _checkpoint_management():
     return {
         name: getattr(_V1.train, name)
@@ -88,12 +99,7 @@ def _tf1_names(path, layer_modules):
         "ops.rnn": lambda: loops,
         "ops.rnn_cell": lambda: rnn_cells,
         "ops.rnn_cell_impl": lambda: rnn_cells,
-        "framework.ops": lambda: {
-            "Tensor": tf.Tensor,
-            "IndexedSlices": tf.IndexedSlices,
-            "IndexedSlicesValue": _V1.IndexedSlicesValue,
-            "convert_to_tensor_or_indexed_slices": _V1.convert_to_tensor_or_indexed_slices,
-        },
+        "framework.ops": _framework_ops,
         "framework.tensor_shape": _tensor_shape_helpers,
         "util.nest": lambda: {"is_sequence": tf.nest.is_nested},
         "training.checkpoint_management": _checkpoint_management,

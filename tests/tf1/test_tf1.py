@@ -17,7 +17,7 @@ import tempfile
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import DATA, REPO, run_code, run_script, tiny_bert_config
+from helpers import DATA, REPO, error_line, run_code, run_script, tiny_bert_config
 
 from bert_lib.tf1 import api as tf1_api
 from bert_lib.tf1 import contrib as tf1_contrib
@@ -503,23 +503,21 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
     assert (
         result.stderr.strip().splitlines()[-1] == f"ERROR: {tmp_path}/missing.py: no such script"
     )
-    # Keras 3 refuses tf.nn's RNN cells: the same one line, not Keras's error.
-    script.write_text("import tensorflow as tf\n\ncell = tf.nn.rnn_cell.LSTMCell(4)\n")
-    result = run_tf1(str(script))
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .startswith(f"ERROR: {script}:3: tf.nn.rnn_cell is not provided")
+    # A part of a provided module that is not: refused where it is used, with the full
+    # sentence, and the name where it is provided under another module.
+    script.write_text(
+        "import tensorflow as tf\nfrom tensorflow.contrib import rnn\n\ncell = rnn.NASCell(4)\n"
     )
+    assert error_line(run_tf1(str(script))) == (
+        f"ERROR: {script}:4: tf.contrib.rnn.NASCell is not provided by the TF 1.x API on "
+        f"TensorFlow 2 (run_tf1.py); {tf1_api.WHAT_IS_PROVIDED} lists what is provided"
+    )
+    script.write_text("import tensorflow as tf\n\ncell = tf.nn.rnn_cell.LSTMBlockCell(4)\n")
+    assert error_line(run_tf1(str(script))).endswith("; use tf.contrib.rnn.LSTMBlockCell instead")
     # At import time, as `from ... import`, and for an unknown flag.
-    script.write_text("from tensorflow.contrib import rnn\n")
-    result = run_tf1(str(script))
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .startswith(f"ERROR: {script}:1: tf.contrib.rnn is not provided")
+    script.write_text("from tensorflow.contrib import slim\n")
+    assert error_line(run_tf1(str(script))).startswith(
+        f"ERROR: {script}:1: tf.contrib.slim is not provided"
     )
     result = run_tf1(os.path.join(SCRIPTS, "tagger", "run_tagger.py"), "--output_dri=x")
     assert result.returncode == 1
@@ -561,7 +559,7 @@ def test_install_returns_the_module_that_user_code_imports():
         import tensorflow
         from tensorflow.contrib import crf
         import tensorflow.compat.v1 as v1
-        from tensorflow.python.framework import ops  # TensorFlow's own, as it is
+        from tensorflow.python.framework import ops  # TensorFlow's, with TF 1.15's names
         real = sys.modules["tensorflow"]
         print(tensorflow is tf, crf is tf.contrib.crf, v1 is tf, real is not tf,
               tf.estimator.ModeKeys.PREDICT, tf.executing_eagerly(), hasattr(tf, "no_such_api"),
@@ -572,3 +570,42 @@ def test_install_returns_the_module_that_user_code_imports():
     assert result.stdout.splitlines()[-1] == (
         "True True True True infer False False False tensorflow.python.framework.ops"
     )
+
+
+@pytest.mark.slow
+def test_failures_of_user_code_are_one_error_line_at_the_users_line(tmp_path):
+    script = tmp_path / "train.py"
+    # A syntax error in a module the script imports from beside itself.
+    (tmp_path / "helper.py").write_text("def f(:\n    pass\n")
+    script.write_text("import tensorflow as tf\nimport helper\n")
+    assert error_line(run_tf1(str(script), cwd=str(tmp_path))) == (
+        f"ERROR: {tmp_path}/helper.py:1: SyntaxError: invalid syntax"
+    )
+    # An OSError in main (an output directory the script expects to exist).
+    script.write_text(
+        "import tensorflow as tf\n\n\ndef main(_):\n"
+        "    with open('./output/result.txt', 'w') as f:\n        f.write('x')\n\n\n"
+        "if __name__ == '__main__':\n    tf.app.run()\n"
+    )
+    assert error_line(run_tf1(str(script), cwd=str(tmp_path))) == (
+        f"ERROR: {script}:5: [Errno 2] No such file or directory: './output/result.txt'"
+    )
+    # A model_fn whose eval_metric_ops hold a plain tensor: TF 1.15's message and key,
+    # at the line that made the spec, before the runner touches it.
+    script.write_text(
+        "import numpy as np\nimport tensorflow as tf\n\n\n"
+        "def model_fn(features, labels, mode):\n"
+        "    loss = tf.reduce_mean(tf.layers.dense(features, 1))\n"
+        "    return tf.estimator.EstimatorSpec(\n"
+        "        mode, loss=loss, eval_metric_ops={'mean_loss': tf.reduce_mean(loss)})\n\n\n"
+        "def input_fn():\n"
+        "    return tf.data.Dataset.from_tensor_slices(np.ones([4, 2], np.float32)).batch(2)\n\n\n"
+        "estimator = tf.estimator.Estimator(model_fn, model_dir='model')\n"
+        "estimator.evaluate(input_fn)\n"
+    )
+    line = error_line(run_tf1(str(script), cwd=str(tmp_path)))
+    assert line.startswith(
+        f"ERROR: {script}:7: Values of eval_metric_ops must be (metric_value, update_op) "
+        "tuples, given: Tensor("
+    )
+    assert line.endswith("for key: mean_loss")

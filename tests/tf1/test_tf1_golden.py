@@ -88,9 +88,7 @@ def test_rnn_and_keras_layer_cases_have_tf115s_names_outputs_and_gradients(tmp_p
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(RUNS))
 def test_evaluates_and_predicts_from_a_tf115_checkpoint_as_tf115_did(name, tmp_path):
-    model_dir = _copy_checkpoint(
-        os.path.join(TF1_GOLDEN, name, "tf115_ckpt"), tmp_path / "model"
-    )
+    model_dir = _copy_checkpoint(os.path.join(TF1_GOLDEN, name, "tf115_ckpt"), tmp_path / "model")
     result = run_tf1(*_command(name, model_dir, tmp_path, "--do_eval", "--do_predict"))
     assert result.returncode == 0, result.stderr[-3000:]
     _assert_same_outputs(

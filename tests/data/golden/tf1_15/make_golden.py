@@ -36,14 +36,14 @@ def command(python, run, name, output_dir, work, mode_flags, through_run_tf1):
     values = {"script_dir": os.path.dirname(script), "work": work}
     flags = [flag.format(**values) for flag in run["flags"]]
     head = [python, os.path.join(REPO, "run_tf1.py")] if through_run_tf1 else [python]
-    return head + [script, "--%s=%s" % (run["output_flag"], output_dir)] + flags + mode_flags
+    return head + [script, f"--{run['output_flag']}={output_dir}"] + flags + mode_flags
 
 
 def run_logged(cmd, log):
     with open(log, "w") as out:
         code = subprocess.call(cmd, stdout=out, stderr=subprocess.STDOUT)
     if code != 0:
-        sys.exit("failed (see %s): %s" % (log, " ".join(cmd)))
+        sys.exit(f"failed (see {log}): {' '.join(cmd)}")
 
 
 def newest_checkpoint(directory):
@@ -60,14 +60,16 @@ def copy_checkpoint(source_dir, target_dir):
     for suffix in (".index", ".data-00000-of-00001"):
         shutil.copy(os.path.join(source_dir, name + suffix), target_dir)
     with open(os.path.join(target_dir, "checkpoint"), "w") as f:
-        f.write('model_checkpoint_path: "%s"\n' % name)
+        f.write(f'model_checkpoint_path: "{name}"\n')
 
 
 def evaluate_and_predict(python, run, name, checkpoint_dir, results_dir, work):
     scratch = os.path.join(work, "from_" + os.path.basename(checkpoint_dir))
     copy_checkpoint(checkpoint_dir, scratch)
-    run_logged(command(python, run, name, scratch, work, ["--do_eval", "--do_predict"], False),
-               scratch + ".log")
+    run_logged(
+        command(python, run, name, scratch, work, ["--do_eval", "--do_predict"], False),
+        scratch + ".log",
+    )
     if os.path.exists(results_dir):
         shutil.rmtree(results_dir)
     os.makedirs(results_dir)
@@ -81,21 +83,35 @@ def main():
     parser.add_argument("--project_python", default=sys.executable)
     args = parser.parse_args()
     work = tempfile.mkdtemp(prefix="tf1_15_golden_")
-    run_logged([args.tf115_python, os.path.join(SCRIPTS, "layer_cases", "run_layer_cases.py"),
-                "--output_file=" + os.path.join(HERE, "layer_cases.npz")],
-               os.path.join(work, "layer_cases.log"))
+    run_logged(
+        [
+            args.tf115_python,
+            os.path.join(SCRIPTS, "layer_cases", "run_layer_cases.py"),
+            "--output_file=" + os.path.join(HERE, "layer_cases.npz"),
+        ],
+        os.path.join(work, "layer_cases.log"),
+    )
     for name, run in sorted(load_runs().items()):
         target = os.path.join(HERE, name)
-        for trainer, python, through in (("tf115", args.tf115_python, False),
-                                         ("ours", args.project_python, True)):
+        for trainer, python, through in (
+            ("tf115", args.tf115_python, False),
+            ("ours", args.project_python, True),
+        ):
             trained = os.path.join(work, name + "_" + trainer)
-            run_logged(command(python, run, name, trained, work, ["--do_train"], through),
-                       trained + ".log")
+            run_logged(
+                command(python, run, name, trained, work, ["--do_train"], through),
+                trained + ".log",
+            )
             copy_checkpoint(trained, os.path.join(target, trainer + "_ckpt"))
-            evaluate_and_predict(args.tf115_python, run, name,
-                                 os.path.join(target, trainer + "_ckpt"),
-                                 os.path.join(target, "tf115_on_" + trainer), work)
-    print("logs in " + work)
+            evaluate_and_predict(
+                args.tf115_python,
+                run,
+                name,
+                os.path.join(target, trainer + "_ckpt"),
+                os.path.join(target, "tf115_on_" + trainer),
+                work,
+            )
+    print(f"logs in {work}")
 
 
 if __name__ == "__main__":
