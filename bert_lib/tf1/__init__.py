@@ -9,7 +9,7 @@ tf.compat.v1 in graph mode plus those APIs, running on this project's
 runner (estimator.py), layers (layers.py) and contrib pieces
 (contrib.py):
 
-    import tf1
+    from bert_lib import tf1
     tf = tf1.install()        # and `import tensorflow as tf` in user code gets it too
 
 Only user code gets that module: an `import tensorflow` in an installed

@@ -115,7 +115,7 @@ def unsupported(api, instead=None):
 
 
 # Where the user reads what the TF 1.x module provides.
-WHAT_IS_PROVIDED = "README's section 'Running your TF 1.x BERT code'"
+WHAT_IS_PROVIDED = "docs/tf1.md"
 
 # A function name -> the API path of the TF 1.x module that provides `name`
 # (or None); set by the module when it is built (tf1/__init__.py).
