@@ -242,8 +242,8 @@ def make_finder(root):
     def build():
         found = list(namespaces())
         for path, namespace in found:
-            for name in namespace.__dict__:
-                if not name.startswith("_") and name not in ("compat", "python"):
+            for name, value in namespace.__dict__.items():
+                if not name.startswith("_") and not isinstance(value, types.ModuleType):
                     index.setdefault(name, f"{path}.{name}")
         for path, namespace in found:
             base = namespace.__dict__.get("_tf1_base")
@@ -253,12 +253,13 @@ def make_finder(root):
             for name in dir(base):
                 if name.startswith("_") or name in _NOT_HINTED:
                     continue
-                index.setdefault(name, f"{path}.{name}")
                 try:
                     value = getattr(base, name, None)
                 except Exception:  # a lazily loaded module that fails to load (Keras's)
                     continue
-                if path == "tf" and isinstance(value, types.ModuleType):
+                if not isinstance(value, types.ModuleType):
+                    index.setdefault(name, f"{path}.{name}")
+                elif path == "tf":
                     modules.append((f"{path}.{name}", value))
             for module_path, module in modules:
                 try:
@@ -267,6 +268,11 @@ def make_finder(root):
                     continue
                 for name in names:
                     if not name.startswith("_"):
+                        try:
+                            if isinstance(getattr(module, name), types.ModuleType):
+                                continue
+                        except Exception:
+                            continue
                         index.setdefault(name, f"{module_path}.{name}")
 
     def find(name):

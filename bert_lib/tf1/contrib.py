@@ -4,7 +4,8 @@ tf.contrib is gone from TensorFlow 2. What BERT code and the research
 derived from it took from it is here: tpu (estimator.py), layers
 (layers.py), data (now tf.data.experimental), cluster_resolver, the
 linear-chain CRF of BERT+CRF taggers (crf_log_likelihood, crf_decode),
-metrics.streaming_pearson_correlation and compiler.jit.experimental_jit_scope.
+metrics.streaming_pearson_correlation and streaming_concat, rnn (rnn.py) and
+compiler.jit.experimental_jit_scope.
 """
 
 import numpy as np
@@ -200,6 +201,40 @@ def streaming_pearson_correlation(
         return result, update_op
 
 
+def streaming_concat(
+    values,
+    axis=0,
+    max_size=None,
+    metrics_collections=None,
+    updates_collections=None,
+    name=None,
+):
+    """Every batch's `values` concatenated along `axis`: (value, update_op), in a local
+    variable that grows (max_size is not enforced)."""
+    del max_size
+    with _V1.variable_scope(name, default_name="streaming_concat", values=[values]):
+        values = tf.convert_to_tensor(values)
+        empty = values.shape.as_list()
+        axis = axis % len(empty)
+        empty[axis] = 0
+        if None in empty:
+            raise ValueError(f"streaming_concat needs static dimensions besides axis {axis}")
+        array = _V1.Variable(
+            tf.zeros(empty, values.dtype),
+            trainable=False,
+            validate_shape=False,
+            collections=[_V1.GraphKeys.LOCAL_VARIABLES, _V1.GraphKeys.METRIC_VARIABLES],
+            name="array",
+        )
+        update_op = _V1.assign(array, tf.concat([array, values], axis), validate_shape=False)
+        value = tf.identity(array)
+        for collection in metrics_collections or ():
+            _V1.add_to_collection(collection, value)
+        for collection in updates_collections or ():
+            _V1.add_to_collection(collection, update_op)
+        return value, update_op
+
+
 def experimental_jit_scope(compile_ops=True, separate_compiled_gradients=False):
     """tf.contrib.compiler.jit.experimental_jit_scope: XLA-compile the ops made inside."""
     return tf.xla.experimental.jit_scope(
@@ -236,7 +271,10 @@ def modules():
             "metrics": Namespace(
                 "tf.contrib.metrics",
                 None,
-                {"streaming_pearson_correlation": streaming_pearson_correlation},
+                {
+                    "streaming_pearson_correlation": streaming_pearson_correlation,
+                    "streaming_concat": streaming_concat,
+                },
                 {"streaming_accuracy": "tf.metrics.accuracy", "streaming_mean": "tf.metrics.mean"},
             ),
             "compiler": Namespace(

@@ -27,6 +27,7 @@ from absl import logging
 
 from .. import engine
 from ..engine.training import Every
+from . import export as tf1_export
 from . import input_files as tf1_input_files
 from . import specs as tf1_specs
 from .api import Namespace, unsupported, user_location
@@ -422,6 +423,21 @@ class Estimator:
             else:
                 yield prediction
 
+    def export_saved_model(
+        self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
+        checkpoint_path=None, **unused,
+    ):  # fmt: skip
+        """The PREDICT graph and the newest checkpoint as a SavedModel (tf1/export.py)."""
+        return tf1_export.export_saved_model(
+            self, self._predictions_for_export, export_dir_base, serving_input_receiver_fn,
+            assets_extra, checkpoint_path,
+        )  # fmt: skip
+
+    export_savedmodel = export_saved_model
+
+    def _predictions_for_export(self, features):
+        return dict(self._model_fn(features, None, engine.ModeKeys.PREDICT, {}).predictions)
+
     def eval_dir(self, name=None):
         """Where evaluate writes its TensorBoard events (model_dir/eval or eval_<name>)."""
         return os.path.join(self.model_dir, "eval" if not name else f"eval_{name}")
@@ -658,13 +674,13 @@ def estimator_module():
                 },
             ),
             "tpu": tpu_module("tf.estimator.tpu"),
+            "export": tf1_export.export_module(),
             "SessionRunHook": _V1.train.SessionRunHook,
             "SessionRunArgs": _V1.train.SessionRunArgs,
             "LoggingTensorHook": _V1.train.LoggingTensorHook,
             "StopAtStepHook": _V1.train.StopAtStepHook,
         },
         {
-            "export": "engine.Estimator.export_saved_model (run_classifier.py --export_dir)",
             "BestExporter": "--best_checkpoint_metric of this project's scripts",
             "LatestExporter": "run_classifier.py --export_dir",
         },

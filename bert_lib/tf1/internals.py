@@ -102,6 +102,11 @@ def _tf1_names(path, layer_modules):
         "framework.ops": _framework_ops,
         "framework.tensor_shape": _tensor_shape_helpers,
         "util.nest": lambda: {"is_sequence": tf.nest.is_nested},
+        "framework.graph_util": lambda: {
+            name: getattr(_V1.graph_util, name)
+            for name in dir(_V1.graph_util)
+            if not name.startswith("_")
+        },
         "training.checkpoint_management": _checkpoint_management,
     }
     names = table.get(path)

@@ -215,6 +215,18 @@ def test_streaming_pearson_correlation_equals_numpy_over_batches():
     assert got == pytest.approx(np.corrcoef(x.ravel(), y.ravel())[0, 1], abs=1e-5)
 
 
+def test_streaming_concat_holds_every_batch_in_order():
+    batches = [np.arange(6.0).reshape(2, 3), np.arange(6.0, 15.0).reshape(3, 3)]
+    with tf.Graph().as_default(), V1.Session() as session:
+        values = V1.placeholder(tf.float64, [None, 3])
+        value, update = tf1_contrib.streaming_concat(values)
+        session.run(V1.local_variables_initializer())
+        for batch in batches:
+            session.run(update, {values: batch})
+        got = session.run(value)
+    np.testing.assert_array_equal(got, np.concatenate(batches))
+
+
 # ---------------------------------------------------------------------------
 # Estimator semantics
 
@@ -609,3 +621,46 @@ def test_failures_of_user_code_are_one_error_line_at_the_users_line(tmp_path):
         "tuples, given: Tensor("
     )
     assert line.endswith("for key: mean_loss")
+
+
+@pytest.mark.slow
+def test_export_saved_model_signs_the_receiver_tensors_and_predicts_as_predict(tmp_path):
+    script = tmp_path / "export_it.py"
+    script.write_text(
+        "import json\nimport numpy as np\nimport tensorflow as tf\n\n\n"
+        "def model_fn(features, labels, mode):\n"
+        "    logits = tf.layers.dense(features['x'], 2)\n"
+        "    if mode == tf.estimator.ModeKeys.PREDICT:\n"
+        "        probs = tf.nn.softmax(logits)\n"
+        "        return tf.estimator.EstimatorSpec(mode, predictions={'probs': probs})\n"
+        "    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)\n"
+        "    step = tf.train.get_or_create_global_step()\n"
+        "    return tf.estimator.EstimatorSpec(\n"
+        "        mode, loss=loss, train_op=tf.train.AdamOptimizer(0.1).minimize(loss, step))\n\n\n"
+        "x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10\n"
+        "estimator = tf.estimator.Estimator(model_fn, model_dir='model')\n"
+        "estimator.train(lambda: tf.data.Dataset.from_tensor_slices(\n"
+        "    ({'x': x}, np.array([0, 1, 0, 1]))).batch(2), max_steps=3)\n"
+        "predicted = [p['probs'].tolist() for p in estimator.predict(\n"
+        "    lambda: tf.data.Dataset.from_tensor_slices({'x': x}).batch(2))]\n"
+        "spec = {'x': tf.FixedLenFeature([3], tf.float32)}\n"
+        "fn = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)\n"
+        "path = estimator.export_saved_model('export', fn)\n"
+        "json.dump({'path': path.decode(), 'predicted': predicted}, open('out.json', 'w'))\n"
+    )
+    result = run_tf1(str(script), cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert os.path.dirname(out["path"]) == "export" and os.path.basename(out["path"]).isdigit()
+    serve = tf.saved_model.load(str(tmp_path / out["path"])).signatures["serving_default"]
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    examples = [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={"x": tf.train.Feature(float_list=tf.train.FloatList(value=row))}
+            )
+        ).SerializeToString()
+        for row in x
+    ]
+    probs = serve(examples=tf.constant(examples))["probs"].numpy()
+    np.testing.assert_allclose(probs, out["predicted"], atol=1e-6)
