@@ -207,8 +207,6 @@ CONTRIB_INSTEAD = {
     "lookup": "tf.lookup",
     "distribute": "tf.distribute",
     "opt": "tf.train optimizers",
-    "training": "tf.train",
-    "framework": "tf.train / tf.compat.v1",
     "summary": "tf.summary",
     "seq2seq": "tf.nn and tf.while_loop",
     "cudnn_rnn": "tf.nn.rnn_cell",
@@ -222,10 +220,14 @@ _NOT_HINTED = frozenset(["compat", "python", "keras", "raw_ops", "experimental",
 
 def make_finder(root):
     """A function: name -> the API path under `root` (the TF 1.x module) that provides
-    it, or None. This module's own namespaces are looked through first, breadth
-    first (shortest path wins), then the public names of the TensorFlow modules
-    they extend."""
+    it, or None: the shortest such path, this module's own namespaces (breadth
+    first) before the public names of the TensorFlow modules they extend."""
     index = {}
+
+    def offer(name, path):
+        """The path with the fewest parts wins; the first found among equals."""
+        if name not in index or path.count(".") < index[name].count("."):
+            index[name] = path
 
     def namespaces():
         queue, seen = [("tf", root)], set()
@@ -244,7 +246,7 @@ def make_finder(root):
         for path, namespace in found:
             for name, value in namespace.__dict__.items():
                 if not name.startswith("_") and not isinstance(value, types.ModuleType):
-                    index.setdefault(name, f"{path}.{name}")
+                    offer(name, f"{path}.{name}")
         for path, namespace in found:
             base = namespace.__dict__.get("_tf1_base")
             if not isinstance(base, types.ModuleType) or path.startswith("tf.keras"):
@@ -258,7 +260,7 @@ def make_finder(root):
                 except Exception:  # a lazily loaded module that fails to load (Keras's)
                     continue
                 if not isinstance(value, types.ModuleType):
-                    index.setdefault(name, f"{path}.{name}")
+                    offer(name, f"{path}.{name}")
                 elif path == "tf":
                     modules.append((f"{path}.{name}", value))
             for module_path, module in modules:
@@ -273,7 +275,7 @@ def make_finder(root):
                                 continue
                         except Exception:
                             continue
-                        index.setdefault(name, f"{module_path}.{name}")
+                        offer(name, f"{module_path}.{name}")
 
     def find(name):
         if not index:

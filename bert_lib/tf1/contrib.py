@@ -11,6 +11,7 @@ compiler.jit.experimental_jit_scope.
 import numpy as np
 import tensorflow as tf
 
+from . import contrib_extras
 from . import estimator as tf1_estimator
 from . import internals as tf1_internals
 from . import layers as tf1_layers
@@ -267,6 +268,8 @@ def modules():
             "layers": tf1_layers.contrib_layers_module(),
             "crf": crf,
             "rnn": tf1_rnn.contrib_rnn_module(),
+            "framework": contrib_extras.framework_module(),
+            "training": contrib_extras.training_module(),
             "estimator": tf1_estimator.contrib_estimator_module(),
             "metrics": Namespace(
                 "tf.contrib.metrics",

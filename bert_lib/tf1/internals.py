@@ -226,6 +226,9 @@ _CONTRIB_MODULE_PATHS = {
     "cluster_resolver": """training.cluster_resolver training.gce_cluster_resolver
         training.kubernetes_cluster_resolver training.slurm_cluster_resolver
         training.tfconfig_cluster_resolver training.tpu_cluster_resolver""",
+    "framework": """framework.checkpoint_utils framework.tensor_util ops.arg_scope ops.ops
+        ops.variables""",
+    "training": "training.hparam training.training training.evaluation",
     "estimator": """estimator.early_stopping estimator.export estimator.exporter
         estimator.extenders estimator.head estimator.hooks estimator.multi_head
         estimator.replicate_model_fn estimator.saved_model_estimator""",

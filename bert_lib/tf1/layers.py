@@ -453,6 +453,81 @@ def layers_module():
     return Namespace("tf.layers", None, names)
 
 
+# contrib's fully_connected: biases start at zero unless biases_initializer says otherwise
+# (None: no biases).
+_ZEROS = _V1.zeros_initializer()
+
+
+def fully_connected(
+    inputs,
+    num_outputs,
+    activation_fn=tf.nn.relu,
+    normalizer_fn=None,
+    normalizer_params=None,
+    weights_initializer=None,
+    weights_regularizer=None,
+    biases_initializer=_ZEROS,
+    biases_regularizer=None,
+    reuse=None,
+    variables_collections=None,
+    outputs_collections=None,
+    trainable=True,
+    scope=None,
+):
+    """tf.contrib.layers.fully_connected: `weights` (Glorot uniform) and `biases` in scope
+    `fully_connected` (uniquified) or `scope`; relu by default; a normalizer_fn replaces the
+    biases. The variables are model variables too."""
+    inputs = tf.convert_to_tensor(inputs)
+    width = static_dim(inputs.shape[-1])
+    collections = [_V1.GraphKeys.GLOBAL_VARIABLES, _V1.GraphKeys.MODEL_VARIABLES]
+    collections += list(variables_collections or [])
+    with _V1.variable_scope(scope, default_name="fully_connected", values=[inputs], reuse=reuse):
+        weights = _V1.get_variable(
+            "weights",
+            [width, num_outputs],
+            dtype=inputs.dtype.base_dtype,
+            initializer=weights_initializer or xavier_initializer(),
+            regularizer=weights_regularizer,
+            collections=collections,
+            trainable=trainable,
+        )
+        rank = inputs.shape.ndims
+        if rank == 2:
+            outputs = tf.matmul(inputs, weights)
+        else:
+            outputs = tf.tensordot(inputs, weights, [[rank - 1], [0]])
+            outputs.set_shape(inputs.shape[:-1].concatenate([num_outputs]))
+        if normalizer_fn is not None:
+            outputs = normalizer_fn(outputs, **(normalizer_params or {}))
+        elif biases_initializer is not None:
+            biases = _V1.get_variable(
+                "biases",
+                [num_outputs],
+                dtype=inputs.dtype.base_dtype,
+                initializer=biases_initializer,
+                regularizer=biases_regularizer,
+                collections=collections,
+                trainable=trainable,
+            )
+            outputs = tf.nn.bias_add(outputs, biases)
+        outputs = _activation_output(outputs, activation_fn)
+        for collection in outputs_collections or ():
+            _V1.add_to_collection(collection, outputs)
+        return outputs
+
+
+def contrib_dropout(
+    inputs, keep_prob=0.5, noise_shape=None, is_training=True, outputs_collections=None,
+    scope=None, seed=None,
+):  # fmt: skip
+    """tf.contrib.layers.dropout: keeps `keep_prob` of the inputs when is_training."""
+    with _V1.name_scope(scope, "Dropout", [inputs]):
+        outputs = Dropout(1 - keep_prob, noise_shape, seed)(inputs, training=is_training)
+        for collection in outputs_collections or ():
+            _V1.add_to_collection(collection, outputs)
+        return outputs
+
+
 def contrib_layers_module():
     return Namespace(
         "tf.contrib.layers",
@@ -460,12 +535,30 @@ def contrib_layers_module():
         {
             "layer_norm": layer_norm,
             "xavier_initializer": xavier_initializer,
+            "xavier_initializer_conv2d": xavier_initializer,
+            "variance_scaling_initializer": _V1.variance_scaling_initializer,
             "flatten": flatten,
+            "fully_connected": fully_connected,
+            "linear": lambda inputs, num_outputs, **kwargs: fully_connected(
+                inputs, num_outputs, activation_fn=None, **kwargs
+            ),
+            "dropout": contrib_dropout,
             "l1_regularizer": l1_regularizer,
             "l2_regularizer": l2_regularizer,
-        },
-        {
-            "fully_connected": "tf.layers.dense",
-            "dropout": "tf.layers.dropout (rate = 1 - keep_prob)",
+            "apply_regularization": apply_regularization,
         },
     )
+
+
+def apply_regularization(regularizer, weights_list=None):
+    """tf.contrib.layers.apply_regularization: the sum of regularizer(w) over weights_list
+    (default: the graph's weights collection), also added to the regularization losses."""
+    if weights_list is None:
+        weights_list = _V1.get_collection(_V1.GraphKeys.WEIGHTS)
+    penalties = [regularizer(w) for w in weights_list]
+    penalties = [p for p in penalties if p is not None]
+    if not penalties:
+        return tf.constant(0.0)
+    total = tf.add_n(penalties)
+    _V1.add_to_collection(_V1.GraphKeys.REGULARIZATION_LOSSES, total)
+    return total

@@ -238,12 +238,28 @@ def keras_models(x):
   return [seq(x), Head()(x[:, 0]), tf.keras.layers.Dense(1)(x)]
 
 
+# ---------------------------------------------------------------------------
+# tf.layers classes and tf.contrib.layers
+
+
+def layers_and_contrib_layers(x):
+  dense = tf.layers.Dense(3, activation=tf.nn.relu, name="shared")
+  a = dense(x)
+  b = dense(x * 0.5)
+  fc = tf.contrib.layers.fully_connected(x, 4)
+  fc2 = tf.contrib.layers.fully_connected(x[:, 0], 2, activation_fn=None, scope="head")
+  kept = tf.contrib.layers.dropout(fc, keep_prob=0.5, is_training=False)
+  normed = tf.contrib.layers.layer_norm(fc, begin_norm_axis=-1, begin_params_axis=-1)
+  conv = tf.layers.Conv1D(2, 2, padding="same")(x)
+  return [a, b, fc, fc2, kept, normed, conv]
+
+
 CASES = [
     lstm_seq, bilstm, bigru_no_lengths, basic_lstm_concat_state, gru_initial_state,
     lstm_peepholes_projection, lstm_block, multi_dropout_residual, time_major_basic_rnn,
     gru_blocks, layer_norm_lstm, static_loops, stacked_bidirectional, fused_block,
     direct_calls_and_user_cell, keras_names_and_core, keras_conv_pool_merge, keras_recurrent,
-    keras_masked_recurrent, keras_models,
+    keras_masked_recurrent, keras_models, layers_and_contrib_layers,
 ]
 
 
