@@ -24,6 +24,7 @@ import sys
 import tensorflow as tf
 
 from .api import Namespace, unsupported
+from .batch_norm import BatchNormMath
 from .layer_base import reset_layer_names, snake_case, static_dim, unique_layer_name
 
 _V1 = tf.compat.v1
@@ -878,6 +879,44 @@ class GlobalAveragePooling1D(Layer):
         return None
 
 
+class BatchNormalization(BatchNormMath, Layer):
+    """TF 1.15's Keras BatchNormalization (batch_norm.py): batch statistics only with
+    training=True or learning phase 1; its updates are the layer's `updates`."""
+
+    def __init__(
+        self,
+        axis=-1,
+        momentum=0.99,
+        epsilon=1e-3,
+        center=True,
+        scale=True,
+        beta_initializer="zeros",
+        gamma_initializer="ones",
+        moving_mean_initializer="zeros",
+        moving_variance_initializer="ones",
+        renorm=False,
+        virtual_batch_size=None,
+        **kwargs,
+    ):
+        if renorm or virtual_batch_size:
+            raise unsupported("tf.keras.layers.BatchNormalization(renorm= / virtual_batch_size=)")
+        for key in ("beta_regularizer", "gamma_regularizer", "beta_constraint",
+                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
+                    "adjustment"):  # fmt: skip
+            kwargs.pop(key, None)
+        super().__init__(**kwargs)
+        initializers = (beta_initializer, gamma_initializer, moving_mean_initializer,
+                        moving_variance_initializer)  # fmt: skip
+        self._setup(axis, momentum, epsilon, center, scale,
+                    tuple(get_initializer(i) for i in initializers))  # fmt: skip
+
+    def _record_update(self, update):
+        self._updates.append(update)
+
+    def call(self, inputs, training=None):
+        return self._normalize(inputs, _training(training))
+
+
 # ---------------------------------------------------------------------------
 # Sequential and subclassed models
 
@@ -960,7 +999,7 @@ def layers_names():
             Layer, Dense, Embedding, LayerNormalization, Dropout, Activation, Flatten, Reshape,
             Permute, Lambda, Concatenate, Add, Subtract, Multiply, Average, Maximum, Conv1D,
             Conv2D, MaxPooling1D, AveragePooling1D, MaxPooling2D, AveragePooling2D,
-            GlobalMaxPooling1D, GlobalAveragePooling1D,
+            GlobalMaxPooling1D, GlobalAveragePooling1D, BatchNormalization,
         )
     }  # fmt: skip
     names.update(

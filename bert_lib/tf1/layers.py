@@ -14,10 +14,16 @@ the original's.
 
 import tensorflow as tf
 
-from .api import Namespace
+from .api import Namespace, unsupported
+from .batch_norm import BatchNormMath
 from .layer_base import Layer, static_dim
 
 _V1 = tf.compat.v1
+
+# Initializers that are defaults of arguments (fully_connected's biases, batch
+# normalization's statistics): one object each, as TF 1.x's signatures had.
+_ZEROS = _V1.zeros_initializer()
+_ONES = _V1.ones_initializer()
 
 
 def _activation_output(outputs, activation):
@@ -151,6 +157,62 @@ def flatten(inputs, name=None, data_format="channels_last"):
     """tf.layers.flatten."""
     del data_format
     return Flatten(name=name)(inputs)
+
+
+class BatchNormalization(BatchNormMath, Layer):
+    """tf.layers.BatchNormalization (batch_norm.py); its updates go to UPDATE_OPS."""
+
+    def __init__(
+        self,
+        axis=-1,
+        momentum=0.99,
+        epsilon=1e-3,
+        center=True,
+        scale=True,
+        beta_initializer=_ZEROS,
+        gamma_initializer=_ONES,
+        moving_mean_initializer=_ZEROS,
+        moving_variance_initializer=_ONES,
+        trainable=True,
+        name=None,
+        renorm=False,
+        virtual_batch_size=None,
+        **kwargs,
+    ):
+        if renorm or virtual_batch_size:
+            raise unsupported("tf.layers.BatchNormalization(renorm= / virtual_batch_size=)")
+        for key in ("beta_regularizer", "gamma_regularizer", "beta_constraint",
+                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
+                    "adjustment"):  # fmt: skip
+            kwargs.pop(key, None)
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self._setup(
+            axis, momentum, epsilon, center, scale,
+            (beta_initializer, gamma_initializer, moving_mean_initializer,
+             moving_variance_initializer),
+        )  # fmt: skip
+        self.updates = []
+
+    def _record_update(self, update):
+        self.updates.append(update)
+        _V1.add_to_collection(_V1.GraphKeys.UPDATE_OPS, update)
+
+    def call(self, inputs, training=False):
+        return self._normalize(inputs, training)
+
+
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                        beta_initializer=_ZEROS, gamma_initializer=_ONES,
+                        moving_mean_initializer=_ZEROS, moving_variance_initializer=_ONES,
+                        training=False, trainable=True, name=None, reuse=None,
+                        **kwargs):  # fmt: skip
+    """tf.layers.batch_normalization: a BatchNormalization layer in scope `name`."""
+    layer = BatchNormalization(
+        axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+        moving_mean_initializer, moving_variance_initializer, trainable, name=name,
+        _scope=name, _reuse=reuse, **kwargs,
+    )  # fmt: skip
+    return layer(inputs, training=training)
 
 
 def _pair(value, rank):
@@ -428,10 +490,12 @@ def l1_regularizer(scale, scope=None):
 
 def layers_module():
     """tf.layers: the layers above, as classes and functions; the rest of TF 1.x's
-    tf.layers (batch normalization, transposed and separable convolutions) is not provided."""
+    tf.layers (transposed and separable convolutions, 3-D ones) is not provided."""
     names = {
         "Layer": Layer,
         "Dense": Dense,
+        "BatchNormalization": BatchNormalization,
+        "batch_normalization": batch_normalization,
         "Dropout": Dropout,
         "Flatten": Flatten,
         "Conv1D": Conv1D,
@@ -451,11 +515,6 @@ def layers_module():
         "average_pooling2d": average_pooling2d,
     }
     return Namespace("tf.layers", None, names)
-
-
-# contrib's fully_connected: biases start at zero unless biases_initializer says otherwise
-# (None: no biases).
-_ZEROS = _V1.zeros_initializer()
 
 
 def fully_connected(

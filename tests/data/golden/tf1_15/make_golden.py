@@ -1,6 +1,8 @@
 """Makes this directory's reference outputs of TensorFlow 1.15 (see tests/data/README.md).
 
     python tests/data/golden/tf1_15/make_golden.py --tf115_python=PY37 [--project_python=PY]
+        [--only=layer_cases,bilstm_crf,...]
+        [--only=layer_cases,bilstm_crf,...]
 
 PY37 runs TensorFlow 1.15.5, PY this project (default: the interpreter running this).
 For tests/data/tf1_scripts/layer_cases: TF 1.15's outputs and gradients (layer_cases.npz).
@@ -81,37 +83,47 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tf115_python", required=True)
     parser.add_argument("--project_python", default=sys.executable)
-    args = parser.parse_args()
-    work = tempfile.mkdtemp(prefix="tf1_15_golden_")
-    run_logged(
-        [
-            args.tf115_python,
-            os.path.join(SCRIPTS, "layer_cases", "run_layer_cases.py"),
-            "--output_file=" + os.path.join(HERE, "layer_cases.npz"),
-        ],
-        os.path.join(work, "layer_cases.log"),
+    parser.add_argument(
+        "--only", default=None, help="parts to remake, comma-separated: layer_cases, runs.json's"
     )
-    for name, run in sorted(load_runs().items()):
-        target = os.path.join(HERE, name)
-        for trainer, python, through in (
-            ("tf115", args.tf115_python, False),
-            ("ours", args.project_python, True),
-        ):
-            trained = os.path.join(work, name + "_" + trainer)
-            run_logged(
-                command(python, run, name, trained, work, ["--do_train"], through),
-                trained + ".log",
-            )
-            copy_checkpoint(trained, os.path.join(target, trainer + "_ckpt"))
-            evaluate_and_predict(
+    args = parser.parse_args()
+    runs = load_runs()
+    parts = args.only.split(",") if args.only else ["layer_cases", *sorted(runs)]
+    work = tempfile.mkdtemp(prefix="tf1_15_golden_")
+    if "layer_cases" in parts:
+        run_logged(
+            [
                 args.tf115_python,
-                run,
-                name,
-                os.path.join(target, trainer + "_ckpt"),
-                os.path.join(target, "tf115_on_" + trainer),
-                work,
-            )
+                os.path.join(SCRIPTS, "layer_cases", "run_layer_cases.py"),
+                "--output_file=" + os.path.join(HERE, "layer_cases.npz"),
+            ],
+            os.path.join(work, "layer_cases.log"),
+        )
+    for name in sorted(set(parts) & set(runs)):
+        remake_run(name, runs[name], args, work)
     print(f"logs in {work}")
+
+
+def remake_run(name, run, args, work):
+    target = os.path.join(HERE, name)
+    for trainer, python, through in (
+        ("tf115", args.tf115_python, False),
+        ("ours", args.project_python, True),
+    ):
+        trained = os.path.join(work, name + "_" + trainer)
+        run_logged(
+            command(python, run, name, trained, work, ["--do_train"], through),
+            trained + ".log",
+        )
+        copy_checkpoint(trained, os.path.join(target, trainer + "_ckpt"))
+        evaluate_and_predict(
+            args.tf115_python,
+            run,
+            name,
+            os.path.join(target, trainer + "_ckpt"),
+            os.path.join(target, "tf115_on_" + trainer),
+            work,
+        )
 
 
 if __name__ == "__main__":

@@ -254,12 +254,28 @@ def layers_and_contrib_layers(x):
   return [a, b, fc, fc2, kept, normed, conv]
 
 
+def batch_normalization(x):
+  training = tf.placeholder_with_default(True, [])
+  a = tf.layers.batch_normalization(x, training=True)
+  b = tf.layers.batch_normalization(x, training=False, name="frozen")
+  c = tf.layers.batch_normalization(tf.reshape(x, [BATCH, TIME, 2, 2]), training=True,
+                                    momentum=0.9)
+  d = tf.layers.batch_normalization(x, axis=1, training=training, epsilon=0.01)
+  keras_bn = tf.keras.layers.BatchNormalization(momentum=0.5)
+  k = keras_bn(x, training=True)
+  k2 = tf.keras.layers.BatchNormalization()(x)
+  moving = [v for v in tf.global_variables() if "moving" in v.op.name]
+  with tf.control_dependencies(tf.get_collection(tf.GraphKeys.UPDATE_OPS) + keras_bn.updates):
+    moved = [tf.identity(v) for v in moving]
+  return [a, b, c, d, k, k2] + moved
+
+
 CASES = [
     lstm_seq, bilstm, bigru_no_lengths, basic_lstm_concat_state, gru_initial_state,
     lstm_peepholes_projection, lstm_block, multi_dropout_residual, time_major_basic_rnn,
     gru_blocks, layer_norm_lstm, static_loops, stacked_bidirectional, fused_block,
     direct_calls_and_user_cell, keras_names_and_core, keras_conv_pool_merge, keras_recurrent,
-    keras_masked_recurrent, keras_models, layers_and_contrib_layers,
+    keras_masked_recurrent, keras_models, layers_and_contrib_layers, batch_normalization,
 ]
 
 
