@@ -71,7 +71,7 @@ def _checkpoint_management():
     }  # fmt: skip
 
 
-def _tf1_names(path, layer_modules):
+def _tf1_names(path):
     """What TF 1.15's tensorflow.python.<path> had that TensorFlow 2's lacks or changed."""
     from . import rnn as tf1_rnn
 
@@ -110,9 +110,7 @@ def _tf1_names(path, layer_modules):
         "training.checkpoint_management": _checkpoint_management,
     }
     names = table.get(path)
-    if names is not None:
-        return names()
-    return layer_modules.get(path, {})
+    return names() if names is not None else {}
 
 
 # Modules of TF 1.15 that TensorFlow 2 no longer has, given whole by this layer
@@ -166,6 +164,10 @@ class PythonModule(Namespace):
         path = self.__dict__["_tf1_path"]
         child = f"{path}.{name}" if path else name
         context = self.__dict__["_tf1_context"]
+        if child in context["aliases"]:
+            value = context["aliases"][child]
+            self.__dict__[name] = value
+            return value
         if child in context["own_modules"]:
             value = PythonModule(child, None, context["own_modules"][child], context)
             self.__dict__[name] = value
@@ -189,14 +191,18 @@ def python_module(tf1):
     """`tensorflow.python` for user code; `tf1` is the TF 1.x module (for its estimator)."""
     import tensorflow.python as real
 
-    layer_modules = {
-        "layers.base": {"Layer": tf1.layers.Layer},
-        "layers.core": dict(tf1.layers.__dict__),
-        "layers.layers": dict(tf1.layers.__dict__),
+    # tensorflow.python.layers.core.Dense and the like are tf.layers; tensorflow.python.keras
+    # is tf.keras (its layers, initializers, ...).
+    layer_modules = {(name,) for name in ("base", "core", "layers", "normalization",
+                                          "convolutional", "pooling")}  # fmt: skip
+    aliases = {
+        "layers": ModulePath("tensorflow.python.layers", tf1.layers, layer_modules),
+        "keras": tf1.keras,
     }
     context = {
+        "aliases": aliases,
         "own_modules": _own_modules(tf1),
-        "names": lambda path: _tf1_names(path, layer_modules),
+        "names": _tf1_names,
     }
     return PythonModule("", real, {}, context)
 

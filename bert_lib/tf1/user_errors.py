@@ -5,10 +5,11 @@ whatever stops it is reported at the user's line:
 
 - a syntax error in the script or a module it imports: the file and line
   Python names, "SyntaxError: <what>";
-- an OSError (a missing ./output/ the script writes to) or a TensorFlow
-  error about data, raised under the user's code: the innermost line of
-  the user's code on the way (for an error of a graph op, the line that
-  made the op), then the message, with no traceback;
+- an OSError (a missing ./output/ the script writes to), a TensorFlow
+  error about data, or a package the script imports that is not installed,
+  raised under the user's code: the innermost line of the user's code on
+  the way (for an error of a graph op, the line that made the op), then
+  the message, with no traceback;
 - any other exception (a bug, in the user's code or met on its behalf):
   its traceback, then the same one line, "<file:line>: <Type>: <what>".
 
@@ -66,6 +67,8 @@ def locate(error):
         return error
     if errors.is_user_error(error):
         return _chained(UserCodeError(f"{where}: {errors.message(error)}"), error)
+    if isinstance(error, ModuleNotFoundError):  # a package the script needs is not installed
+        return _chained(UserCodeError(f"{where}: ModuleNotFoundError: {error}"), error)
     traceback.print_exception(type(error), error, error.__traceback__)
     return _chained(
         UserCodeError(f"{where}: {type(error).__name__}: {errors.first_line(error)}"), error

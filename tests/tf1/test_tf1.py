@@ -593,6 +593,11 @@ def test_failures_of_user_code_are_one_error_line_at_the_users_line(tmp_path):
     assert error_line(run_tf1(str(script), cwd=str(tmp_path))) == (
         f"ERROR: {tmp_path}/helper.py:1: SyntaxError: invalid syntax"
     )
+    # A package the script needs that is not installed.
+    script.write_text("import tensorflow as tf\nimport no_such_package_here\n")
+    assert error_line(run_tf1(str(script), cwd=str(tmp_path))) == (
+        f"ERROR: {script}:2: ModuleNotFoundError: No module named 'no_such_package_here'"
+    )
     # An OSError in main (an output directory the script expects to exist).
     script.write_text(
         "import tensorflow as tf\n\n\ndef main(_):\n"
@@ -664,3 +669,25 @@ def test_export_saved_model_signs_the_receiver_tensors_and_predicts_as_predict(t
     ]
     probs = serve(examples=tf.constant(examples))["probs"].numpy()
     np.testing.assert_allclose(probs, out["predicted"], atol=1e-6)
+
+
+@pytest.mark.slow
+def test_a_keras_layer_not_provided_is_keras_3s_with_one_warning_line(tmp_path):
+    script = tmp_path / "uses_keras.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "x = tf.zeros([2, 3, 4])\n"
+        "a = tf.keras.layers.Dense(2)(x)\n"
+        "b = tf.keras.layers.RepeatVector(2)\n"
+        "c = tf.keras.layers.RepeatVector(3)\n"
+        "print('NAMES', sorted(v.op.name for v in tf.global_variables()))\n"
+    )
+    result = run_tf1(str(script), cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    warnings = [line for line in result.stderr.splitlines() if "Keras 3's" in line]
+    assert warnings == [
+        "WARNING: tf.keras.layers.RepeatVector is Keras 3's here, not TF 1.15's: its variables "
+        "are not named as TF 1.15 named them (checkpoints holding them do not move between "
+        "TF 1.15 and run_tf1.py)"
+    ]
+    assert result.stdout.splitlines()[-1] == "NAMES ['dense/bias', 'dense/kernel']"

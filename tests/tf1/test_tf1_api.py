@@ -95,6 +95,9 @@ def test_tensorflow_python_modules_have_what_tf115s_had(tf1_module):
     assert python.ops.rnn.dynamic_rnn is tf1_rnn.dynamic_rnn
     assert python.estimator.model_fn.EstimatorSpec is tf1_module.estimator.EstimatorSpec
     assert python.ops.metrics_impl._streaming_confusion_matrix is not None  # noqa: SLF001
+    assert python.layers.core.Dense is tf1_module.layers.Dense
+    assert python.keras.layers.LSTM is tf1_module.keras.layers.LSTM
+    assert python.framework.graph_util.convert_variables_to_constants is not None
     with pytest.raises(tf1_api.UnsupportedAPIError, match="tensorflow.python.ops.no_such"):
         python.ops.no_such  # noqa: B018
 
