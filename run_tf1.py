@@ -12,11 +12,14 @@ flags: a script written for TF 1.x has no such flag of its own.
 Inside the script and the modules it imports from beside itself (its own
 modeling.py, optimization.py, tokenization.py, helpers), `import
 tensorflow as tf` gives TF 1.x's API on TensorFlow 2 (bert_lib/tf1): compat.v1
-in graph mode plus tf.contrib.tpu, tf.estimator, tf.layers and the other
-tf.contrib pieces BERT code used, on this project's runner. The script's
+in graph mode plus tf.contrib.tpu / tf.estimator.tpu, tf.estimator, tf.layers,
+the RNN cells and loops, TF 1.15's tf.keras.layers and the other tf.contrib
+pieces and TensorFlow internals research code on BERT used, on this
+project's runner. The script's
 directory comes first on sys.path, as when Python runs a script, and its
 modules win over this project's of the same names. A user error, or an API
-that is not provided, ends the run with one "ERROR:" line and exit status 1.
+that is not provided, ends the run with one "ERROR:" line naming the line of
+the user's code, and exit status 1 (bert_lib/tf1/user_errors.py).
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.

@@ -6,8 +6,12 @@ tf.flags, tf.contrib.tpu.TPUEstimator, tf.estimator, tf.layers.dense and
 tf.contrib.layers.layer_norm, which TensorFlow 2.16+ no longer has.
 `install()` makes `import tensorflow` in such code give a module that is
 tf.compat.v1 in graph mode plus those APIs, running on this project's
-runner (estimator.py), layers (layers.py) and contrib pieces
-(contrib.py):
+runner (estimator.py, specs.py, export.py), layers (layers.py on
+layer_base.py, batch_norm.py), RNN cells and loops (rnn_cells.py, rnn.py),
+TF 1.15's Keras layers (keras_layers.py, keras_rnn.py), contrib pieces
+(contrib.py, contrib_extras.py) and TensorFlow's internal module paths
+(internals.py); failures of the user's code are reported at its line
+(user_errors.py):
 
     from bert_lib import tf1
     tf = tf1.install()        # and `import tensorflow as tf` in user code gets it too
