@@ -1,39 +1,41 @@
 """The Estimator-shaped engine: train, evaluate and predict a model_fn, as tf.estimator did.
 
-The engine's front door: what a script or a model_fn needs of it is here
-(`from bert_lib import engine`; `engine.Estimator`, `engine.RunConfig`,
-`engine.EstimatorSpec`, `engine.ModeKeys`, ...). estimator.py says how a
-run goes; the other modules are its layers.
+The engine's front door: what a script, a model_fn or the TF 1.x layer
+needs of it is here (`from bert_lib import engine`; `engine.Estimator`,
+`engine.RunConfig`, `engine.EstimatorSpec`, `engine.ModeKeys`,
+`engine.EveryNSteps`, ...). estimator.py says how a run goes; the other
+modules are its layers. Like tf.estimator, it knows nothing of the model
+it runs: nothing here imports BERT's modules.
 """
 
 from .estimator import (
-    LEARNING_RATE_COLLECTION,
     Estimator,
     EstimatorSpec,
+    EveryNSteps,
     ModeKeys,
     NanLossError,
     RunConfig,
+    StepContext,
     TrainingStopped,
     UsageError,
     WorkerLostError,
     checkpoint_step,
     first_predictions,
     newest_checkpoint,
-    warm_start_from_checkpoint,
 )
 
 __all__ = [
     "Estimator",
     "EstimatorSpec",
-    "LEARNING_RATE_COLLECTION",
+    "EveryNSteps",
     "ModeKeys",
     "NanLossError",
     "RunConfig",
+    "StepContext",
     "TrainingStopped",
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
     "first_predictions",
     "newest_checkpoint",
-    "warm_start_from_checkpoint",
 ]
