@@ -552,12 +552,13 @@ def main(_):
         is_training=False,
     )
 
-    def evaluate(checkpoint_path=None):
+    def evaluate(checkpoint_path=None, write_summaries=True):
         with _naming_damaged_records(input_files):
             return estimator.evaluate(
                 input_fn=eval_input_fn,
                 steps=settings.max_eval_steps,
                 checkpoint_path=checkpoint_path,
+                write_summaries=write_summaries,
             )
 
     final_result = None
