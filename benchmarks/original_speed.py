@@ -15,6 +15,8 @@ Jobs (--jobs, comma separated, default all):
   pretrain  run_pretraining --do_train --do_eval (steps and eval steps below)
             on records that our create_pretraining_data makes from the
             corpus beforehand (not timed)
+With --train_only, finetune and pretrain train without evaluating (no
+--do_eval): the training-only figure beside the one with evaluation.
 
 Data: sentence pairs of natural length from demo_data/corpus/*.txt: the
 first sentence is any line of a document, the second is the next line
@@ -209,8 +211,9 @@ with tf.compat.v1.Session() as session:
 # Commands
 
 
-def job_flags(job, sizes, paths):
-    """The flags both codes' script takes for a job (without output locations)."""
+def job_flags(job, sizes, paths, evaluate=True):
+    """The flags both codes' script takes for a job (without output locations); without
+    `evaluate`, finetune and pretrain only train."""
     common = [
         f"--vocab_file={VOCAB}",
         "--do_lower_case=True",
@@ -222,13 +225,14 @@ def job_flags(job, sizes, paths):
     layers = sizes["num_hidden_layers"]
     if job in ("finetune", "predict"):
         todo = ["--do_train=True"] if job == "finetune" else ["--do_predict=True"]
+        if evaluate or job == "predict":
+            todo.append("--do_eval=True")
         return [
             "run_classifier",
             [
                 "--task_name=mrpc",
                 f"--data_dir={paths['glue']}",
                 *common,
-                "--do_eval=True",
                 *todo,
                 f"--train_batch_size={batch}",
                 f"--eval_batch_size={batch}",
@@ -255,7 +259,7 @@ def job_flags(job, sizes, paths):
                 *[f for f in common if not f.startswith(("--vocab", "--do_lower"))],
                 f"--max_predictions_per_seq={sizes['max_predictions_per_seq']}",
                 "--do_train=True",
-                "--do_eval=True",
+                *(["--do_eval=True"] if evaluate else []),
                 f"--train_batch_size={batch}",
                 f"--eval_batch_size={batch}",
                 f"--num_train_steps={sizes['pretrain_steps']}",
@@ -267,9 +271,9 @@ def job_flags(job, sizes, paths):
     raise ValueError(f"unknown job {job}")
 
 
-def side_command(job, side, sizes, paths, extra):
+def side_command(job, side, sizes, paths, extra, evaluate=True):
     """(script, flags) of one side: the job's flags, where it writes, then that side's extras."""
-    script, flags = job_flags(job, sizes, paths)
+    script, flags = job_flags(job, sizes, paths, evaluate)
     out = os.path.join(paths["work"], f"{job}_{side}")
     if job == "features":
         flags = [*flags, f"--output_file={out}.jsonl"]
@@ -278,10 +282,12 @@ def side_command(job, side, sizes, paths, extra):
     return script, [*flags, *extra], out
 
 
-def expected_outputs(job, out):
+def expected_outputs(job, out, evaluate=True):
     """Files a finished run of the job must have written (both codes write the same names)."""
     if job == "features":
         return [out + ".jsonl"]
+    if not evaluate and job in ("finetune", "pretrain"):
+        return [os.path.join(out, "checkpoint")]
     if job == "predict":
         return [os.path.join(out, "eval_results.txt"), os.path.join(out, "test_results.tsv")]
     return [os.path.join(out, "eval_results.txt")]
@@ -368,11 +374,11 @@ def prepare(run, sizes, paths):
         sys.exit(f"ERROR: create_pretraining_data failed; see {run.path(run.last['log'])}")
 
 
-def run_job(run, job, sizes, paths, side_flags):
+def run_job(run, job, sizes, paths, side_flags, evaluate=True):
     """Runs each side of a job once, in order; returns {side: timing}."""
     timings = {}
     for side, extra in side_flags.items():
-        script, flags, out = side_command(job, side, sizes, paths, extra)
+        script, flags, out = side_command(job, side, sizes, paths, extra, evaluate)
         # A checkpoint left by an earlier run would make training a no-op.
         for stale in (out, out + ".jsonl"):
             if os.path.isdir(stale):
@@ -383,7 +389,7 @@ def run_job(run, job, sizes, paths, side_flags):
         load_before = os.getloadavg()[0]
         start(script, flags, f"{job}_{side}.log")
         timing = dict(run.last, load=(load_before, os.getloadavg()[0]))
-        missing = [p for p in expected_outputs(job, out) if not os.path.exists(p)]
+        missing = [p for p in expected_outputs(job, out, evaluate) if not os.path.exists(p)]
         if timing["returncode"] == 0 and missing:
             timing["returncode"] = "no " + os.path.basename(missing[0])
         timings[side] = timing
@@ -515,6 +521,9 @@ def parse_args(argv=None):
     parser.add_argument("--work_dir", required=True)
     parser.add_argument("--jobs", default=",".join(JOBS))
     parser.add_argument("--quick", action="store_true", help="tiny model and sizes, to test")
+    parser.add_argument(
+        "--train_only", action="store_true", help="finetune and pretrain without --do_eval"
+    )
     for name, value in FULL.items():
         parser.add_argument(f"--{name}", type=int, default=None, help=f"default {value}")
     parser.add_argument("--original_flags", default="")
@@ -567,7 +576,8 @@ def main(argv=None):
     prepare(run, args.sizes, paths)
     results = {}
     for job in args.jobs:
-        results[job] = run_job(run, job, args.sizes, paths, sides_for(args, job, bf16))
+        sides = sides_for(args, job, bf16)
+        results[job] = run_job(run, job, args.sizes, paths, sides, not args.train_only)
         with open(os.path.join(work, "results.json"), "w", encoding="utf-8") as f:
             json.dump({"sizes": args.sizes, "results": results}, f, indent=2)
     print()

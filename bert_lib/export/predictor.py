@@ -6,7 +6,7 @@ tokenize inside the graph, but not with exactly FullTokenizer's rules
 that differ from those it was trained on silently loses accuracy. So the
 tokenization stays in Python, with tokenization.FullTokenizer itself:
 
-    from predictor import Predictor
+    from bert_lib.export.predictor import Predictor
 
     predictor = Predictor("output/classifier_export")   # loads once
     predictor(["a charming little hotel", ("a question", "its answer")])

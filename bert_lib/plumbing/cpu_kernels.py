@@ -4,9 +4,9 @@ TensorFlow reads TF_ENABLE_ONEDNN_OPTS once, when it is first imported, and
 on x86-64 turns its oneDNN kernels on by itself only on CPUs with AVX-512
 VNNI, AVX-512 BF16 or AMX. On the many CPUs without them (AVX2 servers and
 laptops) it runs its older Eigen kernels, which measured slower for BERT
-on such a CPU (BENCHMARKS.md, "Which kernels by default"). The two give the same numbers to
-float32 round-off (matmuls and reductions in another order), which is the
-bar every output of this project is held to.
+on such a CPU (BENCHMARKS.md, "Where a training step's time goes"). The two
+give the same numbers to float32 round-off (matmuls and reductions in
+another order), which is the bar every output of this project is held to.
 
 So every entry point imports this module before TensorFlow: it sets
 TF_ENABLE_ONEDNN_OPTS=1 on x86-64 when the variable is not set at all. A

@@ -101,7 +101,7 @@ def unsupported(api, instead=None):
     if instead:
         text += f"; use {instead} instead"
     else:
-        text += "; README's section 'Running your TF 1.x BERT code' lists what is"
+        text += "; docs/tf1.md lists what is provided"
     error = UnsupportedAPIError(text)
     error.api = api
     _LAST_ERROR[:] = [error]

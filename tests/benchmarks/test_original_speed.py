@@ -128,6 +128,21 @@ def test_our_commands_parse_with_our_scripts_flags(tmp_path, job):
     assert module is not None
 
 
+@pytest.mark.parametrize("job", ["finetune", "pretrain"])
+def test_train_only_drops_the_evaluation_and_expects_a_checkpoint(tmp_path, job):
+    sizes = original_speed.FULL
+    _, with_eval, out = original_speed.side_command(job, "ours", sizes, _paths(tmp_path), [])
+    _, train_only, _ = original_speed.side_command(
+        job, "ours", sizes, _paths(tmp_path), [], evaluate=False
+    )
+    assert "--do_eval=True" in with_eval and "--do_train=True" in with_eval
+    assert [f for f in with_eval if f != "--do_eval=True"] == train_only
+    assert original_speed.expected_outputs(job, out, evaluate=False) == [
+        os.path.join(out, "checkpoint")
+    ]
+    assert original_speed.expected_outputs(job, out) == [os.path.join(out, "eval_results.txt")]
+
+
 def test_a_flag_our_script_lacks_is_caught(tmp_path):
     """The parse above can fail: an unknown flag is an error."""
     _, argv, _ = original_speed.side_command(
@@ -170,7 +185,7 @@ def test_timed_runner_stamps_lines_and_counts_child_cpu(tmp_path):
     assert [line.split()[2] for line in lines] == ["first", "second"]
     for line in lines:
         wall, cpu = float(line.split()[0]), float(line.split()[1])
-        assert 0.3 < wall <= run.last["wall"]
+        assert 0.3 < wall <= run.last["wall"] + 0.0005  # stamps are rounded to 1 ms
         assert 0.3 < cpu <= run.last["cpu"] + 0.05  # the busy loop ran before the print
     assert "-c" in (tmp_path / "commands.log").read_text(encoding="utf-8")
 

@@ -244,9 +244,14 @@ print(flags.FLAGS["max_seq_length"].default, "task_name" in flags.FLAGS,
     assert out.split() == ["128", "True", "True"]
 
 
-def _readme_example():
-    """The code block of README's "Install as a package" that runs the worked example."""
-    with open(os.path.join(REPO, "README.md"), encoding="utf-8") as f:
+# The page whose "Install as a package" section shows the worked example.
+PACKAGE_PAGE = os.path.join(REPO, "docs", "python.md")
+
+
+def _package_example():
+    """The code block of docs/python.md's "Install as a package" that runs the worked
+    example."""
+    with open(PACKAGE_PAGE, encoding="utf-8") as f:
         text = f.read()
     section = text.split("\n## Install as a package\n", 1)[1].split("\n## ", 1)[0]
     blocks = re.findall(r"```python\n(.*?)```", section, re.S)
@@ -254,8 +259,8 @@ def _readme_example():
     return block
 
 
-def test_readme_example_runs_against_the_installed_package(venv):
-    code = _readme_example()
+def test_the_documented_example_runs_against_the_installed_package(venv):
+    code = _package_example()
     vocab_dir = os.path.join(venv.workdir, "uncased_L-12_H-768_A-12")
     os.makedirs(vocab_dir, exist_ok=True)
     shutil.copy(VOCAB_UNCASED, os.path.join(vocab_dir, "vocab.txt"))
@@ -271,7 +276,7 @@ def test_readme_example_runs_against_the_installed_package(venv):
     def ids(text):
         return [vocab[t] for t in full_tokenize(text, vocab)]
 
-    # The printed tokens are those of the README comment and of the reference tokenizer.
+    # The printed tokens are those of the page's comment and of the reference tokenizer.
     comment = re.search(r"^# (\[.*\])$", code, re.M).group(1)
     text = "A charming little hotel, unbeatable views!"
     assert out[0] == comment == repr(full_tokenize(text, vocab))
@@ -280,7 +285,7 @@ def test_readme_example_runs_against_the_installed_package(venv):
     single = [cls, *ids("The hotel was charming."), sep]
     a, b = ids("The room was dirty"), ids("and the staff unfriendly.")
     pair = [cls, *a, sep, *b, sep]
-    assert len(pair) == 15  # as the README says
+    assert len(pair) == 15  # as the page says
     expected = [
         [
             single + [0] * (16 - len(single)),

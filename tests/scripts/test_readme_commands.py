@@ -1,10 +1,12 @@
-"""Every `python <script>.py --flag=...` command shown in README.md uses real flags.
+"""Every `python <script>.py --flag=...` command shown in README.md and docs/*.md uses real flags.
 
-Commands are taken from the README's code blocks (fenced or indented), with
+Commands are taken from the pages' code blocks (fenced or indented), with
 backslash continuations joined; each flag must be defined by the script it is
-passed to (its own flags or the shared ones it imports, e.g. runner's).
+passed to (its own flags or the shared ones it takes from bert_lib/script_flags.py).
+README shows every script at least once.
 """
 
+import glob
 import os
 import re
 import shlex
@@ -14,10 +16,11 @@ from absl import flags
 from helpers import REPO, SCRIPTS, load_script
 
 README = os.path.join(REPO, "README.md")
+DOCS = sorted(glob.glob(os.path.join(REPO, "docs", "*.md")))
 
 
 def code_blocks(text):
-    """The README's code blocks: fenced ``` blocks and 4-space indented blocks."""
+    """A page's code blocks: fenced ``` blocks and 4-space indented blocks."""
     blocks, current, fenced = [], [], False
     for line in text.splitlines():
         if line.strip().startswith("```"):
@@ -73,22 +76,36 @@ python run_squad.py \\
     ]
 
 
-with open(README, encoding="utf-8") as _f:
-    README_COMMANDS = commands(_f.read())
+def page_commands(path):
+    """(script, [flag names], line, page) for each command shown on the page at `path`."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    page = os.path.relpath(path, REPO)
+    return [(script, names, line, page) for script, names, line in commands(text)]
+
+
+README_COMMANDS = page_commands(README)
+COMMANDS = README_COMMANDS + [c for path in DOCS for c in page_commands(path)]
+
+
+def test_the_docs_are_read():
+    """The pages are there and hold commands, so an empty glob cannot pass unnoticed."""
+    assert DOCS
+    assert any(page.startswith("docs") for *_, page in COMMANDS)
 
 
 def test_readme_shows_every_script():
-    shown = {script for script, _, _ in README_COMMANDS}
+    shown = {script for script, *_ in README_COMMANDS}
     assert shown == set(SCRIPTS)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
-def test_readme_flags_exist(script):
+def test_flags_shown_exist(script):
     load_script(script)
     known = set(flags.FLAGS)
-    for _, names, line in (c for c in README_COMMANDS if c[0] == script):
+    for _, names, line, page in (c for c in COMMANDS if c[0] == script):
         for name in names:
             if name not in known and name.startswith("no") and name[2:] in known:
-                assert flags.FLAGS[name[2:]].boolean, f"--{name} is not boolean: {line}"
+                assert flags.FLAGS[name[2:]].boolean, f"--{name} is not boolean: {page}: {line}"
                 continue
-            assert name in known, f"{script}.py has no flag --{name} (README: {line[:80]})"
+            assert name in known, f"{script}.py has no flag --{name} ({page}: {line[:80]})"

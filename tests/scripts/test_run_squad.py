@@ -259,7 +259,8 @@ ORIGINAL_NAMES = {
     "_get_best_indexes": None,
     "_compute_softmax": None,
 }  # fmt: skip
-# Ours, which README documents as squad_data's (the script keeps the original's names only).
+# Ours, which docs/squad.md documents as squad_data's (the script keeps the original's names
+# only).
 DOCUMENTED_NAMES = ["squad_v1_scores", "squad_v2_scores", "read_simple_questions"]
 
 
