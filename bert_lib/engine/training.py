@@ -9,7 +9,9 @@ get the ones you leave out), so TF 1.x hooks work unchanged. Their
 before_run and after_run get a StepContext: TF's run context (session,
 request_stop) plus the step, the stop signal if one has come, and
 save_checkpoint(). Work every N steps (evaluating, keeping the best
-checkpoint, stopping early) is the hook EveryNSteps(N, action).
+checkpoint, stopping early) is the hook EveryNSteps(N, action); a hook with
+an `every_steps` attribute, as it has, ends a run of several steps
+(--steps_per_run) at each multiple of it.
 """
 
 import os
