@@ -12,6 +12,8 @@ that it catches what it is meant to:
   package, task_data and engine only plumbing, model (BERT on the engine)
   the engine and plumbing, export and tf1 the engine, task_data and
   plumbing, script_flags anything; nothing in the package imports a script;
+  the TF 1.x layer, which stands for user code, reaches the engine through
+  its front door only (bert_lib/engine/__init__.py);
 - no module of the project removes entries from sys.modules, and only the
   TF 1.x layer replaces builtins.__import__.
 """
@@ -157,6 +159,20 @@ def upward_imports(root, package, layers=LAYERS):
     return found
 
 
+def back_doors(root, package, part="tf1", into="engine"):
+    """["module -> module"] for each import by the `part` modules of a module of `into`
+    other than its package's __init__ (the front door)."""
+    graph = import_graph(root, package)
+    front = f"{package}.{into}"
+    return [
+        f"{module} -> {name}"
+        for module in sorted(graph)
+        if _part(module, package) == part
+        for name in sorted(graph[module])
+        if _part(name, package) == into and name != front
+    ]
+
+
 # ---------------------------------------------------------------------------
 # The checks on this checkout
 
@@ -176,6 +192,10 @@ def test_the_engine_the_tf1_layer_and_plumbing_reach_no_bert_module():
 
 def test_the_package_imports_only_downwards():
     assert upward_imports(REPO, PACKAGE) == []
+
+
+def test_the_tf1_layer_uses_the_engines_front_door():
+    assert back_doors(REPO, PACKAGE) == []
 
 
 def test_every_part_of_the_package_has_a_place_in_the_layers():
@@ -223,6 +243,17 @@ def test_the_checks_catch_a_bert_import_deep_down_and_an_upward_import(toy_house
         "pkg.plumbing.shapes -> modeling",
         "pkg.plumbing.shapes -> pkg.engine",
     ]
+
+
+def test_the_front_door_check_catches_a_back_door(toy_house):
+    _write(
+        toy_house,
+        {
+            "pkg/tf1/__init__.py": "from .. import engine\n",
+            "pkg/tf1/estimator.py": "from ..engine.core import Estimator\n",
+        },
+    )
+    assert back_doors(toy_house, "pkg") == ["pkg.tf1.estimator -> pkg.engine.core"]
 
 
 # ---------------------------------------------------------------------------
