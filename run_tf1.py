@@ -12,13 +12,15 @@ flags: a script written for TF 1.x has no such flag of its own.
 Inside the script and the modules it imports from beside itself (its own
 modeling.py, optimization.py, tokenization.py, helpers), `import
 tensorflow as tf` gives TF 1.x's API on TensorFlow 2 (bert_lib/tf1): compat.v1
-in graph mode plus tf.contrib.tpu, tf.estimator, tf.layers and the other
-tf.contrib pieces BERT code used, on this project's engine. The script's
-directory comes first on sys.path, as when Python runs a script, and its
-modules win over this project's of the same names (the launcher, the TF 1.x
-layer and the engine import none of this project's modeling, optimization
-or tokenization). A user error, or an API
-that is not provided, ends the run with one "ERROR:" line and exit status 1.
+in graph mode plus tf.contrib.tpu / tf.estimator.tpu, tf.estimator, tf.layers,
+the RNN cells and loops, TF 1.15's tf.keras.layers and the other tf.contrib
+pieces and TensorFlow internals research code on BERT used, on this
+project's engine. The script's directory comes first on sys.path, as when
+Python runs a script, and its modules win over this project's of the same
+names (the launcher, the TF 1.x layer and the engine import none of this
+project's modeling, optimization or tokenization). A user error, or an API
+that is not provided, ends the run with one "ERROR:" line naming the line of
+the user's code, and exit status 1 (bert_lib/tf1/user_errors.py).
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
@@ -33,6 +35,7 @@ import sys
 from bert_lib import tf1
 from bert_lib.plumbing import errors
 from bert_lib.tf1 import api as tf1_api
+from bert_lib.tf1 import user_errors as tf1_user_errors
 
 USAGE = (
     "usage: python run_tf1.py [--distribution_strategy=one_device|mirrored|multi_worker]"
@@ -86,14 +89,25 @@ def _run_script(script, argv):
     sys.argv = [script, *argv]
     try:
         runpy.run_path(script, run_name="__main__")
-    except ImportError as error:
-        # `from tensorflow import name` of a name not provided: Python turns the
-        # UnsupportedAPIError into an ImportError; report the API, not that.
-        match = re.match(r"cannot import name '(\w+)' from '(tensorflow|tf)([\w.]*)'", str(error))
-        if match is None:
+    except Exception as error:
+        api = _unprovided_import(error)
+        if api is not None:
+            raise tf1_api.last_unsupported(api) or tf1.unsupported(api) from None
+        located = tf1_user_errors.locate(error)
+        if located is error:
             raise
-        api = f"tf{match.group(3)}.{match.group(1)}"
-        raise tf1_api.last_unsupported(api) or tf1.unsupported(api) from None
+        raise located from error
+
+
+def _unprovided_import(error):
+    """The API of `from tensorflow import name` of a name not provided, else None.
+
+    Python turns the UnsupportedAPIError into an ImportError; the API is reported, not that.
+    """
+    if not isinstance(error, ImportError):
+        return None
+    match = re.match(r"cannot import name '(\w+)' from '(tensorflow|tf)([\w.]*)'", str(error))
+    return f"{match.group(2)}{match.group(3)}.{match.group(1)}" if match else None
 
 
 def main(argv=None):

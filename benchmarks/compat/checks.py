@@ -22,6 +22,7 @@ from .comparators import (
     compare_tsv,
 )
 from .launcher import copy_checkpoint, newest_checkpoint
+from .research import check_tf1_research
 
 IMPLS = ("original", "ours")
 
@@ -561,11 +562,13 @@ def _add_both(report, name, compare, path_of):
 
 
 def check_tf1(run, report, pretrained):
-    """The original's five scripts, unchanged, through run_tf1.py on TensorFlow 2."""
+    """The original's five scripts, unchanged, through run_tf1.py on TensorFlow 2, then
+    TF 1.x research code written here (research.py)."""
     _check_tf1_classifier(run, report, pretrained)
     _check_tf1_pretraining(run, report, pretrained)
     _check_tf1_squad(run, report, pretrained)
     _check_tf1_file_writers(run, report, pretrained)
+    check_tf1_research(run, report)
 
 
 def _check_tf1_classifier(run, report, pretrained):

@@ -223,3 +223,72 @@ def compare_softmax_rows(rows_a, rows_b):
         len(rows_a) == len(rows_b) and len(rows_a) > 0,
         f"{differing} rows differ between the two TensorFlows, by at most {ulps} ulp",
     )
+
+
+# Outputs of TF 1.x research scripts computed from one checkpoint by TF 1.15 and by
+# run_tf1.py: predictions and metrics agree to this (absolute, or relative when larger).
+RESEARCH_TOLERANCE = 1e-5
+
+
+def _numbers_close(x, y):
+    try:
+        a, b = float(x), float(y)
+    except ValueError:
+        return x == y
+    return abs(a - b) <= RESEARCH_TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def compare_text_with_numbers(path_a, path_b):
+    """Whitespace-separated tokens: words identical, numbers within RESEARCH_TOLERANCE."""
+    a, b = read_text(path_a).split(), read_text(path_b).split()
+    if a == b:
+        return Comparison(True, "identical")
+    far = [(x, y) for x, y in zip(a, b) if not _numbers_close(x, y)]
+    differing = [(x, y) for x, y in zip(a, b) if x != y]
+    largest = max((abs(float(x) - float(y)) for x, y in differing), default=0.0)
+    return Comparison(
+        len(a) == len(b) and not far,
+        f"{len(a)} vs {len(b)} tokens; {len(differing)} numbers differ, by at most "
+        f"{largest:.2g}{'; beyond tolerance: ' + repr(far[:3]) if far else ''}",
+    )
+
+
+def compare_checkpoint_variables(checkpoint_a, checkpoint_b):
+    """The same variable names with the same shapes (a checkpoint of one loads in the other)."""
+    import tensorflow as tf
+
+    a = dict(tf.train.list_variables(checkpoint_a))
+    b = dict(tf.train.list_variables(checkpoint_b))
+    only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+    shapes = sorted(name for name in set(a) & set(b) if a[name] != b[name])
+    return Comparison(
+        not (only_a or only_b or shapes),
+        f"{len(a)} vs {len(b)} variables; only in the first: {only_a[:3]}, only in the "
+        f"second: {only_b[:3]}, other shapes: {shapes[:3]}",
+    )
+
+
+def compare_npz(path_a, path_b):
+    """Arrays of the same names: `*/names` entries equal, numbers within RESEARCH_TOLERANCE."""
+    import numpy as np
+
+    a, b = np.load(path_a), np.load(path_b)
+    if sorted(a.files) != sorted(b.files):
+        return Comparison(False, f"entries differ: {sorted(set(a.files) ^ set(b.files))[:3]}")
+    names_differ = [k for k in a.files if k.endswith("/names") and list(a[k]) != list(b[k])]
+    worst, far = 0.0, []
+    for key in a.files:
+        if key.endswith("/names"):
+            continue
+        diff = float(np.max(np.abs(a[key] - b[key]))) if a[key].size else 0.0
+        worst = max(worst, diff)
+        if diff > RESEARCH_TOLERANCE * max(1.0, float(np.max(np.abs(a[key])))):
+            far.append(key)
+    cases = len({k.split("/")[0] for k in a.files})
+    names = f"DIFFER in {names_differ[:3]}" if names_differ else "identical"
+    return Comparison(
+        not names_differ and not far,
+        f"{cases} cases; variable names {names}; "
+        f"largest difference of outputs and gradients {worst:.2g}"
+        f"{'; beyond tolerance: ' + repr(far[:3]) if far else ''}",
+    )

@@ -70,6 +70,15 @@ class Runner:
         ]
         return self._run(cmd, env, self.work, log_name)
 
+    def user_script(self, path, flags, log_name, through_run_tf1):
+        """A TF 1.x script written here (tests/data/tf1_scripts): under TensorFlow 1.15, or
+        unchanged through run_tf1.py on this project's TensorFlow."""
+        if through_run_tf1:
+            cmd = [sys.executable, os.path.join(REPO, "run_tf1.py"), path, *flags]
+        else:
+            cmd = [self.original_python, path, *flags]
+        return self._run(cmd, dict(BASE_ENV), self.work, log_name)
+
     def worker(self, impl, flags, log_name):
         """Runs compat.worker for one implementation under that implementation's interpreter."""
         python = self.original_python if impl == "original" else sys.executable

@@ -35,7 +35,12 @@ Checks (--checks, comma separated, default all):
                run_tf1.py on this project's TensorFlow: run_tf1 fine-tunes the
                classifier and the SQuAD model; the original (TF 1.15), run_tf1
                and this project's scripts evaluate and predict from the same
-               checkpoints; each output of run_tf1 compared with both.
+               checkpoints; each output of run_tf1 compared with both. Then
+               TF 1.x research code written here (tests/data/tf1_scripts: a
+               BERT + BiLSTM + CRF tagger, an ELECTRA-style tf.estimator.tpu
+               fine-tuner, a tf.keras.layers classifier, RNN and Keras layer
+               cases) under TF 1.15 and through run_tf1.py: each trains, each
+               evaluates and predicts from both checkpoints.
   pretraining_data  create_pretraining_data on demo_data/corpus (six files)
                into two output files. (The bert-tensorflow 1.0.4 wheel's
                create_pretraining_data predates whole-word masking, so this

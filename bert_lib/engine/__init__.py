@@ -5,7 +5,9 @@ needs of it is here (`from bert_lib import engine`; `engine.Estimator`,
 `engine.RunConfig`, `engine.EstimatorSpec`, `engine.ModeKeys`,
 `engine.EveryNSteps`, ...). estimator.py says how a run goes; the other
 modules are its layers. Like tf.estimator, it knows nothing of the model
-it runs: nothing here imports BERT's modules.
+it runs: nothing here imports BERT's modules. Besides the Estimator, the
+TF 1.x layer uses export_graph (saved_model.py: a SavedModel of a graph
+and a checkpoint) and remove_orphan_input_positions (input_position.py).
 """
 
 from .estimator import (
@@ -23,6 +25,8 @@ from .estimator import (
     first_predictions,
     newest_checkpoint,
 )
+from .input_position import remove_orphans as remove_orphan_input_positions
+from .saved_model import export_graph
 
 __all__ = [
     "Estimator",
@@ -36,6 +40,8 @@ __all__ = [
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
+    "export_graph",
     "first_predictions",
     "newest_checkpoint",
+    "remove_orphan_input_positions",
 ]

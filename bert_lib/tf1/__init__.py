@@ -6,8 +6,12 @@ tf.flags, tf.contrib.tpu.TPUEstimator, tf.estimator, tf.layers.dense and
 tf.contrib.layers.layer_norm, which TensorFlow 2.16+ no longer has.
 `install()` makes `import tensorflow` in such code give a module that is
 tf.compat.v1 in graph mode plus those APIs, running on this project's
-engine (estimator.py), layers (layers.py) and contrib pieces
-(contrib.py):
+engine (estimator.py, specs.py, export.py), layers (layers.py on
+layer_base.py, batch_norm.py), RNN cells and loops (rnn_cells.py, rnn.py),
+TF 1.15's Keras layers (keras_layers.py, keras_rnn.py), contrib pieces
+(contrib.py, contrib_extras.py) and TensorFlow's internal module paths
+(internals.py); failures of the user's code are reported at its line
+(user_errors.py):
 
     from bert_lib import tf1
     tf = tf1.install()        # and `import tensorflow as tf` in user code gets it too
@@ -38,15 +42,20 @@ import tensorflow as tf
 from ..plumbing import command_line
 from . import contrib as tf1_contrib
 from . import estimator as tf1_estimator
+from . import internals as tf1_internals
+from . import keras_layers as tf1_keras
 from . import layers as tf1_layers
+from . import rnn as tf1_rnn
+from . import user_errors
 from .api import (
     CONTRIB_INSTEAD,
     HERE,
-    NN_INSTEAD,
     TOP_LEVEL_INSTEAD,
     Namespace,
     UnsupportedAPIError,
     is_user_file,
+    make_finder,
+    set_finder,
     unsupported,
 )
 
@@ -68,6 +77,7 @@ def _build(devices):
             "contrib": contrib,
             "estimator": tf1_estimator.estimator_module(estimators),
             "layers": tf1_layers.layers_module(),
+            "keras": tf1_keras.keras_module(),
             "app": app,
             "flags": flags,
             "__version__": tf.__version__,
@@ -78,22 +88,25 @@ def _build(devices):
     )
     compat = Namespace("tf.compat", tf.compat, {"v1": module, "v2": tf.compat.v2})
     module.__dict__["compat"] = compat
-    module.__dict__["nn"] = Namespace("tf.nn", _V1.nn, {}, NN_INSTEAD)
+    module.__dict__["nn"] = Namespace("tf.nn", _V1.nn, tf1_rnn.nn_names())
+    module.__dict__["python"] = tf1_internals.python_module(module)
     return module
 
 
 def run(main=None, argv=None):
-    """tf.app.run: parses flags, runs main(argv); a user error is one ERROR line, exit 1."""
+    """tf.app.run: parses flags, runs main(argv); a failure is one ERROR line naming the
+    user's line (user_errors.py), exit 1."""
     if main is None:
         main = sys.modules["__main__"].main
-    command_line.run_main(main, argv)
+    command_line.run_main(user_errors.located_main(main), argv)
 
 
 # ---------------------------------------------------------------------------
 # `import tensorflow` in user code
 
 # tensorflow.<name> imports that are TensorFlow's own packages, not the API.
-_REAL_PACKAGES = frozenset(["python", "core", "lite", "tools", "compiler", "dtensor", "tsl"])
+# (tensorflow.python is wrapped: internals.py puts back what TF 1.x code used of it.)
+_REAL_PACKAGES = frozenset(["core", "lite", "tools", "compiler", "dtensor", "tsl"])
 
 
 def _resolve(module, dotted):
@@ -152,6 +165,7 @@ def install(distribution_strategy="one_device", num_gpus=None):
         _V1.disable_v2_behavior()
         real_import = current
     module = _build(devices)
+    set_finder(make_finder(module))
     builtins.__import__ = _UserImport(module, devices, real_import)
     return module
 

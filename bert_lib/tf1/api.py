@@ -93,19 +93,47 @@ def user_location():
 
 
 def unsupported(api, instead=None):
-    """The UnsupportedAPIError for `api` (say "tf.contrib.slim"), naming the user's line."""
+    """The UnsupportedAPIError for `api` (say "tf.contrib.slim"), naming the user's line.
+
+    `instead` names what to use in its place; without it, a name the TF 1.x
+    module provides elsewhere (tf.nn.rnn_cell.LSTMBlockCell: tf.contrib.rnn's)
+    is named if there is one.
+    """
     where = user_location()
     text = f"{api} is not provided by the TF 1.x API on TensorFlow 2 (run_tf1.py)"
     if where:
         text = f"{where}: {text}"
+    instead = instead or _elsewhere(api)
     if instead:
         text += f"; use {instead} instead"
     else:
-        text += "; docs/tf1.md lists what is provided"
+        text += f"; {WHAT_IS_PROVIDED} lists what is provided"
     error = UnsupportedAPIError(text)
     error.api = api
     _LAST_ERROR[:] = [error]
     return error
+
+
+# Where the user reads what the TF 1.x module provides.
+WHAT_IS_PROVIDED = "docs/tf1.md"
+
+# A function name -> the API path of the TF 1.x module that provides `name`
+# (or None); set by the module when it is built (tf1/__init__.py).
+_FINDER = []
+
+
+def set_finder(find):
+    _FINDER[:] = [find]
+
+
+def _elsewhere(api):
+    if not _FINDER:
+        return None
+    try:
+        found = _FINDER[0](api.rsplit(".", 1)[-1])
+    except Exception:  # a hint is a courtesy: never the reason a refusal fails
+        return None
+    return found if found and found != api else None
 
 
 # The newest UnsupportedAPIError made: `from tensorflow.contrib import rnn`
@@ -172,26 +200,86 @@ class Namespace(types.ModuleType):
 # Gone with no stand-in here, and what to use instead (None: nothing to name).
 TOP_LEVEL_INSTEAD = {}
 
-# tf.nn's RNN cells and the functions that run them need Keras 2 (Keras 3 refuses them).
-NN_INSTEAD = {
-    "rnn_cell": None,
-    "dynamic_rnn": None,
-    "bidirectional_dynamic_rnn": None,
-    "static_rnn": None,
-}
-
 CONTRIB_INSTEAD = {
-    "rnn": None,
     "slim": "tf.layers and tf.contrib.layers.layer_norm",
     "predictor": "bert_lib/export/predictor.py of this project",
     "learn": "tf.estimator",
     "lookup": "tf.lookup",
     "distribute": "tf.distribute",
     "opt": "tf.train optimizers",
-    "training": "tf.train",
-    "framework": "tf.train / tf.compat.v1",
     "summary": "tf.summary",
     "seq2seq": "tf.nn and tf.while_loop",
     "cudnn_rnn": "tf.nn.rnn_cell",
     "keras": "tf.keras",
 }
+
+
+# Real TensorFlow modules a hint never points into: generated or internal.
+_NOT_HINTED = frozenset(["compat", "python", "keras", "raw_ops", "experimental", "internal"])
+
+
+def make_finder(root):
+    """A function: name -> the API path under `root` (the TF 1.x module) that provides
+    it, or None: the shortest such path, this module's own namespaces (breadth
+    first) before the public names of the TensorFlow modules they extend."""
+    index = {}
+
+    def offer(name, path):
+        """The path with the fewest parts wins; the first found among equals."""
+        if name not in index or path.count(".") < index[name].count("."):
+            index[name] = path
+
+    def namespaces():
+        queue, seen = [("tf", root)], set()
+        while queue:
+            path, namespace = queue.pop(0)
+            if id(namespace) in seen:
+                continue
+            seen.add(id(namespace))
+            yield path, namespace
+            for name, value in sorted(namespace.__dict__.items()):
+                if isinstance(value, Namespace) and name not in ("compat", "python"):
+                    queue.append((f"{path}.{name}", value))
+
+    def build():
+        found = list(namespaces())
+        for path, namespace in found:
+            for name, value in namespace.__dict__.items():
+                if not name.startswith("_") and not isinstance(value, types.ModuleType):
+                    offer(name, f"{path}.{name}")
+        for path, namespace in found:
+            base = namespace.__dict__.get("_tf1_base")
+            if not isinstance(base, types.ModuleType) or path.startswith("tf.keras"):
+                continue
+            modules = []
+            for name in dir(base):
+                if name.startswith("_") or name in _NOT_HINTED:
+                    continue
+                try:
+                    value = getattr(base, name, None)
+                except Exception:  # a lazily loaded module that fails to load (Keras's)
+                    continue
+                if not isinstance(value, types.ModuleType):
+                    offer(name, f"{path}.{name}")
+                elif path == "tf":
+                    modules.append((f"{path}.{name}", value))
+            for module_path, module in modules:
+                try:
+                    names = dir(module)
+                except Exception:  # a lazily loaded module that fails to load
+                    continue
+                for name in names:
+                    if not name.startswith("_"):
+                        try:
+                            if isinstance(getattr(module, name), types.ModuleType):
+                                continue
+                        except Exception:
+                            continue
+                        offer(name, f"{module_path}.{name}")
+
+    def find(name):
+        if not index:
+            build()
+        return index.get(name)
+
+    return find

@@ -4,14 +4,18 @@ tf.contrib is gone from TensorFlow 2. What BERT code and the research
 derived from it took from it is here: tpu (estimator.py), layers
 (layers.py), data (now tf.data.experimental), cluster_resolver, the
 linear-chain CRF of BERT+CRF taggers (crf_log_likelihood, crf_decode),
-metrics.streaming_pearson_correlation and compiler.jit.experimental_jit_scope.
+metrics.streaming_pearson_correlation and streaming_concat, rnn (rnn.py) and
+compiler.jit.experimental_jit_scope.
 """
 
 import numpy as np
 import tensorflow as tf
 
+from . import contrib_extras
 from . import estimator as tf1_estimator
+from . import internals as tf1_internals
 from . import layers as tf1_layers
+from . import rnn as tf1_rnn
 from .api import Namespace
 
 _V1 = tf.compat.v1
@@ -198,6 +202,40 @@ def streaming_pearson_correlation(
         return result, update_op
 
 
+def streaming_concat(
+    values,
+    axis=0,
+    max_size=None,
+    metrics_collections=None,
+    updates_collections=None,
+    name=None,
+):
+    """Every batch's `values` concatenated along `axis`: (value, update_op), in a local
+    variable that grows (max_size is not enforced)."""
+    del max_size
+    with _V1.variable_scope(name, default_name="streaming_concat", values=[values]):
+        values = tf.convert_to_tensor(values)
+        empty = values.shape.as_list()
+        axis = axis % len(empty)
+        empty[axis] = 0
+        if None in empty:
+            raise ValueError(f"streaming_concat needs static dimensions besides axis {axis}")
+        array = _V1.Variable(
+            tf.zeros(empty, values.dtype),
+            trainable=False,
+            validate_shape=False,
+            collections=[_V1.GraphKeys.LOCAL_VARIABLES, _V1.GraphKeys.METRIC_VARIABLES],
+            name="array",
+        )
+        update_op = _V1.assign(array, tf.concat([array, values], axis), validate_shape=False)
+        value = tf.identity(array)
+        for collection in metrics_collections or ():
+            _V1.add_to_collection(collection, value)
+        for collection in updates_collections or ():
+            _V1.add_to_collection(collection, update_op)
+        return value, update_op
+
+
 def experimental_jit_scope(compile_ops=True, separate_compiled_gradients=False):
     """tf.contrib.compiler.jit.experimental_jit_scope: XLA-compile the ops made inside."""
     return tf.xla.experimental.jit_scope(
@@ -219,32 +257,40 @@ def modules(estimator_classes):
             "viterbi_decode": viterbi_decode,
         },
     )
-    return {
-        "tpu": tf1_estimator.tpu_module(estimator_classes),
-        "cluster_resolver": Namespace(
-            "tf.contrib.cluster_resolver",
-            tf.distribute.cluster_resolver,
-            {"TPUClusterResolver": TPUClusterResolver},
-        ),
-        "data": Namespace("tf.contrib.data", _V1.data.experimental),
-        "layers": tf1_layers.contrib_layers_module(),
-        "crf": crf,
-        "estimator": tf1_estimator.contrib_estimator_module(),
-        "metrics": Namespace(
-            "tf.contrib.metrics",
-            None,
-            {"streaming_pearson_correlation": streaming_pearson_correlation},
-            {"streaming_accuracy": "tf.metrics.accuracy", "streaming_mean": "tf.metrics.mean"},
-        ),
-        "compiler": Namespace(
-            "tf.contrib.compiler",
-            None,
-            {
-                "jit": Namespace(
-                    "tf.contrib.compiler.jit",
-                    None,
-                    {"experimental_jit_scope": experimental_jit_scope},
-                )
-            },
-        ),
-    }
+    return tf1_internals.attach_module_paths(
+        {
+            "tpu": tf1_estimator.tpu_module(estimator_classes),
+            "cluster_resolver": Namespace(
+                "tf.contrib.cluster_resolver",
+                tf.distribute.cluster_resolver,
+                {"TPUClusterResolver": TPUClusterResolver},
+            ),
+            "data": Namespace("tf.contrib.data", _V1.data.experimental),
+            "layers": tf1_layers.contrib_layers_module(),
+            "crf": crf,
+            "rnn": tf1_rnn.contrib_rnn_module(),
+            "framework": contrib_extras.framework_module(),
+            "training": contrib_extras.training_module(),
+            "estimator": tf1_estimator.contrib_estimator_module(),
+            "metrics": Namespace(
+                "tf.contrib.metrics",
+                None,
+                {
+                    "streaming_pearson_correlation": streaming_pearson_correlation,
+                    "streaming_concat": streaming_concat,
+                },
+                {"streaming_accuracy": "tf.metrics.accuracy", "streaming_mean": "tf.metrics.mean"},
+            ),
+            "compiler": Namespace(
+                "tf.contrib.compiler",
+                None,
+                {
+                    "jit": Namespace(
+                        "tf.contrib.compiler.jit",
+                        None,
+                        {"experimental_jit_scope": experimental_jit_scope},
+                    )
+                },
+            ),
+        }
+    )

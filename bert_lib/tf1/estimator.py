@@ -34,7 +34,10 @@ import tensorflow as tf
 from absl import logging
 
 from .. import engine
-from .api import Namespace, unsupported
+from . import export as tf1_export
+from . import input_files as tf1_input_files
+from . import specs as tf1_specs
+from .api import Namespace, unsupported, user_location
 
 _V1 = tf.compat.v1
 
@@ -173,6 +176,9 @@ class TPUEstimatorSpec:
         evaluation_hooks=None,
         prediction_hooks=None,
     ):
+        self._where = user_location()
+        tf1_specs.check_host_call("eval_metrics", eval_metrics, self._where)
+        tf1_specs.check_hooks(training_hooks, self._where)
         if host_call is not None:
             raise unsupported("TPUEstimatorSpec(host_call=...)", "tf.summary ops in the model_fn")
         _refuse_hooks(evaluation_hooks, "evaluation_hooks")
@@ -204,6 +210,8 @@ class EstimatorSpec(TPUEstimatorSpec):
         evaluation_hooks=None,
         prediction_hooks=None,
     ):
+        fields = dict(locals())
+        loss = tf1_specs.check_estimator_spec(fields, mode, user_location())
         eval_metrics = None
         if eval_metric_ops:
             ops = dict(eval_metric_ops)
@@ -287,6 +295,7 @@ class Estimator:
             model_dir = tempfile.mkdtemp()
             logging.warning("Using temporary folder as model directory: %s", model_dir)
         self._config = config.replace(model_dir=model_dir)
+        tf1_input_files.watch(model_dir)
         self._user_model_fn = model_fn
         self.params = dict(params or {})
         self._spec_hooks = _SpecHooks()
@@ -330,8 +339,7 @@ class Estimator:
                 "config": self._config,
             },
         )
-        if not isinstance(spec, TPUEstimatorSpec):
-            raise TypeError(f"model_fn must return an EstimatorSpec, got {type(spec)}")
+        spec = self._checked(spec, mode)
         predictions = spec.predictions
         if mode == engine.ModeKeys.PREDICT and not isinstance(predictions, dict):
             self._bare_prediction = True
@@ -346,6 +354,18 @@ class Estimator:
             predictions=predictions,
             scaffold_fn=spec.scaffold_fn,
         )
+
+    def _checked(self, spec, mode):
+        """The model_fn's spec, refused where TF 1.15 refused it (tf1/specs.py)."""
+        if not isinstance(spec, TPUEstimatorSpec):
+            where = tf1_specs.definition_line(self._user_model_fn)
+            raise tf1_specs.SpecError(f"{where}: model_fn should return an EstimatorSpec.")
+        if not isinstance(spec, EstimatorSpec):  # checked as TF 1.15 checked it on CPU
+            spec.loss = tf1_specs.check_estimator_spec(vars(spec), mode, spec._where)  # noqa: SLF001
+        if spec.eval_metrics is not None:
+            metric_fn, tensors = spec.eval_metrics
+            spec.eval_metrics = (tf1_specs.checked_metric_fn(metric_fn), tensors)
+        return spec
 
     def _input_fn(self, input_fn, mode):
         def call(params):
@@ -410,6 +430,21 @@ class Estimator:
                 yield {key: prediction[key] for key in predict_keys}
             else:
                 yield prediction
+
+    def export_saved_model(
+        self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
+        checkpoint_path=None, **unused,
+    ):  # fmt: skip
+        """The PREDICT graph and the newest checkpoint as a SavedModel (tf1/export.py)."""
+        return tf1_export.export_saved_model(
+            self, self._predictions_for_export, export_dir_base, serving_input_receiver_fn,
+            assets_extra, checkpoint_path,
+        )  # fmt: skip
+
+    export_savedmodel = export_saved_model
+
+    def _predictions_for_export(self, features):
+        return dict(self._model_fn(features, None, engine.ModeKeys.PREDICT, {}).predictions)
 
     def eval_dir(self, name=None):
         """Where evaluate writes its TensorBoard events (model_dir/eval or eval_<name>)."""
@@ -662,23 +697,25 @@ def estimator_module(classes):
                     "stop_if_no_increase_hook": stop_if_no_increase_hook,
                 },
             ),
+            "tpu": tpu_module(classes, "tf.estimator.tpu"),
+            "export": tf1_export.export_module(),
             "SessionRunHook": _V1.train.SessionRunHook,
             "SessionRunArgs": _V1.train.SessionRunArgs,
             "LoggingTensorHook": _V1.train.LoggingTensorHook,
             "StopAtStepHook": _V1.train.StopAtStepHook,
         },
         {
-            "export": "engine.Estimator.export_saved_model (run_classifier.py --export_dir)",
             "BestExporter": "--best_checkpoint_metric of this project's scripts",
             "LatestExporter": "run_classifier.py --export_dir",
         },
     )
 
 
-def tpu_module(classes):
-    """tf.contrib.tpu, with the TPUEstimator of `classes` (estimator_classes)."""
+def tpu_module(classes, api="tf.contrib.tpu"):
+    """tf.contrib.tpu, and the same API as TF 1.14+ also named it, tf.estimator.tpu, with the
+    TPUEstimator of `classes` (estimator_classes)."""
     return Namespace(
-        "tf.contrib.tpu",
+        api,
         _V1.tpu,
         {
             "TPUEstimator": classes["TPUEstimator"],

@@ -3,7 +3,8 @@
 TensorFlow 2's tf.compat.v1.layers refuses to run under Keras 3, and Keras
 layers in a TF1 graph take process-wide names (`dense_1` in an evaluation
 graph built after a training graph), so the evaluation graph would miss
-the checkpoint's variables. These functions create their variables with
+the checkpoint's variables. These layers (classes on layer_base.Layer, and
+the functions that make and call them) create their variables with
 tf.compat.v1.get_variable under a variable scope uniquified per graph, as
 TF 1.x did: `dense`, `dense_1`, ... in every graph alike, with TF 1.x's
 variable names (`kernel`, `bias`; `LayerNorm/beta`, `LayerNorm/gamma`) and
@@ -13,92 +14,205 @@ the original's.
 
 import tensorflow as tf
 
-from .api import Namespace
+from .api import Namespace, unsupported
+from .batch_norm import BatchNormMath
+from .layer_base import Layer, static_dim
 
 _V1 = tf.compat.v1
+
+# Initializers that are defaults of arguments (fully_connected's biases, batch
+# normalization's statistics): one object each, as TF 1.x's signatures had.
+_ZEROS = _V1.zeros_initializer()
+_ONES = _V1.ones_initializer()
 
 
 def _activation_output(outputs, activation):
     return activation(outputs) if activation is not None else outputs
 
 
-def dense(
-    inputs,
-    units,
-    activation=None,
-    use_bias=True,
-    kernel_initializer=None,
-    bias_initializer=None,
-    kernel_regularizer=None,
-    bias_regularizer=None,
-    activity_regularizer=None,
-    kernel_constraint=None,
-    bias_constraint=None,
-    trainable=True,
-    name=None,
-    reuse=None,
-):
-    """tf.layers.dense: activation(inputs @ kernel + bias) over the last axis."""
-    inputs = tf.convert_to_tensor(inputs)
-    width = inputs.shape.as_list()[-1]
-    if width is None:
-        raise ValueError(f"tf.layers.dense needs a static last dimension, got {inputs.shape}")
-    dtype = inputs.dtype.base_dtype if inputs.dtype.is_floating else tf.float32
-    with _V1.variable_scope(name, default_name="dense", values=[inputs], reuse=reuse):
-        kernel = _V1.get_variable(
+def _add_activity_loss(outputs, activity_regularizer):
+    if activity_regularizer is not None:
+        _V1.add_to_collection(_V1.GraphKeys.REGULARIZATION_LOSSES, activity_regularizer(outputs))
+
+
+class Dense(Layer):
+    """tf.layers.Dense: activation(inputs @ `kernel` + `bias`) over the last axis."""
+
+    def __init__(
+        self,
+        units,
+        activation=None,
+        use_bias=True,
+        kernel_initializer=None,
+        bias_initializer=None,
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        trainable=True,
+        name=None,
+        **kwargs,
+    ):
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.units = int(units)
+        self.activation = activation
+        self.use_bias = use_bias
+        self._initializers = (kernel_initializer, bias_initializer or _V1.zeros_initializer())
+        self._regularizers = (kernel_regularizer, bias_regularizer)
+        self._constraints = (kernel_constraint, bias_constraint)
+        self.activity_regularizer = activity_regularizer
+
+    def build(self, input_shape):
+        width = static_dim(tf.TensorShape(input_shape)[-1])
+        if width is None:
+            raise ValueError(f"tf.layers.dense needs a static last dimension, got {input_shape}")
+        self.kernel = self.add_weight(
             "kernel",
-            [width, units],
-            dtype=dtype,
-            initializer=kernel_initializer,
-            regularizer=kernel_regularizer,
-            constraint=kernel_constraint,
-            trainable=trainable,
+            [width, self.units],
+            initializer=self._initializers[0],
+            regularizer=self._regularizers[0],
+            constraint=self._constraints[0],
         )
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                [self.units],
+                initializer=self._initializers[1],
+                regularizer=self._regularizers[1],
+                constraint=self._constraints[1],
+            )
+
+    def call(self, inputs):
+        inputs = tf.convert_to_tensor(inputs)
         rank = inputs.shape.ndims
         if rank == 2:
-            outputs = tf.matmul(inputs, kernel)
+            outputs = tf.matmul(inputs, self.kernel)
         else:
-            outputs = tf.tensordot(inputs, kernel, [[rank - 1], [0]])
-            outputs.set_shape(inputs.shape[:-1].concatenate([units]))
-        if use_bias:
-            bias = _V1.get_variable(
-                "bias",
-                [units],
-                dtype=dtype,
-                initializer=bias_initializer or _V1.zeros_initializer(),
-                regularizer=bias_regularizer,
-                constraint=bias_constraint,
-                trainable=trainable,
-            )
-            outputs = tf.nn.bias_add(outputs, bias)
-        outputs = _activation_output(outputs, activation)
-        if activity_regularizer is not None:
-            _V1.add_to_collection(
-                _V1.GraphKeys.REGULARIZATION_LOSSES, activity_regularizer(outputs)
-            )
+            outputs = tf.tensordot(inputs, self.kernel, [[rank - 1], [0]])
+            outputs.set_shape(inputs.shape[:-1].concatenate([self.units]))
+        if self.bias is not None:
+            outputs = tf.nn.bias_add(outputs, self.bias)
+        outputs = _activation_output(outputs, self.activation)
+        _add_activity_loss(outputs, self.activity_regularizer)
         return outputs
 
 
-def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
-    """tf.layers.dropout: drops `rate` of the inputs when `training` (a bool or a bool tensor)."""
-    with _V1.name_scope(name, "dropout", [inputs]):
+def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
+          bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
+          activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+          trainable=True, name=None, reuse=None):  # fmt: skip
+    """tf.layers.dense: a Dense layer in scope `name` (else `dense`, `dense_1`, ...)."""
+    inputs = tf.convert_to_tensor(inputs)
+    layer = Dense(
+        units, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+        bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
+        trainable, name=name, dtype=_float_dtype(inputs), _scope=name, _reuse=reuse,
+    )  # fmt: skip
+    return layer(inputs)
 
+
+def _float_dtype(inputs):
+    return inputs.dtype.base_dtype if inputs.dtype.is_floating else tf.float32
+
+
+class Dropout(Layer):
+    """tf.layers.Dropout: drops `rate` of the inputs when `training` (a bool or a bool tensor)."""
+
+    def __init__(self, rate=0.5, noise_shape=None, seed=None, name=None, **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.rate = rate
+        self.noise_shape = noise_shape
+        self.seed = seed
+
+    def call(self, inputs, training=False):
         def dropped():
-            return tf.nn.dropout(inputs, rate=rate, noise_shape=noise_shape, seed=seed)
+            return tf.nn.dropout(
+                inputs, rate=self.rate, noise_shape=self.noise_shape, seed=self.seed
+            )
 
         if isinstance(training, bool):
             return dropped() if training else tf.identity(inputs)
         return _V1.cond(tf.cast(training, tf.bool), dropped, lambda: tf.identity(inputs))
 
 
-def flatten(inputs, name=None):
-    """tf.layers.flatten: [batch, ...] -> [batch, product of the rest]."""
-    with _V1.name_scope(name, "flatten", [inputs]):
+def dropout(inputs, rate=0.5, noise_shape=None, seed=None, training=False, name=None):
+    """tf.layers.dropout."""
+    return Dropout(rate, noise_shape, seed, name=name)(inputs, training=training)
+
+
+class Flatten(Layer):
+    """tf.layers.Flatten: [batch, ...] -> [batch, product of the rest]."""
+
+    def call(self, inputs):
         inputs = tf.convert_to_tensor(inputs)
         rest = inputs.shape[1:].num_elements()
         if rest is None:
             rest = -1
         return tf.reshape(inputs, [tf.shape(inputs)[0], rest])
+
+
+def flatten(inputs, name=None, data_format="channels_last"):
+    """tf.layers.flatten."""
+    del data_format
+    return Flatten(name=name)(inputs)
+
+
+class BatchNormalization(BatchNormMath, Layer):
+    """tf.layers.BatchNormalization (batch_norm.py); its updates go to UPDATE_OPS."""
+
+    def __init__(
+        self,
+        axis=-1,
+        momentum=0.99,
+        epsilon=1e-3,
+        center=True,
+        scale=True,
+        beta_initializer=_ZEROS,
+        gamma_initializer=_ONES,
+        moving_mean_initializer=_ZEROS,
+        moving_variance_initializer=_ONES,
+        trainable=True,
+        name=None,
+        renorm=False,
+        virtual_batch_size=None,
+        **kwargs,
+    ):
+        if renorm or virtual_batch_size:
+            raise unsupported("tf.layers.BatchNormalization(renorm= / virtual_batch_size=)")
+        for key in ("beta_regularizer", "gamma_regularizer", "beta_constraint",
+                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
+                    "adjustment"):  # fmt: skip
+            kwargs.pop(key, None)
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self._setup(
+            axis, momentum, epsilon, center, scale,
+            (beta_initializer, gamma_initializer, moving_mean_initializer,
+             moving_variance_initializer),
+        )  # fmt: skip
+        self.updates = []
+
+    def _record_update(self, update):
+        self.updates.append(update)
+        _V1.add_to_collection(_V1.GraphKeys.UPDATE_OPS, update)
+
+    def call(self, inputs, training=False):
+        return self._normalize(inputs, training)
+
+
+def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
+                        beta_initializer=_ZEROS, gamma_initializer=_ONES,
+                        moving_mean_initializer=_ZEROS, moving_variance_initializer=_ONES,
+                        training=False, trainable=True, name=None, reuse=None,
+                        **kwargs):  # fmt: skip
+    """tf.layers.batch_normalization: a BatchNormalization layer in scope `name`."""
+    layer = BatchNormalization(
+        axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+        moving_mean_initializer, moving_variance_initializer, trainable, name=name,
+        _scope=name, _reuse=reuse, **kwargs,
+    )  # fmt: skip
+    return layer(inputs, training=training)
 
 
 def _pair(value, rank):
@@ -107,151 +221,173 @@ def _pair(value, rank):
     return list(value)
 
 
-def _conv(
-    rank,
-    default_name,
-    inputs,
-    filters,
-    kernel_size,
-    strides,
-    padding,
-    data_format,
-    dilation_rate,
-    activation,
-    use_bias,
-    kernel_initializer,
-    bias_initializer,
-    kernel_regularizer,
-    bias_regularizer,
-    activity_regularizer,
-    trainable,
-    name,
-    reuse,
-):
-    """tf.layers.conv1d / conv2d: `kernel` [*kernel_size, in, filters] and `bias` [filters]."""
-    if data_format != "channels_last":
-        raise ValueError(f"tf.layers.{default_name}: only data_format='channels_last' is provided")
-    inputs = tf.convert_to_tensor(inputs)
-    channels = inputs.shape.as_list()[-1]
-    if channels is None:
-        raise ValueError(f"tf.layers.{default_name} needs a static last dimension")
-    dtype = inputs.dtype.base_dtype
-    with _V1.variable_scope(name, default_name=default_name, values=[inputs], reuse=reuse):
-        kernel = _V1.get_variable(
+class _Conv(Layer):
+    """tf.layers.Conv1D / Conv2D: `kernel` [*kernel_size, in, filters] and `bias` [filters]."""
+
+    rank = None
+
+    def __init__(
+        self,
+        filters,
+        kernel_size,
+        strides=1,
+        padding="valid",
+        data_format="channels_last",
+        dilation_rate=1,
+        activation=None,
+        use_bias=True,
+        kernel_initializer=None,
+        bias_initializer=None,
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        trainable=True,
+        name=None,
+        **kwargs,
+    ):
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        if data_format != "channels_last":
+            raise ValueError(
+                "tf.layers convolutions: only data_format='channels_last' is provided"
+            )
+        self.filters = filters
+        self.kernel_size = _pair(kernel_size, self.rank)
+        self.strides = _pair(strides, self.rank)
+        self.padding = padding.upper()
+        self.dilation_rate = _pair(dilation_rate, self.rank)
+        self.activation = activation
+        self.use_bias = use_bias
+        self._initializers = (kernel_initializer, bias_initializer or _V1.zeros_initializer())
+        self._regularizers = (kernel_regularizer, bias_regularizer)
+        self._constraints = (kernel_constraint, bias_constraint)
+        self.activity_regularizer = activity_regularizer
+
+    def build(self, input_shape):
+        channels = static_dim(tf.TensorShape(input_shape)[-1])
+        if channels is None:
+            raise ValueError(f"{type(self).__name__} needs a static last dimension")
+        self.kernel = self.add_weight(
             "kernel",
-            [*_pair(kernel_size, rank), channels, filters],
-            dtype=dtype,
-            initializer=kernel_initializer,
-            regularizer=kernel_regularizer,
-            trainable=trainable,
+            [*self.kernel_size, channels, self.filters],
+            initializer=self._initializers[0],
+            regularizer=self._regularizers[0],
+            constraint=self._constraints[0],
         )
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                [self.filters],
+                initializer=self._initializers[1],
+                regularizer=self._regularizers[1],
+                constraint=self._constraints[1],
+            )
+
+    def call(self, inputs):
         outputs = tf.nn.convolution(
             inputs,
-            kernel,
-            padding=padding.upper(),
-            strides=_pair(strides, rank),
-            dilations=_pair(dilation_rate, rank),
+            self.kernel,
+            padding=self.padding,
+            strides=self.strides,
+            dilations=self.dilation_rate,
         )
-        if use_bias:
-            bias = _V1.get_variable(
-                "bias",
-                [filters],
-                dtype=dtype,
-                initializer=bias_initializer or _V1.zeros_initializer(),
-                regularizer=bias_regularizer,
-                trainable=trainable,
-            )
-            outputs = tf.nn.bias_add(outputs, bias)
-        outputs = _activation_output(outputs, activation)
-        if activity_regularizer is not None:
-            _V1.add_to_collection(
-                _V1.GraphKeys.REGULARIZATION_LOSSES, activity_regularizer(outputs)
-            )
+        if self.bias is not None:
+            outputs = tf.nn.bias_add(outputs, self.bias)
+        outputs = _activation_output(outputs, self.activation)
+        _add_activity_loss(outputs, self.activity_regularizer)
         return outputs
 
 
-def conv1d(
-    inputs,
-    filters,
-    kernel_size,
-    strides=1,
-    padding="valid",
-    data_format="channels_last",
-    dilation_rate=1,
-    activation=None,
-    use_bias=True,
-    kernel_initializer=None,
-    bias_initializer=None,
-    kernel_regularizer=None,
-    bias_regularizer=None,
-    activity_regularizer=None,
-    kernel_constraint=None,
-    bias_constraint=None,
-    trainable=True,
-    name=None,
-    reuse=None,
-):
-    """tf.layers.conv1d over [batch, length, channels]."""
-    del kernel_constraint, bias_constraint
-    return _conv(
-        1, "conv1d", inputs, filters, kernel_size, strides, padding, data_format,
-        dilation_rate, activation, use_bias, kernel_initializer, bias_initializer,
-        kernel_regularizer, bias_regularizer, activity_regularizer, trainable, name, reuse,
-    )  # fmt: skip
+class Conv1D(_Conv):
+    rank = 1
 
 
-def conv2d(
-    inputs,
-    filters,
-    kernel_size,
-    strides=(1, 1),
-    padding="valid",
-    data_format="channels_last",
-    dilation_rate=(1, 1),
-    activation=None,
-    use_bias=True,
-    kernel_initializer=None,
-    bias_initializer=None,
-    kernel_regularizer=None,
-    bias_regularizer=None,
-    activity_regularizer=None,
-    kernel_constraint=None,
-    bias_constraint=None,
-    trainable=True,
-    name=None,
-    reuse=None,
-):
-    """tf.layers.conv2d over [batch, height, width, channels]."""
-    del kernel_constraint, bias_constraint
-    return _conv(
-        2, "conv2d", inputs, filters, kernel_size, strides, padding, data_format,
-        dilation_rate, activation, use_bias, kernel_initializer, bias_initializer,
-        kernel_regularizer, bias_regularizer, activity_regularizer, trainable, name, reuse,
-    )  # fmt: skip
+class Conv2D(_Conv):
+    rank = 2
 
 
-def _pooling(kind, rank):
-    def pool(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+def _conv_function(layer_class, default_strides):
+    def conv(inputs, filters, kernel_size, strides=default_strides, padding="valid",
+             data_format="channels_last", dilation_rate=1, activation=None, use_bias=True,
+             kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
+             bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
+             bias_constraint=None, trainable=True, name=None, reuse=None):  # fmt: skip
+        inputs = tf.convert_to_tensor(inputs)
+        layer = layer_class(
+            filters, kernel_size, strides, padding, data_format, dilation_rate, activation,
+            use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
+            trainable, name=name, dtype=_float_dtype(inputs), _scope=name, _reuse=reuse,
+        )  # fmt: skip
+        return layer(inputs)
+
+    name = layer_class.__name__.lower()
+    conv.__name__ = name
+    conv.__doc__ = f"tf.layers.{name}: a {layer_class.__name__} layer called on `inputs`."
+    return conv
+
+
+conv1d = _conv_function(Conv1D, 1)
+conv2d = _conv_function(Conv2D, (1, 1))
+
+
+class _Pooling(Layer):
+    """tf.layers max / average pooling (no variables)."""
+
+    rank = None
+    kind = None
+
+    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
+                 name=None, **kwargs):  # fmt: skip
+        super().__init__(name=name, **kwargs)
         if data_format != "channels_last":
             raise ValueError("tf.layers pooling: only data_format='channels_last' is provided")
-        with _V1.name_scope(name, f"{kind}_pooling{rank}d", [inputs]):
-            return tf.nn.pool(
-                inputs,
-                window_shape=_pair(pool_size, rank),
-                pooling_type="MAX" if kind == "max" else "AVG",
-                strides=_pair(strides, rank),
-                padding=padding.upper(),
-            )
+        self.pool_size = _pair(pool_size, self.rank)
+        self.strides = _pair(strides, self.rank)
+        self.padding = padding.upper()
 
-    pool.__name__ = f"{kind}_pooling{rank}d"
-    pool.__doc__ = f"tf.layers.{kind}_pooling{rank}d (no variables)."
+    def call(self, inputs):
+        return tf.nn.pool(
+            inputs,
+            window_shape=self.pool_size,
+            pooling_type=self.kind,
+            strides=self.strides,
+            padding=self.padding,
+        )
+
+
+class MaxPooling1D(_Pooling):
+    rank, kind = 1, "MAX"
+
+
+class MaxPooling2D(_Pooling):
+    rank, kind = 2, "MAX"
+
+
+class AveragePooling1D(_Pooling):
+    rank, kind = 1, "AVG"
+
+
+class AveragePooling2D(_Pooling):
+    rank, kind = 2, "AVG"
+
+
+def _pooling_function(layer_class):
+    def pool(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
+        return layer_class(pool_size, strides, padding, data_format, name=name)(inputs)
+
+    words = layer_class.__name__.replace("Pooling", "_pooling").lower()
+    pool.__name__ = words
+    pool.__doc__ = f"tf.layers.{words} (no variables)."
     return pool
 
 
-max_pooling1d = _pooling("max", 1)
-max_pooling2d = _pooling("max", 2)
-average_pooling1d = _pooling("average", 1)
-average_pooling2d = _pooling("average", 2)
+max_pooling1d = _pooling_function(MaxPooling1D)
+max_pooling2d = _pooling_function(MaxPooling2D)
+average_pooling1d = _pooling_function(AveragePooling1D)
+average_pooling2d = _pooling_function(AveragePooling2D)
 
 
 def layer_norm(
@@ -353,22 +489,102 @@ def l1_regularizer(scale, scope=None):
 
 
 def layers_module():
-    """tf.layers: the functions above; the rest of TF 1.x's tf.layers is not provided."""
-    return Namespace(
-        "tf.layers",
-        None,
-        {
-            "dense": dense,
-            "dropout": dropout,
-            "flatten": flatten,
-            "conv1d": conv1d,
-            "conv2d": conv2d,
-            "max_pooling1d": max_pooling1d,
-            "max_pooling2d": max_pooling2d,
-            "average_pooling1d": average_pooling1d,
-            "average_pooling2d": average_pooling2d,
-        },
-    )
+    """tf.layers: the layers above, as classes and functions; the rest of TF 1.x's
+    tf.layers (transposed and separable convolutions, 3-D ones) is not provided."""
+    names = {
+        "Layer": Layer,
+        "Dense": Dense,
+        "BatchNormalization": BatchNormalization,
+        "batch_normalization": batch_normalization,
+        "Dropout": Dropout,
+        "Flatten": Flatten,
+        "Conv1D": Conv1D,
+        "Conv2D": Conv2D,
+        "MaxPooling1D": MaxPooling1D,
+        "MaxPooling2D": MaxPooling2D,
+        "AveragePooling1D": AveragePooling1D,
+        "AveragePooling2D": AveragePooling2D,
+        "dense": dense,
+        "dropout": dropout,
+        "flatten": flatten,
+        "conv1d": conv1d,
+        "conv2d": conv2d,
+        "max_pooling1d": max_pooling1d,
+        "max_pooling2d": max_pooling2d,
+        "average_pooling1d": average_pooling1d,
+        "average_pooling2d": average_pooling2d,
+    }
+    return Namespace("tf.layers", None, names)
+
+
+def fully_connected(
+    inputs,
+    num_outputs,
+    activation_fn=tf.nn.relu,
+    normalizer_fn=None,
+    normalizer_params=None,
+    weights_initializer=None,
+    weights_regularizer=None,
+    biases_initializer=_ZEROS,
+    biases_regularizer=None,
+    reuse=None,
+    variables_collections=None,
+    outputs_collections=None,
+    trainable=True,
+    scope=None,
+):
+    """tf.contrib.layers.fully_connected: `weights` (Glorot uniform) and `biases` in scope
+    `fully_connected` (uniquified) or `scope`; relu by default; a normalizer_fn replaces the
+    biases. The variables are model variables too."""
+    inputs = tf.convert_to_tensor(inputs)
+    width = static_dim(inputs.shape[-1])
+    collections = [_V1.GraphKeys.GLOBAL_VARIABLES, _V1.GraphKeys.MODEL_VARIABLES]
+    collections += list(variables_collections or [])
+    with _V1.variable_scope(scope, default_name="fully_connected", values=[inputs], reuse=reuse):
+        weights = _V1.get_variable(
+            "weights",
+            [width, num_outputs],
+            dtype=inputs.dtype.base_dtype,
+            initializer=weights_initializer or xavier_initializer(),
+            regularizer=weights_regularizer,
+            collections=collections,
+            trainable=trainable,
+        )
+        rank = inputs.shape.ndims
+        if rank == 2:
+            outputs = tf.matmul(inputs, weights)
+        else:
+            outputs = tf.tensordot(inputs, weights, [[rank - 1], [0]])
+            outputs.set_shape(inputs.shape[:-1].concatenate([num_outputs]))
+        if normalizer_fn is not None:
+            outputs = normalizer_fn(outputs, **(normalizer_params or {}))
+        elif biases_initializer is not None:
+            biases = _V1.get_variable(
+                "biases",
+                [num_outputs],
+                dtype=inputs.dtype.base_dtype,
+                initializer=biases_initializer,
+                regularizer=biases_regularizer,
+                collections=collections,
+                trainable=trainable,
+            )
+            outputs = tf.nn.bias_add(outputs, biases)
+        outputs = _activation_output(outputs, activation_fn)
+        for collection in outputs_collections or ():
+            _V1.add_to_collection(collection, outputs)
+        return outputs
+
+
+def contrib_dropout(
+    inputs, keep_prob=0.5, noise_shape=None, is_training=True, outputs_collections=None,
+    scope=None, seed=None,
+):  # fmt: skip
+    """tf.contrib.layers.dropout: keeps `keep_prob` of the inputs when is_training."""
+    with _V1.name_scope(scope, "Dropout", [inputs]):
+        outputs = Dropout(1 - keep_prob, noise_shape, seed)(inputs, training=is_training)
+        for collection in outputs_collections or ():
+            _V1.add_to_collection(collection, outputs)
+        return outputs
 
 
 def contrib_layers_module():
@@ -378,12 +594,30 @@ def contrib_layers_module():
         {
             "layer_norm": layer_norm,
             "xavier_initializer": xavier_initializer,
+            "xavier_initializer_conv2d": xavier_initializer,
+            "variance_scaling_initializer": _V1.variance_scaling_initializer,
             "flatten": flatten,
+            "fully_connected": fully_connected,
+            "linear": lambda inputs, num_outputs, **kwargs: fully_connected(
+                inputs, num_outputs, activation_fn=None, **kwargs
+            ),
+            "dropout": contrib_dropout,
             "l1_regularizer": l1_regularizer,
             "l2_regularizer": l2_regularizer,
-        },
-        {
-            "fully_connected": "tf.layers.dense",
-            "dropout": "tf.layers.dropout (rate = 1 - keep_prob)",
+            "apply_regularization": apply_regularization,
         },
     )
+
+
+def apply_regularization(regularizer, weights_list=None):
+    """tf.contrib.layers.apply_regularization: the sum of regularizer(w) over weights_list
+    (default: the graph's weights collection), also added to the regularization losses."""
+    if weights_list is None:
+        weights_list = _V1.get_collection(_V1.GraphKeys.WEIGHTS)
+    penalties = [regularizer(w) for w in weights_list]
+    penalties = [p for p in penalties if p is not None]
+    if not penalties:
+        return tf.constant(0.0)
+    total = tf.add_n(penalties)
+    _V1.add_to_collection(_V1.GraphKeys.REGULARIZATION_LOSSES, total)
+    return total

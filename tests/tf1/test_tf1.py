@@ -17,7 +17,7 @@ import tempfile
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import DATA, REPO, run_code, run_script
+from helpers import DATA, REPO, error_line, run_code, run_script
 
 from bert_lib.tf1 import api as tf1_api
 from bert_lib.tf1 import contrib as tf1_contrib
@@ -213,6 +213,18 @@ def test_streaming_pearson_correlation_equals_numpy_over_batches():
             session.run(update, {px: x[i], py: y[i]})
         got = session.run(value)
     assert got == pytest.approx(np.corrcoef(x.ravel(), y.ravel())[0, 1], abs=1e-5)
+
+
+def test_streaming_concat_holds_every_batch_in_order():
+    batches = [np.arange(6.0).reshape(2, 3), np.arange(6.0, 15.0).reshape(3, 3)]
+    with tf.Graph().as_default(), V1.Session() as session:
+        values = V1.placeholder(tf.float64, [None, 3])
+        value, update = tf1_contrib.streaming_concat(values)
+        session.run(V1.local_variables_initializer())
+        for batch in batches:
+            session.run(update, {values: batch})
+        got = session.run(value)
+    np.testing.assert_array_equal(got, np.concatenate(batches))
 
 
 # ---------------------------------------------------------------------------
@@ -514,23 +526,21 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
     assert (
         result.stderr.strip().splitlines()[-1] == f"ERROR: {tmp_path}/missing.py: no such script"
     )
-    # Keras 3 refuses tf.nn's RNN cells: the same one line, not Keras's error.
-    script.write_text("import tensorflow as tf\n\ncell = tf.nn.rnn_cell.LSTMCell(4)\n")
-    result = run_tf1(str(script))
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .startswith(f"ERROR: {script}:3: tf.nn.rnn_cell is not provided")
+    # A part of a provided module that is not: refused where it is used, with the full
+    # sentence, and the name where it is provided under another module.
+    script.write_text(
+        "import tensorflow as tf\nfrom tensorflow.contrib import rnn\n\ncell = rnn.NASCell(4)\n"
     )
+    assert error_line(run_tf1(str(script))) == (
+        f"ERROR: {script}:4: tf.contrib.rnn.NASCell is not provided by the TF 1.x API on "
+        f"TensorFlow 2 (run_tf1.py); {tf1_api.WHAT_IS_PROVIDED} lists what is provided"
+    )
+    script.write_text("import tensorflow as tf\n\ncell = tf.nn.rnn_cell.LSTMBlockCell(4)\n")
+    assert error_line(run_tf1(str(script))).endswith("; use tf.contrib.rnn.LSTMBlockCell instead")
     # At import time, as `from ... import`, and for an unknown flag.
-    script.write_text("from tensorflow.contrib import rnn\n")
-    result = run_tf1(str(script))
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert (
-        result.stderr.strip()
-        .splitlines()[-1]
-        .startswith(f"ERROR: {script}:1: tf.contrib.rnn is not provided")
+    script.write_text("from tensorflow.contrib import slim\n")
+    assert error_line(run_tf1(str(script))).startswith(
+        f"ERROR: {script}:1: tf.contrib.slim is not provided"
     )
     result = run_tf1(os.path.join(SCRIPTS, "tagger", "run_tagger.py"), "--output_dri=x")
     assert result.returncode == 1
@@ -572,7 +582,7 @@ def test_install_returns_the_module_that_user_code_imports():
         import tensorflow
         from tensorflow.contrib import crf
         import tensorflow.compat.v1 as v1
-        from tensorflow.python.framework import ops  # TensorFlow's own, as it is
+        from tensorflow.python.framework import ops  # TensorFlow's, with TF 1.15's names
         real = sys.modules["tensorflow"]
         print(tensorflow is tf, crf is tf.contrib.crf, v1 is tf, real is not tf,
               tf.estimator.ModeKeys.PREDICT, tf.executing_eagerly(), hasattr(tf, "no_such_api"),
@@ -583,3 +593,112 @@ def test_install_returns_the_module_that_user_code_imports():
     assert result.stdout.splitlines()[-1] == (
         "True True True True infer False False False tensorflow.python.framework.ops"
     )
+
+
+@pytest.mark.slow
+def test_failures_of_user_code_are_one_error_line_at_the_users_line(tmp_path):
+    script = tmp_path / "train.py"
+    # A syntax error in a module the script imports from beside itself.
+    (tmp_path / "helper.py").write_text("def f(:\n    pass\n")
+    script.write_text("import tensorflow as tf\nimport helper\n")
+    assert error_line(run_tf1(str(script), cwd=str(tmp_path))) == (
+        f"ERROR: {tmp_path}/helper.py:1: SyntaxError: invalid syntax"
+    )
+    # A package the script needs that is not installed.
+    script.write_text("import tensorflow as tf\nimport no_such_package_here\n")
+    assert error_line(run_tf1(str(script), cwd=str(tmp_path))) == (
+        f"ERROR: {script}:2: ModuleNotFoundError: No module named 'no_such_package_here'"
+    )
+    # An OSError in main (an output directory the script expects to exist).
+    script.write_text(
+        "import tensorflow as tf\n\n\ndef main(_):\n"
+        "    with open('./output/result.txt', 'w') as f:\n        f.write('x')\n\n\n"
+        "if __name__ == '__main__':\n    tf.app.run()\n"
+    )
+    assert error_line(run_tf1(str(script), cwd=str(tmp_path))) == (
+        f"ERROR: {script}:5: [Errno 2] No such file or directory: './output/result.txt'"
+    )
+    # A model_fn whose eval_metric_ops hold a plain tensor: TF 1.15's message and key,
+    # at the line that made the spec, before the runner touches it.
+    script.write_text(
+        "import numpy as np\nimport tensorflow as tf\n\n\n"
+        "def model_fn(features, labels, mode):\n"
+        "    loss = tf.reduce_mean(tf.layers.dense(features, 1))\n"
+        "    return tf.estimator.EstimatorSpec(\n"
+        "        mode, loss=loss, eval_metric_ops={'mean_loss': tf.reduce_mean(loss)})\n\n\n"
+        "def input_fn():\n"
+        "    return tf.data.Dataset.from_tensor_slices(np.ones([4, 2], np.float32)).batch(2)\n\n\n"
+        "estimator = tf.estimator.Estimator(model_fn, model_dir='model')\n"
+        "estimator.evaluate(input_fn)\n"
+    )
+    line = error_line(run_tf1(str(script), cwd=str(tmp_path)))
+    assert line.startswith(
+        f"ERROR: {script}:7: Values of eval_metric_ops must be (metric_value, update_op) "
+        "tuples, given: Tensor("
+    )
+    assert line.endswith("for key: mean_loss")
+
+
+@pytest.mark.slow
+def test_export_saved_model_signs_the_receiver_tensors_and_predicts_as_predict(tmp_path):
+    script = tmp_path / "export_it.py"
+    script.write_text(
+        "import json\nimport numpy as np\nimport tensorflow as tf\n\n\n"
+        "def model_fn(features, labels, mode):\n"
+        "    logits = tf.layers.dense(features['x'], 2)\n"
+        "    if mode == tf.estimator.ModeKeys.PREDICT:\n"
+        "        probs = tf.nn.softmax(logits)\n"
+        "        return tf.estimator.EstimatorSpec(mode, predictions={'probs': probs})\n"
+        "    loss = tf.losses.sparse_softmax_cross_entropy(labels, logits)\n"
+        "    step = tf.train.get_or_create_global_step()\n"
+        "    return tf.estimator.EstimatorSpec(\n"
+        "        mode, loss=loss, train_op=tf.train.AdamOptimizer(0.1).minimize(loss, step))\n\n\n"
+        "x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10\n"
+        "estimator = tf.estimator.Estimator(model_fn, model_dir='model')\n"
+        "estimator.train(lambda: tf.data.Dataset.from_tensor_slices(\n"
+        "    ({'x': x}, np.array([0, 1, 0, 1]))).batch(2), max_steps=3)\n"
+        "predicted = [p['probs'].tolist() for p in estimator.predict(\n"
+        "    lambda: tf.data.Dataset.from_tensor_slices({'x': x}).batch(2))]\n"
+        "spec = {'x': tf.FixedLenFeature([3], tf.float32)}\n"
+        "fn = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)\n"
+        "path = estimator.export_saved_model('export', fn)\n"
+        "json.dump({'path': path.decode(), 'predicted': predicted}, open('out.json', 'w'))\n"
+    )
+    result = run_tf1(str(script), cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads((tmp_path / "out.json").read_text())
+    assert os.path.dirname(out["path"]) == "export" and os.path.basename(out["path"]).isdigit()
+    serve = tf.saved_model.load(str(tmp_path / out["path"])).signatures["serving_default"]
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10
+    examples = [
+        tf.train.Example(
+            features=tf.train.Features(
+                feature={"x": tf.train.Feature(float_list=tf.train.FloatList(value=row))}
+            )
+        ).SerializeToString()
+        for row in x
+    ]
+    probs = serve(examples=tf.constant(examples))["probs"].numpy()
+    np.testing.assert_allclose(probs, out["predicted"], atol=1e-6)
+
+
+@pytest.mark.slow
+def test_a_keras_layer_not_provided_is_keras_3s_with_one_warning_line(tmp_path):
+    script = tmp_path / "uses_keras.py"
+    script.write_text(
+        "import tensorflow as tf\n"
+        "x = tf.zeros([2, 3, 4])\n"
+        "a = tf.keras.layers.Dense(2)(x)\n"
+        "b = tf.keras.layers.RepeatVector(2)\n"
+        "c = tf.keras.layers.RepeatVector(3)\n"
+        "print('NAMES', sorted(v.op.name for v in tf.global_variables()))\n"
+    )
+    result = run_tf1(str(script), cwd=str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    warnings = [line for line in result.stderr.splitlines() if "Keras 3's" in line]
+    assert warnings == [
+        "WARNING: tf.keras.layers.RepeatVector is Keras 3's here, not TF 1.15's: its variables "
+        "are not named as TF 1.15 named them (checkpoints holding them do not move between "
+        "TF 1.15 and run_tf1.py)"
+    ]
+    assert result.stdout.splitlines()[-1] == "NAMES ['dense/bias', 'dense/kernel']"

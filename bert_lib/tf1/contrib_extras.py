@@ -1,0 +1,139 @@
+"""tf.contrib.framework and tf.contrib.training.HParams of TF 1.x, for contrib.py.
+
+What research code took from them: checkpoint reading and global-step
+helpers that tf.train has under the same names, the variable-selection
+helpers of fine-tuning scripts (get_variables_to_restore with include /
+exclude scopes), and HParams, a bag of hyperparameters parsed from
+"name=value,..." strings or JSON.
+"""
+
+import json
+
+import tensorflow as tf
+
+from .api import Namespace
+
+_V1 = tf.compat.v1
+
+
+def _in_scopes(variable, scopes):
+    return any(variable.op.name.startswith(scope) for scope in scopes)
+
+
+def get_variables_to_restore(include=None, exclude=None):
+    """The global variables under the `include` scopes (all if None), minus `exclude`'s."""
+    variables = _V1.global_variables()
+    if include is not None:
+        variables = [v for v in variables if _in_scopes(v, include)]
+    if exclude is not None:
+        variables = [v for v in variables if not _in_scopes(v, exclude)]
+    return variables
+
+
+def get_variables(scope=None, suffix=None, collection=_V1.GraphKeys.GLOBAL_VARIABLES):
+    scope_name = scope.name if isinstance(scope, _V1.VariableScope) else scope
+    variables = _V1.get_collection(collection, scope_name)
+    if suffix is not None:
+        variables = [v for v in variables if v.op.name.endswith(suffix)]
+    return variables
+
+
+def framework_module():
+    names = {
+        name: getattr(_V1.train, name)
+        for name in (
+            "list_variables", "load_checkpoint", "load_variable", "init_from_checkpoint",
+            "get_or_create_global_step", "get_global_step", "create_global_step",
+        )
+    }  # fmt: skip
+    names.update(
+        {
+            "get_variables_to_restore": get_variables_to_restore,
+            "get_variables": get_variables,
+            "get_trainable_variables": lambda scope=None, suffix=None: get_variables(
+                scope, suffix, _V1.GraphKeys.TRAINABLE_VARIABLES
+            ),
+            "get_model_variables": _V1.model_variables,
+            "nest": tf.nest,
+        }
+    )
+    return Namespace("tf.contrib.framework", None, names)
+
+
+class HParams:
+    """tf.contrib.training.HParams: hyperparameters as attributes, parsed from text."""
+
+    def __init__(self, hparam_def=None, model_structure=None, **kwargs):
+        del hparam_def
+        self._model_structure = model_structure
+        for name, value in kwargs.items():
+            self.add_hparam(name, value)
+
+    def add_hparam(self, name, value):
+        if getattr(self, name, None) is not None:
+            raise ValueError(f"Hyperparameter name is reserved: {name}")
+        setattr(self, name, value)
+
+    def set_hparam(self, name, value):
+        if name not in self.values():
+            raise ValueError(f"Unknown hyperparameter {name}")
+        setattr(self, name, _cast_like(getattr(self, name), value, name))
+
+    def del_hparam(self, name):
+        if hasattr(self, name):
+            delattr(self, name)
+
+    def parse(self, values):
+        """Applies "name=value,name=value" (each value cast to the type the name has)."""
+        for item in [part for part in (values or "").split(",") if part.strip()]:
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"Could not parse hparam '{item}' in {values}")
+            self.set_hparam(name.strip(), value.strip())
+        return self
+
+    def override_from_dict(self, values_dict):
+        for name, value in values_dict.items():
+            self.set_hparam(name, value)
+        return self
+
+    def parse_json(self, values_json):
+        return self.override_from_dict(json.loads(values_json))
+
+    def values(self):
+        return {k: v for k, v in vars(self).items() if not k.startswith("_")}
+
+    def get(self, key, default=None):
+        return self.values().get(key, default)
+
+    def to_json(self, indent=None, separators=None, sort_keys=False):
+        return json.dumps(self.values(), indent=indent, separators=separators, sort_keys=sort_keys)
+
+    def get_model_structure(self):
+        return self._model_structure
+
+    def __contains__(self, key):
+        return key in self.values()
+
+    def __repr__(self):
+        return f"HParams({sorted(self.values().items())!r})"
+
+
+def _cast_like(current, value, name):
+    if not isinstance(value, str) or current is None or isinstance(current, str):
+        return value
+    if isinstance(current, bool):
+        if value.lower() in ("true", "1"):
+            return True
+        if value.lower() in ("false", "0"):
+            return False
+        raise ValueError(f"Could not parse {value} as a bool for hparam {name}")
+    if isinstance(current, (list, tuple)):
+        element = current[0] if current else ""
+        items = [v for v in value.strip("[]").split(":") if v] if ":" in value else [value]
+        return [_cast_like(element, item, name) for item in items]
+    return type(current)(value)
+
+
+def training_module():
+    return Namespace("tf.contrib.training", None, {"HParams": HParams})

@@ -1,0 +1,204 @@
+"""tf.layers.Layer of TF 1.x: the base of its layer classes and RNN cells, and their names.
+
+TF 1.x had two ways of naming a layer's variables, and a checkpoint keeps
+the names, so both are reproduced exactly:
+
+- tf.layers layers and the RNN cells (which were tf.layers layers) create
+  their variables with tf.compat.v1.get_variable in a variable scope fixed
+  at their first call: the scope given, else their base name (`dense`,
+  `lstm_cell`) made unique among the scopes of the current variable scope
+  (`dense_1`, ...). Variable-scope reuse applies, and on later calls the
+  variables are reused wherever the layer is called. Layer is that.
+- tf.keras.layers (keras_layers.py) take a name from a per-graph counter
+  of each base name, shared with tf.layers: every tf.layers layer built
+  without a name counts too, so a Keras Dense after seven tf.layers.dense
+  calls is `dense_7`. unique_layer_name is that counter.
+"""
+
+import collections
+import re
+import weakref
+
+import tensorflow as tf
+
+_V1 = tf.compat.v1
+
+# graph -> {base name: how many layers of the graph took it}; TF 1.x kept one per graph.
+_NAME_COUNTS = weakref.WeakKeyDictionary()
+
+
+def unique_layer_name(base_name):
+    """`base_name`, then `base_name_1`, `base_name_2`, ... within the default graph."""
+    graph = _V1.get_default_graph()
+    counts = _NAME_COUNTS.setdefault(graph, collections.Counter())
+    index = counts[base_name]
+    counts[base_name] += 1
+    return base_name if index == 0 else f"{base_name}_{index}"
+
+
+def reset_layer_names():
+    """tf.keras.backend.clear_session / reset_uids: the counter starts again."""
+    _NAME_COUNTS.pop(_V1.get_default_graph(), None)
+
+
+def snake_case(class_name):
+    """A class name as TF 1.x made a layer's base name of it: LSTMCell -> lstm_cell."""
+    words = re.sub(r"(.)([A-Z][a-z0-9]+)", r"\1_\2", class_name)
+    name = re.sub(r"([a-z])([A-Z])", r"\1_\2", words).lower()
+    return name if not name.startswith("_") else "private" + name
+
+
+def static_dim(dimension):
+    """A dimension's int value (None when unknown), Dimension or int alike."""
+    return tf.compat.dimension_value(dimension)
+
+
+class Layer:
+    """tf.layers.Layer: variables by get_variable in the scope fixed at the first call.
+
+    Subclasses define build(input_shape), which creates variables with
+    add_weight / add_variable, and call(inputs, ...). A layer called again
+    reuses its variables.
+    """
+
+    def __init__(self, trainable=True, name=None, dtype=None, _reuse=None, **kwargs):
+        # tf.layers' functions pass their `name` as the scope: used as given, not uniquified.
+        self._scope_name = kwargs.pop("_scope", None)
+        self.trainable = trainable
+        self._reuse = _reuse
+        self._dtype = tf.as_dtype(dtype).name if dtype is not None else None
+        base_name = snake_case(type(self).__name__)
+        if name:
+            self._name, self._base_name = name, name
+        else:
+            self._name, self._base_name = unique_layer_name(base_name), base_name
+        self._scope = None
+        self.built = False
+        self._trainable_weights = []
+        self._non_trainable_weights = []
+        self._losses = []
+
+    # -- what it holds
+
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def scope_name(self):
+        if self._scope is None:
+            raise ValueError(f'layer "{self._name}" has no scope before its first call')
+        return self._scope.name
+
+    @property
+    def trainable_weights(self):
+        return list(self._trainable_weights) if self.trainable else []
+
+    @property
+    def non_trainable_weights(self):
+        if self.trainable:
+            return list(self._non_trainable_weights)
+        return self._trainable_weights + self._non_trainable_weights
+
+    @property
+    def weights(self):
+        return self.trainable_weights + self.non_trainable_weights
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
+    @property
+    def losses(self):
+        return list(self._losses)
+
+    # -- making it
+
+    def build(self, input_shape):
+        del input_shape
+        self.built = True
+
+    def call(self, inputs, *args, **kwargs):
+        return inputs
+
+    def add_weight(
+        self,
+        name,
+        shape,
+        dtype=None,
+        initializer=None,
+        regularizer=None,
+        trainable=True,
+        constraint=None,
+        partitioner=None,
+        **unused,
+    ):
+        """A variable of this layer: get_variable(name) in the layer's scope (inside build)."""
+        variable = _V1.get_variable(
+            name,
+            shape,
+            dtype=dtype or self._dtype or tf.float32,
+            initializer=initializer,
+            regularizer=regularizer,
+            trainable=trainable and self.trainable,
+            constraint=constraint,
+            partitioner=partitioner,
+        )
+        self._track(variable, trainable and self.trainable)
+        return variable
+
+    add_variable = add_weight
+
+    def _track(self, variable, trainable):
+        if any(variable is v for v in self._trainable_weights + self._non_trainable_weights):
+            return
+        (self._trainable_weights if trainable else self._non_trainable_weights).append(variable)
+
+    def _tracking_getter(self, getter, *args, **kwargs):
+        """Variables made by get_variable inside call() (user cells do that) count as ours."""
+        variable = getter(*args, **kwargs)
+        self._track(variable, variable in _V1.trainable_variables())
+        return variable
+
+    def _set_scope(self, scope):
+        if self._scope is not None:
+            return
+        if scope is None and self._scope_name is not None:
+            with _V1.variable_scope(self._scope_name) as captured:
+                self._scope = captured
+        elif self._reuse:
+            with _V1.variable_scope(scope if scope is not None else self._base_name) as captured:
+                self._scope = captured
+        else:
+            with _V1.variable_scope(scope, default_name=self._base_name) as captured:
+                self._scope = captured
+
+    def __call__(self, inputs, *args, **kwargs):
+        scope = kwargs.pop("scope", None)
+        self._set_scope(scope)
+        reuse = True if self.built else self._reuse
+        with _V1.variable_scope(
+            self._scope,
+            reuse=reuse,
+            auxiliary_name_scope=False,
+            custom_getter=self._tracking_getter,
+        ):
+            with _V1.name_scope(self._scope.original_name_scope):
+                if not self.built:
+                    first = tf.nest.flatten(inputs)[0]
+                    first = tf.convert_to_tensor(first)
+                    if self._dtype is None and first.dtype.is_floating:
+                        self._dtype = first.dtype.base_dtype.name
+                    self.build(tf.nest.map_structure(lambda x: _shape_of(x), inputs))
+                    self.built = True
+                return self.call(inputs, *args, **kwargs)
+
+    apply = __call__
+
+
+def _shape_of(value):
+    return tf.convert_to_tensor(value).shape

@@ -1,0 +1,259 @@
+"""The TF 1.x module's pieces in-process: names of layers, TF internals and deep contrib
+paths, model_fn spec checks, user-code failures, hints, input-position files.
+
+Nothing here calls tf1.install() (which switches the process to TF 1.x
+behaviour): the module is built (tf1._build) and its pieces used in plain
+tf.compat.v1 graphs. The numbers of the layers are pinned against TF 1.15
+in test_tf1_golden.py.
+"""
+
+import os
+import sys
+
+import pytest
+import tensorflow as tf
+
+from bert_lib import tf1
+from bert_lib.plumbing import errors
+from bert_lib.tf1 import api as tf1_api
+from bert_lib.tf1 import input_files, keras_layers, rnn_cells, specs, user_errors
+from bert_lib.tf1 import layers as tf1_layers
+from bert_lib.tf1 import rnn as tf1_rnn
+
+V1 = tf.compat.v1
+
+
+@pytest.fixture(scope="module")
+def tf1_module():
+    return tf1._build(tf1.tf1_estimator.ONE_DEVICE)  # noqa: SLF001
+
+
+def _names():
+    return [v.op.name for v in V1.global_variables()]
+
+
+# ---------------------------------------------------------------------------
+# Layer names
+
+
+def test_keras_layers_and_tf_layers_share_one_name_counter_per_graph():
+    for _ in range(2):
+        with tf.Graph().as_default():
+            x = V1.placeholder(tf.float32, [2, 3])
+            tf1_layers.dense(x, 4)
+            tf1_layers.dense(x, 4, name="named")  # a named layer takes no number
+            tf1_layers.dense(x, 4)
+            with V1.variable_scope("head"):
+                keras_layers.Dense(2)(x)
+            keras_layers.Dropout(0.5)(x, training=True)
+            assert _names() == [
+                "dense/kernel",
+                "dense/bias",
+                "named/kernel",
+                "named/bias",
+                "dense_1/kernel",
+                "dense_1/bias",
+                "head/dense_2/kernel",
+                "head/dense_2/bias",
+            ]
+
+
+def test_rnn_cells_take_their_scope_under_the_loops_scope():
+    with tf.Graph().as_default():
+        x = V1.placeholder(tf.float32, [2, 5, 3])
+        tf1_rnn.bidirectional_dynamic_rnn(
+            rnn_cells.LSTMCell(4),
+            rnn_cells.DropoutWrapper(rnn_cells.GRUCell(2), output_keep_prob=0.5),
+            x,
+            sequence_length=[5, 3],
+            dtype=tf.float32,
+        )
+        assert _names() == [
+            "bidirectional_rnn/fw/lstm_cell/kernel",
+            "bidirectional_rnn/fw/lstm_cell/bias",
+            "bidirectional_rnn/bw/gru_cell/gates/kernel",
+            "bidirectional_rnn/bw/gru_cell/gates/bias",
+            "bidirectional_rnn/bw/gru_cell/candidate/kernel",
+            "bidirectional_rnn/bw/gru_cell/candidate/bias",
+        ]
+
+
+# ---------------------------------------------------------------------------
+# tensorflow.python.* and tf.contrib module paths
+
+
+def test_tensorflow_python_modules_have_what_tf115s_had(tf1_module):
+    python = tf1_module.python
+    assert python.ops.variable_scope.variable is V1.Variable
+    assert python.ops.array_ops.stack is tf.stack
+    assert python.ops.array_ops.placeholder is V1.placeholder
+    assert python.framework.ops.Tensor is tf.Tensor
+    assert python.framework.ops.IndexedSlicesValue.__name__ == "IndexedSlicesValue"
+    assert python.util.nest.is_sequence([1]) is True
+    assert python.ops.control_flow_ops.cond is V1.cond
+    assert python.ops.rnn_cell_impl.LSTMStateTuple is rnn_cells.LSTMStateTuple
+    assert python.ops.rnn.dynamic_rnn is tf1_rnn.dynamic_rnn
+    assert python.estimator.model_fn.EstimatorSpec is tf1_module.estimator.EstimatorSpec
+    assert python.ops.metrics_impl._streaming_confusion_matrix is not None  # noqa: SLF001
+    assert python.layers.core.Dense is tf1_module.layers.Dense
+    assert python.keras.layers.LSTM is tf1_module.keras.layers.LSTM
+    assert python.framework.graph_util.convert_variables_to_constants is not None
+    with pytest.raises(tf1_api.UnsupportedAPIError, match="tensorflow.python.ops.no_such"):
+        python.ops.no_such  # noqa: B018
+
+
+def test_contrib_module_paths_lead_to_what_the_package_provides(tf1_module):
+    contrib = tf1_module.contrib
+    layers = contrib.layers.python.layers
+    assert layers.initializers.xavier_initializer is contrib.layers.xavier_initializer
+    assert layers.layers.layer_norm is contrib.layers.layer_norm
+    assert contrib.rnn.python.ops.rnn_cell.LSTMBlockCell is rnn_cells.LSTMBlockCell
+    assert contrib.rnn.python.ops.core_rnn_cell._linear is tf1_rnn.linear  # noqa: SLF001
+    assert contrib.crf.python.ops.crf.crf_decode is contrib.crf.crf_decode
+    assert contrib.tpu.python.tpu.tpu_estimator.TPUEstimator is contrib.tpu.TPUEstimator
+    assert tf1_module.estimator.tpu.TPUEstimator is contrib.tpu.TPUEstimator
+    assert tf1_module.estimator.tpu.InputPipelineConfig.PER_HOST_V2 == 3
+    with pytest.raises(
+        tf1_api.UnsupportedAPIError,
+        match=r"tf\.contrib\.layers\.python\.layers\.initializers\.variance is not provided",
+    ):
+        layers.initializers.variance  # noqa: B018
+
+
+def test_a_refusal_names_where_the_name_is_provided(tf1_module):
+    find = tf1_api.make_finder(tf1_module)
+    assert find("LSTMBlockCell") == "tf.contrib.rnn.LSTMBlockCell"
+    assert find("dense") == "tf.layers.dense"
+    assert find("LayerNormalization") == "tf.keras.layers.LayerNormalization"
+    assert find("get_or_create_global_step") == "tf.train.get_or_create_global_step"
+    assert find("NASCell") is None
+
+
+# ---------------------------------------------------------------------------
+# model_fn specs, as TF 1.15 checked them
+
+
+def test_eval_metric_ops_must_be_value_and_update_pairs():
+    with tf.Graph().as_default():
+        value = tf.constant(1.0)
+        specs.check_eval_metric_ops({"good": (value, value.op)}, "a.py:3")
+        with pytest.raises(specs.SpecError) as raised:
+            specs.check_eval_metric_ops({"good": (value, value.op), "f1": value}, "a.py:3")
+    assert str(raised.value) == (
+        "a.py:3: Values of eval_metric_ops must be (metric_value, update_op) tuples, given: "
+        f"{value} for key: f1"
+    )
+    assert isinstance(raised.value, errors.UsageError)
+
+
+def test_spec_fields_are_refused_with_tf115s_messages():
+    with tf.Graph().as_default():
+        vector = tf.zeros([3])
+        cases = [
+            (lambda: specs.check_train_op(None, "train", "w"), "w: Missing train_op."),
+            (lambda: specs.check_loss(None, "eval", "w"), "w: Missing loss."),
+            (
+                lambda: specs.check_loss(vector, "train", "w"),
+                f"w: Loss must be scalar, given: {vector}",
+            ),
+            (lambda: specs.check_predictions(None, "infer", "w"), "w: Missing predictions."),
+            (
+                lambda: specs.check_predictions({"p": 1}, "infer", "w"),
+                "w: predictions[p] must be Tensor, given: 1",
+            ),
+            (
+                lambda: specs.check_hooks([object], "w"),
+                f"w: All hooks must be SessionRunHook instances, given: {object}",
+            ),
+            (
+                lambda: specs.check_host_call("eval_metrics", (len, [1, 2]), "w"),
+                "w: In TPUEstimatorSpec.eval_metrics, length of tensors 2 does not match "
+                "method args of the function, which takes 1.",
+            ),
+            (
+                lambda: specs.check_host_call("eval_metrics", (1, []), "w"),
+                "w: eval_metrics[0] should be callable.",
+            ),
+        ]
+        for check, message in cases:
+            with pytest.raises(specs.SpecError) as raised:
+                check()
+            assert str(raised.value) == message
+        assert specs.check_loss(tf.zeros([1]), "train", "w").shape == []  # [1] -> scalar
+
+
+def test_what_a_metric_fn_returns_is_checked_at_its_definition():
+    def metric_fn(x):
+        return {"mean": x}
+
+    line = metric_fn.__code__.co_firstlineno
+    with tf.Graph().as_default():
+        with pytest.raises(specs.SpecError, match=rf"^{__file__}:{line}: Values of eval_metric"):
+            specs.checked_metric_fn(metric_fn)(tf.constant(1.0))
+
+
+# ---------------------------------------------------------------------------
+# Failures of user code
+
+
+def _user_function(tmp_path, body):
+    """A function compiled from a file outside the project: user code to run_tf1.py."""
+    path = tmp_path / "user_script.py"
+    source = "def f():\n" + "".join(f"    {line}\n" for line in body)
+    path.write_text(source)
+    namespace = {}
+    exec(compile(source, str(path), "exec"), namespace)
+    return namespace["f"], str(path)
+
+
+def test_an_oserror_in_user_code_is_reported_at_the_users_line(tmp_path):
+    f, path = _user_function(tmp_path, ["x = 1", "open('/no/such/dir/out.txt', 'w')"])
+    with pytest.raises(OSError) as raised:
+        f()
+    located = user_errors.locate(raised.value)
+    assert isinstance(located, user_errors.UserCodeError)
+    assert str(located) == (
+        f"{path}:3: [Errno 2] No such file or directory: '/no/such/dir/out.txt'"
+    )
+
+
+def test_a_bug_in_user_code_keeps_its_traceback_and_ends_in_one_line(tmp_path, capsys):
+    f, path = _user_function(tmp_path, ["return {}['missing']"])
+    with pytest.raises(KeyError) as raised:
+        f()
+    located = user_errors.locate(raised.value)
+    assert str(located) == f"{path}:2: KeyError: 'missing'"
+    assert "Traceback" in capsys.readouterr().err
+
+
+def test_a_syntax_error_names_the_users_file_and_line(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("x = 1\ndef f(:\n")
+    with pytest.raises(SyntaxError) as raised:
+        compile(path.read_text(), str(path), "exec")
+    assert str(user_errors.locate(raised.value)) == f"{path}:2: SyntaxError: invalid syntax"
+
+
+def test_refusals_and_errors_outside_user_code_keep_their_own_text():
+    for error in (errors.UsageError("--flag: bad"), errors.RunError("loss is NaN")):
+        assert user_errors.locate(error) is error
+    interrupt = KeyboardInterrupt()
+    assert user_errors.locate(interrupt) is interrupt
+
+
+# ---------------------------------------------------------------------------
+# Input-position files
+
+
+def test_input_position_files_without_their_checkpoint_are_swept(tmp_path):
+    for name in ("model.ckpt-3.input", "model.ckpt-6.input", "model.ckpt-6.index"):
+        (tmp_path / name).write_text("x")
+    input_files._sweep(str(tmp_path))  # noqa: SLF001
+    assert sorted(os.listdir(tmp_path)) == ["model.ckpt-6.index", "model.ckpt-6.input"]
+    input_files._sweep(str(tmp_path / "gone"))  # noqa: SLF001 (a deleted directory: no error)
+
+
+def test_user_code_file_detection_counts_this_tmp_path_as_users(tmp_path):
+    assert tf1_api.is_user_file(str(tmp_path / "x.py"))
+    assert not tf1_api.is_user_file(tf1.__file__)
+    assert not tf1_api.is_user_file(sys.modules["tensorflow"].__file__)
