@@ -73,7 +73,8 @@ from absl import flags, logging
 import modeling
 from bert_lib import engine, script_flags
 from bert_lib.export import tfhub_encoder
-from bert_lib.plumbing import atomic_write, startup_checks
+from bert_lib.model import checks
+from bert_lib.plumbing import atomic_write
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import classifier_data  # the label names of --task_name
 
@@ -784,7 +785,7 @@ def tf_to_hf(checkpoint, bert_config_file, vocab_file, do_lower_case, output_dir
         if not path or not os.path.isfile(path):
             raise UsageError(f"--{flag}={path}: no such file")
     _check_output_dir(output_dir, HF_FILES)
-    config = startup_checks.load_bert_config(bert_config_file)
+    config = checks.load_bert_config(bert_config_file)
     variables, path = read_tf_checkpoint(checkpoint)
     tensors, architecture, labels, dropped, unused = convert_tf_variables(
         variables, config, path, task_name

@@ -1,15 +1,19 @@
-"""Comparing a checkpoint's variable shapes with the model's, for the scripts.
+"""Comparing a checkpoint's variable shapes with a model's, for the engine and the scripts.
 
-Warm starting, resuming, exporting and the start-up checks all refuse a
-checkpoint whose variables do not fit the model, with the one message of
-modeling.check_variable_shapes (which modeling.py, a file users copy into
-their own projects, keeps to itself), raised here as a UsageError; a
-checkpoint that cannot be read at all is "<flag>: no checkpoint at <path>".
+Resuming, exporting, warm starting and the start-up checks all refuse a
+checkpoint whose variables do not fit the model, with one message:
+
+    checkpoint <path> does not match the model: variable <name> has shape
+    [a, b] in the model but [c, d] in the checkpoint<hint>
+
+raised here as a UsageError; a checkpoint that cannot be read at all is
+"<flag>: no checkpoint at <path>". modeling.py, a file users copy into their
+own projects, keeps its own check with the same message
+(modeling.check_variable_shapes, raising modeling.InputError): this module
+knows nothing of BERT, so that the engine can use it.
 """
 
 import tensorflow as tf
-
-import modeling
 
 from .errors import UsageError
 
@@ -23,41 +27,32 @@ def read_shapes(checkpoint_path, flag=None):
         raise UsageError(f"{where}no checkpoint at {checkpoint_path}") from None
 
 
-def check_shapes(expected, checkpoint_path, in_checkpoint=None, hint="", flag=None):
-    """Raises UsageError for the first variable that does not fit (modeling's message).
+def _fits(shape, saved):
+    """A shape list fits only the same list; a tf.TensorShape, any it is compatible with."""
+    if isinstance(shape, tf.TensorShape):
+        return shape.is_compatible_with(saved)
+    return list(shape) == list(saved)
 
-    Variables the checkpoint lacks are not looked at; `in_checkpoint` is
-    read from `checkpoint_path` when not given.
+
+def _as_list(shape):
+    return shape.as_list() if isinstance(shape, tf.TensorShape) else list(shape)
+
+
+def check_shapes(expected, checkpoint_path, in_checkpoint=None, hint="", flag=None):
+    """Raises UsageError for the first variable of `expected` whose shape the checkpoint's
+    does not fit (the message above).
+
+    `expected` maps variable names to shape lists or tf.TensorShapes (a
+    partly unknown TensorShape fits any shape it is compatible with).
+    Variables the checkpoint lacks are not looked at; `in_checkpoint`
+    ({name: shape list}) is read from `checkpoint_path` when not given.
     """
     if in_checkpoint is None:
         in_checkpoint = read_shapes(checkpoint_path, flag)
-    try:
-        modeling.check_variable_shapes(expected, checkpoint_path, in_checkpoint, hint)
-    except modeling.InputError as e:
-        raise UsageError(str(e)) from None
-
-
-def check_task_head(output_dir, init_checkpoint, num_labels, hidden_size):
-    """A checkpoint already in output_dir, and --init_checkpoint, must fit this task's head.
-
-    Training resumes from the one in output_dir and eval / predict / export
-    read it; a head with another number of labels (say an MNLI model under
-    --task_name=mrpc) would otherwise be restored as it is, giving outputs of
-    the wrong width. An --init_checkpoint fine-tuned on such a task would
-    only be refused while warm starting, after the records were written.
-    Either may hold no head at all (a pre-trained checkpoint has none).
-    """
-    expected = {"output_weights": [num_labels, hidden_size], "output_bias": [num_labels]}
-    newest = tf.train.latest_checkpoint(output_dir) if output_dir else None
-    if newest is not None:
-        check_shapes(
-            expected, newest, hint=" (it belongs to another task: use another --output_dir)"
-        )
-    if init_checkpoint:
-        check_shapes(
-            expected,
-            init_checkpoint,
-            hint=" (--init_checkpoint was fine-tuned on another task: start from a "
-            "pre-trained checkpoint)",
-            flag="--init_checkpoint",
-        )
+    for name, shape in expected.items():
+        if name in in_checkpoint and not _fits(shape, in_checkpoint[name]):
+            raise UsageError(
+                f"checkpoint {checkpoint_path} does not match the model: variable {name} has "
+                f"shape {_as_list(shape)} in the model but {list(in_checkpoint[name])} in the "
+                f"checkpoint{hint}"
+            )
