@@ -74,6 +74,7 @@ import modeling
 import tokenization
 from bert_lib import engine, script_flags
 from bert_lib.export import tfhub_encoder
+from bert_lib.model import checks
 from bert_lib.plumbing import atomic_write, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import classifier_data  # the label names of --task_name
@@ -794,7 +795,7 @@ def tf_to_hf(checkpoint, bert_config_file, vocab_file, do_lower_case, output_dir
         if not path or not os.path.isfile(path):
             raise UsageError(f"--{flag}={path}: no such file")
     _check_output_dir(output_dir, HF_FILES)
-    config = startup_checks.load_bert_config(bert_config_file)
+    config = checks.load_bert_config(bert_config_file)
     variables, path = read_tf_checkpoint(checkpoint)
     vocab = startup_checks.read_text(vocab_file, "--vocab_file").split("\n")
     check_converted_model(
@@ -864,7 +865,7 @@ def check_converted_model(config, names, vocab, do_lower_case, sources):
     once, BERT's special tokens, as many lines as the embedding has rows
     (up to the padding some models add) and a casing do_lower_case fits.
     """
-    layers = startup_checks.encoder_layers(names)
+    layers = checks.encoder_layers(names)
     if layers != list(range(config.num_hidden_layers)):
         raise UsageError(
             f"{sources.weights} holds {len(layers)} encoder layers but num_hidden_layers is "
@@ -874,14 +875,14 @@ def check_converted_model(config, names, vocab, do_lower_case, sources):
         )
     tokens = [line.strip() for line in vocab]
     where = f"{sources.vocab_flag}: {sources.vocab}"
-    startup_checks.check_vocab_tokens(tokens, where)
+    checks.check_vocab_tokens(tokens, where)
     missing = [token for token in tokenization.SPECIAL_TOKENS if token not in tokens]
     if missing:
         raise UsageError(f"{where} lacks {', '.join(missing)}")
-    startup_checks.check_vocab_size(
+    checks.check_vocab_size(
         len(tokens), config, sources.vocab, sources.config, flag=sources.vocab_flag
     )
-    startup_checks.check_vocab_case(tokens, do_lower_case, where, sources.lower_case)
+    checks.check_vocab_case(tokens, do_lower_case, where, sources.lower_case)
 
 
 # ---------------------------------------------------------------------------

@@ -56,6 +56,7 @@ from absl import flags, logging
 
 import tokenization
 from bert_lib import script_flags
+from bert_lib.model import checks
 from bert_lib.plumbing import errors, fileio, startup_checks, tfrecord_format
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
@@ -469,9 +470,7 @@ def _string_kinds(tokens):
 
 
 def _string_planner(all_documents, recipe, vocab_words, rng):
-    """A planner over documents of token strings; `recipe.do_whole_word_mask` may be None."""
-    wwm = _resolve_whole_word_mask(recipe.do_whole_word_mask)
-    recipe = recipe._replace(do_whole_word_mask=wwm)
+    """A planner over documents of token strings."""
     return _InstancePlanner(
         _LazyPerDocument(all_documents, lambda doc: [len(s) for s in doc]),
         _LazyPerDocument(all_documents, lambda doc: [_string_kinds(s) for s in doc]),
@@ -483,12 +482,6 @@ def _string_planner(all_documents, recipe, vocab_words, rng):
     )
 
 
-def _resolve_whole_word_mask(do_whole_word_mask):
-    if do_whole_word_mask is not None:
-        return do_whole_word_mask
-    return FLAGS.do_whole_word_mask if FLAGS.is_parsed() else False
-
-
 def create_instances_from_document(
     all_documents,
     document_index,
@@ -498,12 +491,13 @@ def create_instances_from_document(
     max_predictions_per_seq,
     vocab_words,
     rng,
-    do_whole_word_mask=None,
+    do_whole_word_mask=False,
 ):
     """Creates `TrainingInstance`s for one document of token-string lists.
 
-    Draws from `rng` exactly as the original does. `do_whole_word_mask`
-    defaults to the flag of that name (False if flags are not parsed).
+    Draws from `rng` exactly as the original does. `do_whole_word_mask` is
+    --do_whole_word_mask's value (the original read the flag here; main
+    passes it down): False, the flag's default, when not given.
     """
     recipe = Recipe(
         max_seq_length,
@@ -530,7 +524,7 @@ def _training_instance(tokens, num_a, num_b, positions, labels, is_random_next):
 
 
 def create_masked_lm_predictions(
-    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, do_whole_word_mask=None
+    tokens, masked_lm_prob, max_predictions_per_seq, vocab_words, rng, do_whole_word_mask=False
 ):
     """Returns (output_tokens, masked_lm_positions, masked_lm_labels) for `tokens`.
 
@@ -539,6 +533,8 @@ def create_masked_lm_predictions(
     shuffled and taken until min(max_predictions_per_seq,
     max(1, round(len(tokens) * masked_lm_prob))) tokens are chosen; each
     becomes [MASK] (80%), stays (10%) or a random vocabulary word (10%).
+    `do_whole_word_mask` is --do_whole_word_mask's value (False when not
+    given), as for create_instances_from_document.
     """
     recipe = Recipe(3, 1, 0.0, masked_lm_prob, max_predictions_per_seq, do_whole_word_mask)
     planner = _string_planner([], recipe, vocab_words, rng)
@@ -924,13 +920,14 @@ def create_training_instances(
     masked_lm_prob,
     max_predictions_per_seq,
     rng,
-    do_whole_word_mask=None,
+    do_whole_word_mask=False,
     num_workers=1,
 ):
     """Creates `TrainingInstance`s from raw text files, in the original's order.
 
-    `do_whole_word_mask` defaults to the flag (False if flags are not
-    parsed); `num_workers` processes tokenize in parallel.
+    `do_whole_word_mask` is --do_whole_word_mask's value (False when not
+    given, as for create_instances_from_document); `num_workers` processes
+    tokenize in parallel.
     """
     documents = _read_documents(input_files, tokenizer, num_workers)
     recipe = Recipe(
@@ -939,7 +936,7 @@ def create_training_instances(
         short_seq_prob,
         masked_lm_prob,
         max_predictions_per_seq,
-        _resolve_whole_word_mask(do_whole_word_mask),
+        do_whole_word_mask,
     )
     draws = _Draws(rng)
     draws.shuffle(documents)
@@ -1037,7 +1034,7 @@ def run(settings):
     """Creates the output files the settings ask for; raises InputError on bad input."""
     _check_flags(settings)
     recipe = settings.recipe
-    tokenizer = startup_checks.load_tokenizer(settings.vocab_file, settings.do_lower_case)
+    tokenizer = checks.load_tokenizer(settings.vocab_file, settings.do_lower_case)
     input_files = startup_checks.expand_input_files(settings.input_file)
     inputs = [("--input_file", f) for f in input_files] + [("--vocab_file", settings.vocab_file)]
     output_files = _output_files(settings.output_file, inputs)

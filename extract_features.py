@@ -27,6 +27,7 @@ from absl import flags, logging
 import modeling
 import tokenization
 from bert_lib import engine, script_flags
+from bert_lib.model import model_fns
 from bert_lib.plumbing import atomic_write, errors, fileio, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
@@ -140,13 +141,22 @@ def input_fn_builder(features, seq_length, padding=dynamic_padding.OFF):
 
 
 def model_fn_builder(
-    bert_config, init_checkpoint, layer_indexes, use_tpu, use_one_hot_embeddings, pooling=None
+    bert_config,
+    init_checkpoint,
+    layer_indexes,
+    use_tpu,
+    use_one_hot_embeddings,
+    pooling=None,
+    precision="fp32",
 ):
     """Returns a PREDICT-only model_fn giving "unique_id" and "layer_output_<i>".
 
     With `pooling` ("cls" or "mean") it also gives "pooled": one [hidden]
-    vector per example of layer_indexes[0], see pool_layer.
+    vector per example of layer_indexes[0], see pool_layer. The Transformer
+    layers compute in `precision` (fp32, bf16 or fp16); the outputs are
+    float32.
     """
+    compute_dtype = model_fns.compute_dtype(precision)
 
     def model_fn(features, labels, mode, params):
         """Runs BERT and exposes the requested encoder layers."""
@@ -161,10 +171,10 @@ def model_fn_builder(
             input_mask=features["input_mask"],
             token_type_ids=features["input_type_ids"],
             use_one_hot_embeddings=use_one_hot_embeddings,
-            compute_dtype=params.get("compute_dtype"),
+            compute_dtype=compute_dtype,
         )
 
-        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         all_layers = model.get_all_encoder_layers()
         predictions = {"unique_id": features["unique_ids"]}
@@ -354,7 +364,7 @@ def _naming_unreadable_checkpoint(init_checkpoint):
 # script_flags.ModelSettings).
 _FLAG_NAMES = (
     "input_file output_file layers batch_size use_tpu use_one_hot_embeddings pooling "
-    "pooled_output_file"
+    "pooled_output_file precision"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the padding of
@@ -427,6 +437,7 @@ def main(_):
         use_tpu=settings.use_tpu,
         use_one_hot_embeddings=settings.use_one_hot_embeddings,
         pooling=pooling,
+        precision=settings.precision,
     )
     pooled_jsonl = pooled_npy = None
     pooled = {}

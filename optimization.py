@@ -16,6 +16,11 @@ accumulation, loss scaling) without changing the arithmetic:
     optimizer = create_bert_optimizer(learning_rate)
     train_op = apply_clipped_gradients(optimizer, grads, tvars, global_step)
 
+`create_training_step` builds the same step with gradient accumulation and
+float16 loss scaling (TrainingOptions), and returns what a training loop
+needs besides the train op (TrainingStep: the learning rate to log, the op
+that accumulates a micro-batch, the variables a checkpoint may lack).
+
 Under a `tf.distribute` strategy (graph mode), `apply_gradients` may be called
 in a replica context (inside `call_for_each_replica`): gradients are then
 averaged across replicas and every copy of each variable and its slots gets
@@ -40,20 +45,6 @@ CLIP_NORM = 1.0
 INITIAL_LOSS_SCALE = 2.0**15
 LOSS_SCALE_GROWTH_INTERVAL = 2000
 
-# Graph collections filled in step by create_optimizer under gradient
-# accumulation: the i-th accumulate op belongs to the i-th train op. Running
-# an accumulate op adds one micro-batch's gradients to the accumulators;
-# running its train op adds the last micro-batch's, applies the average and
-# clears the accumulators. Use `accumulate_op_for(train_op)`.
-ACCUMULATE_OPS_COLLECTION = "gradient_accumulation_ops"
-ACCUMULATE_TRAIN_OPS_COLLECTION = "gradient_accumulation_train_ops"
-
-# Variables a checkpoint holds only so that a resumed run goes on exactly where
-# it stopped (the float16 loss scale and its good-step count). A checkpoint
-# without them (the original's, a float32 run's) still restores, leaving them
-# at their initial values; code that does not create them ignores them.
-OPTIONAL_IN_CHECKPOINT_COLLECTION = "optional_in_checkpoint"
-
 
 class TrainingOptions(
     collections.namedtuple("TrainingOptions", ["num_accumulation_steps", "dynamic_loss_scaling"])
@@ -61,20 +52,20 @@ class TrainingOptions(
     """What create_optimizer builds beyond the plain step (the defaults build none of it).
 
     num_accumulation_steps=N: the train op applies the average gradient of N
-      micro-batches: run the accumulate op paired with it in
-      ACCUMULATE_OPS_COLLECTION N-1 times, then the train op once (global_step
-      counts these optimizer steps).
+      micro-batches: run the step's accumulate_op N-1 times, then the train
+      op once (global_step counts these optimizer steps).
     dynamic_loss_scaling: for float16 compute, the loss is multiplied by a
       scale before differentiation and the gradients divided by it; a step whose
       gradients hold Inf or NaN changes no weight or slot and halves the scale,
       and the scale doubles after LOSS_SCALE_GROWTH_INTERVAL good steps in a row.
       global_step advances on skipped steps too.
 
-    The accumulators are local variables (not in checkpoints: the runner
-    saves only between optimizer steps, when they are zero). The loss scale
-    and its good-step count are saved, so a resumed float16 run keeps them;
-    they are in OPTIONAL_IN_CHECKPOINT_COLLECTION. The runner hands a
-    model_fn the options of its RunConfig as params["training_options"].
+    The accumulators are local variables (not in checkpoints: a training
+    loop saves only between optimizer steps, when they are zero). The loss
+    scale and its good-step count are saved, so a resumed float16 run keeps
+    them; a checkpoint without them (the original's, a float32 run's) may
+    still be restored, leaving them at their initial values (the step's
+    optional_in_checkpoint).
     """
 
     def __new__(cls, num_accumulation_steps=1, dynamic_loss_scaling=False):
@@ -83,8 +74,27 @@ class TrainingOptions(
         return super().__new__(cls, int(num_accumulation_steps), bool(dynamic_loss_scaling))
 
 
+class TrainingStep(
+    collections.namedtuple(
+        "TrainingStep", ["train_op", "learning_rate", "accumulate_op", "optional_in_checkpoint"]
+    )
+):
+    """What create_training_step builds.
+
+    train_op: runs one optimizer step (and adds one to global_step).
+    learning_rate: the scalar learning rate of the step, for logging.
+    accumulate_op: with gradient accumulation, the op that only adds one
+      micro-batch's gradients to the accumulators (run it N-1 times before
+      each train_op); else None.
+    optional_in_checkpoint: variables a checkpoint need not hold (the float16
+      loss scale and its good-step count: the original's checkpoints and
+      float32 runs' have none); restoring such a checkpoint leaves them at
+      their initial values. Empty without loss scaling.
+    """
+
+
 def create_optimizer(
-    loss, init_lr, num_train_steps, num_warmup_steps, use_tpu, *, optimizer="adamw", options=None
+    loss, init_lr, num_train_steps, num_warmup_steps, use_tpu, *, optimizer="adamw"
 ):
     """Builds the op that runs one training step on `loss`.
 
@@ -101,17 +111,32 @@ def create_optimizer(
         for TPU cross-shard gradient averaging; here any tf.distribute strategy
         is handled by `AdamWeightDecayOptimizer.apply_gradients` itself.
       optimizer: "adamw" (BERT's, the default) or "lamb"; see OPTIMIZERS.
-      options: TrainingOptions (gradient accumulation, loss scaling); None
-        for the plain step.
 
     Returns:
-      The train op.
+      The train op (create_training_step's, without accumulation or loss
+      scaling).
 
     Raises:
       ValueError: num_train_steps is not positive, num_warmup_steps is
         negative, or optimizer is not in OPTIMIZERS.
     """
     del use_tpu  # See the docstring: distribution needs no optimizer wrapper.
+    return create_training_step(
+        loss, init_lr, num_train_steps, num_warmup_steps, optimizer=optimizer
+    ).train_op
+
+
+def create_training_step(
+    loss, init_lr, num_train_steps, num_warmup_steps, optimizer="adamw", options=None
+):
+    """create_optimizer's step, with `options` (TrainingOptions); returns a TrainingStep.
+
+    Without options (or with the default TrainingOptions()) the train op is
+    create_optimizer's, op for op.
+
+    Raises:
+      ValueError: as create_optimizer.
+    """
     global_step = tf.compat.v1.train.get_or_create_global_step()
     learning_rate = create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step)
     optimizer = create_bert_optimizer(learning_rate, optimizer=optimizer)
@@ -119,11 +144,13 @@ def create_optimizer(
     num_accumulation_steps, dynamic_loss_scaling = options or TrainingOptions()
     if num_accumulation_steps == 1 and not dynamic_loss_scaling:
         grads = tf.gradients(loss, tvars)
-        return apply_clipped_gradients(optimizer, grads, tvars, global_step)
+        train_op = apply_clipped_gradients(optimizer, grads, tvars, global_step)
+        return TrainingStep(train_op, learning_rate, None, ())
 
-    loss_scale = None
+    optional = ()
     if dynamic_loss_scaling:
         loss_scale = DynamicLossScale()
+        optional = (loss_scale.scale_variable, loss_scale.good_steps)
         grads = tf.gradients(loss * loss_scale.scale, tvars)
         grads = [None if g is None else _dense_gradient(g) / loss_scale.scale for g in grads]
         optimizer.skip_nonfinite_updates = True
@@ -131,7 +158,8 @@ def create_optimizer(
     else:
         grads = [None if g is None else _dense_gradient(g) for g in tf.gradients(loss, tvars)]
     if num_accumulation_steps == 1:
-        return apply_clipped_gradients(optimizer, grads, tvars, global_step)
+        train_op = apply_clipped_gradients(optimizer, grads, tvars, global_step)
+        return TrainingStep(train_op, learning_rate, None, optional)
 
     pairs = [(g, v) for g, v in zip(grads, tvars) if g is not None]
     accumulators = [_accumulator(v) for _, v in pairs]
@@ -147,20 +175,7 @@ def create_optimizer(
             *[acc.assign(tf.zeros_like(acc), read_value=False) for acc in accumulators]
         )
     train_op = tf.group(apply_op, clear_op, name="train_op")
-    tf.compat.v1.add_to_collection(ACCUMULATE_TRAIN_OPS_COLLECTION, train_op)
-    tf.compat.v1.add_to_collection(ACCUMULATE_OPS_COLLECTION, accumulate_op)
-    return train_op
-
-
-def accumulate_op_for(train_op):
-    """The accumulate op create_optimizer made with `train_op`, or None."""
-    graph = train_op.graph
-    train_ops = graph.get_collection(ACCUMULATE_TRAIN_OPS_COLLECTION)
-    accumulate_ops = graph.get_collection(ACCUMULATE_OPS_COLLECTION)
-    for candidate, accumulate_op in zip(train_ops, accumulate_ops):
-        if candidate is train_op:
-            return accumulate_op
-    return None
+    return TrainingStep(train_op, learning_rate, accumulate_op, optional)
 
 
 def _accumulator(param):
@@ -195,7 +210,6 @@ class DynamicLossScale:
             growth_interval = LOSS_SCALE_GROWTH_INTERVAL
         self.growth_interval = growth_interval
         root_scope = tf.compat.v1.VariableScope(reuse=tf.compat.v1.AUTO_REUSE, name="")
-        saved = [tf.compat.v1.GraphKeys.GLOBAL_VARIABLES, OPTIONAL_IN_CHECKPOINT_COLLECTION]
         with tf.init_scope(), tf.compat.v1.variable_scope(root_scope, auxiliary_name_scope=False):
             self.scale_variable = tf.compat.v1.get_variable(
                 "loss_scale",
@@ -203,7 +217,6 @@ class DynamicLossScale:
                 dtype=tf.float32,
                 trainable=False,
                 initializer=tf.compat.v1.constant_initializer(initial_scale),
-                collections=saved,
                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
             )
             self.good_steps = tf.compat.v1.get_variable(
@@ -212,7 +225,6 @@ class DynamicLossScale:
                 dtype=tf.int64,
                 trainable=False,
                 initializer=tf.compat.v1.zeros_initializer(),
-                collections=saved,
                 aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
             )
         self.scale = tf.identity(self.scale_variable.read_value(), name="loss_scale_value")
@@ -253,8 +265,7 @@ def create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step
     Linear decay from init_lr at step 0 to 0 at num_train_steps (polynomial
     decay of power 1, no cycling; it stays 0 after). During the first
     num_warmup_steps steps, if any, it is init_lr * step / num_warmup_steps
-    instead. The tensor is also added to the graph collection
-    "learning_rate".
+    instead.
 
     Raises:
       ValueError: num_train_steps is not positive or num_warmup_steps is
@@ -285,8 +296,6 @@ def create_learning_rate(init_lr, num_train_steps, num_warmup_steps, global_step
             warmup_learning_rate = init_lr * warmup_progress
             is_warmup = tf.cast(step_int < warmup_steps_int, tf.float32)
             learning_rate = (1.0 - is_warmup) * learning_rate + is_warmup * warmup_learning_rate
-    # The runner logs and summarizes the tensors in this collection.
-    tf.compat.v1.add_to_collection("learning_rate", learning_rate)
     return learning_rate
 
 

@@ -22,11 +22,11 @@ import tensorflow as tf
 from absl import flags, logging
 
 import modeling
-import optimization
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
 from bert_lib.export import predictor, serving
-from bert_lib.plumbing import atomic_write, eval_results, output_dir_run, startup_checks
+from bert_lib.model import model_fns, output_dir_run
+from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import classifier_data, dynamic_padding, features
 
@@ -256,15 +256,19 @@ def model_fn_builder(
     is_regression=False,
     multi_label=False,
     class_weights=None,
+    precision="fp32",
+    num_accumulation_steps=1,
 ):
     """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
 
-    Train: Adam with weight decay via optimization.create_optimizer. Eval:
-    eval_accuracy (single-label classification) and eval_loss, padding
-    examples weighted 0, and the predictions too (for the official metrics).
-    Predict: {"probabilities": [num_labels] floats}, or {"score": float} for
-    regression. `multi_label` and `class_weights` go to create_model.
+    Train: model_fns.train_spec (Adam with weight decay; num_accumulation_steps
+    micro-batches a step). Eval: eval_accuracy (single-label classification)
+    and eval_loss, padding examples weighted 0, and the predictions too (for
+    the official metrics). Predict: {"probabilities": [num_labels] floats}, or
+    {"score": float} for regression. `multi_label` and `class_weights` go to
+    create_model; the Transformer layers compute in `precision`.
     """
+    compute_dtype = model_fns.compute_dtype(precision)
 
     def model_fn(features, labels, mode, params):
         del labels  # Labels travel inside `features`.
@@ -294,22 +298,20 @@ def model_fn_builder(
             is_regression=is_regression,
             multi_label=multi_label,
             class_weights=class_weights,
-            compute_dtype=params.get("compute_dtype"),
+            compute_dtype=compute_dtype,
         )
 
-        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == engine.ModeKeys.TRAIN:
-            train_op = optimization.create_optimizer(
+            return model_fns.train_spec(
                 total_loss,
                 learning_rate,
                 num_train_steps,
                 num_warmup_steps,
-                use_tpu,
-                options=params.get("training_options"),
-            )
-            return engine.EstimatorSpec(
-                mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
+                precision,
+                num_accumulation_steps,
+                scaffold_fn=scaffold_fn,
             )
 
         output_name = "score" if is_regression else "probabilities"
@@ -333,10 +335,7 @@ def model_fn_builder(
             return engine.EstimatorSpec(
                 mode=mode,
                 loss=total_loss,
-                eval_metrics=(
-                    metric_fn,
-                    [per_example_loss, label_ids, logits, is_real_example],
-                ),
+                eval_metrics=(metric_fn, [per_example_loss, label_ids, logits, is_real_example]),
                 predictions=predictions,
                 scaffold_fn=scaffold_fn,
             )
@@ -419,11 +418,10 @@ def export_saved_model(
         False,
         is_regression=is_regression,
         multi_label=multi_label,
+        precision=precision,
     )
     config = engine.RunConfig(
-        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)),
-        precision=precision,
-        use_xla=use_xla,
+        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
     )
     engine.Estimator(model_fn, config).export_saved_model(
         export_dir, serving.id_inputs, checkpoint_path, predictor_files
@@ -440,7 +438,8 @@ _FLAG_NAMES = (
     "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
     "use_tpu labels window_stride glue_submission_file text_a_column text_b_column "
     "label_column multi_label label_delimiter multi_label_threshold class_weights "
-    "long_text_windows predict_text_file allow_new_task_in_output_dir"
+    "long_text_windows predict_text_file precision num_accumulation_steps "
+    "allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -494,6 +493,8 @@ def _estimator(setup):
         is_regression=label_list is None,
         multi_label=settings.multi_label,
         class_weights=setup.class_weights,
+        precision=settings.precision,
+        num_accumulation_steps=settings.num_accumulation_steps,
     )
     return engine.Estimator(
         model_fn=model_fn,
@@ -583,6 +584,7 @@ def evaluate_dev_set(
     multi_label,
     checkpoint_path=None,
     multi_label_threshold=0.5,
+    write_summaries=True,
 ):
     """The eval_results.txt dict of one checkpoint (default: the newest in output_dir).
 
@@ -591,7 +593,8 @@ def evaluate_dev_set(
     whole examples (a class predicted at `multi_label_threshold`). The
     official metrics need every output at once (Spearman does not stream):
     the evaluation gathers them in its one pass over the dev set, and they
-    are scored in numpy.
+    are scored in numpy. `write_summaries`: whether the evaluation writes
+    the streaming metrics to TensorBoard (see Estimator.evaluate).
     """
     needs_outputs = bool(metric_names) or multi_label or dev_set.owners is not None
     evaluated = estimator.evaluate(
@@ -599,6 +602,7 @@ def evaluate_dev_set(
         steps=dev_set.steps,
         checkpoint_path=checkpoint_path,
         with_predictions=needs_outputs,
+        write_summaries=write_summaries,
     )
     if not needs_outputs:
         return dict(evaluated)
@@ -782,7 +786,7 @@ def _export(setup):
         is_regression=label_list is None,
         multi_label=settings.multi_label,
         predictor_files=files,
-        precision=settings.run_config.precision,
+        precision=settings.precision,
         use_xla=settings.run_config.use_xla,
     )
 
@@ -1022,7 +1026,7 @@ def run(setup):
             setup,
         )
 
-    def evaluate(checkpoint_path=None):
+    def evaluate(checkpoint_path=None, write_summaries=True):
         return evaluate_dev_set(
             estimator,
             dev_set,
@@ -1032,6 +1036,7 @@ def run(setup):
             settings.multi_label,
             checkpoint_path,
             settings.multi_label_threshold,
+            write_summaries,
         )
 
     final_result = None

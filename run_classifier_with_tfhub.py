@@ -34,9 +34,9 @@ import tempfile
 from absl import flags, logging
 
 import run_classifier  # every run_classifier flag, as the original's import gave them
-from bert_lib import engine, script_flags
+from bert_lib import script_flags
 from bert_lib.export import tfhub_encoder
-from bert_lib.plumbing import startup_checks
+from bert_lib.model import checks, model_fns
 from bert_lib.plumbing.errors import UsageError
 
 FLAGS = flags.FLAGS
@@ -117,22 +117,44 @@ def create_model(
     """
     encoder = encoder_files(bert_hub_module_handle)
     outputs = run_classifier.create_model(
-        encoder.bert_config, is_training, input_ids, input_mask, segment_ids, labels,
-        num_labels, use_one_hot_embeddings=False,
-    )  # fmt: skip
-    engine.warm_start_from_checkpoint(encoder.init_checkpoint)
+        encoder.bert_config,
+        is_training,
+        input_ids,
+        input_mask,
+        segment_ids,
+        labels,
+        num_labels,
+        use_one_hot_embeddings=False,
+    )
+    model_fns.warm_start_from_checkpoint(encoder.init_checkpoint)
     return outputs
 
 
 def model_fn_builder(
-    num_labels, learning_rate, num_train_steps, num_warmup_steps, use_tpu, bert_hub_module_handle
+    num_labels,
+    learning_rate,
+    num_train_steps,
+    num_warmup_steps,
+    use_tpu,
+    bert_hub_module_handle,
+    precision="fp32",
+    num_accumulation_steps=1,
 ):
-    """Returns the model_fn for engine.Estimator: run_classifier's, on the handle's encoder."""
+    """Returns the model_fn for engine.Estimator: run_classifier's, on the handle's encoder
+    (computing in `precision`, accumulating num_accumulation_steps micro-batches a step)."""
     encoder = encoder_files(bert_hub_module_handle)
     return run_classifier.model_fn_builder(
-        encoder.bert_config, num_labels, encoder.init_checkpoint, learning_rate,
-        num_train_steps, num_warmup_steps, use_tpu, use_one_hot_embeddings=use_tpu,
-    )  # fmt: skip
+        encoder.bert_config,
+        num_labels,
+        encoder.init_checkpoint,
+        learning_rate,
+        num_train_steps,
+        num_warmup_steps,
+        use_tpu,
+        use_one_hot_embeddings=use_tpu,
+        precision=precision,
+        num_accumulation_steps=num_accumulation_steps,
+    )
 
 
 def create_tokenizer_from_hub_module(bert_hub_module_handle):
@@ -144,7 +166,7 @@ def create_tokenizer_from_hub_module(bert_hub_module_handle):
     """
     encoder = encoder_files(bert_hub_module_handle)
     where = f"--bert_hub_module_handle={bert_hub_module_handle}"
-    return startup_checks.load_tokenizer(
+    return checks.load_tokenizer(
         encoder.vocab_file,
         encoder.do_lower_case,
         flag=f"{where}: its vocab_file",

@@ -29,10 +29,10 @@ import tensorflow as tf
 from absl import flags, logging
 
 import modeling
-import optimization
 from bert_lib import engine, script_flags
 from bert_lib.export import serving
-from bert_lib.plumbing import atomic_write, eval_results, output_dir_run, startup_checks
+from bert_lib.model import model_fns, output_dir_run
+from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features, ner_data
 
@@ -134,13 +134,17 @@ def model_fn_builder(
     num_warmup_steps,
     use_tpu,
     use_one_hot_embeddings,
+    precision="fp32",
+    num_accumulation_steps=1,
 ):
     """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
 
-    Train: Adam with weight decay via optimization.create_optimizer. Eval:
-    eval_loss, the mean cross entropy over scored positions. Predict:
-    {"probabilities": [seq, num_labels]}.
+    Train: Adam with weight decay (model_fns.train_spec, accumulating the
+    gradients of num_accumulation_steps micro-batches). Eval: eval_loss, the
+    mean cross entropy over scored positions. Predict: {"probabilities":
+    [seq, num_labels]}. The Transformer layers compute in `precision`.
     """
+    compute_dtype = model_fns.compute_dtype(precision)
 
     def model_fn(features, labels, mode, params):
         del labels  # Labels travel inside `features`.
@@ -159,21 +163,19 @@ def model_fn_builder(
             features.get("label_mask"),
             num_labels,
             use_one_hot_embeddings,
-            compute_dtype=params.get("compute_dtype"),
+            compute_dtype=compute_dtype,
         )
-        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == engine.ModeKeys.TRAIN:
-            train_op = optimization.create_optimizer(
+            return model_fns.train_spec(
                 total_loss,
                 learning_rate,
                 num_train_steps,
                 num_warmup_steps,
-                use_tpu,
-                options=params.get("training_options"),
-            )
-            return engine.EstimatorSpec(
-                mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
+                precision,
+                num_accumulation_steps,
+                scaffold_fn=scaffold_fn,
             )
 
         if mode == engine.ModeKeys.EVAL:
@@ -389,7 +391,8 @@ def _export(estimator, settings):
 _FLAG_NAMES = (
     "data_dir output_dir do_train do_eval do_predict export_dir train_batch_size "
     "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
-    "use_tpu labels window_stride tag_column tag_scheme allow_new_task_in_output_dir"
+    "use_tpu labels window_stride tag_column tag_scheme precision num_accumulation_steps "
+    "allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -524,6 +527,8 @@ def main(_):
         num_warmup_steps=num_warmup_steps,
         use_tpu=settings.use_tpu,
         use_one_hot_embeddings=settings.use_tpu,
+        precision=settings.precision,
+        num_accumulation_steps=settings.num_accumulation_steps,
     )
     estimator = engine.Estimator(
         model_fn=model_fn,

@@ -22,7 +22,8 @@ import modeling
 import optimization
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
-from bert_lib.plumbing import errors, eval_results, output_dir_run, startup_checks, tfrecord_format
+from bert_lib.model import model_fns, output_dir_run
+from bert_lib.plumbing import errors, eval_results, startup_checks, tfrecord_format
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features as features_lib
 
@@ -79,15 +80,20 @@ def model_fn_builder(
     use_tpu,
     use_one_hot_embeddings,
     optimizer="adamw",
+    precision="fp32",
+    num_accumulation_steps=1,
 ):
     """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
 
-    TRAIN: loss = masked LM loss + next-sentence loss, optimized with
-    optimization.create_optimizer and the optimizer named `optimizer`
-    ("adamw" or "lamb"). EVAL: the loss plus masked_lm_accuracy,
-    masked_lm_loss, next_sentence_accuracy and next_sentence_loss. PREDICT
-    is not supported (ValueError), as in the original.
+    TRAIN: loss = masked LM loss + next-sentence loss, optimized with BERT's
+    training step (model_fns.train_spec) and the optimizer named `optimizer`
+    ("adamw" or "lamb"), accumulating the gradients of
+    num_accumulation_steps micro-batches. EVAL: the loss plus
+    masked_lm_accuracy, masked_lm_loss, next_sentence_accuracy and
+    next_sentence_loss. PREDICT is not supported (ValueError), as in the
+    original. The Transformer layers compute in `precision`.
     """
+    compute_dtype = model_fns.compute_dtype(precision)
 
     def model_fn(features, labels, mode, params):
         """Builds the pre-training graph for one mode."""
@@ -113,7 +119,7 @@ def model_fn_builder(
             input_mask=input_mask,
             token_type_ids=segment_ids,
             use_one_hot_embeddings=use_one_hot_embeddings,
-            compute_dtype=params.get("compute_dtype"),
+            compute_dtype=compute_dtype,
         )
 
         (masked_lm_loss, masked_lm_example_loss, masked_lm_log_probs) = get_masked_lm_output(
@@ -129,20 +135,18 @@ def model_fn_builder(
         )
         total_loss = masked_lm_loss + next_sentence_loss
 
-        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == engine.ModeKeys.TRAIN:
-            train_op = optimization.create_optimizer(
+            return model_fns.train_spec(
                 total_loss,
                 learning_rate,
                 num_train_steps,
                 num_warmup_steps,
-                use_tpu,
+                precision,
+                num_accumulation_steps,
                 optimizer=optimizer,
-                options=params.get("training_options"),
-            )
-            return engine.EstimatorSpec(
-                mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
+                scaffold_fn=scaffold_fn,
             )
         if mode == engine.ModeKeys.EVAL:
             eval_metrics = (
@@ -466,7 +470,8 @@ def _check_framing(input_files):
 _FLAG_NAMES = (
     "input_file output_dir do_train do_eval train_batch_size eval_batch_size learning_rate "
     "num_train_steps num_warmup_steps max_eval_steps max_predictions_per_seq "
-    "save_checkpoints_steps optimizer allow_new_task_in_output_dir"
+    "save_checkpoints_steps optimizer precision num_accumulation_steps "
+    "allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -564,6 +569,8 @@ def main(_):
         use_tpu=run_config.use_tpu,
         use_one_hot_embeddings=run_config.use_tpu,
         optimizer=settings.optimizer,
+        precision=settings.precision,
+        num_accumulation_steps=settings.num_accumulation_steps,
     )
     estimator = engine.Estimator(
         model_fn=model_fn,
@@ -579,12 +586,13 @@ def main(_):
         is_training=False,
     )
 
-    def evaluate(checkpoint_path=None):
+    def evaluate(checkpoint_path=None, write_summaries=True):
         with _naming_damaged_records(input_files):
             return estimator.evaluate(
                 input_fn=eval_input_fn,
                 steps=settings.max_eval_steps,
                 checkpoint_path=checkpoint_path,
+                write_summaries=write_summaries,
             )
 
     final_result = None

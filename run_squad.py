@@ -27,12 +27,12 @@ import tensorflow as tf
 from absl import flags, logging
 
 import modeling
-import optimization
 import tokenization
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
 from bert_lib.export import serving
-from bert_lib.plumbing import eval_results, output_dir_run, startup_checks
+from bert_lib.model import checks, model_fns, output_dir_run
+from bert_lib.plumbing import eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
 from bert_lib.task_data import dynamic_padding, squad_data
@@ -163,8 +163,16 @@ def model_fn_builder(
     num_warmup_steps,
     use_tpu,
     use_one_hot_embeddings,
+    precision="fp32",
+    num_accumulation_steps=1,
 ):
-    """Returns the model_fn closure for engine.Estimator (TRAIN and PREDICT)."""
+    """Returns the model_fn closure for engine.Estimator (TRAIN and PREDICT).
+
+    The Transformer layers compute in `precision` (fp32, bf16 or fp16);
+    training accumulates the gradients of num_accumulation_steps
+    micro-batches per step (model_fns.train_spec).
+    """
+    compute_dtype = model_fns.compute_dtype(precision)
 
     def model_fn(features, labels, mode, params):
         """Span-prediction model_fn: cross-entropy training, logits for predict."""
@@ -186,10 +194,10 @@ def model_fn_builder(
             input_mask=input_mask,
             segment_ids=segment_ids,
             use_one_hot_embeddings=use_one_hot_embeddings,
-            compute_dtype=params.get("compute_dtype"),
+            compute_dtype=compute_dtype,
         )
 
-        scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 
         if mode == engine.ModeKeys.TRAIN:
             seq_length = modeling.get_shape_list(input_ids)[1]
@@ -202,16 +210,14 @@ def model_fn_builder(
             start_loss = compute_loss(start_logits, features["start_positions"])
             end_loss = compute_loss(end_logits, features["end_positions"])
             total_loss = (start_loss + end_loss) / 2.0
-            train_op = optimization.create_optimizer(
+            return model_fns.train_spec(
                 total_loss,
                 learning_rate,
                 num_train_steps,
                 num_warmup_steps,
-                use_tpu,
-                options=params.get("training_options"),
-            )
-            return engine.EstimatorSpec(
-                mode=mode, loss=total_loss, train_op=train_op, scaffold_fn=scaffold_fn
+                precision,
+                num_accumulation_steps,
+                scaffold_fn=scaffold_fn,
             )
         if mode == engine.ModeKeys.PREDICT:
             predictions = {"start_logits": start_logits, "end_logits": end_logits}
@@ -260,11 +266,11 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, precision="fp32
     `use_xla`, as prediction computes. Written complete or not at all;
     `export_dir` must not exist. main's --export_dir comes here.
     """
-    model_fn = model_fn_builder(bert_config, None, 0.0, None, None, False, False)
+    model_fn = model_fn_builder(
+        bert_config, None, 0.0, None, None, False, False, precision=precision
+    )
     config = engine.RunConfig(
-        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)),
-        precision=precision,
-        use_xla=use_xla,
+        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
     )
     engine.Estimator(model_fn, config).export_saved_model(
         export_dir, serving.id_inputs, checkpoint_path
@@ -337,7 +343,7 @@ def _check_settings(settings, bert_config):
     if settings.do_predict and not settings.predict_file:
         raise UsageError("If `do_predict` is True, then `predict_file` must be specified.")
     max_seq_length, max_query_length = model.max_seq_length, settings.max_query_length
-    startup_checks.check_seq_length(max_seq_length, bert_config)
+    checks.check_seq_length(max_seq_length, bert_config)
     if max_seq_length <= max_query_length + 3:
         raise UsageError(
             f"The max_seq_length ({max_seq_length}) must be greater than "
@@ -412,7 +418,8 @@ def _train(estimator, tokenizer, settings, train_set, predict_set=None):
         padding=settings.train_padding,
     )
 
-    def evaluate(checkpoint_path):
+    def evaluate(checkpoint_path, write_summaries):
+        del write_summaries  # Predicting writes none.
         return _predict(estimator, tokenizer, settings, predict_set, checkpoint_path)
 
     return evaluation.train_and_evaluate(
@@ -572,7 +579,7 @@ _FLAG_NAMES = (
     "output_dir do_train do_predict export_dir train_file predict_file train_batch_size "
     "predict_batch_size learning_rate num_train_epochs warmup_proportion use_tpu doc_stride "
     "max_query_length n_best_size max_answer_length verbose_logging version_2_with_negative "
-    "null_score_diff_threshold allow_new_task_in_output_dir"
+    "null_score_diff_threshold precision num_accumulation_steps allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -676,6 +683,8 @@ def main(_):
         num_warmup_steps=train_set.num_warmup_steps if train_set else None,
         use_tpu=settings.use_tpu,
         use_one_hot_embeddings=settings.use_tpu,
+        precision=settings.precision,
+        num_accumulation_steps=settings.num_accumulation_steps,
     )
     estimator = engine.Estimator(
         model_fn=model_fn,
@@ -698,7 +707,7 @@ def main(_):
             settings.export_dir,
             _checkpoint_to_export(settings),
             bert_config,
-            precision=settings.run_config.precision,
+            precision=settings.precision,
             use_xla=settings.run_config.use_xla,
         )
 

@@ -4,7 +4,7 @@
     python -m bert.run_tf1 path/to/their_script.py --their_flags...   (installed)
     python run_tf1.py --distribution_strategy=mirrored [--num_gpus=N] their_script.py ...
 
-The launcher's own options, before the script, choose the runner's devices
+The launcher's own options, before the script, choose the engine's devices
 for every Estimator of the script (one device by default; all local GPUs;
 the workers of TF_CONFIG), as the scripts here choose them with the same
 flags: a script written for TF 1.x has no such flag of its own.
@@ -15,9 +15,10 @@ tensorflow as tf` gives TF 1.x's API on TensorFlow 2 (bert_lib/tf1): compat.v1
 in graph mode plus tf.contrib.tpu / tf.estimator.tpu, tf.estimator, tf.layers,
 the RNN cells and loops, TF 1.15's tf.keras.layers and the other tf.contrib
 pieces and TensorFlow internals research code on BERT used, on this
-project's runner. The script's
-directory comes first on sys.path, as when Python runs a script, and its
-modules win over this project's of the same names. A user error, or an API
+project's engine. The script's directory comes first on sys.path, as when
+Python runs a script, and its modules win over this project's of the same
+names (the launcher, the TF 1.x layer and the engine import none of this
+project's modeling, optimization or tokenization). A user error, or an API
 that is not provided, ends the run with one "ERROR:" line naming the line of
 the user's code, and exit status 1 (bert_lib/tf1/user_errors.py).
 """
@@ -41,7 +42,7 @@ USAGE = (
     " [--num_gpus=N] path/to/script.py [the script's flags ...]"
 )
 
-# The launcher's own options, given before the script: the runner's devices,
+# The launcher's own options, given before the script: the engine's devices,
 # which a script written for TF 1.x has no flag for.
 LAUNCHER_OPTIONS = ("distribution_strategy", "num_gpus")
 
@@ -114,7 +115,7 @@ def main(argv=None):
     options, argv = errors.call(_launcher_options, argv)
     script = errors.call(_script_from_argv, argv)
     tf1.install(**options)
-    tf1.isolate_user_dir(os.path.dirname(os.path.abspath(script)))
+    tf1.put_user_dir_first(os.path.dirname(os.path.abspath(script)))
     errors.call(_run_script, script, argv[2:])
 
 

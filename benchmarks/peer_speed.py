@@ -167,7 +167,7 @@ def train_ours(cfg):
     config = speed_common.bert_config(cfg, cfg["seq_length"])
     steps = cfg["warmup_steps"] + cfg["windows"] * cfg["window_steps"]
     model_fn = run_classifier.model_fn_builder(
-        config, 2, None, LEARNING_RATE, 10 * steps, steps, False, False
+        config, 2, None, LEARNING_RATE, 10 * steps, steps, False, False, precision=cfg["precision"]
     )
     data = _train_data(cfg)
     with tempfile.TemporaryDirectory() as model_dir:
@@ -176,7 +176,6 @@ def train_ours(cfg):
             save_checkpoints_steps=100 * steps,
             log_step_count_steps=100 * steps,
             save_summary_steps=0,
-            precision=cfg["precision"],
         )
         estimator = engine.Estimator(model_fn, run_config, train_batch_size=cfg["batch_size"])
         timer = speed_common.StepTimer(cfg["warmup_steps"], steps - cfg["warmup_steps"])

@@ -3,8 +3,8 @@
 Builds the training step of run_classifier's model_fn (fine-tuning: BERT,
 pooled output, classifier, AdamWeightDecay with clipping) or
 run_pretraining's (masked LM + next sentence), on synthetic full-length
-inputs, in the precision given (--precision=bf16 passes tf.bfloat16 as the
-model_fn's params["compute_dtype"], as the runner does in the scripts), and runs
+inputs, in the precision given (--precision=bf16 is the model_fn_builder's
+precision, as the scripts pass their flag), and runs
 it in a plain session. After warm-up steps it traces --steps steps with
 TensorFlow's step statistics (RunOptions FULL_TRACE: the graph as grappler
 rewrote it, one record per executed kernel) and reports, summed over the
@@ -110,12 +110,16 @@ def build_step(args):
     if args.task == "pretrain":
         import run_pretraining
 
-        model_fn = run_pretraining.model_fn_builder(config, None, 5e-5, 1000, 100, False, False)
+        model_fn = run_pretraining.model_fn_builder(
+            config, None, 5e-5, 1000, 100, False, False, precision=args.precision
+        )
         keys = speed_common.PRETRAIN_KEYS
     else:
         import run_classifier
 
-        model_fn = run_classifier.model_fn_builder(config, 2, None, 5e-5, 1000, 100, False, False)
+        model_fn = run_classifier.model_fn_builder(
+            config, 2, None, 5e-5, 1000, 100, False, False, precision=args.precision
+        )
         keys = speed_common.CLASSIFIER_KEYS
     data = speed_common.synthetic_inputs(
         4 * args.batch_size,
@@ -124,13 +128,12 @@ def build_step(args):
         args.predictions_per_seq,
         full_length=True,
     )
-    dtype = {"fp32": None, "bf16": tf.bfloat16}[args.precision]
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.train.get_or_create_global_step()
         dataset = speed_common.dataset_fn(data, keys)({"batch_size": args.batch_size})
         features = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
-        params = {"batch_size": args.batch_size, "compute_dtype": dtype}
+        params = {"batch_size": args.batch_size}
         with _xla_scope(args.xla):
             spec = model_fn(features, None, engine.ModeKeys.TRAIN, params)
         with tf.control_dependencies([spec.train_op]):

@@ -119,23 +119,29 @@ def _run_plain(task, data):
 def _run_ours(task, variant, data):
     from bert_lib import engine
 
+    # The engine's settings, and the model's (as each script passes them).
     speed = dict(
         use_xla="xla" in variant,
-        precision="bf16" if "bf16" in variant else "fp16" if "fp16" in variant else "fp32",
         num_accumulation_steps=int(variant[3:]) if variant.startswith("acc") else 1,
+    )
+    model_options = dict(
+        precision="bf16" if "bf16" in variant else "fp16" if "fp16" in variant else "fp32",
+        num_accumulation_steps=speed["num_accumulation_steps"],
     )
     config = bert_config(_config_dict(), FLAGS.seq_length)
     total = FLAGS.warmup_steps + FLAGS.steps
     if task == "pretrain":
         import run_pretraining as script
 
-        model_fn = script.model_fn_builder(config, None, 5e-5, 1000, 100, False, False)
+        model_fn = script.model_fn_builder(
+            config, None, 5e-5, 1000, 100, False, False, **model_options
+        )
         keys = PRETRAIN_KEYS
     else:
         import run_classifier as script
 
         model_fn = script.model_fn_builder(
-            config, FLAGS.num_labels, None, 5e-5, 1000, 100, False, False
+            config, FLAGS.num_labels, None, 5e-5, 1000, 100, False, False, **model_options
         )
         keys = CLASSIFIER_KEYS
     with tempfile.TemporaryDirectory() as model_dir:

@@ -20,24 +20,26 @@ and evaluation-while-training groups on request). Every integer and float
 flag says where it is defined which values it may take (a Valid: positive,
 a fraction, ...); run_main checks them all before `main` runs.
 
-Libraries (modeling, optimization, tokenization, the runner, the data
+Libraries (modeling, optimization, tokenization, the engine, the data
 modules) never read flags: each script reads them once, in `main` and its
 `settings_from_flags()`, through the `*_from_flags` functions here, and
-passes the values down; check_model and train_steps take those values. `run_main` is the
-scripts' entry point: it parses the flags and turns a user's mistake into
-one "ERROR: ..." line (plumbing/errors.py).
+passes the values down; check_model and train_steps take those values.
+Each setting takes one road: the engine's (devices, seeding, checkpoints,
+XLA, micro-batches) into RunConfig (run_config_from_flags); the model's
+(--precision, --num_accumulation_steps, the learning rate, ...) into the
+script's settings and from there, as arguments of its model_fn_builder,
+into the model_fn. `run_main` is the scripts' entry point: it checks every
+numeric flag, then runs plumbing/command_line.py's, which parses the flags
+and turns a user's mistake into one "ERROR: ..." line (plumbing/errors.py).
 """
 
 import collections
-import difflib
-import gc
 import math
-import re
 import sys
 
-from absl import app, flags, logging
+from absl import flags
 
-from .plumbing import cpu_kernels, errors
+from .plumbing import command_line, errors
 
 FLAGS = flags.FLAGS
 
@@ -529,12 +531,15 @@ def flag_value(name, default=None):
 
 
 def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
-    """An engine.RunConfig with every setting the runner flags give, its devices checked.
+    """An engine.RunConfig with every setting of the runner flags that is the engine's,
+    its devices checked.
 
     model_dir defaults to --output_dir, save_checkpoints_steps to
     --save_checkpoints_steps where the script has it; a runner flag the
     script does not define (extract_features.py trains nothing) takes
-    RunConfig's default.
+    RunConfig's default. --num_accumulation_steps goes to both RunConfig
+    (the micro-batches) and, through the script's settings, to its
+    model_fn_builder (the step that averages them).
     """
     from .engine import config, distribution  # TensorFlow: only scripts that run models
 
@@ -553,9 +558,10 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
 
 
 # The flags RunConfig takes under their own names: the runner's, but for
-# show_traceback (main's), and iterations_per_loop (the original's, ignored).
+# show_traceback (main's) and precision (the model's, the model_fn_builder's
+# argument), and iterations_per_loop (the original's, ignored).
 _RUN_CONFIG_FLAGS = (
-    tuple(name for name in RUNNER_FLAGS if name != "show_traceback")
+    tuple(name for name in RUNNER_FLAGS if name not in ("show_traceback", "precision"))
     + TRAINING_RUNNER_FLAGS
     + ("iterations_per_loop",)
 )
@@ -593,14 +599,15 @@ def check_model(model, output_dir=None, with_vocab=True):
     """
     import tokenization
 
+    from .model import checks
     from .plumbing import startup_checks
 
     if model.do_lower_case is not None:
         tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
-    bert_config = startup_checks.load_bert_config(model.bert_config_file)
-    startup_checks.check_seq_length(model.max_seq_length, bert_config)
+    bert_config = checks.load_bert_config(model.bert_config_file)
+    checks.check_seq_length(model.max_seq_length, bert_config)
     if model.init_checkpoint:
-        startup_checks.check_init_checkpoint(
+        checks.check_init_checkpoint(
             model.init_checkpoint,
             bert_config,
             model.bert_config_file,
@@ -609,7 +616,7 @@ def check_model(model, output_dir=None, with_vocab=True):
     startup_checks.check_output_dir(output_dir)
     tokenizer = None
     if with_vocab:
-        tokenizer = startup_checks.load_tokenizer(
+        tokenizer = checks.load_tokenizer(
             model.vocab_file,
             model.do_lower_case,
             bert_config=bert_config,
@@ -708,57 +715,18 @@ def evaluation_options_from_flags(can_evaluate, needs):
 # Entry point
 
 
-def _flag_error(error):
-    """One line for a command line absl refuses: the flag, and the likely one meant."""
-    if isinstance(error, flags.UnrecognizedFlagError):
-        name = error.flagname
-        close = difflib.get_close_matches(name, list(FLAGS), n=1, cutoff=0.6)
-        meant = f"; did you mean --{close[0]}?" if close else ""
-        return f"--{name}: unknown flag{meant} (--helpfull lists them all)"
-    message = str(error).splitlines()[0]
-    required = re.match(
-        r"flag --(\w+)=None: Flag --\w+ must have a value other than None", message
-    )
-    if required:
-        return f"--{required.group(1)} is required"
-    return message
-
-
-def parse_flags(argv):
-    """Parses the command line as absl does; a refused one is one ERROR line, exit 1."""
-    try:
-        return FLAGS(argv)
-    except flags.Error as error:
-        sys.stderr.write(f"ERROR: {_flag_error(error)}\n")
-        sys.stderr.flush()
-        sys.exit(1)
-
-
 def run_main(main, argv=None, **script_defaults):
-    """Runs a script's `main` through absl's app.run: a user error becomes one line, exit 1.
+    """The scripts' entry point: command_line.run_main, with every numeric flag checked
+    (check_numeric_flags) before `main` runs.
 
-    That holds for the command line too (an unknown flag, a missing required
-    one, a number its flag does not allow: check_numeric_flags runs before
-    `main`). `script_defaults` set the defaults that are this script's own
-    for shared flags (run_squad.py: max_seq_length=384) before it is read.
+    A number its flag does not allow is then one "ERROR: ..." line, exit
+    status 1, as a refused command line is. `script_defaults` set the
+    defaults that are the script's own for shared flags (run_squad.py:
+    max_seq_length=384).
     """
-    for name, value in script_defaults.items():
-        FLAGS.set_default(name, value)
-    # What the script has imported by now (some 270k objects for TensorFlow
-    # alone) lives until exit. Frozen, the cyclic garbage collector no longer
-    # rescans it during graph building or at interpreter shutdown: about 1.4
-    # CPU-seconds less per run, most of it at exit.
-    gc.freeze()
 
     def checked_main(args):
         check_numeric_flags()
         return main(args)
 
-    def run(args):
-        if "tensorflow" in sys.modules:
-            logging.info("%s", cpu_kernels.describe())
-        return errors.call(
-            checked_main, args, show_traceback=lambda: flag_value("show_traceback", False)
-        )
-
-    app.run(run, argv=argv, flags_parser=parse_flags)
+    command_line.run_main(checked_main, argv, **script_defaults)

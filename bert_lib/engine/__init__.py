@@ -1,39 +1,47 @@
 """The Estimator-shaped engine: train, evaluate and predict a model_fn, as tf.estimator did.
 
-The engine's front door: what a script or a model_fn needs of it is here
-(`from bert_lib import engine`; `engine.Estimator`, `engine.RunConfig`,
-`engine.EstimatorSpec`, `engine.ModeKeys`, ...). estimator.py says how a
-run goes; the other modules are its layers.
+The engine's front door: what a script, a model_fn or the TF 1.x layer
+needs of it is here (`from bert_lib import engine`; `engine.Estimator`,
+`engine.RunConfig`, `engine.EstimatorSpec`, `engine.ModeKeys`,
+`engine.EveryNSteps`, ...). estimator.py says how a run goes; the other
+modules are its layers. Like tf.estimator, it knows nothing of the model
+it runs: nothing here imports BERT's modules. Besides the Estimator, the
+TF 1.x layer uses export_graph (saved_model.py: a SavedModel of a graph
+and a checkpoint) and remove_orphan_input_positions (input_position.py).
 """
 
 from .estimator import (
-    LEARNING_RATE_COLLECTION,
     Estimator,
     EstimatorSpec,
+    EveryNSteps,
     ModeKeys,
     NanLossError,
     RunConfig,
+    StepContext,
     TrainingStopped,
     UsageError,
     WorkerLostError,
     checkpoint_step,
     first_predictions,
     newest_checkpoint,
-    warm_start_from_checkpoint,
 )
+from .input_position import remove_orphans as remove_orphan_input_positions
+from .saved_model import export_graph
 
 __all__ = [
     "Estimator",
     "EstimatorSpec",
-    "LEARNING_RATE_COLLECTION",
+    "EveryNSteps",
     "ModeKeys",
     "NanLossError",
     "RunConfig",
+    "StepContext",
     "TrainingStopped",
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
+    "export_graph",
     "first_predictions",
     "newest_checkpoint",
-    "warm_start_from_checkpoint",
+    "remove_orphan_input_positions",
 ]

@@ -1,9 +1,11 @@
-"""Finding, restoring, initializing and saving the runner's checkpoints.
+"""Finding, restoring, initializing and saving the engine's checkpoints.
 
 Checkpoints are plain name-based TF checkpoints (`checkpoint`,
 `model.ckpt-STEP.*`). restore_or_initialize is the one path by which train,
 evaluate and predict give a new session its variables: from a checkpoint
 when there is one, else from the initializers (and the scaffolds' init_fn).
+A checkpoint whose variables do not fit the graph is refused with one
+message (plumbing/checkpoint_shapes.py) naming the variable.
 """
 
 import collections
@@ -11,9 +13,6 @@ import os
 
 import tensorflow as tf
 from absl import logging
-
-import modeling
-import optimization
 
 from ..plumbing import checkpoint_shapes, startup_checks
 from .config import CHECKPOINT_BASENAME, NanLossError, UsageError
@@ -44,42 +43,8 @@ def checkpoint_step(checkpoint_path):
         return int(suffix) if suffix.isdigit() else 0
 
 
-def warm_start_from_checkpoint(init_checkpoint, use_tpu=False):
-    """Starts the graph's trainable variables from `init_checkpoint`, and logs them.
-
-    Call inside a model_fn once the model is built. Every trainable variable
-    whose name is in the checkpoint takes its value from there (a shape
-    mismatch raises ValueError naming the variable); each is logged with its
-    shape and ", *INIT_FROM_CKPT*" when it was found. With no init_checkpoint
-    nothing is loaded and only the log is written.
-
-    Returns the spec's scaffold_fn: None, or under use_tpu a callable that
-    does the loading when the TPU graph's scaffold is built, which is when
-    TPU programs may read checkpoints.
-    """
-    tvars = tf.compat.v1.trainable_variables()
-    assignment_map, loaded_names, scaffold_fn = {}, {}, None
-    if init_checkpoint:
-        assignment_map, loaded_names = modeling.get_assignment_map_from_checkpoint(
-            tvars, init_checkpoint
-        )
-        if use_tpu:
-
-            def scaffold_fn():
-                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
-                return tf.compat.v1.train.Scaffold()
-
-        else:
-            tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
-
-    logging.info("**** Trainable Variables ****")
-    for var in tvars:
-        note = ", *INIT_FROM_CKPT*" if var.name in loaded_names else ""
-        logging.info("  name = %s, shape = %s%s", var.name, var.shape, note)
-    return scaffold_fn
-
-
 def check_model_dir(model_dir, create):
+    """model_dir must be a directory (or not exist yet: with `create` it is made)."""
     startup_checks.check_output_dir(model_dir, "model_dir")
     if create:
         tf.io.gfile.makedirs(model_dir)
@@ -95,20 +60,17 @@ def _make_saver(max_to_keep=5):
     return saver
 
 
-def _restore(saver, session, checkpoint_path):
+def _restore(saver, session, checkpoint_path, optional):
     """Restores all of the saver's variables, naming any the checkpoint lacks.
 
-    Variables in optimization.OPTIONAL_IN_CHECKPOINT_COLLECTION (the float16
-    loss scale) may be missing, as from a checkpoint of a float32 run or of
-    the original code: they then start from their initializers.
+    Those of `optional` (the spec's optional_in_checkpoint: a float16 loss
+    scale, which a checkpoint of a float32 run or of the original code has
+    none of) may be missing: they then start from their initializers.
     """
     in_checkpoint = checkpoint_shapes.read_shapes(checkpoint_path)
     expected = {variable.op.name: variable.shape for variable in saver.runner_var_list}
     checkpoint_shapes.check_shapes(expected, checkpoint_path, in_checkpoint)
-    optional = {
-        variable.op.name
-        for variable in tf.compat.v1.get_collection(optimization.OPTIONAL_IN_CHECKPOINT_COLLECTION)
-    }
+    optional = {variable.op.name for variable in optional}
     absent = {name for name in expected if name not in in_checkpoint}
     missing = sorted(absent - optional)
     if missing:
@@ -151,17 +113,20 @@ def make_saver_and_init_ops(make_iterator_init, max_to_keep=5):
     return saver, init_ops
 
 
-def restore_or_initialize(session, saver, init_ops, scaffolds, checkpoint_path, model_dir=None):
+def restore_or_initialize(
+    session, saver, init_ops, scaffolds, checkpoint_path, model_dir=None, optional=()
+):
     """Gives a new session its variables: from checkpoint_path, else from initializers.
 
     Scaffolds' init_fn run only when nothing is restored (a checkpoint
     already holds what they would load). With model_dir (training), the
     saver also takes over the checkpoints already there, so that
-    keep_checkpoint_max counts them.
+    keep_checkpoint_max counts them. The variables of `optional` may be
+    missing from the checkpoint (see _restore).
     """
     if checkpoint_path:
         logging.info("Restoring parameters from %s", checkpoint_path)
-        _restore(saver, session, checkpoint_path)
+        _restore(saver, session, checkpoint_path, optional)
         if model_dir is not None:
             state = tf.train.get_checkpoint_state(model_dir)
             saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))

@@ -1,11 +1,13 @@
-"""The runner's settings and the types a model_fn deals in.
+"""The engine's settings and the types a model_fn deals in.
 
-The bottom layer of the runner: RunConfig (where and how often a run saves,
-logs and summarizes, on what devices, at what precision), EstimatorSpec and
-ModeKeys (what a model_fn receives and returns) and the errors the runner
+The bottom layer of the engine: RunConfig (where and how often a run saves,
+logs and summarizes, on what devices, in how many micro-batches), EstimatorSpec
+and ModeKeys (what a model_fn receives and returns) and the errors the engine
 raises. Every setting is an explicit argument: the scripts read their flags
 and pass the values (script_flags.run_config_from_flags); the engine's
-__init__ re-exports the public names.
+__init__ re-exports the public names. What the model computes (its
+precision, its optimizer) is the model_fn's own business: it comes in
+through the model_fn's closure, never through RunConfig.
 """
 
 import collections
@@ -17,12 +19,6 @@ from tensorflow.core.protobuf import rewriter_config_pb2
 from ..plumbing.errors import RunError, Stopped, UsageError
 
 CHECKPOINT_BASENAME = "model.ckpt"
-PRECISION_DTYPES = {"fp32": None, "bf16": tf.bfloat16, "fp16": tf.float16}
-
-# A model_fn (optimization.create_learning_rate does) may add its scalar
-# learning-rate tensor to this graph collection; training then logs it and
-# writes it to TensorBoard as "learning_rate".
-LEARNING_RATE_COLLECTION = "learning_rate"
 
 _ONE_ROUND = rewriter_config_pb2.RewriterConfig.ONE
 
@@ -50,7 +46,17 @@ class WorkerLostError(ConnectionError):
 
 _EstimatorSpecBase = collections.namedtuple(
     "EstimatorSpec",
-    ["mode", "loss", "train_op", "eval_metrics", "predictions", "scaffold_fn"],
+    [
+        "mode",
+        "loss",
+        "train_op",
+        "eval_metrics",
+        "predictions",
+        "scaffold_fn",
+        "learning_rate",
+        "accumulate_op",
+        "optional_in_checkpoint",
+    ],
 )
 
 
@@ -70,6 +76,17 @@ class EstimatorSpec(_EstimatorSpecBase):
       is called while the graph is built (the original called
       init_from_checkpoint in it on TPU) and the Scaffold's init_fn, if any,
       runs after variables are initialized.
+
+    What training needs of the step besides its train_op (TRAIN; all optional):
+    learning_rate: a scalar tensor, logged with the loss and written to
+      TensorBoard as "learning_rate".
+    accumulate_op: with RunConfig(num_accumulation_steps=N > 1), required: the
+      op that only adds one micro-batch's gradients to the step's
+      accumulators. Training runs it on N-1 micro-batches, then the train_op
+      (which applies the average of all N) on the N-th.
+    optional_in_checkpoint: variables a checkpoint may lack (a float16 loss
+      scale, which checkpoints of other runs have none of): restoring one
+      without them leaves them at their initial values.
     """
 
     def __new__(
@@ -80,6 +97,9 @@ class EstimatorSpec(_EstimatorSpecBase):
         eval_metrics=None,
         predictions=None,
         scaffold_fn=None,
+        learning_rate=None,
+        accumulate_op=None,
+        optional_in_checkpoint=(),
     ):
         if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
             raise ValueError(f"EstimatorSpec mode must be one of train/eval/infer, got {mode!r}")
@@ -93,7 +113,18 @@ class EstimatorSpec(_EstimatorSpecBase):
             not isinstance(eval_metrics, (tuple, list)) or len(eval_metrics) != 2
         ):
             raise ValueError("eval_metrics must be a (metric_fn, tensors) pair")
-        return super().__new__(cls, mode, loss, train_op, eval_metrics, predictions, scaffold_fn)
+        return super().__new__(
+            cls,
+            mode,
+            loss,
+            train_op,
+            eval_metrics,
+            predictions,
+            scaffold_fn,
+            learning_rate,
+            accumulate_op,
+            tuple(optional_in_checkpoint or ()),
+        )
 
 
 _ITERATIONS_PER_LOOP_DEFAULT = 1000
@@ -115,13 +146,15 @@ def session_config(user_config=None):
 
 
 class RunConfig:
-    """Where and how often a run saves, logs and summarizes, on what devices, at what precision.
+    """Where and how often a run saves, logs and summarizes, on what devices.
 
-    Every path the runner builds a model on (train, evaluate, predict,
-    export_saved_model) takes use_xla and precision from here, so that they
-    compute alike. iterations_per_loop (the original's TPU host loop) is
-    accepted and ignored, with a warning when it differs from its default:
-    steps_per_run is the graph loop here.
+    Every path the engine builds a model on (train, evaluate, predict,
+    export_saved_model) takes use_xla from here, so that they compile alike.
+    num_accumulation_steps=N splits each training batch into N micro-batches
+    (the model_fn's spec must then carry the accumulate_op of a step that
+    averages N of them). iterations_per_loop (the original's TPU host loop)
+    is accepted and ignored, with a warning when it differs from its
+    default: steps_per_run is the graph loop here.
     """
 
     def __init__(
@@ -143,7 +176,6 @@ class RunConfig:
         master=None,
         num_tpu_cores=8,
         use_xla=False,
-        precision="fp32",
         num_accumulation_steps=1,
         steps_per_run=1,
     ):
@@ -171,7 +203,6 @@ class RunConfig:
         self.master = master
         self.num_tpu_cores = num_tpu_cores
         self.use_xla = bool(use_xla)
-        self.precision = precision
         self.num_accumulation_steps = num_accumulation_steps
         self.steps_per_run = steps_per_run
         self._check()
@@ -180,8 +211,6 @@ class RunConfig:
         """Rejects settings that contradict each other, naming the flag at fault."""
         if self.steps_per_run is None or self.steps_per_run < 1:
             raise UsageError(f"--steps_per_run must be >= 1, got {self.steps_per_run}")
-        if self.precision not in PRECISION_DTYPES:
-            raise UsageError(f"--precision must be fp32, bf16 or fp16, got {self.precision!r}")
         if self.num_accumulation_steps is None or self.num_accumulation_steps < 1:
             raise UsageError(
                 f"--num_accumulation_steps must be >= 1, got {self.num_accumulation_steps}"

@@ -27,12 +27,24 @@ whatever the model_fn asked tf.compat.v1.train.init_from_checkpoint for.
 Training saves every save_checkpoints_steps and at the end (keeping the
 keep_checkpoint_max newest), logs step/total, loss, learning rate, steps/sec,
 examples/sec and the time left, and writes the same to TensorBoard event
-files in model_dir (the learning rate is whatever scalar the model_fn put in
-the LEARNING_RATE_COLLECTION graph collection, as
-optimization.create_optimizer does; other tf.compat.v1.summary ops the
-model_fn makes are written too). A NaN or Inf loss stops training with
-NanLossError and nothing is saved after the last good checkpoint.
-evaluate and predict build their graph once and run on one device.
+files in model_dir (the learning rate is the scalar tensor the model_fn's
+EstimatorSpec carries as learning_rate, if any; other tf.compat.v1.summary
+ops the model_fn makes are written too). A NaN or Inf loss stops training
+with NanLossError and nothing is saved after the last good checkpoint.
+`hooks` (tf.compat.v1.train.SessionRunHook's methods) are the training
+loop's one extension point: EveryNSteps(N, action) runs work every N steps
+(evaluating while training, evaluation.py, is one). evaluate and predict
+build their graph once and run on one device.
+
+The engine knows nothing of the model it runs, as tf.estimator knew nothing
+of its own: what the model computes (its precision, its optimizer and
+options such as gradient accumulation) is in the model_fn's closure, put
+there by the script's model_fn_builder; what training needs of the step
+comes back in the EstimatorSpec (learning_rate to log; accumulate_op, the
+op that adds a micro-batch's gradients, with
+RunConfig(num_accumulation_steps=N): the engine splits each batch into N
+micro-batches and runs it on N-1 of them before the train_op; and
+optional_in_checkpoint, variables a checkpoint may lack).
 
 Distribution goes through tf.distribute, chosen by RunConfig (the scripts
 fill it from their flags): one device (default),
@@ -43,10 +55,10 @@ the workers) and use_tpu (TPUStrategy from tpu_name / tpu_zone /
 gcp_project / master). The batch size given to the Estimator is the global
 batch; each replica gets an equal share. Under a strategy with several
 replicas, variables the model_fn creates default to ONLY_FIRST_REPLICA
-aggregation: the optimizer must average gradients across replicas
-(optimization.create_optimizer does, and so do tf.compat.v1.train
-optimizers, which average rather than sum here, as under tf.estimator) so
-that every replica computes the same update.
+aggregation: the optimizer must average gradients across replicas (BERT's
+AdamWeightDecayOptimizer does, and so do tf.compat.v1.train optimizers,
+which average rather than sum here, as under tf.estimator) so that every
+replica computes the same update.
 
 With tf_random_seed set, runs are reproducible: the graph-level seed is
 fixed, tf.data pipelines are made deterministic, and a resumed run skips
@@ -56,7 +68,7 @@ killed and restarted ends with the same weights as one that was not
 
 Errors: bad user input raises a UsageError (plumbing/errors.py) with a one-line
 message naming the flag or file at fault; the scripts' entry point
-(script_flags.run_main) reports it, missing or corrupt files and
+(plumbing/command_line.run_main) reports it, missing or corrupt files and
 NanLossError as "ERROR: <message>" on stderr and exit status 1, without a
 traceback; a bug keeps its traceback.
 
@@ -66,7 +78,9 @@ entry point reports as "STOPPED: <signal> at step N: saved <checkpoint>;
 the same command resumes from it" with exit status 128 + the signal; a
 second signal ends the process at once. On one device the tf.data
 iterator's state is saved beside each checkpoint (input_position.py),
-so a resumed run reads on where the stopped one was, seeded or not.
+so a resumed run reads on where the stopped one was, seeded or not; a
+position saved by another input pipeline is found out before the model is
+built, and the run then builds the pipeline afresh.
 
 Multi-worker jobs watch their workers: when one is lost (killed, crashed,
 its machine gone), every other worker ends within seconds with one line,
@@ -79,11 +93,13 @@ The engine (bert_lib/engine) is layered; each module can be read alone:
   distribution.py    tf.distribute strategies, the multi-worker peer watch
   checkpoints.py     find / restore-or-initialize / save checkpoints
   graphs.py          build the train, eval and predict graphs (plain records)
-  training.py        the training loop (hooks, logs, summaries, every-N actions)
+  training.py        the training loop (logs, summaries, saves, hooks, EveryNSteps)
   signals.py         SIGTERM / Ctrl-C during training
   input_position.py  the input position saved beside each checkpoint
-  estimator.py       Estimator.train / evaluate / predict on top
+  saved_model.py     writing a graph and a checkpoint as a SavedModel
+  estimator.py       Estimator.train / evaluate / predict / export_saved_model on top
   evaluation.py      evaluating while training, the best checkpoint, early stopping
+Nothing here imports BERT's modules (modeling, optimization, tokenization).
 """
 
 import os
@@ -93,19 +109,16 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from ..export import serving
 from ..plumbing.progress import format_seconds
-from . import input_position, signals
+from . import input_position, saved_model, signals
 from .checkpoints import (
     check_model_dir,
     checkpoint_step,
     checkpoint_to_load,
     newest_checkpoint,
     restore_or_initialize,
-    warm_start_from_checkpoint,
 )
 from .config import (
-    LEARNING_RATE_COLLECTION,
     EstimatorSpec,
     ModeKeys,
     NanLossError,
@@ -118,24 +131,24 @@ from .config import (
 from .distribution import Distribution
 from .graphs import ModelBuilder, build_eval_graph, build_predict_graph, build_train_graph
 from .signals import StopSignals
-from .training import TrainingLoop, scalar_summary
+from .training import EveryNSteps, StepContext, TrainingLoop, scalar_summary
 
 # What a script or a model_fn uses, besides the Estimator: engine.RunConfig,
-# engine.EstimatorSpec, engine.ModeKeys, engine.warm_start_from_checkpoint, ...
+# engine.EstimatorSpec, engine.ModeKeys, engine.EveryNSteps, ...
 __all__ = [
     "Estimator",
     "EstimatorSpec",
-    "LEARNING_RATE_COLLECTION",
+    "EveryNSteps",
     "ModeKeys",
     "NanLossError",
     "RunConfig",
+    "StepContext",
     "TrainingStopped",
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
     "first_predictions",
     "newest_checkpoint",
-    "warm_start_from_checkpoint",
 ]
 
 
@@ -154,14 +167,9 @@ class Estimator:
         train_batch_size=None,
         eval_batch_size=None,
         predict_batch_size=None,
-        use_tpu=None,
     ):
         if config is None:
             raise ValueError("Estimator needs a RunConfig")
-        if use_tpu is not None and bool(use_tpu) != config.use_tpu:
-            config.use_tpu = bool(use_tpu)
-            if config.use_tpu and not (config.tpu_name or config.master):
-                raise UsageError("--use_tpu needs --tpu_name (or --master) to find the TPU")
         self._model_fn = model_fn
         self._config = config
         self._params = dict(params or {})
@@ -169,8 +177,6 @@ class Estimator:
         self._train_batch_size = train_batch_size
         self._eval_batch_size = eval_batch_size
         self._predict_batch_size = predict_batch_size
-        # runner_evaluation turns this off while it writes complete results itself.
-        self.write_eval_summaries = True
 
     @property
     def model_dir(self):
@@ -186,7 +192,7 @@ class Estimator:
 
     # ---------------------------------------------------------------- train
 
-    def train(self, input_fn, max_steps=None, steps=None, hooks=None, actions=None):
+    def train(self, input_fn, max_steps=None, steps=None, hooks=None):
         """Trains until global_step reaches max_steps (or `steps` more, or the input ends).
 
         Resumes from the newest checkpoint in model_dir; saves every
@@ -194,9 +200,10 @@ class Estimator:
         keep_checkpoint_max newest. Raises NanLossError, without saving, if
         the loss becomes NaN or Inf, and WorkerLostError if a multi-worker
         job loses a worker. `hooks` are tf.compat.v1.train SessionRunHook-like
-        objects (begin, after_create_session, before_run, after_run, end).
-        `actions` are Every(steps, action) entries for the TrainingLoop
-        (runner_evaluation evaluates through one). Returns self.
+        objects (begin, after_create_session, before_run, after_run, end),
+        the training loop's one extension point: their before_run and
+        after_run get a training.StepContext, and EveryNSteps(N, action) runs
+        work every N steps. Returns self.
         """
         config = self._config
         start_checkpoint, start_step, max_steps = self._train_range(max_steps, steps)
@@ -209,28 +216,14 @@ class Estimator:
             )
             return self
         with StopSignals(config.model_dir) as stop_signals:
-            self._train(input_fn, start_checkpoint, max_steps, hooks, actions, stop_signals)
+            self._train(input_fn, start_checkpoint, max_steps, list(hooks or []), stop_signals)
         return self
 
-    def _train(self, input_fn, start_checkpoint, max_steps, hooks, actions, stop_signals):
+    def _train(self, input_fn, start_checkpoint, max_steps, hooks, stop_signals):
         """Builds the training graph and runs it from start_checkpoint (None: initializers)."""
         config = self._config
-        saved = None
-        if (
-            start_checkpoint
-            and config.distribution_strategy == "one_device"
-            and not config.use_tpu
-        ):
-            saved = input_position.read_saved(start_checkpoint)
-        graph, dist, train_graph, session = self._train_session(input_fn, start_checkpoint, saved)
-        if saved is not None and not train_graph.input_position.matches(session, saved):
-            # The pipeline changed: build it as a run without a saved position would.
-            session.close()
-            saved = None
-            graph, dist, train_graph, session = self._train_session(
-                input_fn, start_checkpoint, None
-            )
-        hooks = list(hooks or [])
+        graph, dist, train_graph, saved = self._train_graph(input_fn, start_checkpoint)
+        session = tf.compat.v1.Session(target=dist.target, graph=graph, config=dist.session_config)
         try:
             with graph.as_default():
                 for hook in hooks:
@@ -252,8 +245,6 @@ class Estimator:
                     peer_watch,
                     stop_signals,
                 )
-                for every in actions or ():
-                    loop.add_every(every.steps, every.action)
                 loop.run(max_steps, resumed=start_checkpoint is not None)
                 for hook in hooks:
                     hook.end(session)
@@ -261,8 +252,32 @@ class Estimator:
         finally:
             session.close()
 
-    def _train_session(self, input_fn, start_checkpoint, saved_position):
-        """A new training graph and its session: (graph, Distribution, TrainGraph, session)."""
+    def _train_graph(self, input_fn, start_checkpoint):
+        """The training graph: (graph, Distribution, TrainGraph, the SavedPosition it restores
+        or None).
+
+        On one device, a resumed run restores the input position saved beside
+        its checkpoint, if the input_fn builds the pipeline that saved it;
+        that is checked as soon as the pipeline is built, and a run whose
+        pipeline changed is built again without it, before any session.
+        """
+        config = self._config
+        saved = None
+        if (
+            start_checkpoint
+            and config.distribution_strategy == "one_device"
+            and not config.use_tpu
+        ):
+            saved = input_position.read_saved(start_checkpoint)
+        graph, dist, train_graph = self._build_train_graph(input_fn, start_checkpoint, saved)
+        if train_graph is None:
+            saved = None
+            graph, dist, train_graph = self._build_train_graph(input_fn, start_checkpoint, None)
+        return graph, dist, train_graph, saved
+
+    def _build_train_graph(self, input_fn, start_checkpoint, saved_position):
+        """A new training graph: (graph, Distribution, TrainGraph or None: see
+        graphs.build_train_graph)."""
         config = self._config
         start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
         graph = tf.Graph()
@@ -273,8 +288,7 @@ class Estimator:
             train_graph = build_train_graph(
                 self._builder, dist, input_fn, self._train_batch_size, start_step, saved_position
             )
-        session = tf.compat.v1.Session(target=dist.target, graph=graph, config=dist.session_config)
-        return graph, dist, train_graph, session
+        return graph, dist, train_graph
 
     def _train_range(self, max_steps, steps):
         """Returns (checkpoint to resume from or None, its step, max_steps to train to)."""
@@ -293,14 +307,22 @@ class Estimator:
     # ---------------------------------------------------------------- eval
 
     def evaluate(
-        self, input_fn, steps=None, checkpoint_path=None, name=None, with_predictions=False
+        self,
+        input_fn,
+        steps=None,
+        checkpoint_path=None,
+        name=None,
+        with_predictions=False,
+        write_summaries=True,
     ):
         """Evaluates the newest checkpoint (or `checkpoint_path`) over `steps` batches.
 
         steps=None runs until the input is exhausted. Returns a dict of
         Python numbers: every metric of eval_metrics, "loss" (mean of the
-        per-batch loss) and "global_step" of the evaluated weights. Also
-        writes the metrics as TensorBoard scalars to model_dir/eval[_name].
+        per-batch loss) and "global_step" of the evaluated weights. With
+        write_summaries (the default), also writes the metrics as TensorBoard
+        scalars to model_dir/eval[_name] (evaluating while training writes
+        the script's whole result there itself instead).
 
         with_predictions=True returns (that dict, a list of one dict of numpy
         values per example, in the order evaluated) from the same pass: the
@@ -341,7 +363,7 @@ class Estimator:
             format_seconds(time.time() - t_start),
             ", ".join(f"{k} = {result[k]}" for k in sorted(result)),
         )
-        if self.write_eval_summaries:
+        if write_summaries:
             self.write_eval_summary(result, step, name)
         if with_predictions:
             examples = [
@@ -412,8 +434,8 @@ class Estimator:
         serving_input_fn() returns {name: placeholder}: the features the
         model_fn gets and the "serving_default" signature's inputs; its
         outputs are the model_fn's predictions. The graph is built as
-        predict builds it, in this RunConfig's precision and with its XLA
-        setting, so an export computes as prediction does. The weights come
+        predict builds it (the model_fn in PREDICT mode, with this RunConfig's
+        XLA setting), so an export computes as prediction does. The weights come
         from `checkpoint_path` (a checkpoint or a directory), default the
         newest in model_dir. `assets_extra` ({file name: text}) go to
         assets.extra/. `export_dir` must not exist; it appears only complete.
@@ -431,14 +453,20 @@ class Estimator:
                 predictions = {"predictions": predictions}
             return features, predictions
 
-        serving.export_graph(export_dir, checkpoint_path, build, assets_extra)
+        saved_model.export_graph(export_dir, checkpoint_path, build, assets_extra)
         return checkpoint_path
 
 
 def _start_session(session, built, checkpoint_path, model_dir=None):
     """Restores or initializes a built graph's variables, then freezes the graph."""
     restore_or_initialize(
-        session, built.saver, built.init_ops, built.scaffolds, checkpoint_path, model_dir
+        session,
+        built.saver,
+        built.init_ops,
+        built.scaffolds,
+        checkpoint_path,
+        model_dir,
+        built.optional_in_checkpoint,
     )
     session.graph.finalize()
 

@@ -2,10 +2,11 @@
 
 tf.estimator.train_and_evaluate and its best-checkpoint and stop-without-
 improvement hooks went with tf.estimator; the scripts get the same here,
-through the training loop's hook point (TrainingLoop.add_every and
-request_stop), once for all of them. A script supplies only
-evaluate(checkpoint_path) -> its eval_results dict, and the function that
-writes its eval_results.txt; the flags (--eval_every_n_steps,
+through the training loop's one extension point (a hook: EveryNSteps,
+whose action saves the step, evaluates it and may request_stop), once for
+all of them. A script supplies only evaluate(checkpoint_path,
+write_summaries) -> its eval_results dict, and the function that writes its
+eval_results.txt; the flags (--eval_every_n_steps,
 --best_checkpoint_metric, --early_stopping_patience, --keep_checkpoint_max)
 are read by the scripts (bert_lib/script_flags.py) and arrive here as values.
 
@@ -39,7 +40,7 @@ from ..plumbing import atomic_write
 from . import input_position
 from .checkpoints import checkpoint_step, newest_checkpoint
 from .config import CHECKPOINT_BASENAME, UsageError
-from .training import Every
+from .training import EveryNSteps
 
 HISTORY_FILE = "eval_history.jsonl"
 BEST_DIR = "best"
@@ -168,8 +169,10 @@ class BestCheckpoint:
 class EvalDuringTraining:
     """Runs one training with evaluations, the best checkpoint and early stopping.
 
-    evaluate_fn(checkpoint_path) returns the script's result dict (what its
-    eval_results.txt holds); write_results(path, result) writes that file.
+    evaluate_fn(checkpoint_path, write_summaries) returns the script's result
+    dict (what its eval_results.txt holds), writing its estimator's
+    TensorBoard summaries only if asked (this class writes the whole result
+    itself); write_results(path, result) writes that file.
     """
 
     def __init__(self, estimator, evaluate_fn, write_results, options):
@@ -244,11 +247,7 @@ class EvalDuringTraining:
 
     def evaluate(self, checkpoint_path, step):
         """Evaluates one checkpoint and records the result everywhere; returns it."""
-        self.estimator.write_eval_summaries = False
-        try:
-            result = dict(self.evaluate_fn(checkpoint_path))
-        finally:
-            self.estimator.write_eval_summaries = True
+        result = dict(self.evaluate_fn(checkpoint_path, write_summaries=False))
         self.last_step, self.last_result = step, result
         scalars = {key: _number(value) for key, value in result.items()}
         self.estimator.write_eval_summary(
@@ -278,21 +277,20 @@ class EvalDuringTraining:
             )
         return result
 
-    def _every_n_steps(self, loop):
-        """The TrainingLoop action: save this step, evaluate it, maybe stop."""
-        if loop.last_saved != loop.step:
-            loop.save()
-        self.evaluate(newest_checkpoint(self.model_dir), loop.step)
+    def _every_n_steps(self, step_context):
+        """The EveryNSteps action: save this step, evaluate it, maybe stop."""
+        checkpoint = step_context.save_checkpoint()
+        self.evaluate(checkpoint, step_context.step)
         if self.patience_exhausted:
             logging.info(
                 "Early stopping at step %d: %d evaluations without a better %s than %s (step %d).",
-                loop.step,
+                step_context.step,
                 self.since_best,
                 self.options.best_metric,
                 self.best_value,
                 self.best_step,
             )
-            loop.request_stop()
+            step_context.request_stop()
 
     def train(self, input_fn, max_steps):
         """Trains to max_steps with the evaluations; returns the final checkpoint's result."""
@@ -310,7 +308,7 @@ class EvalDuringTraining:
             self.estimator.train(
                 input_fn,
                 max_steps=max_steps,
-                actions=[Every(self.options.every_n_steps, self._every_n_steps)],
+                hooks=[EveryNSteps(self.options.every_n_steps, self._every_n_steps)],
             )
         final = newest_checkpoint(self.model_dir)
         step = checkpoint_step(final)
@@ -318,7 +316,7 @@ class EvalDuringTraining:
             return self.last_result
         if step in self.recorded_steps:
             # Counted by an earlier run: its result again, but not a second time.
-            return dict(self.evaluate_fn(final))
+            return dict(self.evaluate_fn(final, write_summaries=True))
         return self.evaluate(final, step)
 
 

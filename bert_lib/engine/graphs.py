@@ -1,10 +1,12 @@
-"""Building the graphs the runner runs: one training graph, one eval / predict graph.
+"""Building the graphs the engine runs: one training graph, one eval / predict graph.
 
 Each builder returns a plain record of the graph objects a session needs
 (TrainGraph, EvalGraph, PredictGraph); the settings that shaped the graph
 stay in RunConfig. ModelBuilder is the one place a model_fn is called and an
-input_fn's dataset prepared: the model options of RunConfig (precision,
-accumulation) reach the model_fn in its params.
+input_fn's dataset prepared. The model_fn gets params and batch size only:
+what the model computes (precision, optimizer) is in its own closure, and
+what training needs of its step (learning rate, accumulate op, variables a
+checkpoint may lack) comes back in its EstimatorSpec.
 """
 
 import collections
@@ -12,17 +14,9 @@ import contextlib
 
 import tensorflow as tf
 
-import optimization
-
+from . import input_position
 from .checkpoints import make_saver_and_init_ops
-from .config import (
-    LEARNING_RATE_COLLECTION,
-    PRECISION_DTYPES,
-    EstimatorSpec,
-    ModeKeys,
-    UsageError,
-)
-from .input_position import InputPosition
+from .config import EstimatorSpec, ModeKeys, UsageError
 
 TrainGraph = collections.namedtuple(
     "TrainGraph",
@@ -34,11 +28,12 @@ TrainGraph = collections.namedtuple(
         "learning_rate",  # scalar learning-rate tensor, or None
         "weights_finite",  # whether every trainable float variable is finite
         "saver",
-        "init_ops",  # runner_checkpoints.InitOps
+        "init_ops",  # checkpoints.InitOps
         "scaffolds",  # what the model_fn's scaffold_fn returned
+        "optional_in_checkpoint",  # the spec's variables a checkpoint may lack
         "steps_this_run",  # placeholder of the --steps_per_run graph loop, or None
         "accumulate_loss",  # one accumulate-only micro-batch, or None
-        "input_position",  # runner_input_position.InputPosition (one device), or None
+        "input_position",  # input_position.InputPosition (one device), or None
         "stop_flags",  # multi-worker: this worker's [SIGTERM, SIGINT] received (fed), or None
         "job_stop_flags",  # multi-worker: stop_flags summed over the job, or None
     ],
@@ -46,16 +41,33 @@ TrainGraph = collections.namedtuple(
 
 EvalGraph = collections.namedtuple(
     "EvalGraph",
-    ["global_step", "values", "update_op", "predictions", "saver", "init_ops", "scaffolds"],
+    [
+        "global_step",
+        "values",
+        "update_op",
+        "predictions",
+        "saver",
+        "init_ops",
+        "scaffolds",
+        "optional_in_checkpoint",
+    ],
 )
 
 PredictGraph = collections.namedtuple(
-    "PredictGraph", ["predictions", "saver", "init_ops", "scaffolds"]
+    "PredictGraph", ["predictions", "saver", "init_ops", "scaffolds", "optional_in_checkpoint"]
 )
 
 # One training step as built on the replicas: its loss and what goes with it.
 _Step = collections.namedtuple(
-    "_Step", ["loss", "accumulate_loss", "steps_this_run", "learning_rate", "scaffolds"]
+    "_Step",
+    [
+        "loss",
+        "accumulate_loss",
+        "steps_this_run",
+        "learning_rate",
+        "scaffolds",
+        "optional_in_checkpoint",
+    ],
 )
 
 # Op types left out of XLA clusters under --use_xla: random numbers (so that
@@ -90,33 +102,18 @@ def _split_features(element):
 
 
 class ModelBuilder:
-    """Calls a model_fn and an input_fn with the params and speed options of a run."""
+    """Calls a model_fn and an input_fn with the params of a run, under its XLA setting."""
 
     def __init__(self, model_fn, config, params):
         self.model_fn = model_fn
         self.config = config
         self.params = dict(params or {})
 
-    def input_params(self, batch_size):
+    def params_for(self, batch_size):
+        """What a model_fn or input_fn gets: a copy of the Estimator's params, with
+        "batch_size" (per replica) set for the call."""
         params = dict(self.params)
         params["batch_size"] = batch_size
-        return params
-
-    def model_params(self, mode, batch_size):
-        """The params a model_fn gets: input_params, plus the RunConfig's model options.
-
-        params["compute_dtype"] is the dtype of --precision (None for fp32),
-        for modeling.BertModel(compute_dtype=...); params["training_options"]
-        the optimization.TrainingOptions of --num_accumulation_steps (and
-        loss scaling for fp16 training), for create_optimizer(options=...).
-        """
-        config = self.config
-        params = self.input_params(batch_size)
-        params["compute_dtype"] = PRECISION_DTYPES[config.precision]
-        params["training_options"] = optimization.TrainingOptions(
-            num_accumulation_steps=config.num_accumulation_steps if mode == ModeKeys.TRAIN else 1,
-            dynamic_loss_scaling=mode == ModeKeys.TRAIN and config.precision == "fp16",
-        )
         return params
 
     def call_model_fn(self, features, labels, mode, batch_size):
@@ -125,7 +122,7 @@ class ModelBuilder:
                 features=features,
                 labels=labels,
                 mode=mode,
-                params=self.model_params(mode, batch_size),
+                params=self.params_for(batch_size),
             )
         if not isinstance(spec, EstimatorSpec):
             raise TypeError(f"model_fn must return an engine.EstimatorSpec, got {type(spec)}")
@@ -167,9 +164,12 @@ class ModelBuilder:
 def build_train_graph(builder, dist, input_fn, global_batch_size, start_step, saved_position=None):
     """Builds everything one training session runs; returns a TrainGraph.
 
-    saved_position (runner_input_position.SavedPosition, one device) is the
-    input position to be restored: the pipeline is then built as it was
-    when that was saved.
+    saved_position (input_position.SavedPosition, one device) is the input
+    position to be restored: the pipeline is then built as it was when that
+    was saved. If the input_fn now builds another pipeline, the graph goes
+    no further than the pipeline and None is returned: build again without
+    saved_position, as a run without one would (the model, built after the
+    check, then draws what it draws in such a run).
     """
     config = builder.config
     with dist.scope():
@@ -177,23 +177,27 @@ def build_train_graph(builder, dist, input_fn, global_batch_size, start_step, sa
         iterator, batch_size, skip = _train_iterator(
             builder, dist, input_fn, global_batch_size, start_step, saved_position
         )
+        fingerprint = None
+        if saved_position is not None:
+            fingerprint = input_position.dataset_fingerprint(iterator.dataset)
+            if not input_position.matches(fingerprint, skip, saved_position):
+                return None
         summaries_before = set(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES))
-        rates_before = set(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
         step = _build_train_step(builder, dist, iterator, batch_size)
         with tf.control_dependencies([step.loss]):
             step_after = tf.identity(global_step.read_value())
         summaries = _new_in_this_graph(tf.compat.v1.GraphKeys.SUMMARIES, summaries_before)
-        learning_rates = _new_in_this_graph(LEARNING_RATE_COLLECTION, rates_before)
-        if step.learning_rate is not None:
-            learning_rates = [step.learning_rate]
+        learning_rate = step.learning_rate
         if dist.is_tpu:
-            summaries, learning_rates = [], []
+            summaries, learning_rate = [], None
         weights_finite = _weights_finite()
         # Made after the model, so that seeded runs draw the initial weights
         # they drew before these ops existed.
-        input_position = None
+        position = None
         if dist.strategy is None:
-            input_position = InputPosition(iterator.iterator, iterator.dataset, skip)
+            position = input_position.InputPosition(
+                iterator.iterator, iterator.dataset, skip, fingerprint
+            )
         stop_flags, job_stop_flags = _job_stop_flags(dist)
         saver, init_ops = make_saver_and_init_ops(
             iterator.initialize, max_to_keep=config.keep_checkpoint_max
@@ -203,14 +207,15 @@ def build_train_graph(builder, dist, input_fn, global_batch_size, start_step, sa
             loss=step.loss,
             step_after=step_after,
             summary_op=tf.compat.v1.summary.merge(summaries) if summaries else None,
-            learning_rate=learning_rates[0] if learning_rates else None,
+            learning_rate=learning_rate,
             weights_finite=weights_finite,
             saver=saver,
             init_ops=init_ops,
             scaffolds=step.scaffolds,
+            optional_in_checkpoint=step.optional_in_checkpoint,
             steps_this_run=step.steps_this_run,
             accumulate_loss=step.accumulate_loss,
-            input_position=input_position,
+            input_position=position,
             stop_flags=stop_flags,
             job_stop_flags=job_stop_flags,
         )
@@ -282,7 +287,7 @@ def _train_iterator(builder, dist, input_fn, global_batch_size, start_step, save
         skip = saved_position.skip
 
     def dataset_fn(input_context):
-        dataset = input_fn(builder.input_params(batch_size))
+        dataset = input_fn(builder.params_for(batch_size))
         if input_context is not None and input_context.num_input_pipelines > 1:
             dataset = builder.prepare_dataset(dataset).shard(
                 input_context.num_input_pipelines, input_context.input_pipeline_id
@@ -298,20 +303,21 @@ def _build_train_step(builder, dist, iterator, batch_size):
 
     Running its loss takes the next element of `iterator` on every replica,
     calls the model_fn in TRAIN mode there and runs its train_op (which must
-    add one to global_step); the loss is the mean over replicas.
+    add one to global_step); the loss is the mean over replicas. The
+    learning rate is the spec's (the first replica's), for the log.
 
     With --num_accumulation_steps=N > 1, accumulate_loss runs one
-    micro-batch and only accumulates its gradients (the optimizer step is
-    N-1 runs of it, then one run of the loss); it needs a train_op made by
-    optimization.create_optimizer with the model_fn's params["training_options"].
+    micro-batch and only accumulates its gradients: it runs the spec's
+    accumulate_op, which the spec must carry (the optimizer step is N-1 runs
+    of it, then one run of the loss).
 
     With --steps_per_run=k > 1 (one device, no accumulation) the step is the
     body of a graph loop that runs steps_this_run (a placeholder, default 1,
     at most k) steps per session.run; the loss and learning_rate are those
     of its last step.
     """
-    accumulate = builder.config.num_accumulation_steps > 1
-    scaffolds = []
+    num_accumulation_steps = builder.config.num_accumulation_steps
+    specs, scaffolds = [], []
 
     def replica_step(element):
         features, labels = _split_features(element)
@@ -319,29 +325,47 @@ def _build_train_step(builder, dist, iterator, batch_size):
             spec = builder.call_model_fn(features, labels, ModeKeys.TRAIN, batch_size)
             if spec.scaffold_fn is not None:
                 scaffolds.append(spec.scaffold_fn())
+        specs.append(spec)
         with tf.control_dependencies([spec.train_op]):
             loss = tf.identity(spec.loss)
-        if not accumulate:
+        if num_accumulation_steps == 1:
             return loss
-        accumulate_op = optimization.accumulate_op_for(spec.train_op)
-        if accumulate_op is None:
+        if spec.accumulate_op is None:
             raise UsageError(
-                "--num_accumulation_steps > 1 needs a model_fn whose train_op comes "
-                "from optimization.create_optimizer(..., options=params['training_options'])"
+                f"--num_accumulation_steps={num_accumulation_steps} needs a model_fn whose "
+                "EstimatorSpec carries the accumulate_op of its train_op (the op that only "
+                "adds one micro-batch's gradients)"
             )
-        with tf.control_dependencies([accumulate_op]):
+        with tf.control_dependencies([spec.accumulate_op]):
             return loss, tf.identity(spec.loss)
 
-    if builder.config.steps_per_run > 1 and dist.strategy is None and not accumulate:
-        loss, steps_this_run, rate = _build_step_loop(iterator, replica_step)
-        return _Step(loss, None, steps_this_run, rate, scaffolds)
+    if builder.config.steps_per_run > 1 and dist.strategy is None and num_accumulation_steps == 1:
+        loss, steps_this_run, rate = _build_step_loop(iterator, replica_step, specs)
+        return _Step(loss, None, steps_this_run, rate, scaffolds, _optional(specs))
     outputs = dist.run(replica_step, iterator)
-    if not accumulate:
-        return _Step(dist.reduce_mean(outputs), None, None, None, scaffolds)
-    return _Step(dist.reduce_mean(outputs[0]), dist.reduce_mean(outputs[1]), None, None, scaffolds)
+    rate = _first_replica([spec.learning_rate for spec in specs])
+    if num_accumulation_steps == 1:
+        loss, accumulate_loss = dist.reduce_mean(outputs), None
+    else:
+        loss, accumulate_loss = dist.reduce_mean(outputs[0]), dist.reduce_mean(outputs[1])
+    return _Step(loss, accumulate_loss, None, rate, scaffolds, _optional(specs))
 
 
-def _build_step_loop(iterator, replica_step):
+def _first_replica(tensors):
+    """The first replica's of the tensors each replica's model_fn made (the others' names
+    start with "replica_"), or None when there are none."""
+    for tensor in tensors:
+        if tensor is not None and not tensor.name.startswith("replica_"):
+            return tensor
+    return None
+
+
+def _optional(specs):
+    """The variables any of the specs says a checkpoint may lack."""
+    return tuple(v for spec in specs for v in spec.optional_in_checkpoint)
+
+
+def _build_step_loop(iterator, replica_step, specs):
     """Wraps one-device training steps in a tf.while_loop (see _build_train_step).
 
     Returns (loss, steps_this_run placeholder, learning rate or None).
@@ -349,15 +373,12 @@ def _build_step_loop(iterator, replica_step):
     steps_this_run = tf.compat.v1.placeholder_with_default(
         tf.constant(1, tf.int32), [], name="steps_this_run"
     )
-    has_rate = []
 
     def body(i, unused_loss, unused_rate):
         del unused_loss, unused_rate
-        rates_before = len(tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION))
         loss = replica_step(iterator.get_next())
-        rates = tf.compat.v1.get_collection(LEARNING_RATE_COLLECTION)[rates_before:]
-        has_rate.append(bool(rates))
-        rate = tf.cast(rates[-1], tf.float32) if rates else tf.constant(0.0)
+        rate = specs[-1].learning_rate
+        rate = tf.constant(0.0) if rate is None else tf.cast(rate, tf.float32)
         return i + 1, tf.cast(loss, tf.float32), rate
 
     _, loss, rate = tf.compat.v1.while_loop(
@@ -366,7 +387,8 @@ def _build_step_loop(iterator, replica_step):
         [tf.constant(0), tf.constant(0.0), tf.constant(0.0)],
         parallel_iterations=1,
     )
-    return loss, steps_this_run, rate if any(has_rate) else None
+    has_rate = any(spec.learning_rate is not None for spec in specs)
+    return loss, steps_this_run, rate if has_rate else None
 
 
 # --------------------------------------------------------------------------
@@ -378,7 +400,7 @@ def _build_single_device(builder, input_fn, mode, batch_size):
     if builder.config.tf_random_seed is not None:
         tf.compat.v1.set_random_seed(builder.config.tf_random_seed)
     global_step = tf.compat.v1.train.get_or_create_global_step()
-    dataset = builder.prepare_dataset(input_fn(builder.input_params(batch_size)))
+    dataset = builder.prepare_dataset(input_fn(builder.params_for(batch_size)))
     iterator = tf.compat.v1.data.make_initializable_iterator(dataset)
     features, labels = _split_features(iterator.get_next())
     spec = builder.call_model_fn(features, labels, mode, batch_size)
@@ -420,6 +442,7 @@ def build_eval_graph(builder, input_fn, batch_size):
         saver=saver,
         init_ops=init_ops,
         scaffolds=scaffolds,
+        optional_in_checkpoint=spec.optional_in_checkpoint,
     )
 
 
@@ -431,4 +454,4 @@ def build_predict_graph(builder, input_fn, batch_size):
     if not isinstance(predictions, dict):
         predictions = {"predictions": predictions}
     saver, init_ops = make_saver_and_init_ops(lambda: iterator.initializer)
-    return PredictGraph(predictions, saver, init_ops, scaffolds)
+    return PredictGraph(predictions, saver, init_ops, scaffolds, spec.optional_in_checkpoint)

@@ -17,14 +17,16 @@ the next save.
 Only one-device training saves it (tf.distribute's multi-device iterators
 cannot be serialized); under mirrored and multi-worker training, and where
 a pipeline holds state that cannot be saved (a Python generator), resuming
-falls back to the runner's --tf_random_seed skip of the consumed batches.
+falls back to the engine's --tf_random_seed skip of the consumed batches.
 
 Restoring puts the saved buffers and positions into the pipeline the
 input_fn builds now, which must be built as the saved one was: the file
 holds a fingerprint of the pipeline (its graph, generated names left out)
 and how many batches it skipped when built (the seeded skip), and the
-runner builds the pipeline with that skip. A run whose input pipeline
-changed (other files, another batch size) does not restore it, and says so.
+engine builds the pipeline with that skip. The fingerprints are compared
+as soon as the pipeline is built, before the model and the session: a run
+whose input pipeline changed (other files, another batch size) does not
+restore it, says so, and is built as a run without a saved position.
 """
 
 import collections
@@ -67,15 +69,35 @@ def read_saved(checkpoint_path):
     return SavedPosition(path, fingerprint.decode(), int(skip), state)
 
 
+def dataset_fingerprint(dataset):
+    """The fingerprint of the pipeline that makes `dataset` (see pipeline_fingerprint)."""
+    return pipeline_fingerprint(tf.data.experimental.to_variant(dataset))
+
+
+def matches(fingerprint, skip, saved):
+    """Whether `saved` was written by a pipeline built as this one, whose fingerprint is
+    `fingerprint` and which skipped `skip` batches (then it can be restored); if not,
+    says so in the log."""
+    if fingerprint == saved.fingerprint and skip == saved.skip:
+        return True
+    logging.warning(
+        "The input pipeline differs from the one %s was saved with (other input "
+        "files, batch size or input_fn); the input position is not restored.",
+        saved.path,
+    )
+    return False
+
+
 class InputPosition:
     """The ops that save and restore one initializable iterator's state; build after the model.
 
     `iterator` is a tf.compat.v1.data.Iterator over `dataset`, a pipeline
-    that skipped `skip` batches first. Restoring needs a pipeline built
-    alike: the same input_fn and the same skip (read_saved tells which).
+    that skipped `skip` batches first; `fingerprint` is the pipeline's, when
+    already computed. Restoring needs a pipeline built alike: the same
+    input_fn and the same skip (read_saved tells which, matches checks).
     """
 
-    def __init__(self, iterator, dataset, skip):
+    def __init__(self, iterator, dataset, skip, fingerprint=None):
         self.skip = skip
         # The iterator's resource has no public accessor in graph mode.
         resource = iterator._iterator_resource  # noqa: SLF001
@@ -89,15 +111,15 @@ class InputPosition:
             self._restore = tf.raw_ops.DeserializeIterator(
                 resource_handle=resource, serialized=tf.io.parse_tensor(self._state, tf.variant)
             )
-        self._variant = tf.data.experimental.to_variant(dataset)
-        self._fingerprint = None
+        self._dataset = dataset
+        self._fingerprint = fingerprint
         self._disabled = False
 
     def fingerprint(self):
         """The pipeline's fingerprint (computed once, from the graph: a few tenths of a
         second for a BERT-Base training graph)."""
         if self._fingerprint is None:
-            self._fingerprint = pipeline_fingerprint(self._variant)
+            self._fingerprint = dataset_fingerprint(self._dataset)
         return self._fingerprint
 
     def _disable(self, error):
@@ -107,17 +129,6 @@ class InputPosition:
             "the input (or, with --tf_random_seed, skips the batches already used).",
             error.message.splitlines()[0],
         )
-
-    def matches(self, session, saved):
-        """Whether `saved` was written by a pipeline built as this one (then restore can)."""
-        if self.fingerprint() == saved.fingerprint and self.skip == saved.skip:
-            return True
-        logging.warning(
-            "The input pipeline differs from the one %s was saved with (other input "
-            "files, batch size or input_fn); the input position is not restored.",
-            saved.path,
-        )
-        return False
 
     def restore(self, session, saved):
         """Puts the iterator where `saved` says (after the iterator's initializer ran)."""

@@ -1,13 +1,19 @@
 """The training loop: runs a built TrainGraph in a session until max_steps.
 
-TrainingLoop runs the steps and does what falls due after each: hooks, the
-progress line, TensorBoard summaries, and the periodic actions (Every):
-saving a checkpoint every save_checkpoints_steps is one; anything else that
-should happen every N steps (evaluating, keeping the best checkpoint,
-stopping early) is added there with add_every and may call request_stop.
+TrainingLoop runs the steps and does what falls due after each: the
+progress line, TensorBoard summaries, the checkpoint of every
+save_checkpoints_steps, then the hooks. Hooks are the loop's one extension
+point: objects with tf.compat.v1.train.SessionRunHook's methods (begin,
+after_create_session, before_run, after_run, end; subclass SessionRunHook to
+get the ones you leave out), so TF 1.x hooks work unchanged. Their
+before_run and after_run get a StepContext: TF's run context (session,
+request_stop) plus the step, the stop signal if one has come, and
+save_checkpoint(). Work every N steps (evaluating, keeping the best
+checkpoint, stopping early) is the hook EveryNSteps(N, action); a hook with
+an `every_steps` attribute, as it has, ends a run of several steps
+(--steps_per_run) at each multiple of it.
 """
 
-import collections
 import os
 import signal
 import time
@@ -38,26 +44,81 @@ def scalar_summary(values):
     )
 
 
-# Something the loop does each time global_step passes a multiple of `steps`:
-# action(loop) runs after that step's hooks, log line and summaries, with
-# loop.step the new global_step.
-Every = collections.namedtuple("Every", ["steps", "action"])
+class StepContext(tf.compat.v1.train.SessionRunContext):
+    """What a hook's before_run and after_run get: TF's run context and where training stands.
+
+    `step` is global_step (before the run in before_run, after it in
+    after_run), `previous_step` global_step before the run. `stop_signal` is
+    the signal (SIGTERM, SIGINT) training stops on after this step, or None.
+    save_checkpoint() saves this step, unless saved already, and returns the
+    newest checkpoint (only the chief saves). request_stop() ends training
+    after this step, which is then saved.
+    """
+
+    def __init__(self, original_args, session, loop, previous_step):
+        super().__init__(original_args, session)
+        self._loop = loop
+        self.previous_step = previous_step
+
+    @property
+    def step(self):
+        return self._loop.step
+
+    @property
+    def stop_signal(self):
+        return self._loop.stop_signal()
+
+    def save_checkpoint(self):
+        loop = self._loop
+        if loop.dist.is_chief and loop.last_saved != loop.step:
+            loop.save()
+        return newest_checkpoint(loop.config.model_dir)
+
+
+class EveryNSteps(tf.compat.v1.train.SessionRunHook):
+    """The hook that runs action(step_context) each time global_step passes a multiple of
+    `steps` (after that step's log line, summaries and periodic save).
+
+    Once a stop signal has come the action is skipped (the step is saved and
+    training ends); an action that gives way to one (an evaluation polling
+    signals.check() raises signals.Interrupted) is logged and training goes
+    on to stop. `every_steps`: a run of several steps (--steps_per_run) ends
+    at its multiples, so that the action sees each.
+    """
+
+    def __init__(self, steps, action):
+        self.every_steps = steps
+        self.action = action
+
+    def after_run(self, run_context, run_values):
+        del run_values
+        if not _crosses(run_context.previous_step, run_context.step, self.every_steps):
+            return
+        if run_context.stop_signal is not None:
+            logging.info("Stopping: skipping an action due at step %d.", run_context.step)
+            return
+        try:
+            self.action(run_context)
+        except signals.Interrupted as e:
+            logging.info("%s: an action at step %d was interrupted.", e, run_context.step)
 
 
 class TrainingLoop:
     """Runs the steps of one training session and what falls due after each.
 
     The session has its variables already; run() returns after max_steps,
-    at the end of the input or when a hook or an Every action asks to stop,
-    having saved the last step (chief only). peer_watch, when given, is
-    stopped once the last step that needs every worker has run.
+    at the end of the input or when a hook asks to stop, having saved the
+    last step (chief only). `hooks` have had begin() and
+    after_create_session(); run() calls their before_run and after_run.
+    peer_watch, when given, is stopped once the last step that needs every
+    worker has run.
 
     stop_signals (signals.StopSignals), when given, ends the run on
     SIGTERM or Ctrl-C: the step in flight finishes, is saved, and run()
-    raises TrainingStopped. Every action but the periodic save is skipped
-    once a signal has come, and an evaluation that polls
-    signals.check() gives way. In a multi-worker job every step also
-    sums the workers' signal flags, so all stop after the same step.
+    raises TrainingStopped. EveryNSteps actions are skipped once a signal
+    has come, and an evaluation that polls signals.check() gives way. In a
+    multi-worker job every step also sums the workers' signal flags, so all
+    stop after the same step.
     """
 
     def __init__(
@@ -85,19 +146,13 @@ class TrainingLoop:
         self.stop_requested = False
         self.writer = None
         self.progress = None
-        self.every = []
         self.stop_signals = stop_signals
         self.job_signal = None  # multi-worker: the signal the job stops on, once summed
-        if dist.is_chief and config.save_checkpoints_steps:
-            self.add_every(config.save_checkpoints_steps, TrainingLoop.save)
-
-    def add_every(self, steps, action):
-        """Runs action(loop) whenever global_step passes a multiple of `steps`."""
-        self.every.append(Every(steps, action))
-
-    def request_stop(self):
-        """Ends the run after the current step (which is then saved)."""
-        self.stop_requested = True
+        # The steps whose multiples end a run of several steps (--steps_per_run).
+        self.boundaries = [config.log_step_count_steps]
+        if dist.is_chief:
+            self.boundaries.append(config.save_checkpoints_steps)
+        self.boundaries += [getattr(hook, "every_steps", None) for hook in self.hooks]
 
     def save(self):
         position = self.graph.input_position
@@ -201,8 +256,8 @@ class TrainingLoop:
             fetches["learning_rate"] = self.graph.learning_rate
         if summary_due and self.graph.summary_op is not None:
             fetches["summary"] = self.graph.summary_op
-        run_context = tf.compat.v1.train.SessionRunContext(
-            tf.compat.v1.train.SessionRunArgs(dict(fetches)), self.session
+        run_context = StepContext(
+            tf.compat.v1.train.SessionRunArgs(dict(fetches)), self.session, self, previous_step
         )
         for i, hook in enumerate(self.hooks):
             args = hook.before_run(run_context)
@@ -222,35 +277,25 @@ class TrainingLoop:
                 self.job_signal = signal.SIGTERM if term > 0 else signal.SIGINT
         if max_steps is not None and self.step >= max_steps:
             self._collectives_done()
+        self._report(results, log_due, summary_due)
+        if self.dist.is_chief and _crosses(
+            previous_step, self.step, self.config.save_checkpoints_steps
+        ):
+            self.save()
         for i, hook in enumerate(self.hooks):
             values = tf.compat.v1.train.SessionRunValues(results.get(("hook", i)), None, None)
             hook.after_run(run_context, values)
-        self._report(results, log_due, summary_due)
-        self._every_actions(previous_step)
         if run_context.stop_requested:
             self.stop_requested = True
         return True
 
-    def _every_actions(self, previous_step):
-        """The Every actions due at this step; once a stop signal has come, only the save."""
-        for every in self.every:
-            if not _crosses(previous_step, self.step, every.steps):
-                continue
-            if self.stop_signal() is not None and every.action is not TrainingLoop.save:
-                logging.info("Stopping: skipping an action due at step %d.", self.step)
-                continue
-            try:
-                every.action(self)
-            except signals.Interrupted as e:
-                logging.info("%s: an action at step %d was interrupted.", e, self.step)
-
     def _steps_this_run(self, max_steps):
         """Steps the next run may take: up to --steps_per_run, stopping at the next
-        log, summary, Every action or the end (1 without a graph loop)."""
+        log, summary, save, hook's every_steps or the end (1 without a graph loop)."""
         if self.graph.steps_this_run is None:
             return 1
         limit = self.config.steps_per_run
-        boundaries = [self.config.log_step_count_steps] + [e.steps for e in self.every]
+        boundaries = list(self.boundaries)
         if self.writer is not None:
             boundaries.append(self.config.save_summary_steps)
         for every in boundaries:

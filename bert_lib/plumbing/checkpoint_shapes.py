@@ -1,18 +1,22 @@
-"""Comparing a checkpoint's variable shapes with the model's, for the scripts.
+"""Comparing a checkpoint's variable shapes with a model's, for the engine and the scripts.
 
-Warm starting, resuming, exporting and the start-up checks all refuse a
-checkpoint whose variables do not fit the model, with the one message of
-modeling.check_variable_shapes (which modeling.py, a file users copy into
-their own projects, keeps to itself), raised here as a UsageError; a
-checkpoint that cannot be read at all is "<flag>: no checkpoint at <path>".
+Resuming, exporting, warm starting and the start-up checks all refuse a
+checkpoint whose variables do not fit the model, with one message:
+
+    checkpoint <path> does not match the model: variable <name> has shape
+    [a, b] in the model but [c, d] in the checkpoint<hint>
+
+raised here as a UsageError; a checkpoint that cannot be read at all is
+"<flag>: no checkpoint at <path>". modeling.py, a file users copy into their
+own projects, keeps its own check with the same message
+(modeling.check_variable_shapes, raising modeling.InputError): this module
+knows nothing of BERT, so that the engine can use it.
 """
 
 import os
 import re
 
 import tensorflow as tf
-
-import modeling
 
 from .errors import UsageError
 
@@ -43,15 +47,32 @@ def _nearby(checkpoint_path):
     return f" ({directory or '.'} holds {', '.join(found[-3:])}: give one of those)"
 
 
-def check_shapes(expected, checkpoint_path, in_checkpoint=None, hint="", flag=None):
-    """Raises UsageError for the first variable that does not fit (modeling's message).
+def _fits(shape, saved):
+    """A shape list fits only the same list; a tf.TensorShape, any it is compatible with."""
+    if isinstance(shape, tf.TensorShape):
+        return shape.is_compatible_with(saved)
+    return list(shape) == list(saved)
 
-    Variables the checkpoint lacks are not looked at; `in_checkpoint` is
-    read from `checkpoint_path` when not given.
+
+def _as_list(shape):
+    return shape.as_list() if isinstance(shape, tf.TensorShape) else list(shape)
+
+
+def check_shapes(expected, checkpoint_path, in_checkpoint=None, hint="", flag=None):
+    """Raises UsageError for the first variable of `expected` whose shape the checkpoint's
+    does not fit (the message above).
+
+    `expected` maps variable names to shape lists or tf.TensorShapes (a
+    partly unknown TensorShape fits any shape it is compatible with).
+    Variables the checkpoint lacks are not looked at; `in_checkpoint`
+    ({name: shape list}) is read from `checkpoint_path` when not given.
     """
     if in_checkpoint is None:
         in_checkpoint = read_shapes(checkpoint_path, flag)
-    try:
-        modeling.check_variable_shapes(expected, checkpoint_path, in_checkpoint, hint)
-    except modeling.InputError as e:
-        raise UsageError(str(e)) from None
+    for name, shape in expected.items():
+        if name in in_checkpoint and not _fits(shape, in_checkpoint[name]):
+            raise UsageError(
+                f"checkpoint {checkpoint_path} does not match the model: variable {name} has "
+                f"shape {_as_list(shape)} in the model but {list(in_checkpoint[name])} in the "
+                f"checkpoint{hint}"
+            )

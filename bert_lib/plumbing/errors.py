@@ -10,7 +10,7 @@ traceback; anything else, a plain ValueError included, is a bug and keeps
 its traceback. This module imports no TensorFlow, so the data-preparation
 scripts can use it without paying for TensorFlow: TensorFlow's errors are
 recognised by the module their class comes from. Scripts reach it through
-script_flags.run_main.
+their entry point, run_main (command_line.py).
 
 A script stopped by SIGTERM or Ctrl-C (SIGINT) ends with one line,
 "STOPPED: <what was saved, how to go on>", and exit status 128 + the

@@ -6,7 +6,7 @@ tf.flags, tf.contrib.tpu.TPUEstimator, tf.estimator, tf.layers.dense and
 tf.contrib.layers.layer_norm, which TensorFlow 2.16+ no longer has.
 `install()` makes `import tensorflow` in such code give a module that is
 tf.compat.v1 in graph mode plus those APIs, running on this project's
-runner (estimator.py, specs.py, export.py), layers (layers.py on
+engine (estimator.py, specs.py, export.py), layers (layers.py on
 layer_base.py, batch_norm.py), RNN cells and loops (rnn_cells.py, rnn.py),
 TF 1.15's Keras layers (keras_layers.py, keras_rnn.py), contrib pieces
 (contrib.py, contrib_extras.py) and TensorFlow's internal module paths
@@ -18,7 +18,13 @@ TF 1.15's Keras layers (keras_layers.py, keras_rnn.py), contrib pieces
 
 Only user code gets that module: an `import tensorflow` in an installed
 package (site-packages), the standard library or this project's own modules
-still gets TensorFlow 2 itself, so libraries keep working unchanged.
+still gets TensorFlow 2 itself, so libraries keep working unchanged. This is
+the one place in the project that wraps `builtins.__import__`.
+
+The layer imports none of this project's BERT modules (modeling,
+tokenization, optimization), nor does the engine it runs on: in a process
+run_tf1.py starts, those names are free for the user's own files, which
+put_user_dir_first puts ahead on sys.path.
 
 An attribute of `tf`, `tf.contrib`, ... that is not provided raises
 UnsupportedAPIError, a UsageError (plumbing/errors.py: one "ERROR:" line, exit 1)
@@ -33,7 +39,7 @@ import sys
 
 import tensorflow as tf
 
-from .. import script_flags
+from ..plumbing import command_line
 from . import contrib as tf1_contrib
 from . import estimator as tf1_estimator
 from . import internals as tf1_internals
@@ -47,7 +53,6 @@ from .api import (
     TOP_LEVEL_INSTEAD,
     Namespace,
     UnsupportedAPIError,
-    is_project_file,
     is_user_file,
     make_finder,
     set_finder,
@@ -56,23 +61,21 @@ from .api import (
 
 _V1 = tf.compat.v1
 
-__all__ = ["UnsupportedAPIError", "install", "isolate_user_dir", "run", "unsupported"]
+__all__ = ["UnsupportedAPIError", "install", "put_user_dir_first", "run", "unsupported"]
 
 
-_MODULE = None
-
-
-def _build():
-    """The TF 1.x `tensorflow` module object (built once per process)."""
+def _build(devices):
+    """The TF 1.x `tensorflow` module object, its Estimators training on `devices`."""
     flags = _V1.flags
     app = Namespace("tf.app", _V1.app, {"run": run, "flags": flags})
-    contrib = Namespace("tf.contrib", None, tf1_contrib.modules(), CONTRIB_INSTEAD)
+    estimators = tf1_estimator.estimator_classes(devices)
+    contrib = Namespace("tf.contrib", None, tf1_contrib.modules(estimators), CONTRIB_INSTEAD)
     module = Namespace(
         "tf",
         _V1,
         {
             "contrib": contrib,
-            "estimator": tf1_estimator.estimator_module(),
+            "estimator": tf1_estimator.estimator_module(estimators),
             "layers": tf1_layers.layers_module(),
             "keras": tf1_keras.keras_module(),
             "app": app,
@@ -95,15 +98,12 @@ def run(main=None, argv=None):
     user's line (user_errors.py), exit 1."""
     if main is None:
         main = sys.modules["__main__"].main
-    script_flags.run_main(user_errors.located_main(main), argv)
+    command_line.run_main(user_errors.located_main(main), argv)
 
 
 # ---------------------------------------------------------------------------
 # `import tensorflow` in user code
 
-_REAL_IMPORT = builtins.__import__
-# This project's top-level modules that isolate_user_dir took out of sys.modules.
-_PROJECT_MODULES = {}
 # tensorflow.<name> imports that are TensorFlow's own packages, not the API.
 # (tensorflow.python is wrapped: internals.py puts back what TF 1.x code used of it.)
 _REAL_PACKAGES = frozenset(["core", "lite", "tools", "compiler", "dtensor", "tsl"])
@@ -116,25 +116,24 @@ def _resolve(module, dotted):
     return value
 
 
-def _import(name, globals=None, locals=None, fromlist=(), level=0):
-    if level == 0 and (name == "tensorflow" or name.startswith("tensorflow.")):
-        parts = name.split(".")[1:]
-        if (not parts or parts[0] not in _REAL_PACKAGES) and _importer_is_user(globals):
-            module = _MODULE
-            if fromlist:
-                return _resolve(module, parts)
-            _resolve(module, parts)  # `import tensorflow.contrib.slim`: fails here if missing
-            return module
-    elif level == 0 and name in _PROJECT_MODULES and _importer_is_project(globals):
-        # A module of this project importing a sibling inside a function, after
-        # isolate_user_dir: it gets its sibling, never the user's module of that name.
-        return _PROJECT_MODULES[name]
-    return _REAL_IMPORT(name, globals, locals, fromlist, level)
+class _UserImport:
+    """builtins.__import__ once installed: `import tensorflow` (and `tensorflow.x`) in user
+    code gives `module`; everything else goes to the import it replaced."""
 
+    def __init__(self, module, devices, real_import):
+        self.module = module
+        self.devices = devices
+        self.real_import = real_import
 
-def _importer_is_project(globals):
-    filename = (globals or {}).get("__file__")
-    return bool(filename) and is_project_file(filename)
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and (name == "tensorflow" or name.startswith("tensorflow.")):
+            parts = name.split(".")[1:]
+            if (not parts or parts[0] not in _REAL_PACKAGES) and _importer_is_user(globals):
+                if fromlist:
+                    return _resolve(self.module, parts)
+                _resolve(self.module, parts)  # `import tensorflow.contrib.slim`: fails if missing
+                return self.module
+        return self.real_import(name, globals, locals, fromlist, level)
 
 
 def _importer_is_user(globals):
@@ -150,45 +149,35 @@ def install(distribution_strategy="one_device", num_gpus=None):
     """Returns the TF 1.x `tensorflow` module, and makes user code's `import tensorflow` give it.
 
     Switches TensorFlow to graph mode with TF1 behaviour (ref variables,
-    Dimension shapes: `shape[-1].value`), as TF 1.x was. Idempotent.
-    `distribution_strategy` ("one_device", "mirrored", "multi_worker") and
-    `num_gpus` are the runner's, for every Estimator and TPUEstimator built
-    after the call (run_tf1.py's --distribution_strategy and --num_gpus).
+    Dimension shapes: `shape[-1].value`), as TF 1.x was. `distribution_strategy`
+    ("one_device", "mirrored", "multi_worker") and `num_gpus` are the engine's,
+    bound into the module's Estimators and TPUEstimators (run_tf1.py's
+    --distribution_strategy and --num_gpus). Called again with the same
+    devices, returns the same module.
     """
-    global _MODULE
-    tf1_estimator.use_distribution(distribution_strategy, num_gpus)
-    if _MODULE is None:
+    devices = tf1_estimator.Devices(distribution_strategy, num_gpus)
+    current = builtins.__import__
+    if isinstance(current, _UserImport):
+        if current.devices == devices:
+            return current.module
+        real_import = current.real_import
+    else:
         _V1.disable_v2_behavior()
-        _MODULE = _build()
-        set_finder(make_finder(_MODULE))
-        builtins.__import__ = _import
-    return _MODULE
+        real_import = current
+    module = _build(devices)
+    set_finder(make_finder(module))
+    builtins.__import__ = _UserImport(module, devices, real_import)
+    return module
 
 
-def project_module_names():
-    """The top-level modules of this project that are imported now (a clone's flat layout)."""
-    names = []
-    for name, module in list(sys.modules.items()):
-        filename = getattr(module, "__file__", None)
-        if "." not in name and filename and os.path.dirname(os.path.realpath(filename)) == HERE:
-            names.append(name)
-    return sorted(names)
+def put_user_dir_first(user_dir):
+    """Puts `user_dir` first on sys.path, and this project's directory off it.
 
-
-def isolate_user_dir(user_dir):
-    """Puts `user_dir` first on sys.path, its modules winning over this project's.
-
-    In a clone, this project's modules are top-level (`modeling`,
-    `optimization`, `features`, ...) and a user directory often holds
-    modules of the same names. The runner and this module keep the objects
-    they imported; the names are dropped from sys.modules and this
-    project's directory from sys.path, so that `import modeling` in user
-    code finds the user's file. A module of this project that imports a
-    sibling inside a function still gets this project's (see _import).
+    As when Python runs a script, the script's directory comes first: its
+    modules (often a modeling.py, optimization.py, tokenization.py of its
+    own) are what `import modeling` in user code finds. In a clone, this
+    project's directory (whose modules have those names) is taken off the
+    path; nothing run_tf1.py has imported by then has imported them.
     """
-    if _MODULE is None:
-        install()
-    for name in project_module_names():
-        _PROJECT_MODULES[name] = sys.modules.pop(name)
     sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != HERE]
     sys.path.insert(0, os.path.abspath(user_dir))

@@ -243,8 +243,9 @@ def experimental_jit_scope(compile_ops=True, separate_compiled_gradients=False):
     )
 
 
-def modules():
-    """tf.contrib's submodules, by name."""
+def modules(estimator_classes):
+    """tf.contrib's submodules, by name; tf.contrib.tpu's TPUEstimator is that of
+    estimator_classes (estimator.estimator_classes)."""
     crf = Namespace(
         "tf.contrib.crf",
         None,
@@ -258,7 +259,7 @@ def modules():
     )
     return tf1_internals.attach_module_paths(
         {
-            "tpu": tf1_estimator.tpu_module(),
+            "tpu": tf1_estimator.tpu_module(estimator_classes),
             "cluster_resolver": Namespace(
                 "tf.contrib.cluster_resolver",
                 tf.distribute.cluster_resolver,

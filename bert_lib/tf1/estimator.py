@@ -14,8 +14,16 @@ checkpoints, logs, TensorBoard events, stop handling and error contract:
   `"%s = %s" % (key, value)` prints `0.45` as TF 1.x did;
 - predict yields a single prediction tensor bare, a dict of them as dicts;
 - model_dir=None is a new temporary directory.
+
+The devices every Estimator trains on come from run_tf1.py's own options
+(user scripts define no flag for them): estimator_classes(devices) gives
+the Estimator and TPUEstimator with those Devices bound, which
+estimator_module and tpu_module put in tf.estimator and tf.contrib.tpu
+(tf1.install() builds them once). The engine is used through its front
+door only.
 """
 
+import collections
 import glob
 import inspect
 import os
@@ -26,7 +34,6 @@ import tensorflow as tf
 from absl import logging
 
 from .. import engine
-from ..engine.training import Every
 from . import export as tf1_export
 from . import input_files as tf1_input_files
 from . import specs as tf1_specs
@@ -75,16 +82,12 @@ class InputPipelineConfig:
     SLICED = 5
 
 
-# The devices every Estimator of the user's code trains on. User scripts
-# define no flag for it (TF 1.x took it from RunConfig's train_distribute),
-# so run_tf1.py's own --distribution_strategy and --num_gpus, given before
-# the script, set it once for the process (use_distribution).
-_DISTRIBUTION = {"distribution_strategy": "one_device", "num_gpus": None}
-
-
-def use_distribution(distribution_strategy="one_device", num_gpus=None):
-    """Sets the runner's distribution for every Estimator built from now on."""
-    _DISTRIBUTION.update(distribution_strategy=distribution_strategy, num_gpus=num_gpus)
+# The devices every Estimator of the user's code trains on: engine.RunConfig's
+# distribution_strategy and num_gpus. User scripts define no flag for them
+# (TF 1.x took them from RunConfig's train_distribute): run_tf1.py's own
+# --distribution_strategy and --num_gpus, given before the script, choose them.
+Devices = collections.namedtuple("Devices", ["distribution_strategy", "num_gpus"])
+ONE_DEVICE = Devices("one_device", None)
 
 
 class RunConfig:
@@ -132,7 +135,8 @@ class RunConfig:
         copy.__dict__.update(self.__dict__, **changes)
         return copy
 
-    def runner_config(self, model_dir, use_tpu):
+    def runner_config(self, model_dir, use_tpu, devices=ONE_DEVICE):
+        """The engine.RunConfig of an Estimator in model_dir training on `devices`."""
         cluster = self.cluster
         tpu = self.tpu_config
         return engine.RunConfig(
@@ -150,8 +154,8 @@ class RunConfig:
             gcp_project=getattr(cluster, "project", None),
             master=self.master if use_tpu else None,
             num_tpu_cores=tpu.num_shards or 8,
-            distribution_strategy=_DISTRIBUTION["distribution_strategy"],
-            num_gpus=_DISTRIBUTION["num_gpus"],
+            distribution_strategy=devices.distribution_strategy,
+            num_gpus=devices.num_gpus,
         )
 
 
@@ -271,9 +275,13 @@ class _SpecHooks:
 
 
 class Estimator:
-    """tf.estimator.Estimator on engine.Estimator."""
+    """tf.estimator.Estimator on engine.Estimator.
+
+    _devices: the Devices it trains on (estimator_classes binds run_tf1.py's).
+    """
 
     _tpu_params = False
+    _devices = ONE_DEVICE
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
         if warm_start_from is not None:
@@ -294,7 +302,7 @@ class Estimator:
         self._bare_prediction = False
         self._runner = engine.Estimator(
             self._model_fn,
-            self._config.runner_config(model_dir, use_tpu),
+            self._config.runner_config(model_dir, use_tpu, self._devices),
             params=self.params,
             train_batch_size=train_bs or 1,
             eval_batch_size=eval_bs or 1,
@@ -532,9 +540,8 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     """
     results = []
 
-    def evaluate(loop):
-        if loop.last_saved != loop.step:
-            loop.save()
+    def evaluate(step_context):
+        step_context.save_checkpoint()
         results.append(
             estimator.evaluate(eval_spec.input_fn, steps=eval_spec.steps, name=eval_spec.name)
         )
@@ -543,8 +550,11 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
     estimator._runner.train(
         estimator._input_fn(train_spec.input_fn, engine.ModeKeys.TRAIN),
         max_steps=train_spec.max_steps,
-        hooks=[estimator._spec_hooks, *train_spec.hooks],
-        actions=[Every(save_steps, evaluate)],
+        hooks=[
+            estimator._spec_hooks,
+            *train_spec.hooks,
+            engine.EveryNSteps(save_steps, evaluate),
+        ],
     )
     newest = estimator.latest_checkpoint()
     if not results or results[-1]["global_step"] != engine.checkpoint_step(newest):
@@ -653,12 +663,26 @@ def contrib_estimator_module():
     )
 
 
-def estimator_module():
+def estimator_classes(devices=ONE_DEVICE):
+    """{"Estimator": ..., "TPUEstimator": ...}: subclasses of this module's two training on
+    `devices`, the classes user code gets (the TPUEstimator one is also an instance of the
+    Estimator one, as in TF 1.x)."""
+    estimator = type(
+        "Estimator", (Estimator,), {"_devices": devices, "__doc__": Estimator.__doc__}
+    )
+    tpu_estimator = type(
+        "TPUEstimator", (TPUEstimator, estimator), {"__doc__": TPUEstimator.__doc__}
+    )
+    return {"Estimator": estimator, "TPUEstimator": tpu_estimator}
+
+
+def estimator_module(classes):
+    """tf.estimator, with the Estimator of `classes` (estimator_classes)."""
     return Namespace(
         "tf.estimator",
         None,
         {
-            "Estimator": Estimator,
+            "Estimator": classes["Estimator"],
             "EstimatorSpec": EstimatorSpec,
             "ModeKeys": ModeKeys,
             "RunConfig": RunConfig,
@@ -673,7 +697,7 @@ def estimator_module():
                     "stop_if_no_increase_hook": stop_if_no_increase_hook,
                 },
             ),
-            "tpu": tpu_module("tf.estimator.tpu"),
+            "tpu": tpu_module(classes, "tf.estimator.tpu"),
             "export": tf1_export.export_module(),
             "SessionRunHook": _V1.train.SessionRunHook,
             "SessionRunArgs": _V1.train.SessionRunArgs,
@@ -687,13 +711,14 @@ def estimator_module():
     )
 
 
-def tpu_module(api="tf.contrib.tpu"):
-    """tf.contrib.tpu, and the same API as TF 1.14+ also named it, tf.estimator.tpu."""
+def tpu_module(classes, api="tf.contrib.tpu"):
+    """tf.contrib.tpu, and the same API as TF 1.14+ also named it, tf.estimator.tpu, with the
+    TPUEstimator of `classes` (estimator_classes)."""
     return Namespace(
         api,
         _V1.tpu,
         {
-            "TPUEstimator": TPUEstimator,
+            "TPUEstimator": classes["TPUEstimator"],
             "TPUEstimatorSpec": TPUEstimatorSpec,
             "RunConfig": RunConfig,
             "TPUConfig": TPUConfig,

@@ -7,7 +7,7 @@ estimator.export_saved_model(export_dir_base, that_fn) writes the model_fn's
 PREDICT graph with the newest checkpoint's weights to
 export_dir_base/<timestamp>, with a "serving_default" signature from the
 receiver tensors to the predictions, and returns that directory (bytes),
-as TF 1.x did. The writing is this project's (bert_lib/export/serving.py).
+as TF 1.x did. The writing is this project's engine's (engine.export_graph).
 """
 
 import collections
@@ -16,7 +16,7 @@ import time
 
 import tensorflow as tf
 
-from ..export import serving
+from .. import engine
 from ..plumbing import errors
 from .api import Namespace
 
@@ -125,7 +125,7 @@ def export_saved_model(
         receiver = serving_input_receiver_fn()
         return dict(receiver.receiver_tensors), model_fn(receiver.features)
 
-    serving.export_graph(export_dir, checkpoint, build, extra)
+    engine.export_graph(export_dir, checkpoint, build, extra)
     return export_dir.encode()
 
 

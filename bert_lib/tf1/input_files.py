@@ -12,7 +12,7 @@ the run ends, however it ends.
 
 import atexit
 
-from ..engine import input_position
+from .. import engine
 
 _WATCHED = set()
 
@@ -27,6 +27,6 @@ def watch(model_dir):
 
 def _sweep(model_dir):
     try:
-        input_position.remove_orphans(model_dir)
+        engine.remove_orphan_input_positions(model_dir)
     except Exception:  # a directory the script deleted or cannot reach any more
         pass

@@ -70,7 +70,7 @@ def test_batch_must_divide_into_micro_batches(tmp_path):
         engine.RunConfig(model_dir=str(tmp_path), num_accumulation_steps=0)
 
 
-def test_needs_create_optimizer(tmp_path):
+def test_needs_an_accumulate_op_in_the_spec(tmp_path):
     def model_fn(features, labels, mode, params):
         del labels, params
         w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.ones_initializer())
@@ -81,7 +81,7 @@ def test_needs_create_optimizer(tmp_path):
 
     config = engine.RunConfig(model_dir=str(tmp_path), num_accumulation_steps=2)
     estimator = engine.Estimator(model_fn, config, train_batch_size=4)
-    with pytest.raises(engine.UsageError, match="create_optimizer"):
+    with pytest.raises(engine.UsageError, match="EstimatorSpec carries the accumulate_op"):
         estimator.train(speed_helpers.input_fn_builder(speed_helpers.make_data()), max_steps=1)
 
 
@@ -93,8 +93,8 @@ def test_accumulator_ops_by_hand():
         w = tf.compat.v1.get_variable("w", [], initializer=tf.compat.v1.zeros_initializer())
         loss = x * w
         options = optimization.TrainingOptions(num_accumulation_steps=3)
-        train_op = optimization.create_optimizer(loss, 0.1, 100, 0, False, options=options)
-        accumulate_op = optimization.accumulate_op_for(train_op)
+        step = optimization.create_training_step(loss, 0.1, 100, 0, options=options)
+        train_op, accumulate_op = step.train_op, step.accumulate_op
         m = [v for v in tf.compat.v1.global_variables() if v.op.name == "w/adam_m"][0]
         step = tf.compat.v1.train.get_global_step()
         init = [

@@ -29,7 +29,7 @@ import tensorflow as tf
 
 import optimization
 from bert_lib import engine
-from bert_lib.engine import evaluation, input_position, signals
+from bert_lib.engine import input_position, signals
 from bert_lib.plumbing import errors
 
 WORKER = os.path.join(helpers.SUPPORT, "preemption_worker.py")
@@ -452,14 +452,15 @@ def test_a_stop_during_an_every_n_steps_evaluation_saves_that_step_and_stops(tmp
     estimator = _linear_estimator(tmp_path)
     evaluated = []
 
-    def save_then_evaluate(loop):
-        loop.save()
-        loop.stop_signals.received = signal.SIGTERM  # as the signal thread records it
+    def save_then_evaluate(step_context):
+        step_context.save_checkpoint()
+        # As the signal thread records it, in the StopSignals of the training running.
+        signals._ACTIVE[-1].received = signal.SIGTERM
         evaluated.append(estimator.evaluate(worker.linear_input_fn, steps=3))
 
     with pytest.raises(engine.TrainingStopped) as info:
         estimator.train(
-            worker.linear_input_fn, 12, actions=[evaluation.Every(4, save_then_evaluate)]
+            worker.linear_input_fn, 12, hooks=[engine.EveryNSteps(4, save_then_evaluate)]
         )
     assert evaluated == []
     assert info.value.exit_status == SIGTERM_STATUS

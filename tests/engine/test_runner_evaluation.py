@@ -43,7 +43,8 @@ def _write_results(path, result):
 def _scripted(scores, key="score"):
     """For _train: an evaluate function whose metric is scores[step of the checkpoint]."""
 
-    def evaluate(checkpoint_path):
+    def evaluate(checkpoint_path, write_summaries):
+        del write_summaries  # nothing of its own to write
         step = engine.checkpoint_step(checkpoint_path)
         return {key: scores[step], "global_step": step}
 
@@ -91,8 +92,10 @@ def test_evaluates_every_n_steps_and_at_the_end_with_numpy_weights(tmp_path):
     x, y = data()
 
     def mse_of(estimator):
-        return lambda path: estimator.evaluate(
-            input_fn_builder(x, y, repeat=False), checkpoint_path=path
+        return lambda path, write_summaries: estimator.evaluate(
+            input_fn_builder(x, y, repeat=False),
+            checkpoint_path=path,
+            write_summaries=write_summaries,
         )
 
     final = _train(tmp_path, mse_of, max_steps=10, every=3)
@@ -225,7 +228,9 @@ def test_multi_worker_is_refused_before_training(tmp_path):
     estimator = _estimator(tmp_path, distribution_strategy="multi_worker")
     options = evaluation.check_options(2, None, None, True, "")
     with pytest.raises(engine.UsageError, match="multi_worker"):
-        evaluation.train_and_evaluate(estimator, None, 4, lambda path: {}, _write_results, options)
+        evaluation.train_and_evaluate(
+            estimator, None, 4, lambda path, write_summaries: {}, _write_results, options
+        )
 
 
 def test_keep_checkpoint_max_must_not_be_negative():

@@ -289,14 +289,12 @@ def test_gradient_accumulation_applies_the_average_of_the_micro_batches():
     with graph.as_default():
         variables = make_variables()
         feeds = {n: tf.compat.v1.placeholder(tf.float32, v.shape) for n, v in INITIAL.items()}
-        train_op = optimization.create_optimizer(
+        train_op, _, accumulate_op, _ = optimization.create_training_step(
             quadratic_loss(variables, feeds),
             *schedule,
-            False,
             optimizer="lamb",
             options=optimization.TrainingOptions(num_accumulation_steps=2),
         )
-        accumulate_op = optimization.accumulate_op_for(train_op)
         global_step = tf.compat.v1.train.get_global_step()
         slots = slot_variables()
         reference = npr.Lamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
@@ -326,13 +324,12 @@ def test_loss_scaling_skips_an_overflowing_step_and_bias_correction_counts_it():
         variables = make_variables()
         poison = tf.compat.v1.placeholder(tf.float32, [])
         loss = quadratic_loss(variables, targets) + poison * tf.reduce_sum(variables[kernel])
-        train_op = optimization.create_optimizer(
+        train_op = optimization.create_training_step(
             loss,
             *schedule,
-            False,
             optimizer="lamb",
             options=optimization.TrainingOptions(dynamic_loss_scaling=True),
-        )
+        ).train_op
         slots = slot_variables()
         reference = npr.Lamb(INITIAL, optimization.WEIGHT_DECAY_RATE, EXCLUDE)
         with tf.compat.v1.Session(graph=graph) as sess:

@@ -2,8 +2,9 @@
 
 A tiny BERT classifier (tests/support/speed_helpers.py) is trained through the
 runner; float32 is the reference every mixed-precision run is compared with.
-The loss-scaling tests build create_optimizer's train op directly on a
-two-weight model so an overflow can be injected at a chosen step.
+The loss-scaling tests build optimization.create_training_step's train op
+directly on a two-weight model so an overflow can be injected at a chosen
+step.
 """
 
 import numpy as np
@@ -167,7 +168,8 @@ def _loss_scaled_step(growth_interval=3):
         optimization.LOSS_SCALE_GROWTH_INTERVAL = growth_interval
         try:
             options = optimization.TrainingOptions(dynamic_loss_scaling=True)
-            train_op = optimization.create_optimizer(loss, 0.1, 100, 0, False, options=options)
+            step = optimization.create_training_step(loss, 0.1, 100, 0, options=options)
+            train_op = step.train_op
         finally:
             optimization.LOSS_SCALE_GROWTH_INTERVAL = old
         variables = {v.op.name: v for v in tf.compat.v1.global_variables()}

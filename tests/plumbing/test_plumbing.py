@@ -28,6 +28,7 @@ from helpers import (
 )
 
 import modeling
+from bert_lib.model import checks
 from bert_lib.plumbing import (
     atomic_write,
     checkpoint_shapes,
@@ -105,7 +106,7 @@ def test_only_user_errors_are_one_line():
     # ValueError is a bug wherever it comes from: our own code (an unknown
     # activation name reaching modeling) or TensorFlow building a graph.
     with pytest.raises(errors.UsageError) as info:
-        startup_checks.check_seq_length(600, type("Config", (), {"max_position_embeddings": 512}))
+        checks.check_seq_length(600, type("Config", (), {"max_position_embeddings": 512}))
     assert errors.is_user_error(info.value)
     with pytest.raises(ValueError) as info:
         modeling.get_activation("swishy")
@@ -174,7 +175,8 @@ def test_run_main_keeps_the_traceback_of_a_bug_in_graph_code():
 def test_data_scripts_and_their_plumbing_import_no_tensorflow(script):
     code = (
         "import sys\nfrom bert_lib.plumbing import errors, atomic_write, progress, "
-        f"startup_checks, fileio, eval_results, tfrecord_format\nimport {script}\n"
+        "startup_checks, fileio, eval_results, tfrecord_format\n"
+        f"from bert_lib.model import checks\nimport {script}\n"
         "print('tensorflow' in sys.modules)\n"
     )
     result = _run_main(code)
@@ -307,9 +309,9 @@ def test_start_up_checks_name_the_flag_and_file(tmp_path):
     a_file = tmp_path / "a_file"
     a_file.write_text("x\n")
     config = type("Config", (), {"max_position_embeddings": 64})
-    startup_checks.check_seq_length(64, config)
+    checks.check_seq_length(64, config)
     with pytest.raises(errors.UsageError, match="sequence length 65 .* up to sequence length 64"):
-        startup_checks.check_seq_length(65, config)
+        checks.check_seq_length(65, config)
     startup_checks.check_output_dir(str(tmp_path / "new"))
     with pytest.raises(errors.UsageError, match=f"^--output_dir: {a_file} is a file"):
         startup_checks.check_output_dir(str(a_file))
@@ -325,18 +327,18 @@ def test_start_up_checks_name_the_flag_and_file(tmp_path):
 def test_load_tokenizer_checks_file_encoding_and_special_tokens(tmp_path):
     good = tmp_path / "vocab.txt"
     good.write_text("\n".join(SPECIAL + WORDS) + "\n")
-    tokenizer = startup_checks.load_tokenizer(str(good), True)
+    tokenizer = checks.load_tokenizer(str(good), True)
     assert tokenizer.tokenize("The sun") == ["the", "sun"]
     no_mask = tmp_path / "no_mask.txt"
     no_mask.write_text("\n".join(SPECIAL[:4] + WORDS) + "\n")
     with pytest.raises(errors.UsageError, match=f"^--vocab_file: {no_mask} lacks \\[MASK\\]$"):
-        startup_checks.load_tokenizer(str(no_mask), True)
+        checks.load_tokenizer(str(no_mask), True)
     latin1 = tmp_path / "latin1.txt"
     latin1.write_bytes(b"[PAD]\ncaf\xe9\n")
     with pytest.raises(errors.UsageError, match=f"^--vocab_file: {latin1} is not UTF-8"):
-        startup_checks.load_tokenizer(str(latin1), True)
+        checks.load_tokenizer(str(latin1), True)
     with pytest.raises(errors.UsageError, match="^--vocab_file: no such file"):
-        startup_checks.load_tokenizer(str(tmp_path / "none.txt"), True)
+        checks.load_tokenizer(str(tmp_path / "none.txt"), True)
 
 
 # ---------------------------------------------------------------- checkpoints
@@ -359,6 +361,10 @@ def test_checkpoint_shapes_one_message(tmp_path):
         f"checkpoint {path} does not match the model: variable b has shape [5] in the model "
         "but [4] in the checkpoint (hint)"
     )
+    # modeling.py, copied alone into other projects, keeps its own check: the same message.
+    with pytest.raises(modeling.InputError) as model_info:
+        modeling.check_variable_shapes(expected, path, {"w": [3, 4], "b": [4]}, " (hint)")
+    assert str(model_info.value) == str(info.value)
     # A partly unknown graph shape fits any shape it is compatible with.
     checkpoint_shapes.check_shapes({"w": tf.TensorShape([None, 4])}, path)
     with pytest.raises(errors.UsageError, match="^--init_checkpoint: no checkpoint at "):
@@ -574,10 +580,10 @@ def _tiny_config(vocab_size=40, **overrides):
 def test_vocabulary_must_fit_vocab_size_up_to_the_padding_some_models_add(lines, vocab_size, fits):
     config = _tiny_config(vocab_size=vocab_size)
     if fits:
-        startup_checks.check_vocab_size(lines, config, "vocab.txt", "bert_config.json")
+        checks.check_vocab_size(lines, config, "vocab.txt", "bert_config.json")
     else:
         with pytest.raises(errors.UsageError, match=f"vocab.txt has {lines} tokens"):
-            startup_checks.check_vocab_size(lines, config, "vocab.txt", "bert_config.json")
+            checks.check_vocab_size(lines, config, "vocab.txt", "bert_config.json")
 
 
 def test_init_checkpoint_may_lack_the_pooler_and_heads_but_not_encoder_variables(tmp_path):
@@ -589,12 +595,12 @@ def test_init_checkpoint_may_lack_the_pooler_and_heads_but_not_encoder_variables
         if name.startswith(("bert/embeddings/", "bert/encoder/"))
     }
     complete = write_checkpoint(tmp_path / "encoder" / "model.ckpt", encoder)
-    startup_checks.check_init_checkpoint(complete, config, "c.json")
+    checks.check_init_checkpoint(complete, config, "c.json")
     one_layer = {k: v for k, v in encoder.items() if "layer_1/" not in k}
     partial = write_checkpoint(tmp_path / "partial" / "model.ckpt", one_layer)
     with pytest.raises(errors.UsageError, match="2 layers in c.json but 1 in the checkpoint"):
-        startup_checks.check_init_checkpoint(partial, config, "c.json")
-    startup_checks.check_init_checkpoint(partial, config, "c.json", allow_partial=True)
+        checks.check_init_checkpoint(partial, config, "c.json")
+    checks.check_init_checkpoint(partial, config, "c.json", allow_partial=True)
 
 
 def test_config_must_give_every_architecture_key(tmp_path):
@@ -602,4 +608,4 @@ def test_config_must_give_every_architecture_key(tmp_path):
     del config["intermediate_size"]
     path = write_text(tmp_path / "c.json", json.dumps(config))
     with pytest.raises(errors.UsageError, match="c.json has no intermediate_size"):
-        startup_checks.load_bert_config(path)
+        checks.load_bert_config(path)

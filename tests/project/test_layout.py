@@ -355,8 +355,11 @@ def _is_script(tree):
 
 
 SCRIPTS = [m for m in ROOT_MODULES if _is_script(_tree(module_path(m)))]
+# The modules that read flags besides the scripts: script_flags (the shared flags,
+# read for the scripts) and the entry point that parses the command line.
+FLAG_READERS = ("bert_lib.script_flags", "bert_lib.plumbing.command_line")
 LIBRARIES = [m for m in ROOT_MODULES if m not in SCRIPTS] + [
-    m for m in package_modules() if m != "bert_lib.script_flags"
+    m for m in package_modules() if m not in FLAG_READERS
 ]
 
 
@@ -529,9 +532,6 @@ ORIGINAL_API_READING_FLAGS = {
     ("run_squad", "write_predictions"),  # and --null_score_diff_threshold, --verbose_logging
     ("run_squad", "get_final_text"),  # --verbose_logging
     ("run_squad", "validate_flags_or_throw"),  # the flags are what it checks
-    # The do_whole_word_mask=None default of create_instances_from_document,
-    # create_masked_lm_predictions and create_training_instances.
-    ("create_pretraining_data", "_resolve_whole_word_mask"),
 }
 
 

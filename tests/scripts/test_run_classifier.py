@@ -477,8 +477,15 @@ class _OnePassEstimator:
         self.records = records
         self.evaluations = 0
 
-    def evaluate(self, input_fn, steps=None, checkpoint_path=None, with_predictions=False):
-        del input_fn, steps, checkpoint_path
+    def evaluate(
+        self,
+        input_fn,
+        steps=None,
+        checkpoint_path=None,
+        with_predictions=False,
+        write_summaries=True,
+    ):
+        del input_fn, steps, checkpoint_path, write_summaries
         self.evaluations += 1
         assert with_predictions
         return {"eval_accuracy": 0.5, "eval_loss": 1.0, "loss": 1.0, "global_step": 3}, list(

@@ -58,10 +58,9 @@ def model_fn(features, labels, mode, params):
         )
     global_step = tf.compat.v1.train.get_or_create_global_step()
     learning_rate = tf.constant(LEARNING_RATE)
-    tf.compat.v1.add_to_collection(engine.LEARNING_RATE_COLLECTION, learning_rate)
     optimizer = tf.compat.v1.train.GradientDescentOptimizer(learning_rate)
     train_op = optimizer.minimize(loss, global_step=global_step)
-    return engine.EstimatorSpec(mode, loss=loss, train_op=train_op)
+    return engine.EstimatorSpec(mode, loss=loss, train_op=train_op, learning_rate=learning_rate)
 
 
 def numpy_sgd(x, y, batch_size, steps, start=0):

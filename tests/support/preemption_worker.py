@@ -135,16 +135,15 @@ def estimator(model_dir, model, plan, tf_random_seed=None):
     strategy = "multi_worker" if os.environ.get("TF_CONFIG") else "one_device"
     if model == "bert_fp16":
         optimization.LOSS_SCALE_GROWTH_INTERVAL = LOSS_SCALE_GROWTH_INTERVAL
-        model_fn, precision, seed = speed_helpers.model_fn_builder(1e-3), "fp16", SEED
+        model_fn, seed = speed_helpers.model_fn_builder(1e-3, precision="fp16"), SEED
     else:
-        model_fn, precision, seed = linear_model_fn, "fp32", tf_random_seed
+        model_fn, seed = linear_model_fn, tf_random_seed
     config = engine.RunConfig(
         model_dir=model_dir,
         save_checkpoints_steps=SAVE_STEPS,
         log_step_count_steps=1,
         tf_random_seed=seed,
         distribution_strategy=strategy,
-        precision=precision,
     )
     return engine.Estimator(
         with_slow_steps(model_fn, plan), config, train_batch_size=8, predict_batch_size=4

@@ -1,8 +1,10 @@
 """A tiny BERT classifier trained through the runner, for the speed-flag tests.
 
 The model_fn has the shape of run_classifier's (BertModel, pooled output,
-softmax cross entropy, optimization.create_optimizer), small enough that a
-few steps take a second. Dropout is off so runs are deterministic.
+softmax cross entropy, BERT's training step through model_fns.train_spec),
+small enough that a few steps take a second. Dropout is off so runs are
+deterministic. Precision and accumulation reach it as model_fn_builder's
+arguments, as they reach the scripts' model_fns.
 """
 
 import numpy as np
@@ -10,8 +12,8 @@ import tensorflow as tf
 from helpers import tiny_bert_config
 
 import modeling
-import optimization
 from bert_lib import engine
+from bert_lib.model import model_fns
 
 SEQ_LENGTH = 16
 NUM_LABELS = 3
@@ -48,16 +50,22 @@ def input_fn_builder(data, repeat=True):
     return input_fn
 
 
-def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0):
+def model_fn_builder(
+    learning_rate=1e-3,
+    num_train_steps=100,
+    num_warmup_steps=0,
+    precision="fp32",
+    num_accumulation_steps=1,
+):
     def model_fn(features, labels, mode, params):
-        del labels
+        del labels, params
         model = modeling.BertModel(
             config=CONFIG,
             is_training=mode == engine.ModeKeys.TRAIN,
             input_ids=features["input_ids"],
             input_mask=features["input_mask"],
             token_type_ids=features["segment_ids"],
-            compute_dtype=params.get("compute_dtype"),
+            compute_dtype=model_fns.compute_dtype(precision),
         )
         pooled = model.get_pooled_output()
         output_weights = tf.compat.v1.get_variable(
@@ -82,27 +90,44 @@ def model_fn_builder(learning_rate=1e-3, num_train_steps=100, num_warmup_steps=0
                 return {"eval_loss": tf.compat.v1.metrics.mean(loss_value)}
 
             return engine.EstimatorSpec(mode, loss=loss, eval_metrics=(metric_fn, [loss]))
-        train_op = optimization.create_optimizer(
+        return model_fns.train_spec(
             loss,
             learning_rate,
             num_train_steps,
             num_warmup_steps,
-            False,
-            options=params.get("training_options"),
+            precision,
+            num_accumulation_steps,
         )
-        return engine.EstimatorSpec(mode, loss=loss, train_op=train_op)
 
     return model_fn
 
 
-def train(model_dir, steps, batch_size=8, data=None, seed=1, learning_rate=1e-3, **config_kwargs):
-    """Trains `steps` optimizer steps from the same initial weights; returns the Estimator."""
+def train(
+    model_dir,
+    steps,
+    batch_size=8,
+    data=None,
+    seed=1,
+    learning_rate=1e-3,
+    precision="fp32",
+    **config_kwargs,
+):
+    """Trains `steps` optimizer steps from the same initial weights; returns the Estimator.
+
+    config_kwargs go to the RunConfig; its num_accumulation_steps to the
+    model_fn too, as a script passes its setting to both.
+    """
     data = make_data() if data is None else data
     settings = dict(save_checkpoints_steps=1000, log_step_count_steps=1, save_summary_steps=0)
     settings.update(config_kwargs)
     config = engine.RunConfig(model_dir=str(model_dir), tf_random_seed=seed, **settings)
+    model_fn = model_fn_builder(
+        learning_rate=learning_rate,
+        precision=precision,
+        num_accumulation_steps=config.num_accumulation_steps,
+    )
     estimator = engine.Estimator(
-        model_fn_builder(learning_rate=learning_rate),
+        model_fn,
         config,
         train_batch_size=batch_size,
         eval_batch_size=batch_size,
@@ -112,9 +137,10 @@ def train(model_dir, steps, batch_size=8, data=None, seed=1, learning_rate=1e-3,
     return estimator
 
 
-def eval_loss(model_dir, data=None, batch_size=8, **config_kwargs):
+def eval_loss(model_dir, data=None, batch_size=8, precision="fp32", **config_kwargs):
     """Mean loss of the newest checkpoint in model_dir over `data` (float32 by default)."""
     data = make_data() if data is None else data
     config = engine.RunConfig(model_dir=str(model_dir), **config_kwargs)
-    estimator = engine.Estimator(model_fn_builder(), config, eval_batch_size=batch_size)
+    model_fn = model_fn_builder(precision=precision)
+    estimator = engine.Estimator(model_fn, config, eval_batch_size=batch_size)
     return estimator.evaluate(input_fn_builder(data, repeat=False))["eval_loss"]

@@ -17,7 +17,7 @@ import tempfile
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import DATA, REPO, error_line, run_code, run_script, tiny_bert_config
+from helpers import DATA, REPO, error_line, run_code, run_script
 
 from bert_lib.tf1 import api as tf1_api
 from bert_lib.tf1 import contrib as tf1_contrib
@@ -262,15 +262,23 @@ def test_run_config_settings_reach_the_runner():
     assert tf1_estimator.RunConfig().runner_config("out", False).save_checkpoints_steps == 1000
 
 
-def test_launcher_distribution_reaches_every_runner_config():
-    try:
-        tf1_estimator.use_distribution("mirrored", 2)
-        config = tf1_estimator.RunConfig(model_dir="out").runner_config("out", use_tpu=False)
+def test_launcher_devices_reach_every_estimator_of_the_modules():
+    classes = tf1_estimator.estimator_classes(tf1_estimator.Devices("mirrored", 2))
+    assert tf1_estimator.estimator_module(classes).Estimator is classes["Estimator"]
+    assert tf1_estimator.tpu_module(classes).TPUEstimator is classes["TPUEstimator"]
+    estimators = [
+        classes["Estimator"](lambda features: None, model_dir="out"),
+        classes["TPUEstimator"](lambda features: None, model_dir="out", use_tpu=False),
+    ]
+    for estimator in estimators:
+        config = estimator._runner.config
         assert (config.distribution_strategy, config.num_gpus) == ("mirrored", 2)
-    finally:
-        tf1_estimator.use_distribution()
-    config = tf1_estimator.RunConfig().runner_config("out", False)
-    assert (config.distribution_strategy, config.num_gpus) == ("one_device", None)
+    # As in TF 1.x, a TPUEstimator is a tf.estimator.Estimator.
+    assert isinstance(estimators[1], classes["Estimator"])
+    # Nothing is left behind for classes built without the launcher's devices.
+    for cls in (tf1_estimator.Estimator, tf1_estimator.estimator_classes()["Estimator"]):
+        config = cls(lambda features: None, model_dir="out")._runner.config
+        assert (config.distribution_strategy, config.num_gpus) == ("one_device", None)
 
 
 def test_model_fn_and_input_fn_get_only_the_arguments_they_name():
@@ -340,31 +348,34 @@ def test_stop_if_no_decrease_hook_reads_the_evaluations_and_stops_after_its_pati
 
 @pytest.mark.slow
 def test_user_code_imports_the_users_modeling_and_the_project_keeps_its_own(tmp_path):
+    """What run_tf1.py sets up before the user's script: user code gets the user's
+    modeling (and features), while the layer and the engine it runs on never import
+    this project's modeling, tokenization or optimization, so no name of the user's can
+    be taken already (and nothing needs taking out of sys.modules)."""
     (tmp_path / "modeling.py").write_text("WHOSE = 'user'\n")
     (tmp_path / "features.py").write_text("WHOSE = 'user'\n")
     (tmp_path / "user_code.py").write_text(
         "import tensorflow as tf\nimport modeling\nimport features\n"
         "WHOSE = (modeling.WHOSE, features.WHOSE, tf.contrib.crf.__name__)\n"
     )
-    config = tmp_path / "bert_config.json"
-    config.write_text(json.dumps(tiny_bert_config(100)))
     result = run_code(
         f"""
+        import run_tf1  # the launcher's own imports, as `python run_tf1.py` makes them
         from bert_lib import tf1
-        from bert_lib.plumbing import startup_checks
-        tf1.isolate_user_dir({str(tmp_path)!r})
+        before = sorted(set(sys.modules) & {{"modeling", "tokenization", "optimization"}})
+        tf1.install()
+        tf1.put_user_dir_first({str(tmp_path)!r})
         import user_code
+        print(before)
         print(user_code.WHOSE)
-        # load_bert_config imports modeling inside the function: it gets this project's.
-        config = startup_checks.load_bert_config({str(config)!r})
-        ours = tf1._PROJECT_MODULES["modeling"]
-        print(type(config) is ours.BertConfig, ours.__file__)
+        print(sys.modules["modeling"].__file__)
         """
     )
     assert result.returncode == 0, result.stderr[-3000:]
     lines = result.stdout.splitlines()
+    assert lines[-3] == "[]"
     assert lines[-2] == "('user', 'user', 'tf.contrib.crf')"
-    assert lines[-1] == f"True {os.path.join(REPO, 'modeling.py')}"
+    assert lines[-1] == str(tmp_path / "modeling.py")
 
 
 # ---------------------------------------------------------------------------

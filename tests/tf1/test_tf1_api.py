@@ -25,7 +25,7 @@ V1 = tf.compat.v1
 
 @pytest.fixture(scope="module")
 def tf1_module():
-    return tf1._build()  # noqa: SLF001
+    return tf1._build(tf1.tf1_estimator.ONE_DEVICE)  # noqa: SLF001
 
 
 def _names():

@@ -1,17 +1,17 @@
-"""engine.warm_start_from_checkpoint: the init_checkpoint step every script shares."""
+"""model_fns.warm_start_from_checkpoint: the init_checkpoint step every script shares."""
 
 import numpy as np
 import tensorflow as tf
 from absl import logging
 from helpers import write_checkpoint
 
-from bert_lib import engine
+from bert_lib.model import model_fns
 
 
 def _build(init_checkpoint, use_tpu=False):
     a = tf.compat.v1.get_variable("bert/a", initializer=np.zeros(3, np.float32))
     b = tf.compat.v1.get_variable("head/b", initializer=np.full(2, 7.0, np.float32))
-    scaffold_fn = engine.warm_start_from_checkpoint(init_checkpoint, use_tpu=use_tpu)
+    scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu=use_tpu)
     return a, b, scaffold_fn
 
 

@@ -36,8 +36,10 @@ from absl import logging
 
 import modeling
 
-from . import atomic_write, checkpoint_shapes, startup_checks
-from .errors import UsageError
+from .. import engine
+from ..plumbing import atomic_write, checkpoint_shapes, startup_checks
+from ..plumbing.errors import UsageError
+from . import checks
 
 RUN_FILE = "run.json"
 LABELS_FILE = "labels.txt"
@@ -82,7 +84,7 @@ class Run(collections.namedtuple("Run", "task labels bert_config head uses_label
         return {
             "task": self.task,
             "labels": self.labels,
-            "bert_config": {key: config.get(key) for key in startup_checks.ARCHITECTURE_KEYS},
+            "bert_config": {key: config.get(key) for key in checks.ARCHITECTURE_KEYS},
         }
 
 
@@ -135,12 +137,6 @@ def _read_record(output_dir):
     return record
 
 
-def _newest_checkpoint(output_dir):
-    from ..engine.checkpoints import newest_checkpoint
-
-    return newest_checkpoint(output_dir)
-
-
 def check(output_dir, run, model, allow_new_task=False, trains=True, inputs=(), outputs=()):
     """Checks that `output_dir` holds nothing of another run; returns its OutputDir.
 
@@ -159,7 +155,7 @@ def check(output_dir, run, model, allow_new_task=False, trains=True, inputs=(), 
     record = checkpoint = shapes = None
     if output_dir and tf.io.gfile.isdir(output_dir):
         record = _read_record(output_dir)
-        checkpoint = _newest_checkpoint(output_dir)
+        checkpoint = engine.newest_checkpoint(output_dir)
     if checkpoint:
         shapes = checkpoint_shapes.read_shapes(checkpoint, "--output_dir")
     config_file = model.bert_config_file
@@ -226,7 +222,7 @@ def _check_checkpoint_model(shapes, checkpoint, run, output_dir, config_file):
     missing = sorted(set(expected) - held)
     if not extra and not missing:
         return
-    layers = startup_checks.encoder_layers(held)
+    layers = checks.encoder_layers(held)
     if len(layers) != run.bert_config.num_hidden_layers:
         what = (
             f"its checkpoint {checkpoint} has {len(layers)} encoder layers but "
@@ -334,7 +330,7 @@ def _take_over(output_dir, other, run, checkpoint, allowed, trains):
 
 def _check_trained_model(output_dir, init_checkpoint, head, what, untrained_ok):
     """See OutputDir.check_trained_model; `what` is the first flag that needs the model."""
-    checkpoint = _newest_checkpoint(output_dir) if output_dir else None
+    checkpoint = engine.newest_checkpoint(output_dir) if output_dir else None
     source = f"the checkpoint {checkpoint} in --output_dir"
     if checkpoint is None:
         checkpoint, source = init_checkpoint, f"--init_checkpoint={init_checkpoint}"

@@ -1,0 +1,109 @@
+"""The pieces every script's model_fn is built from: precision, the training step, warm start.
+
+A script reads --precision and --num_accumulation_steps into its settings
+and passes them to its model_fn_builder, as it passes the learning rate;
+the model_fn then builds BertModel in compute_dtype(precision) and returns
+train_spec(...) in TRAIN mode. Training, evaluation, prediction and export
+build the model from the same arguments, so they compute alike.
+
+What the engine needs of BERT's training step travels in the spec
+(engine.EstimatorSpec): the learning rate it logs, the op that accumulates
+a micro-batch's gradients, and the float16 loss scale a checkpoint of the
+original code lacks.
+"""
+
+import tensorflow as tf
+from absl import logging
+
+import modeling
+import optimization
+
+from .. import engine
+
+# The compute dtype of the Transformer layers for each --precision (None:
+# float32, the original graph).
+COMPUTE_DTYPES = {"fp32": None, "bf16": tf.bfloat16, "fp16": tf.float16}
+
+
+def compute_dtype(precision):
+    """The dtype BertModel computes in at `precision` (fp32, bf16 or fp16); None for fp32."""
+    if precision not in COMPUTE_DTYPES:
+        raise ValueError(f"precision must be fp32, bf16 or fp16, got {precision!r}")
+    return COMPUTE_DTYPES[precision]
+
+
+def training_options(precision, num_accumulation_steps):
+    """optimization.TrainingOptions of a run: its accumulation steps, and dynamic loss
+    scaling when it computes in float16 (whose gradients would otherwise underflow)."""
+    return optimization.TrainingOptions(
+        num_accumulation_steps=num_accumulation_steps,
+        dynamic_loss_scaling=precision == "fp16",
+    )
+
+
+def train_spec(
+    loss,
+    learning_rate,
+    num_train_steps,
+    num_warmup_steps,
+    precision="fp32",
+    num_accumulation_steps=1,
+    optimizer="adamw",
+    scaffold_fn=None,
+):
+    """The TRAIN engine.EstimatorSpec of `loss`: BERT's training step (see
+    optimization.create_training_step) with the options of `precision` and
+    `num_accumulation_steps`, which the run's RunConfig must give too (its
+    input_fn then makes micro-batches)."""
+    step = optimization.create_training_step(
+        loss,
+        learning_rate,
+        num_train_steps,
+        num_warmup_steps,
+        optimizer=optimizer,
+        options=training_options(precision, num_accumulation_steps),
+    )
+    return engine.EstimatorSpec(
+        mode=engine.ModeKeys.TRAIN,
+        loss=loss,
+        train_op=step.train_op,
+        scaffold_fn=scaffold_fn,
+        learning_rate=step.learning_rate,
+        accumulate_op=step.accumulate_op,
+        optional_in_checkpoint=step.optional_in_checkpoint,
+    )
+
+
+def warm_start_from_checkpoint(init_checkpoint, use_tpu=False):
+    """Starts the graph's trainable variables from `init_checkpoint`, and logs them.
+
+    Call inside a model_fn once the model is built. Every trainable variable
+    whose name is in the checkpoint takes its value from there (a shape
+    mismatch raises modeling.InputError naming the variable); each is logged
+    with its shape and ", *INIT_FROM_CKPT*" when it was found. With no
+    init_checkpoint nothing is loaded and only the log is written.
+
+    Returns the spec's scaffold_fn: None, or under use_tpu a callable that
+    does the loading when the TPU graph's scaffold is built, which is when
+    TPU programs may read checkpoints.
+    """
+    tvars = tf.compat.v1.trainable_variables()
+    assignment_map, loaded_names, scaffold_fn = {}, {}, None
+    if init_checkpoint:
+        assignment_map, loaded_names = modeling.get_assignment_map_from_checkpoint(
+            tvars, init_checkpoint
+        )
+        if use_tpu:
+
+            def scaffold_fn():
+                tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+                return tf.compat.v1.train.Scaffold()
+
+        else:
+            tf.compat.v1.train.init_from_checkpoint(init_checkpoint, assignment_map)
+
+    logging.info("**** Trainable Variables ****")
+    for var in tvars:
+        note = ", *INIT_FROM_CKPT*" if var.name in loaded_names else ""
+        logging.info("  name = %s, shape = %s%s", var.name, var.shape, note)
+    return scaffold_fn
