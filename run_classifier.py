@@ -435,11 +435,10 @@ def export_saved_model(
 # script_flags.ModelSettings).
 _FLAG_NAMES = (
     "data_dir task_name output_dir do_train do_eval do_predict export_dir train_batch_size "
-    "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
-    "use_tpu labels window_stride glue_submission_file text_a_column text_b_column "
-    "label_column multi_label label_delimiter multi_label_threshold class_weights "
-    "long_text_windows predict_text_file precision num_accumulation_steps "
-    "allow_new_task_in_output_dir"
+    "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion use_tpu "
+    "labels window_stride glue_submission_file text_a_column text_b_column label_column "
+    "multi_label label_delimiter multi_label_threshold class_weights long_text_windows "
+    "predict_text_file precision num_accumulation_steps allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -452,10 +451,9 @@ Settings = collections.namedtuple(
 
 # What _check_flags settles before any work, from the Settings: the model
 # config, the task's processor and label names (None for regression), the
-# tokenizer, the examples of each split the flags ask for (else None), the
-# classes' loss weights (else None), the training and warm-up steps (else
-# None), the examples of --predict_text_file (else None) and the checked
-# output directory (output_dir_run.OutputDir).
+# tokenizer, the examples of each split and of --predict_text_file asked for
+# (else None), the classes' loss weights and the training and warm-up steps
+# (else None), and the checked output directory (output_dir_run.OutputDir).
 Setup = collections.namedtuple(
     "Setup",
     "settings bert_config processor label_list tokenizer train_examples eval_examples "
@@ -896,8 +894,7 @@ def _custom_processor(settings):
 
 
 def _read_splits(settings, processor, label_list):
-    """The train, dev, test and --predict_text_file examples the settings ask for (else
-    None each), every one read and checked."""
+    """The examples of the splits and of --predict_text_file asked for (else None each)."""
     data_dir = settings.data_dir
     train = dev = test = texts = None
     if settings.do_train:
@@ -961,7 +958,6 @@ def _check_flags(settings):
         outputs=[("--glue_submission_file", settings.glue_submission_file)],
     )  # fmt: skip
 
-    data_dir = settings.data_dir
     train_examples, eval_examples, predict_examples, text_examples = _read_splits(
         settings, processor, label_list
     )
@@ -972,7 +968,7 @@ def _check_flags(settings):
             settings.train_batch_size,
             settings.num_train_epochs,
             settings.warmup_proportion,
-            f"--data_dir={data_dir}",
+            f"--data_dir={settings.data_dir}",
         )
 
     output.check_trained_model(
