@@ -141,7 +141,9 @@ SHARED_FLAGS = {
         "bool",
         False,
         "Start the model's variables that --init_checkpoint lacks (layers beyond its "
-        "depth, say, to grow a model) from their initializers instead of refusing the run.",
+        "depth, say, to grow a model) from their initializers, and leave out the encoder "
+        "layers it holds beyond the config's (to start from the first layers of a bigger "
+        "model), instead of refusing the run; the log says what started fresh or was left out.",
     ),
     "allow_new_task_in_output_dir": _shared(
         "bool",
