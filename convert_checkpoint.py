@@ -71,10 +71,11 @@ import tensorflow as tf
 from absl import flags, logging
 
 import modeling
+import tokenization
 from bert_lib import engine, script_flags
 from bert_lib.export import tfhub_encoder
 from bert_lib.model import checks
-from bert_lib.plumbing import atomic_write
+from bert_lib.plumbing import atomic_write, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import classifier_data  # the label names of --task_name
 
@@ -466,6 +467,10 @@ def bert_config_from_hf(hf_config, source="config.json"):
     return config
 
 
+# The layer number in a Hugging Face encoder tensor's name.
+_HF_LAYER = re.compile(r"(?:^|\.)encoder\.layer\.(\d+)\.")
+
+
 def _hf_vocab(hf_dir):
     """The WordPiece vocabulary lines: vocab.txt, else tokenizer.json's model.vocab."""
     path = os.path.join(hf_dir, "vocab.txt")
@@ -616,13 +621,17 @@ def hf_to_tf(hf_dir, output_dir):
         raise UsageError(f"--input={hf_dir}: no config.json")
     config = bert_config_from_hf(_read_json(config_path), config_path)
     vocab, vocab_source = _hf_vocab(hf_dir)
-    if len(vocab) > config.vocab_size:
-        raise UsageError(
-            f"{vocab_source}: {len(vocab)} tokens, more than vocab_size {config.vocab_size}"
-        )
     do_lower_case, case_source = _hf_lower_case(hf_dir)
     weights = read_hf_weights(hf_dir)
     variables, heads, unused = convert_hf_weights(weights, config, hf_dir)
+    layers = {m.group(1) for m in map(_HF_LAYER.search, weights) if m}
+    check_converted_model(
+        config,
+        [*variables, *(f"bert/encoder/layer_{n}/" for n in layers)],
+        vocab,
+        do_lower_case,
+        Sources(config_path, hf_dir, vocab_source, "--input", f"{case_source}'s do_lower_case"),
+    )
     _log_list("Source tensors not converted", unused)
 
     def write(stage):
@@ -666,8 +675,9 @@ def write_tf_checkpoint(prefix, variables):
 
 
 def read_tf_checkpoint(checkpoint):
-    """{name: array} of every variable in a checkpoint (prefix, or directory: the newest)."""
-    path = checkpoint
+    """{name: array} of every variable in a checkpoint (prefix, or directory: the newest;
+    one of its files, model.ckpt-300.index, stands for its prefix)."""
+    path = checkpoint = startup_checks.checkpoint_prefix(checkpoint, "--input")
     if os.path.isdir(checkpoint):
         path = engine.newest_checkpoint(checkpoint)
         if path is None:
@@ -787,6 +797,11 @@ def tf_to_hf(checkpoint, bert_config_file, vocab_file, do_lower_case, output_dir
     _check_output_dir(output_dir, HF_FILES)
     config = checks.load_bert_config(bert_config_file)
     variables, path = read_tf_checkpoint(checkpoint)
+    vocab = startup_checks.read_text(vocab_file, "--vocab_file").split("\n")
+    check_converted_model(
+        config, list(variables), vocab[:-1] if vocab[-1] == "" else vocab, do_lower_case,
+        Sources(bert_config_file, path, vocab_file, "--vocab_file", "--do_lower_case"),
+    )  # fmt: skip
     tensors, architecture, labels, dropped, unused = convert_tf_variables(
         variables, config, path, task_name
     )
@@ -830,6 +845,47 @@ def tf_to_hf(checkpoint, bert_config_file, vocab_file, do_lower_case, output_dir
 
 
 # ---------------------------------------------------------------------------
+# What every direction writes: a model every script accepts, or nothing
+
+# Where the parts of a converted model come from, for the messages: its
+# config, its weights, its vocabulary (and the flag that gives it) and its
+# do_lower_case.
+Sources = collections.namedtuple("Sources", "config weights vocab vocab_flag lower_case")
+
+
+def check_converted_model(config, names, vocab, do_lower_case, sources):
+    """The one consistency check of every direction, before anything is written.
+
+    config: the modeling.BertConfig written; names: the names of the
+    weights in our layout (bert/encoder/layer_0/..., optimizer slots
+    included); vocab: the vocabulary's lines; do_lower_case: the
+    tokenization written or printed. The weights must hold exactly the
+    config's encoder layers (the converters read only those: more would be
+    dropped), and the vocabulary must be one the scripts take: each token
+    once, BERT's special tokens, as many lines as the embedding has rows
+    (up to the padding some models add) and a casing do_lower_case fits.
+    """
+    layers = checks.encoder_layers(names)
+    if layers != list(range(config.num_hidden_layers)):
+        raise UsageError(
+            f"{sources.weights} holds {len(layers)} encoder layers but num_hidden_layers is "
+            f"{config.num_hidden_layers} in {sources.config}: the converted model would "
+            f"{'drop' if len(layers) > config.num_hidden_layers else 'lack'} layers; give the "
+            "config of these weights"
+        )
+    tokens = [line.strip() for line in vocab]
+    where = f"{sources.vocab_flag}: {sources.vocab}"
+    checks.check_vocab_tokens(tokens, where)
+    missing = [token for token in tokenization.SPECIAL_TOKENS if token not in tokens]
+    if missing:
+        raise UsageError(f"{where} lacks {', '.join(missing)}")
+    checks.check_vocab_size(
+        len(tokens), config, sources.vocab, sources.config, flag=sources.vocab_flag
+    )
+    checks.check_vocab_case(tokens, do_lower_case, where, sources.lower_case)
+
+
+# ---------------------------------------------------------------------------
 # Output: all files or none
 
 
@@ -843,6 +899,7 @@ def _check_output_dir(output_dir, names):
             raise UsageError(
                 f"--output_dir={output_dir} already holds {name}; choose another directory"
             )
+    startup_checks.check_output_dir(output_dir)
 
 
 def _write_directory(output_dir, names, write):
@@ -914,11 +971,22 @@ def _run_tf_to_hf(settings):
 
 
 def _run_hub_to_tf(settings):
-    result = tfhub_encoder.import_encoder(settings.input, settings.output_dir)
+    def check(config, names, vocab, do_lower_case, hub_dir):
+        where = f"--input={hub_dir}"
+        sources = Sources(f"{where} (its weights' sizes)", where, "its vocab_file", where,
+                          f"{where}: its do_lower_case")  # fmt: skip
+        check_converted_model(config, names, vocab, do_lower_case, sources)
+
+    result = tfhub_encoder.import_encoder(settings.input, settings.output_dir, check=check)
     print(result["message"])
 
 
 def _run_tf_to_hub(settings):
+    def check(config, names, vocab, do_lower_case, path):
+        sources = Sources(settings.bert_config_file, path, settings.vocab_file, "--vocab_file",
+                          "--do_lower_case")  # fmt: skip
+        check_converted_model(config, names, vocab, do_lower_case, sources)
+
     result = tfhub_encoder.export_encoder(
         settings.input,
         settings.bert_config_file,
@@ -926,6 +994,7 @@ def _run_tf_to_hub(settings):
         settings.do_lower_case,
         settings.output_dir,
         with_mlm=settings.with_mlm,
+        check=check,
     )
     head = " and its masked LM head (mlm)" if result["with_mlm"] else ""
     print(

@@ -76,21 +76,33 @@ flags.DEFINE_bool(
     False,
     "Whether to mask all the WordPiece pieces of a word together (whole word masking).",
 )
-flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.")
-flags.DEFINE_integer(
-    "dupe_factor", 10, "Number of times to duplicate the input data (with different masks)."
+script_flags.define_integer(
+    "random_seed", 12345, "Random seed for data generation.", script_flags.ANY_NUMBER
 )
-flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
-flags.DEFINE_float(
+script_flags.define_integer(
+    "dupe_factor",
+    10,
+    "Number of times to duplicate the input data (with different masks).",
+    script_flags.POSITIVE,
+)
+script_flags.define_float(
+    "masked_lm_prob",
+    0.15,
+    "Masked LM probability.",
+    script_flags.Valid("in (0, 1]", lambda value: 0 < value <= 1),
+)
+script_flags.define_float(
     "short_seq_prob",
     0.1,
     "Probability of creating sequences which are shorter than the maximum length.",
+    script_flags.FRACTION,
 )
-flags.DEFINE_integer(
+script_flags.define_integer(
     "num_workers",
     None,
     "Processes that tokenize the input in parallel (default: all CPU cores). "
     "The output does not depend on it.",
+    script_flags.POSITIVE,
 )
 
 _CLS, _SEP, _MASK, _UNK = "[CLS]", "[SEP]", "[MASK]", "[UNK]"
@@ -994,7 +1006,9 @@ def _check_flags(settings):
         raise InputError(f"--num_workers={settings.num_workers} must be at least 1")
 
 
-def _output_files(names):
+def _output_files(names, inputs):
+    """The files of --output_file: in existing, writable directories, each named once, and
+    none of them one of the `inputs` ((flag, path) pairs: the corpus, the vocabulary)."""
     files = names.split(",")
     for path in files:
         if not path:
@@ -1002,12 +1016,10 @@ def _output_files(names):
         directory = os.path.dirname(path) or "."
         if not fileio.isdir(directory):
             raise InputError(f"--output_file: no such directory: {directory}")
-        if not fileio.is_remote(directory) and not os.access(directory, os.W_OK | os.X_OK):
-            raise InputError(f"--output_file: cannot write in directory {directory}")
-        if fileio.isdir(path):
-            raise InputError(f"--output_file: {path} is a directory")
+        startup_checks.check_output_file(path)
     if len(set(files)) != len(files):
         raise InputError(f"--output_file: a file is named twice in {names}")
+    startup_checks.check_outputs_are_not_inputs([("--output_file", f) for f in files], inputs)
     return files
 
 
@@ -1024,7 +1036,8 @@ def run(settings):
     recipe = settings.recipe
     tokenizer = checks.load_tokenizer(settings.vocab_file, settings.do_lower_case)
     input_files = startup_checks.expand_input_files(settings.input_file)
-    output_files = _output_files(settings.output_file)
+    inputs = [("--input_file", f) for f in input_files] + [("--vocab_file", settings.vocab_file)]
+    output_files = _output_files(settings.output_file, inputs)
     num_workers = settings.num_workers or _default_num_workers()
     logging.info("*** Reading from input files ***")
     for input_file in input_files:

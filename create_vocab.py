@@ -51,24 +51,30 @@ from bert_lib.plumbing.progress import Progress
 FLAGS = flags.FLAGS
 
 script_flags.define_flags("input_file", "output_file", "do_lower_case")
-flags.DEFINE_integer(
+script_flags.define_integer(
     "vocab_size",
     30522,
     "Number of lines of the vocabulary, special tokens included (default: the size of "
     "BERT-Base's English vocabularies). Fewer if the corpus has nothing left to merge.",
+    script_flags.POSITIVE,
 )
-flags.DEFINE_integer(
+script_flags.define_integer(
     "num_unused",
     0,
     "Number of [unusedN] placeholder tokens, placed as in Google's vocabularies.",
+    script_flags.NON_NEGATIVE,
 )
-flags.DEFINE_integer(
-    "min_frequency", 2, "A pair of pieces must occur this often to be merged into a new piece."
+script_flags.define_integer(
+    "min_frequency",
+    2,
+    "A pair of pieces must occur this often to be merged into a new piece.",
+    script_flags.POSITIVE,
 )
-flags.DEFINE_integer(
+script_flags.define_integer(
     "max_input_chars_per_word",
     200,
     "Words longer than this are ignored (WordPiece turns them into [UNK] anyway).",
+    script_flags.POSITIVE,
 )
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
@@ -275,19 +281,22 @@ def _check_flags(settings):
         )
 
 
-def _check_output(path):
+def _check_output(path, input_files):
+    """The vocabulary goes in an existing, writable directory, over none of the corpus."""
     directory = os.path.dirname(path) or "."
     if not fileio.isdir(directory):
         raise InputError(f"--output_file: no such directory: {directory}")
-    if fileio.isdir(path):
-        raise InputError(f"--output_file: {path} is a directory")
+    startup_checks.check_output_file(path)
+    startup_checks.check_outputs_are_not_inputs(
+        [("--output_file", path)], [("--input_file", f) for f in input_files]
+    )
 
 
 def run(settings):
     """Builds the vocabulary the settings ask for; raises InputError on bad input."""
     _check_flags(settings)
     input_files = startup_checks.expand_input_files(settings.input_file)
-    _check_output(settings.output_file)
+    _check_output(settings.output_file, input_files)
     start = time.monotonic()
     counts = count_words(input_files, settings.do_lower_case, settings.max_input_chars_per_word)
     if not counts:

@@ -32,7 +32,12 @@ from bert_lib.plumbing import atomic_write, errors, fileio, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
 from bert_lib.task_data import dynamic_padding
-from bert_lib.task_data.features import pack_pair, split_text_pair, truncate_seq_pair
+from bert_lib.task_data.features import (
+    check_room_for_pairs,
+    pack_pair,
+    split_text_pair,
+    truncate_seq_pair,
+)
 
 FLAGS = flags.FLAGS
 
@@ -43,7 +48,7 @@ script_flags.define_runner_flags(training=False)
 flags.DEFINE_string(
     "layers", "-1,-2,-3,-4", "Comma-separated encoder layers to output; -1 is the last."
 )
-flags.DEFINE_integer("batch_size", 32, "Batch size for predictions.")
+script_flags.define_integer("batch_size", 32, "Batch size for predictions.", script_flags.POSITIVE)
 flags.DEFINE_bool(
     "use_one_hot_embeddings",
     False,
@@ -392,9 +397,27 @@ def _check_flags(settings):
         raise UsageError(f"--max_seq_length must be at least 3, got {model.max_seq_length}")
     startup_checks.check_output_file(settings.output_file)
     startup_checks.check_input_file(input_file, "--input_file")
+    outputs = [("--output_file", settings.output_file)]
+    if settings.pooling:
+        jsonl, npy = pooled_output_paths(settings.output_file, settings.pooled_output_file)
+        outputs += [("--pooled_output_file", jsonl), ("--pooled_output_file (.npy)", npy)]
+        startup_checks.check_output_file(jsonl, "--pooled_output_file")
+    startup_checks.check_outputs_are_not_inputs(
+        outputs,
+        [
+            ("--input_file", input_file),
+            ("--vocab_file", model.vocab_file),
+            ("--bert_config_file", model.bert_config_file),
+            *(
+                ("--init_checkpoint", f)
+                for f in startup_checks.checkpoint_files(model.init_checkpoint)
+            ),
+        ],
+    )
     examples = read_examples(input_file)
     if not any(e.text_a.strip() or (e.text_b or "").strip() for e in examples):
         raise UsageError(f"--input_file: {input_file} holds no text (no non-blank line)")
+    check_room_for_pairs(examples, model.max_seq_length, f"--input_file={input_file}")
     return bert_config, layer_indexes, tokenizer, examples
 
 

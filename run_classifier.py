@@ -25,7 +25,7 @@ import modeling
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
 from bert_lib.export import predictor, serving
-from bert_lib.model import checks, model_fns
+from bert_lib.model import model_fns, output_dir_run
 from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import classifier_data, dynamic_padding, features
@@ -68,10 +68,11 @@ flags.DEFINE_bool(
     "--label_delimiter); one sigmoid per class and binary cross-entropy.",
 )
 flags.DEFINE_string("label_delimiter", "|", "With --multi_label: separates the labels of a row.")
-flags.DEFINE_float(
+script_flags.define_float(
     "multi_label_threshold",
     0.5,
     "With --multi_label: a class is predicted when its probability is at least this.",
+    script_flags.Valid("between 0 and 1, both excluded", lambda value: 0 < value < 1),
 )
 flags.DEFINE_string(
     "class_weights",
@@ -434,10 +435,10 @@ def export_saved_model(
 # script_flags.ModelSettings).
 _FLAG_NAMES = (
     "data_dir task_name output_dir do_train do_eval do_predict export_dir train_batch_size "
-    "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
-    "use_tpu labels window_stride glue_submission_file text_a_column text_b_column "
-    "label_column multi_label label_delimiter multi_label_threshold class_weights "
-    "long_text_windows predict_text_file precision num_accumulation_steps"
+    "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion use_tpu "
+    "labels window_stride glue_submission_file text_a_column text_b_column label_column "
+    "multi_label label_delimiter multi_label_threshold class_weights long_text_windows "
+    "predict_text_file precision num_accumulation_steps allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -450,25 +451,13 @@ Settings = collections.namedtuple(
 
 # What _check_flags settles before any work, from the Settings: the model
 # config, the task's processor and label names (None for regression), the
-# tokenizer, the examples of each split the flags ask for (else None), the
-# classes' loss weights (else None), the training and warm-up steps (else
-# None) and the examples of --predict_text_file (else None).
+# tokenizer, the examples of each split and of --predict_text_file asked for
+# (else None), the classes' loss weights and the training and warm-up steps
+# (else None), and the checked output directory (output_dir_run.OutputDir).
 Setup = collections.namedtuple(
     "Setup",
-    [
-        "settings",
-        "bert_config",
-        "processor",
-        "label_list",
-        "tokenizer",
-        "train_examples",
-        "eval_examples",
-        "predict_examples",
-        "class_weights",
-        "num_train_steps",
-        "num_warmup_steps",
-        "text_examples",
-    ],
+    "settings bert_config processor label_list tokenizer train_examples eval_examples "
+    "predict_examples class_weights num_train_steps num_warmup_steps text_examples output",
 )
 
 # A split written to output_dir/<name>.tf_record, ready to evaluate or
@@ -811,10 +800,10 @@ def settings_from_flags():
     script_flags.check_batch_flags()
     return Settings(
         model=script_flags.model_settings_from_flags(),
-        run_config=script_flags.run_config_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(
             FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
         ),
+        run_config=script_flags.run_config_from_flags(),
         train_padding=script_flags.padding_from_flags(is_training=True),
         predict_padding=script_flags.padding_from_flags(is_training=False),
         **{name: FLAGS[name].value for name in _FLAG_NAMES},
@@ -904,6 +893,25 @@ def _custom_processor(settings):
     return processor
 
 
+def _read_splits(settings, processor, label_list):
+    """The examples of the splits and of --predict_text_file asked for (else None each)."""
+    data_dir = settings.data_dir
+    train = dev = test = texts = None
+    if settings.do_train:
+        train = _nonempty(processor.get_train_examples(data_dir), "train", settings)
+    if settings.do_eval:
+        dev = _nonempty(processor.get_dev_examples(data_dir), "dev", settings)
+    if settings.do_predict:
+        test = _nonempty(processor.get_test_examples(data_dir), "test", settings)
+    if settings.predict_text_file:
+        texts = classifier_data.read_text_examples(
+            settings.predict_text_file, label_list, settings.multi_label
+        )
+    every = [e for split in (train, dev, test, texts) for e in split or ()]
+    features.check_room_for_pairs(every, settings.model.max_seq_length, "the data")
+    return train, dev, test, texts
+
+
 def _check_flags(settings):
     """Checks the settings, config, checkpoints, vocabulary and data before anything is
     written.
@@ -925,6 +933,8 @@ def _check_flags(settings):
         )
     if settings.glue_submission_file and not settings.do_predict:
         raise UsageError("--glue_submission_file needs --do_predict")
+    if settings.glue_submission_file:
+        startup_checks.check_output_file(settings.glue_submission_file, "--glue_submission_file")
     bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
 
     processor = classifier_data.get_processor(settings.task_name)
@@ -936,36 +946,35 @@ def _check_flags(settings):
     if settings.class_weights and label_list is None:
         raise UsageError(f"--class_weights: task {settings.task_name} is a regression task")
     num_labels = 1 if label_list is None else len(label_list)
-    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
-        raise UsageError(
-            f"--export_dir={settings.export_dir} already exists; choose a new directory"
-        )
-    checks.check_task_head(
-        settings.output_dir, settings.model.init_checkpoint, num_labels, bert_config.hidden_size
-    )
+    startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
+    head = {"output_weights": [num_labels, bert_config.hidden_size], "output_bias": [num_labels]}
+    output = output_dir_run.check(
+        settings.output_dir,
+        output_dir_run.Run(f"classification --task_name={settings.task_name.lower()}",
+                           label_list, bert_config, head, is_custom),
+        settings.model, settings.allow_new_task_in_output_dir, settings.do_train,
+        inputs=[*output_dir_run.directory_files("--data_dir", settings.data_dir),
+                ("--predict_text_file", settings.predict_text_file)],
+        outputs=[("--glue_submission_file", settings.glue_submission_file)],
+    )  # fmt: skip
 
-    data_dir = settings.data_dir
-    train_examples = eval_examples = predict_examples = text_examples = None
+    train_examples, eval_examples, predict_examples, text_examples = _read_splits(
+        settings, processor, label_list
+    )
     num_train_steps = num_warmup_steps = None
-    if settings.do_train:
-        train_examples = _nonempty(processor.get_train_examples(data_dir), "train", settings)
-    if settings.do_eval:
-        eval_examples = _nonempty(processor.get_dev_examples(data_dir), "dev", settings)
-    if settings.do_predict:
-        predict_examples = _nonempty(processor.get_test_examples(data_dir), "test", settings)
-    if settings.predict_text_file:
-        text_examples = classifier_data.read_text_examples(
-            settings.predict_text_file, label_list, settings.multi_label
-        )
     if settings.do_train:
         num_train_steps, num_warmup_steps = script_flags.train_steps(
             len(train_examples),
             settings.train_batch_size,
             settings.num_train_epochs,
             settings.warmup_proportion,
-            f"--data_dir={data_dir}",
+            f"--data_dir={settings.data_dir}",
         )
 
+    output.check_trained_model(
+        {"--do_eval": settings.do_eval, "--do_predict": settings.do_predict,
+         "--predict_text_file": settings.predict_text_file, "--export_dir": settings.export_dir}
+    )  # fmt: skip
     class_weights = None
     if settings.class_weights:
         class_weights = classifier_data.parse_class_weights(
@@ -985,6 +994,7 @@ def _check_flags(settings):
         num_train_steps=num_train_steps,
         num_warmup_steps=num_warmup_steps,
         text_examples=text_examples,
+        output=output,
     )
 
 
@@ -994,7 +1004,7 @@ def run(setup):
     settings, label_list = setup.settings, setup.label_list
     output_name = "score" if label_list is None else "probabilities"
 
-    tf.io.gfile.makedirs(settings.output_dir)
+    setup.output.start()
     labels_path = os.path.join(settings.output_dir, classifier_data.LABELS_FILE)
     is_custom = isinstance(setup.processor, classifier_data.CustomProcessor)
     if is_custom and not tf.io.gfile.exists(labels_path):

@@ -161,13 +161,16 @@ def create_tokenizer_from_hub_module(bert_hub_module_handle):
     """The FullTokenizer of the encoder's vocab_file asset and do_lower_case.
 
     Raises:
-      UsageError: the vocabulary lacks one of BERT's special tokens.
+      UsageError: the vocabulary lacks one of BERT's special tokens, lists a
+        token twice, or is uncased under do_lower_case False.
     """
     encoder = encoder_files(bert_hub_module_handle)
+    where = f"--bert_hub_module_handle={bert_hub_module_handle}"
     return checks.load_tokenizer(
         encoder.vocab_file,
         encoder.do_lower_case,
-        flag=f"--bert_hub_module_handle={bert_hub_module_handle}: its vocab_file",
+        flag=f"{where}: its vocab_file",
+        lower_case_source=f"{where}: its do_lower_case",
     )
 
 

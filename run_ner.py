@@ -31,8 +31,8 @@ from absl import flags, logging
 import modeling
 from bert_lib import engine, script_flags
 from bert_lib.export import serving
-from bert_lib.model import checks, model_fns
-from bert_lib.plumbing import atomic_write, eval_results
+from bert_lib.model import model_fns, output_dir_run
+from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features, ner_data
 
@@ -45,11 +45,12 @@ script_flags.define_runner_flags(padding=False, evaluation=False)
 script_flags.define_flags("data_dir", "labels", "window_stride")
 
 # Specific to tagging.
-flags.DEFINE_integer(
+script_flags.define_integer(
     "tag_column",
     -1,
     "Which column of train.txt / dev.txt holds the tag: 0-based, negative counts from the "
     "end (default -1, the last). Column 0 is the word. test.txt needs no tags.",
+    script_flags.ANY_NUMBER,
 )
 flags.DEFINE_enum(
     "tag_scheme",
@@ -390,7 +391,8 @@ def _export(estimator, settings):
 _FLAG_NAMES = (
     "data_dir output_dir do_train do_eval do_predict export_dir train_batch_size "
     "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion "
-    "use_tpu labels window_stride tag_column tag_scheme precision num_accumulation_steps"
+    "use_tpu labels window_stride tag_column tag_scheme precision num_accumulation_steps "
+    "allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -399,7 +401,8 @@ Settings = collections.namedtuple("Settings", ["model", "run_config", *_FLAG_NAM
 
 # What _check_flags settles for main: the config, the window stride, the tag
 # set (and whether labels.txt is to be written), the tokenizer and each
-# split's (path, examples), (None, None) when not run.
+# split's (path, examples), (None, None) when not run, and the checked
+# output directory (output_dir_run.OutputDir).
 _Checked = collections.namedtuple(
     "_Checked",
     [
@@ -411,6 +414,7 @@ _Checked = collections.namedtuple(
         "train",
         "eval",
         "predict",
+        "output",
     ],
 )
 
@@ -443,10 +447,7 @@ def _check_flags(settings):
     max_seq_length = settings.model.max_seq_length
     if max_seq_length < 3:
         raise UsageError(f"--max_seq_length={max_seq_length}: needs room for [CLS] x [SEP]")
-    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
-        raise UsageError(
-            f"--export_dir={settings.export_dir} already exists; choose a new directory"
-        )
+    startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
     window_stride = _window_stride(settings)
 
     nothing = (None, None)
@@ -458,12 +459,20 @@ def _check_flags(settings):
         if examples is not None:
             ner_data.check_example_tags(examples, path, settings.tag_scheme, label_list)
 
-    checks.check_task_head(
+    num_labels = len(label_list)
+    head = {"output_weights": [num_labels, bert_config.hidden_size], "output_bias": [num_labels]}
+    output = output_dir_run.check(
         settings.output_dir,
-        settings.model.init_checkpoint,
-        len(label_list),
-        bert_config.hidden_size,
+        output_dir_run.Run("tagging", label_list, bert_config, head, True),
+        settings.model,
+        settings.allow_new_task_in_output_dir,
+        settings.do_train,
+        inputs=output_dir_run.directory_files("--data_dir", settings.data_dir),
     )
+    output.check_trained_model(
+        {"--do_eval": settings.do_eval, "--do_predict": settings.do_predict,
+         "--export_dir": settings.export_dir}
+    )  # fmt: skip
     return _Checked(
         bert_config=bert_config,
         window_stride=window_stride,
@@ -473,6 +482,7 @@ def _check_flags(settings):
         train=train,
         eval=evaluation,
         predict=predict,
+        output=output,
     )
 
 
@@ -501,7 +511,7 @@ def main(_):
             "training windows",
         )
 
-    tf.io.gfile.makedirs(settings.output_dir)
+    checked.output.start()
     if checked.write_label_file:
         atomic_write.write_text(
             os.path.join(settings.output_dir, "labels.txt"),

@@ -22,7 +22,7 @@ import modeling
 import optimization
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
-from bert_lib.model import model_fns
+from bert_lib.model import model_fns, output_dir_run
 from bert_lib.plumbing import errors, eval_results, startup_checks, tfrecord_format
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features as features_lib
@@ -45,13 +45,20 @@ script_flags.define_flags(
     "learning_rate",
     "save_checkpoints_steps",
     "iterations_per_loop",
+    "allow_new_task_in_output_dir",
 )
 script_flags.define_runner_flags(padding=False)
 
 # Other parameters.
-flags.DEFINE_integer("num_train_steps", 100000, "Number of training steps.")
-flags.DEFINE_integer("num_warmup_steps", 10000, "Number of warmup steps.")
-flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
+script_flags.define_integer(
+    "num_train_steps", 100000, "Number of training steps.", script_flags.NON_NEGATIVE
+)
+script_flags.define_integer(
+    "num_warmup_steps", 10000, "Number of warmup steps.", script_flags.NON_NEGATIVE
+)
+script_flags.define_integer(
+    "max_eval_steps", 100, "Maximum number of eval steps.", script_flags.NON_NEGATIVE
+)
 # Beyond the original: LAMB for large-batch pre-training.
 flags.DEFINE_enum(
     "optimizer",
@@ -448,12 +455,23 @@ def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
                 )
 
 
+def _check_framing(input_files):
+    """A file cut short is found now, not when training reaches its end (tfrecord_format)."""
+    try:
+        checked = tfrecord_format.check_framing(input_files)
+    except UsageError as e:
+        raise UsageError(f"--input_file: {e}") from None
+    if checked < len(input_files):
+        logging.info("Checked the framing of %d of %d input files", checked, len(input_files))
+
+
 # The flags of this script read as they are (the model flags apart, in
 # script_flags.ModelSettings).
 _FLAG_NAMES = (
     "input_file output_dir do_train do_eval train_batch_size eval_batch_size learning_rate "
     "num_train_steps num_warmup_steps max_eval_steps max_predictions_per_seq "
-    "save_checkpoints_steps optimizer precision num_accumulation_steps"
+    "save_checkpoints_steps optimizer precision num_accumulation_steps "
+    "allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -468,10 +486,10 @@ def settings_from_flags():
     """Reads the flags once into Settings; refuses runner flags that cannot work."""
     return Settings(
         model=script_flags.model_settings_from_flags(),
-        run_config=script_flags.run_config_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(
             FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
         ),
+        run_config=script_flags.run_config_from_flags(),
         **{name: FLAGS[name].value for name in _FLAG_NAMES},
     )
 
@@ -479,7 +497,7 @@ def settings_from_flags():
 def _check_flags(settings):
     """Checks the settings, the config, the checkpoint and the records before any work.
 
-    Returns (bert_config, input_files).
+    Returns (bert_config, input_files, the checked output_dir_run.OutputDir).
     """
     if not settings.do_train and not settings.do_eval:
         raise UsageError("At least one of `do_train` or `do_eval` must be True.")
@@ -512,14 +530,30 @@ def _check_flags(settings):
     _check_record_shapes(
         input_files, settings.model.max_seq_length, settings.max_predictions_per_seq
     )
-    return bert_config, input_files
+    _check_framing(input_files)
+    heads = {
+        name: shape
+        for name, shape in modeling.bert_variable_shapes(bert_config).items()
+        if name.startswith("cls/")
+    }
+    output = output_dir_run.check(
+        settings.output_dir,
+        output_dir_run.Run("pre-training", None, bert_config, heads, None),
+        settings.model,
+        settings.allow_new_task_in_output_dir,
+        settings.do_train,
+        inputs=[("--input_file", path) for path in input_files],
+    )
+    # With no checkpoint at all, the untrained model's loss is a baseline.
+    output.check_trained_model({"--do_eval": settings.do_eval}, untrained_ok=True)
+    return bert_config, input_files, output
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     settings = settings_from_flags()
-    bert_config, input_files = _check_flags(settings)
-    tf.io.gfile.makedirs(settings.output_dir)
+    bert_config, input_files, output = _check_flags(settings)
+    output.start()
 
     logging.info("*** Input Files ***")
     for input_file in input_files:

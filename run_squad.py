@@ -31,7 +31,7 @@ import tokenization
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
 from bert_lib.export import serving
-from bert_lib.model import checks, model_fns
+from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
@@ -50,22 +50,30 @@ flags.DEFINE_string("train_file", None, "SQuAD json for training, e.g. train-v1.
 flags.DEFINE_string(
     "predict_file", None, "SQuAD json to predict on, e.g. dev-v1.1.json or test-v1.1.json."
 )
-flags.DEFINE_integer(
-    "doc_stride", 128, "How far to slide the window when splitting a long document."
+script_flags.define_integer(
+    "doc_stride",
+    128,
+    "How far to slide the window when splitting a long document.",
+    script_flags.POSITIVE,
 )
-flags.DEFINE_integer(
+script_flags.define_integer(
     "max_query_length",
     64,
     "Maximum question length in WordPiece tokens; longer questions are cut.",
+    script_flags.POSITIVE,
 )
-flags.DEFINE_integer(
-    "n_best_size", 20, "How many n-best predictions to keep in nbest_predictions.json."
+script_flags.define_integer(
+    "n_best_size",
+    20,
+    "How many n-best predictions to keep in nbest_predictions.json.",
+    script_flags.POSITIVE,
 )
-flags.DEFINE_integer(
+script_flags.define_integer(
     "max_answer_length",
     30,
     "Longest answer, in WordPiece tokens, that may be predicted (start and end are "
     "predicted independently, so this bounds the pair).",
+    script_flags.POSITIVE,
 )
 flags.DEFINE_bool(
     "verbose_logging",
@@ -77,10 +85,11 @@ flags.DEFINE_bool(
     False,
     "The SQuAD examples include questions that have no answer (SQuAD 2.0).",
 )
-flags.DEFINE_float(
+script_flags.define_float(
     "null_score_diff_threshold",
     0.0,
     "Predict no answer when null score - best non-null score exceeds this.",
+    script_flags.ANY_NUMBER,
 )
 
 
@@ -328,10 +337,7 @@ def _check_settings(settings, bert_config):
     tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
     if not settings.do_train and not settings.do_predict and not settings.export_dir:
         raise UsageError("At least one of `do_train` or `do_predict` must be True.")
-    if settings.export_dir and tf.io.gfile.exists(settings.export_dir):
-        raise UsageError(
-            f"--export_dir={settings.export_dir} already exists; choose a new directory"
-        )
+    startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
     if settings.do_train and not settings.train_file:
         raise UsageError("If `do_train` is True, then `train_file` must be specified.")
     if settings.do_predict and not settings.predict_file:
@@ -573,7 +579,7 @@ _FLAG_NAMES = (
     "output_dir do_train do_predict export_dir train_file predict_file train_batch_size "
     "predict_batch_size learning_rate num_train_epochs warmup_proportion use_tpu doc_stride "
     "max_query_length n_best_size max_answer_length verbose_logging version_2_with_negative "
-    "null_score_diff_threshold precision num_accumulation_steps"
+    "null_score_diff_threshold precision num_accumulation_steps allow_new_task_in_output_dir"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
@@ -613,10 +619,10 @@ def settings_from_flags():
         predict_padding = script_flags.padding_from_flags(is_training=False)
     return Settings(
         model=script_flags.model_settings_from_flags(),
-        run_config=script_flags.run_config_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(
             FLAGS.do_train and FLAGS.do_predict, "--do_train and --do_predict"
         ),
+        run_config=script_flags.run_config_from_flags(),
         train_padding=script_flags.padding_from_flags(is_training=True),
         predict_padding=predict_padding,
         doc_stride_given=FLAGS["doc_stride"].present,
@@ -627,8 +633,8 @@ def settings_from_flags():
 def _check_flags(settings):
     """Checks the settings, config, vocabulary, checkpoint and data files before any work.
 
-    Returns (bert_config, tokenizer, train_set); train_set is None without
-    --do_train.
+    Returns (bert_config, tokenizer, train_set, the checked output_dir_run.OutputDir);
+    train_set is None without --do_train.
     """
     bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
     _check_settings(settings, bert_config)
@@ -648,14 +654,26 @@ def _check_flags(settings):
         )
     if settings.export_dir and not settings.do_train:
         _checkpoint_to_export(settings)  # Nothing to export: say so before predicting.
-    return bert_config, tokenizer, train_set
+    head = {"cls/squad/output_weights": [2, bert_config.hidden_size], "cls/squad/output_bias": [2]}
+    output = output_dir_run.check(
+        settings.output_dir,
+        output_dir_run.Run("SQuAD question answering", None, bert_config, head, None),
+        settings.model,
+        settings.allow_new_task_in_output_dir,
+        settings.do_train,
+        inputs=[("--train_file", settings.train_file), ("--predict_file", settings.predict_file)],
+    )
+    output.check_trained_model(
+        {"--do_predict": settings.do_predict, "--export_dir": settings.export_dir}
+    )
+    return bert_config, tokenizer, train_set, output
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     settings = settings_from_flags()
-    bert_config, tokenizer, train_set = _check_flags(settings)
-    tf.io.gfile.makedirs(settings.output_dir)
+    bert_config, tokenizer, train_set, output = _check_flags(settings)
+    output.start()
 
     model_fn = model_fn_builder(
         bert_config=bert_config,

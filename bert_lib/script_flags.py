@@ -16,7 +16,9 @@ set by that script when it runs (`run_main(main, max_seq_length=384)`).
 
 A script defines only the flags it reads (define_runner_flags leaves out
 what prediction alone does not need, with training=False, and the padding
-and evaluation-while-training groups on request).
+and evaluation-while-training groups on request). Every integer and float
+flag says where it is defined which values it may take (a Valid: positive,
+a fraction, ...); run_main checks them all before `main` runs.
 
 Libraries (modeling, optimization, tokenization, the engine, the data
 modules) never read flags: each script reads them once, in `main` and its
@@ -26,20 +28,18 @@ Each setting takes one road: the engine's (devices, seeding, checkpoints,
 XLA, micro-batches) into RunConfig (run_config_from_flags); the model's
 (--precision, --num_accumulation_steps, the learning rate, ...) into the
 script's settings and from there, as arguments of its model_fn_builder,
-into the model_fn. `run_main` (plumbing/command_line.py) is the scripts'
-entry point: it parses the flags and turns a user's mistake into one
-"ERROR: ..." line (plumbing/errors.py).
+into the model_fn. `run_main` is the scripts' entry point: it checks every
+numeric flag, then runs plumbing/command_line.py's, which parses the flags
+and turns a user's mistake into one "ERROR: ..." line (plumbing/errors.py).
 """
 
 import collections
+import math
 import sys
 
 from absl import flags
 
-from .plumbing import errors
-
-# The scripts' entry point (their last line, `script_flags.run_main(main)`).
-from .plumbing.command_line import run_main  # noqa: F401
+from .plumbing import command_line, errors
 
 FLAGS = flags.FLAGS
 
@@ -52,11 +52,78 @@ _DEFINE = {
 }
 
 
-def _shared(kind, default, help_text, *enum_values):
-    return (kind, default, help_text, enum_values)
+# ---------------------------------------------------------------------------
+# What a numeric flag may hold. Every integer and float flag a script
+# defines says so where it is defined (SHARED_FLAGS' `valid`, define_integer
+# and define_float); check_numeric_flags checks them all at start-up.
 
 
-# Every flag more than one script takes: (kind, default, help, enum values).
+class Valid(collections.namedtuple("Valid", ["words", "test"])):
+    """The values a numeric flag may take, as the original's code assumes them.
+
+    `words` says which ("0 or positive"), `test(value)` whether a value is one.
+    """
+
+    def problem(self, name, value):
+        """The message refusing `value` for --name, or None when it is valid."""
+        if isinstance(value, float) and not math.isfinite(value):
+            return f"--{name}={value}: must be a finite number"
+        if self.test(value):
+            return None
+        if self is POSITIVE:
+            return f"--{name} must be positive, got {value}"
+        return f"--{name}={value}: must be {self.words}"
+
+
+def at_least(minimum, why):
+    """Valid values from `minimum` up; `why` says what needs that many."""
+    return Valid(f"at least {minimum} ({why})", lambda value: value >= minimum)
+
+
+ANY_NUMBER = Valid("a finite number", lambda value: True)
+POSITIVE = Valid("positive", lambda value: value > 0)
+NON_NEGATIVE = Valid("0 or positive", lambda value: value >= 0)
+FRACTION = Valid("between 0 and 1", lambda value: 0 <= value <= 1)
+# [CLS], at least one word piece and [SEP]: a shorter sequence holds no text.
+SEQUENCE_LENGTH = at_least(3, "[CLS], a word piece and [SEP]")
+
+# {flag name: Valid} of every numeric flag defined in this process.
+NUMERIC_FLAGS = {}
+
+
+def define_integer(name, default, help_text, valid):
+    """flags.DEFINE_integer for the calling script, with the values it may take (a Valid)."""
+    flags.DEFINE_integer(name, default, help_text, module_name=_script_module_name())
+    NUMERIC_FLAGS[name] = valid
+
+
+def define_float(name, default, help_text, valid):
+    """flags.DEFINE_float for the calling script, with the values it may take (a Valid)."""
+    flags.DEFINE_float(name, default, help_text, module_name=_script_module_name())
+    NUMERIC_FLAGS[name] = valid
+
+
+def check_numeric_flags():
+    """Refuses, naming the flag, any numeric flag whose value its definition does not allow.
+
+    A float must also be finite (no nan, no inf). An unset flag (None) is
+    left to the script.
+    """
+    for name, valid in NUMERIC_FLAGS.items():
+        value = FLAGS[name].value if name in FLAGS else None
+        if value is None:
+            continue
+        problem = valid.problem(name, value)
+        if problem:
+            raise errors.UsageError(problem)
+
+
+def _shared(kind, default, help_text, *enum_values, valid=None):
+    return (kind, default, help_text, enum_values, valid)
+
+
+# Every flag more than one script takes: (kind, default, help, enum values, and for
+# numbers the values allowed).
 SHARED_FLAGS = {
     # The pre-trained model and its vocabulary.
     "bert_config_file": _shared(
@@ -74,7 +141,17 @@ SHARED_FLAGS = {
         "bool",
         False,
         "Start the model's variables that --init_checkpoint lacks (layers beyond its "
-        "depth, say, to grow a model) from their initializers instead of refusing the run.",
+        "depth, say, to grow a model) from their initializers, and leave out the encoder "
+        "layers it holds beyond the config's (to start from the first layers of a bigger "
+        "model), instead of refusing the run; the log says what started fresh or was left out.",
+    ),
+    "allow_new_task_in_output_dir": _shared(
+        "bool",
+        False,
+        "Let this run take over an --output_dir that holds the run of another task (another "
+        "--task_name, other labels, another script's head): its checkpoint is continued with "
+        "this task and its results are replaced as this run writes its own; the log says "
+        "what is reused. Without it such a directory is refused.",
     ),
     "do_lower_case": _shared(
         "bool",
@@ -88,12 +165,14 @@ SHARED_FLAGS = {
         "for run_squad.py). Longer inputs are truncated, or cut into windows where the "
         "script says so (SQuAD contexts, NER sentences, --long_text_windows); shorter ones "
         "are padded. For pre-training it must match the data.",
+        valid=SEQUENCE_LENGTH,
     ),
     "max_predictions_per_seq": _shared(
         "integer",
         20,
         "Maximum number of masked LM predictions per sequence. Must match between "
         "create_pretraining_data.py and run_pretraining.py.",
+        valid=POSITIVE,
     ),
     # Files.
     "input_file": _shared(
@@ -143,6 +222,7 @@ SHARED_FLAGS = {
         "How many word pieces apart consecutive windows of a text too long for one "
         "sequence start (run_classifier.py with --long_text_windows; run_ner.py, moved on "
         "to a word start). Default: half a window, (max_seq_length - 2) // 2.",
+        valid=POSITIVE,
     ),
     # What a run does.
     "do_train": _shared("bool", False, "Whether to run training."),
@@ -162,34 +242,44 @@ SHARED_FLAGS = {
         "must not exist yet.",
     ),
     # Training.
-    "train_batch_size": _shared("integer", 32, "Total batch size for training."),
-    "eval_batch_size": _shared("integer", 8, "Total batch size for eval."),
-    "predict_batch_size": _shared("integer", 8, "Total batch size for predict."),
-    "learning_rate": _shared("float", 5e-5, "The initial learning rate for Adam."),
-    "num_train_epochs": _shared("float", 3.0, "Total number of training epochs to perform."),
+    "train_batch_size": _shared("integer", 32, "Total batch size for training.", valid=POSITIVE),
+    "eval_batch_size": _shared("integer", 8, "Total batch size for eval.", valid=POSITIVE),
+    "predict_batch_size": _shared("integer", 8, "Total batch size for predict.", valid=POSITIVE),
+    "learning_rate": _shared(
+        "float", 5e-5, "The initial learning rate for Adam.", valid=NON_NEGATIVE
+    ),
+    "num_train_epochs": _shared(
+        "float", 3.0, "Total number of training epochs to perform.", valid=NON_NEGATIVE
+    ),
     "warmup_proportion": _shared(
         "float",
         0.1,
         "Proportion of training to perform linear learning rate warmup for (0.1 = 10%).",
+        valid=FRACTION,
     ),
-    "save_checkpoints_steps": _shared("integer", 1000, "How often to save the model checkpoint."),
+    "save_checkpoints_steps": _shared(
+        "integer", 1000, "How often to save the model checkpoint.", valid=POSITIVE
+    ),
     "iterations_per_loop": _shared(
         "integer",
         1000,
         "How many steps to make in each estimator call (the original's TPU host loop). "
         "Ignored here, with a warning when given; see --steps_per_run.",
+        valid=POSITIVE,
     ),
     "keep_checkpoint_max": _shared(
         "integer",
         5,
         "How many of the newest checkpoints training keeps in output_dir (older ones are "
         "deleted; 0 keeps all); output_dir/best/ is never counted or deleted.",
+        valid=NON_NEGATIVE,
     ),
     "tf_random_seed": _shared(
         "integer",
         None,
         "If set, make training reproducible: fixed graph-level seed, deterministic input "
         "order, and a resumed run skips the batches already trained on.",
+        valid=ANY_NUMBER,
     ),
     # Devices: the original's TPU flags, then data parallelism on GPUs / CPUs / workers.
     "use_tpu": _shared("bool", False, "Whether to use TPU or GPU/CPU."),
@@ -213,7 +303,10 @@ SHARED_FLAGS = {
     ),
     "master": _shared("string", None, "[Optional] TensorFlow master URL."),
     "num_tpu_cores": _shared(
-        "integer", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use."
+        "integer",
+        8,
+        "Only used if `use_tpu` is True. Total number of TPU cores to use.",
+        valid=POSITIVE,
     ),
     "distribution_strategy": _shared(
         "enum",
@@ -229,6 +322,7 @@ SHARED_FLAGS = {
         "integer",
         None,
         "With --distribution_strategy=mirrored: how many local GPUs to use (default: all).",
+        valid=NON_NEGATIVE,
     ),
     # Speed (the defaults keep the original's arithmetic exactly).
     "use_xla": _shared(
@@ -254,6 +348,7 @@ SHARED_FLAGS = {
         "Split each training batch into this many micro-batches run one after another, "
         "applying their averaged gradient once: the same optimizer step on "
         "train_batch_size examples, with the memory of train_batch_size / N.",
+        valid=POSITIVE,
     ),
     "steps_per_run": _shared(
         "integer",
@@ -262,6 +357,7 @@ SHARED_FLAGS = {
         "original's iterations_per_loop on TPU), fewer when a log, summary or checkpoint "
         "falls due sooner. One device, without gradient accumulation; hooks then see one "
         "call per run.",
+        valid=POSITIVE,
     ),
     "length_bucket": _shared(
         "integer",
@@ -269,6 +365,7 @@ SHARED_FLAGS = {
         "Evaluation and prediction cut each batch to its longest real sequence rounded up "
         "to a multiple of this many positions (and group examples by length); the outputs "
         "stay the same to float32 round-off. 0 computes every batch at max_seq_length.",
+        valid=NON_NEGATIVE,
     ),
     "dynamic_padding": _shared(
         "bool",
@@ -291,6 +388,7 @@ SHARED_FLAGS = {
         "training steps (and at the end), writing the metrics to the log, to "
         "output_dir/eval for TensorBoard and as one JSON line each to "
         "output_dir/eval_history.jsonl.",
+        valid=POSITIVE,
     ),
     "best_checkpoint_metric": _shared(
         "string",
@@ -305,6 +403,7 @@ SHARED_FLAGS = {
         None,
         "With --best_checkpoint_metric: stop training after this many evaluations in a row "
         "without a new best value.",
+        valid=POSITIVE,
     ),
     # Errors.
     "show_traceback": _shared(
@@ -337,6 +436,7 @@ FINE_TUNING_FLAGS = (
     "save_checkpoints_steps",
     "iterations_per_loop",
     "export_dir",
+    "allow_new_task_in_output_dir",
 )
 # Devices and speed: every script that runs the model takes these.
 RUNNER_FLAGS = (
@@ -384,11 +484,13 @@ def define_flags(*names):
     script = _script_module_name()
     for name in names:
         if name not in FLAGS:
-            kind, default, help_text, enum_values = SHARED_FLAGS[name]
+            kind, default, help_text, enum_values, valid = SHARED_FLAGS[name]
             if kind == "enum":
                 flags.DEFINE_enum(name, default, list(enum_values), help_text)
             else:
                 _DEFINE[kind](name, default, help_text)
+            if valid is not None:
+                NUMERIC_FLAGS[name] = valid
         FLAGS.register_key_flag_for_module(script, FLAGS[name])
 
 
@@ -400,8 +502,8 @@ def define_model_flags():
 
 def define_fine_tuning_flags(with_eval=True):
     """output_dir, do_train / do_eval / do_predict, the batch sizes, learning rate, epochs,
-    warm-up, checkpoint frequency and export_dir (with_eval=False: no do_eval and
-    eval_batch_size, as run_squad.py)."""
+    warm-up, checkpoint frequency, export_dir and allow_new_task_in_output_dir
+    (with_eval=False: no do_eval and eval_batch_size, as run_squad.py)."""
     eval_only = ("do_eval", "eval_batch_size")
     define_flags(*(name for name in FINE_TUNING_FLAGS if with_eval or name not in eval_only))
 
@@ -431,7 +533,8 @@ def flag_value(name, default=None):
 
 
 def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
-    """An engine.RunConfig with every setting of the runner flags that is the engine's.
+    """An engine.RunConfig with every setting of the runner flags that is the engine's,
+    its devices checked.
 
     model_dir defaults to --output_dir, save_checkpoints_steps to
     --save_checkpoints_steps where the script has it; a runner flag the
@@ -440,16 +543,20 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
     (the micro-batches) and, through the script's settings, to its
     model_fn_builder (the step that averages them).
     """
-    from .engine import config  # TensorFlow: only the scripts that train come here
+    from .engine import config, distribution  # TensorFlow: only scripts that run models
 
     if model_dir is None:
         model_dir = FLAGS.output_dir
     if save_checkpoints_steps is None:
         save_checkpoints_steps = flag_value("save_checkpoints_steps", 1000)
     defined = {name: FLAGS[name].value for name in _RUN_CONFIG_FLAGS if name in FLAGS}
-    return config.RunConfig(
+    run_config = config.RunConfig(
         model_dir=model_dir, save_checkpoints_steps=save_checkpoints_steps, **defined
     )
+    # TF_CONFIG, GPUs and the batch's split over them: before any work.
+    trains = flag_value("do_train", False)
+    distribution.check_devices(run_config, flag_value("train_batch_size") if trains else None)
+    return run_config
 
 
 # The flags RunConfig takes under their own names: the runner's, but for
@@ -468,8 +575,17 @@ ModelSettings = collections.namedtuple("ModelSettings", MODEL_FLAGS)
 
 
 def model_settings_from_flags():
-    """The ModelSettings of the flags (see define_model_flags)."""
-    return ModelSettings(*(flag_value(name) for name in MODEL_FLAGS))
+    """The ModelSettings of the flags (see define_model_flags).
+
+    An --init_checkpoint naming one file of a checkpoint (model.ckpt-300.index)
+    is read as the checkpoint's prefix (model.ckpt-300).
+    """
+    from .plumbing import startup_checks
+
+    settings = ModelSettings(*(flag_value(name) for name in MODEL_FLAGS))
+    return settings._replace(
+        init_checkpoint=startup_checks.checkpoint_prefix(settings.init_checkpoint)
+    )
 
 
 def check_model(model, output_dir=None, with_vocab=True):
@@ -512,10 +628,15 @@ def check_model(model, output_dir=None, with_vocab=True):
 
 
 def check_batch_flags():
-    """Every batch-size flag the script has must be positive (a 0 would divide by zero)."""
+    """Every batch-size flag the script has must be positive (a 0 would divide by zero).
+
+    For a `main` called from code: run_main checks every numeric flag already.
+    """
     for name in ("train_batch_size", "eval_batch_size", "predict_batch_size", "batch_size"):
-        if name in FLAGS and FLAGS[name].value is not None and FLAGS[name].value <= 0:
-            raise errors.UsageError(f"--{name} must be positive, got {FLAGS[name].value}")
+        if name in FLAGS and FLAGS[name].value is not None:
+            problem = POSITIVE.problem(name, FLAGS[name].value)
+            if problem:
+                raise errors.UsageError(problem)
 
 
 def train_steps(
@@ -590,3 +711,24 @@ def evaluation_options_from_flags(can_evaluate, needs):
         needs,
         FLAGS.distribution_strategy,
     )
+
+
+# ---------------------------------------------------------------------------
+# Entry point
+
+
+def run_main(main, argv=None, **script_defaults):
+    """The scripts' entry point: command_line.run_main, with every numeric flag checked
+    (check_numeric_flags) before `main` runs.
+
+    A number its flag does not allow is then one "ERROR: ..." line, exit
+    status 1, as a refused command line is. `script_defaults` set the
+    defaults that are the script's own for shared flags (run_squad.py:
+    max_seq_length=384).
+    """
+
+    def checked_main(args):
+        check_numeric_flags()
+        return main(args)
+
+    command_line.run_main(checked_main, argv, **script_defaults)

@@ -56,6 +56,52 @@ def _multi_worker_cluster():
     return tf.train.ClusterSpec(cluster), task_type, task_index
 
 
+def mirrored_devices(config):
+    """The devices MirroredStrategy spreads over: --num_gpus of the visible GPUs (all by
+    default), else the CPU."""
+    gpus = [d.name for d in tf.config.list_logical_devices("GPU")]
+    num_gpus = config.num_gpus
+    if num_gpus == 0:
+        gpus = []
+    elif num_gpus is not None:
+        if num_gpus > len(gpus):
+            raise UsageError(f"--num_gpus={num_gpus} but only {len(gpus)} GPU(s) are visible")
+        return gpus[:num_gpus]
+    if gpus:
+        return gpus
+    return [d.name for d in tf.config.list_logical_devices("CPU")]
+
+
+def check_devices(config, train_batch_size=None):
+    """What Distribution(config) and the training graph will need, checked when a script
+    starts rather than after it has written its records: a valid TF_CONFIG under
+    multi_worker, as many visible GPUs as --num_gpus asks for under mirrored, and a
+    train_batch_size (when given) that splits over the replicas and their
+    --num_accumulation_steps micro-batches."""
+    if config.use_tpu:
+        return
+    replicas = 1
+    if config.distribution_strategy == "multi_worker":
+        _multi_worker_cluster()
+        replicas = None  # the workers' devices are not known here
+    elif config.distribution_strategy == "mirrored":
+        replicas = len(mirrored_devices(config))
+    if not train_batch_size:
+        return
+    if replicas and train_batch_size % replicas:
+        raise UsageError(
+            f"train_batch_size={train_batch_size} must be a positive multiple of the "
+            f"{replicas} replicas"
+        )
+    steps = config.num_accumulation_steps
+    per_replica = train_batch_size // (replicas or 1)
+    if train_batch_size % steps or per_replica % steps:
+        raise UsageError(
+            f"train_batch_size={train_batch_size} per replica ({per_replica}) must be a "
+            f"multiple of --num_accumulation_steps={steps}"
+        )
+
+
 class Distribution:
     """The tf.distribute strategy (or none) a graph is built for, plus its session set-up.
 
@@ -77,7 +123,7 @@ class Distribution:
         if config.use_tpu:
             self._init_tpu(config)
         elif config.distribution_strategy == "mirrored":
-            self.strategy = tf.compat.v1.distribute.MirroredStrategy(self._mirrored_devices())
+            self.strategy = tf.compat.v1.distribute.MirroredStrategy(mirrored_devices(config))
         elif config.distribution_strategy == "multi_worker":
             cluster_spec, task_type, task_index = _multi_worker_cluster()
             self.strategy = tf.compat.v1.distribute.experimental.MultiWorkerMirroredStrategy()
@@ -97,19 +143,6 @@ class Distribution:
                 )
             self.target = _SERVERS[key].target
         self.session_config = proto
-
-    def _mirrored_devices(self):
-        gpus = [d.name for d in tf.config.list_logical_devices("GPU")]
-        num_gpus = self.config.num_gpus
-        if num_gpus == 0:
-            gpus = []
-        elif num_gpus is not None:
-            if num_gpus > len(gpus):
-                raise UsageError(f"--num_gpus={num_gpus} but only {len(gpus)} GPU(s) are visible")
-            return gpus[:num_gpus]
-        if gpus:
-            return gpus
-        return [d.name for d in tf.config.list_logical_devices("CPU")]
 
     def _init_tpu(self, config):
         resolver = tf.distribute.cluster_resolver.TPUClusterResolver(

@@ -58,7 +58,7 @@ from absl import logging
 import modeling
 
 from ..engine import checkpoints
-from ..plumbing import atomic_write, checkpoint_shapes, errors, fileio
+from ..plumbing import atomic_write, checkpoint_shapes, errors, fileio, startup_checks
 from ..plumbing.errors import UsageError
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
@@ -237,8 +237,9 @@ def _serving_signature(config, variables):
 
 
 def _read_checkpoint(checkpoint, flag):
-    """({name: array}, path) of a checkpoint prefix or of a directory's newest checkpoint."""
-    path = checkpoint
+    """({name: array}, path) of a checkpoint prefix (or one of its files, which stands
+    for it) or of a directory's newest checkpoint."""
+    path = checkpoint = startup_checks.checkpoint_prefix(checkpoint, flag)
     if checkpoint and os.path.isdir(checkpoint):
         path = checkpoints.newest_checkpoint(checkpoint)
         if path is None:
@@ -314,7 +315,9 @@ def _checkpoint_values(values, path, config, names):
     return out
 
 
-def export_encoder(checkpoint, bert_config, vocab_file, do_lower_case, output_dir, with_mlm=False):
+def export_encoder(
+    checkpoint, bert_config, vocab_file, do_lower_case, output_dir, with_mlm=False, check=None
+):
     """Writes a checkpoint of the scripts as a TF Hub-format BERT encoder SavedModel.
 
     Args:
@@ -326,6 +329,10 @@ def export_encoder(checkpoint, bert_config, vocab_file, do_lower_case, output_di
       output_dir: the SavedModel directory to create; must not exist.
       with_mlm: also export the masked LM head as the `mlm` sub-object (the
         checkpoint must have cls/predictions/*).
+      check: if given, called as check(config, names of the checkpoint's
+        variables, vocabulary lines, do_lower_case, checkpoint path) once
+        all is read and before anything is written (a converter's
+        consistency check: it raises UsageError to stop).
 
     Returns:
       dict: output_dir, variables (how many), with_mlm.
@@ -349,9 +356,10 @@ def export_encoder(checkpoint, bert_config, vocab_file, do_lower_case, output_di
         )
     if not output_dir:
         raise UsageError("--output_dir is required")
-    if fileio.exists(output_dir):
-        raise UsageError(f"--output_dir={output_dir} already exists; choose a new directory")
+    startup_checks.check_new_output_dir(output_dir, "--output_dir")
     values, path = _read_checkpoint(checkpoint, "--input")
+    if check is not None:
+        check(config, list(values), vocab, bool(do_lower_case), path)
     names = encoder_variable_names(config, with_mlm)
     left_out = sorted(set(values) - set(names))
     if left_out:
@@ -906,6 +914,7 @@ def _check_output_dir(output_dir, flag):
     for name in CHECKPOINT_FILES:
         if os.path.exists(os.path.join(output_dir, name)):
             raise UsageError(f"{flag}={output_dir} already holds {name}; choose another directory")
+    startup_checks.check_output_dir(output_dir, flag)
 
 
 def write_encoder(encoder, output_dir, flag="--output_dir"):
@@ -958,7 +967,9 @@ def checkpoint_in(encoder, directory, flag="--output_dir"):
     return prefix
 
 
-def import_encoder(hub_dir, output_dir, input_flag="--input", output_flag="--output_dir"):
+def import_encoder(
+    hub_dir, output_dir, input_flag="--input", output_flag="--output_dir", check=None
+):
     """Converts a TF Hub-format BERT encoder SavedModel into a checkpoint the scripts read.
 
     Writes output_dir/bert_config.json, vocab.txt (the vocab_file asset)
@@ -973,12 +984,20 @@ def import_encoder(hub_dir, output_dir, input_flag="--input", output_flag="--out
       converted), difference, and message: the lines for the user, with
       the flags to fine-tune the result (as hf_to_tf prints them).
 
+    check: if given, called as check(config, variable names, vocabulary
+    lines, do_lower_case, hub_dir) before anything is written (see
+    export_encoder).
+
     Raises:
       UsageError: see read_encoder and write_encoder; nothing is written then.
     """
     start = time.time()
     _check_output_dir(output_dir, output_flag)
     encoder = read_encoder(hub_dir, input_flag)
+    if check is not None:
+        check(
+            encoder.config, list(encoder.variables), encoder.vocab, encoder.do_lower_case, hub_dir
+        )
     if encoder.unused:
         logging.info("Variables not converted (%d): %s", len(encoder.unused), encoder.unused)
     checkpoint = write_encoder(encoder, output_dir, output_flag)

@@ -1,17 +1,22 @@
 """Checks that the BERT model a run starts from fits, each with one message, before any work.
 
 Its config file (readable, every architecture key), --max_seq_length
-against its positions, its vocabulary (BERT's special tokens, its size
-against the config's vocab_size), --init_checkpoint against the config, and a
-task head already in --output_dir against the task's labels: each mistake
-is a UsageError naming the flag and the file, instead of a failure minutes
-later deep in a graph. script_flags.check_model runs the first four for
-every script. TensorFlow (with modeling, and the checkpoint readers) is
+against its positions, its vocabulary (BERT's special tokens, each token
+once, its casing against --do_lower_case, its size against the config's
+vocab_size), and --init_checkpoint against the config (shapes, missing and
+extra layers): each mistake is a UsageError naming the flag and the file,
+instead of a failure minutes later deep in a graph. script_flags.check_model
+runs them for every script; convert_checkpoint.py applies the vocabulary's
+to what it writes. Whether --output_dir's run is this run is
+output_dir_run.py's. TensorFlow (with modeling, and the checkpoint readers) is
 imported only by the checks that need it, so the data-preparation scripts
 check their vocabulary without paying for it.
 """
 
 import json
+import re
+
+from absl import logging
 
 import tokenization
 
@@ -64,25 +69,43 @@ def load_bert_config(config_file, flag="--bert_config_file"):
     return config
 
 
-def _layer_count(names):
-    layers = {name.split("/")[2] for name in names if name.startswith("bert/encoder/layer_")}
-    return len(layers)
+def encoder_layers(names):
+    """The sorted numbers of the encoder layers (bert/encoder/layer_N/...) among `names`."""
+    layers = set()
+    for name in names:
+        match = _ENCODER_LAYER.match(name)
+        if match:
+            layers.add(int(match.group(1)))
+    return sorted(layers)
+
+
+_ENCODER_LAYER = re.compile(r"^bert/encoder/layer_(\d+)/")
+
+
+def _layer_span(layers):
+    return f"layer_{layers[0]}" if len(layers) == 1 else f"layer_{layers[0]} to layer_{layers[-1]}"
 
 
 def check_init_checkpoint(
     init_checkpoint, bert_config, config_file, allow_partial=False, flag="--init_checkpoint"
 ):
     """The checkpoint must fit the config: no variable of another shape, and (unless
-    `allow_partial`) every embedding and encoder variable the config makes.
+    `allow_partial`) every embedding and encoder variable the config makes and no
+    encoder layer beyond the config's.
 
     Task heads and the pooler may be missing (a fine-tuning head starts
     fresh; question-answering and masked-LM conversions have no pooler).
+    With `allow_partial` the run starts the missing variables from their
+    initializers and drops the extra layers, and the log says which; a
+    checkpoint holding none of the model's variables is refused all the same.
     """
     import modeling
 
     from ..plumbing import checkpoint_shapes
 
     in_checkpoint = checkpoint_shapes.read_shapes(init_checkpoint, flag)
+    if not in_checkpoint:
+        raise UsageError(f"{flag}: {init_checkpoint} holds no variables")
     expected = modeling.bert_variable_shapes(bert_config)
     checkpoint_shapes.check_shapes(
         expected,
@@ -92,41 +115,79 @@ def check_init_checkpoint(
     )
     encoder = [n for n in expected if n.startswith(("bert/embeddings/", "bert/encoder/"))]
     missing = [name for name in encoder if name not in in_checkpoint]
-    if not missing or allow_partial:
+    num_layers = bert_config.num_hidden_layers
+    held = encoder_layers(in_checkpoint)
+    extra = [layer for layer in held if layer >= num_layers]
+    if len(missing) == len(encoder):
+        raise UsageError(
+            f"{flag}: {init_checkpoint} holds none of the embedding and encoder variables "
+            f"of the model --bert_config_file describes (first: {encoder[0]}); is it a BERT "
+            "checkpoint?"
+        )
+    layers = f"{num_layers} layers in {config_file} but {len(held)} in the checkpoint"
+    if allow_partial:
+        if extra:
+            logging.warning(
+                "--allow_partial_init_checkpoint: %s (%s): its %s are not loaded",
+                init_checkpoint,
+                layers,
+                _layer_span(extra),
+            )
+        if missing:
+            logging.warning(
+                "--allow_partial_init_checkpoint: %s lacks %d variable(s) of the model (%s); "
+                "they start from their initializers: %s",
+                init_checkpoint,
+                len(missing),
+                layers,
+                ", ".join(missing),
+            )
         return
-    layers = (
-        f"{bert_config.num_hidden_layers} layers in {config_file} but "
-        f"{_layer_count(in_checkpoint)} in the checkpoint; "
-        if any(name.startswith("bert/encoder/") for name in missing)
-        else ""
-    )
-    raise UsageError(
-        f"{flag}: {init_checkpoint} lacks {len(missing)} variable(s) of the model "
-        f"--bert_config_file describes ({layers}first missing: {missing[0]}); pass "
-        "--allow_partial_init_checkpoint to start those from scratch"
-    )
+    if extra:
+        raise UsageError(
+            f"{flag}: {init_checkpoint} has more encoder layers than the model "
+            f"--bert_config_file describes ({layers}): its {_layer_span(extra)} would be "
+            f"dropped; pass --allow_partial_init_checkpoint to start from its first "
+            f"{num_layers} layer(s)"
+        )
+    if missing:
+        which = f"{layers}; " if any(name.startswith("bert/encoder/") for name in missing) else ""
+        raise UsageError(
+            f"{flag}: {init_checkpoint} lacks {len(missing)} variable(s) of the model "
+            f"--bert_config_file describes ({which}first missing: {missing[0]}); pass "
+            "--allow_partial_init_checkpoint to start those from scratch"
+        )
 
 
-def check_vocab_size(vocab_size_of_file, bert_config, vocab_file, config_file):
+def check_vocab_size(
+    vocab_size_of_file, bert_config, vocab_file, config_file, flag="--vocab_file"
+):
     """The vocabulary must fit the embedding table: no id without a row, and no table far
     larger than the vocabulary (a vocabulary of another model)."""
     vocab_size = bert_config.vocab_size
     if vocab_size_of_file > vocab_size:
         raise UsageError(
-            f"--vocab_file: {vocab_file} has {vocab_size_of_file} tokens but vocab_size in "
+            f"{flag}: {vocab_file} has {vocab_size_of_file} tokens but vocab_size in "
             f"{config_file} is {vocab_size}: ids from {vocab_size} up have no embedding"
         )
     if vocab_size - vocab_size_of_file > VOCAB_PADDING:
         raise UsageError(
-            f"--vocab_file: {vocab_file} has {vocab_size_of_file} tokens but vocab_size in "
+            f"{flag}: {vocab_file} has {vocab_size_of_file} tokens but vocab_size in "
             f"{config_file} is {vocab_size}: is it the vocabulary of another model?"
         )
 
 
 def load_tokenizer(
-    vocab_file, do_lower_case, flag="--vocab_file", bert_config=None, config_file=None
+    vocab_file,
+    do_lower_case,
+    flag="--vocab_file",
+    bert_config=None,
+    config_file=None,
+    lower_case_source="--do_lower_case",
 ):
-    """The FullTokenizer of `vocab_file`: an existing UTF-8 file with every special token.
+    """The FullTokenizer of `vocab_file`: an existing UTF-8 file with every special token,
+    each token once, whose casing `do_lower_case` fits (check_vocab_case; the setting
+    comes from `lower_case_source`).
 
     With `bert_config` (read from `config_file`), the vocabulary must also fit
     its vocab_size (check_vocab_size).
@@ -140,36 +201,87 @@ def load_tokenizer(
         tokenization.check_special_tokens(tokenizer.vocab, vocab_file)
     except tokenization.InputError as e:
         raise UsageError(str(e).replace("--vocab_file", flag, 1)) from None
+    vocab = tokenizer.vocab
+    source = f"{flag}: {vocab_file}"
+    if len(vocab) <= max(vocab.values(), default=-1):  # a token is on two lines
+        check_vocab_tokens(_vocab_file_tokens(vocab_file), source)
+    check_vocab_case(list(vocab), do_lower_case, source, lower_case_source)
     if bert_config is not None:
         check_vocab_size(len(tokenizer.vocab), bert_config, vocab_file, config_file)
     return tokenizer
 
 
-def check_task_head(output_dir, init_checkpoint, num_labels, hidden_size):
-    """A checkpoint already in output_dir, and --init_checkpoint, must fit this task's head.
+def _vocab_file_tokens(vocab_file):
+    """The tokens of a vocabulary file, one a line, as tokenization.load_vocab reads them."""
+    with fileio.open_binary(vocab_file) as f:
+        lines = f.read().decode("utf-8").split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line.strip() for line in lines]
 
-    Training resumes from the one in output_dir and eval / predict / export
-    read it; a head with another number of labels (say an MNLI model under
-    --task_name=mrpc) would otherwise be restored as it is, giving outputs of
-    the wrong width. An --init_checkpoint fine-tuned on such a task would
-    only be refused while warm starting, after the records were written.
-    Either may hold no head at all (a pre-trained checkpoint has none).
+
+def check_vocab_tokens(tokens, source):
+    """Each token once: a token on two lines has one id, and the model's row of the other
+    line is never used (a vocabulary edited by hand, or merged from two)."""
+    first_line = {}
+    for line_number, token in enumerate(tokens, start=1):
+        if token in first_line:
+            raise UsageError(
+                f"{source}: line {line_number} repeats the token {token!r} of line "
+                f"{first_line[token]}; a vocabulary lists each token once (its line is its id)"
+            )
+        first_line[token] = line_number
+
+
+# Below this many word pieces with cased letters a vocabulary is too small to
+# tell whether it is cased (a test's, say).
+MIN_PIECES_TO_TELL_CASE = 100
+
+
+def vocabulary_casing(tokens):
+    """ "uncased", "cased", or None when the vocabulary does not tell.
+
+    An uncased vocabulary was learnt from lower-cased text: of its word
+    pieces with cased letters (bracketed tokens such as [CLS] aside), none
+    or almost none (one in a thousand) has a capital. A cased one has
+    capitals in more than one in a hundred (Google's: about a fifth).
     """
-    import tensorflow as tf
+    with_case = capitalised = 0
+    for token in tokens:
+        if token.startswith("[") and token.endswith("]"):
+            continue
+        if token.lower() != token.upper():
+            with_case += 1
+            capitalised += token != token.lower()
+    if with_case < MIN_PIECES_TO_TELL_CASE:
+        return None
+    if capitalised * 1000 <= with_case:
+        return "uncased"
+    if capitalised * 100 > with_case:
+        return "cased"
+    return None
 
-    from ..plumbing import checkpoint_shapes
 
-    expected = {"output_weights": [num_labels, hidden_size], "output_bias": [num_labels]}
-    newest = tf.train.latest_checkpoint(output_dir) if output_dir else None
-    if newest is not None:
-        checkpoint_shapes.check_shapes(
-            expected, newest, hint=" (it belongs to another task: use another --output_dir)"
+def check_vocab_case(tokens, do_lower_case, source, lower_case_source="--do_lower_case"):
+    """do_lower_case=False with an uncased vocabulary is refused: no capitalised word of
+    the text would be found in it ([UNK], or split into odd pieces).
+
+    The other way round (a cased vocabulary, text lower-cased) loses the case
+    but still finds every word: it is logged, not refused.
+    """
+    casing = vocabulary_casing(tokens)
+    if casing == "uncased" and not do_lower_case:
+        raise UsageError(
+            f"{lower_case_source}=False, but {source} is uncased (its word pieces have no "
+            "capitals): capitalised words would not be found in it; pass "
+            f"{lower_case_source}=True"
         )
-    if init_checkpoint:
-        checkpoint_shapes.check_shapes(
-            expected,
-            init_checkpoint,
-            hint=" (--init_checkpoint was fine-tuned on another task: start from a "
-            "pre-trained checkpoint)",
-            flag="--init_checkpoint",
+    if casing == "cased" and do_lower_case:
+        logging.warning(
+            "%s is cased (many of its word pieces have capitals) but %s=True lower-cases "
+            "the text: its capitalised pieces are never used. Pass %s=False if the model "
+            "is cased.",
+            source,
+            lower_case_source,
+            lower_case_source,
         )

@@ -13,6 +13,9 @@ own projects, keeps its own check with the same message
 knows nothing of BERT, so that the engine can use it.
 """
 
+import os
+import re
+
 import tensorflow as tf
 
 from .errors import UsageError
@@ -24,7 +27,24 @@ def read_shapes(checkpoint_path, flag=None):
         return {name: list(shape) for name, shape in tf.train.list_variables(checkpoint_path)}
     except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError):
         where = f"{flag}: " if flag else ""
-        raise UsageError(f"{where}no checkpoint at {checkpoint_path}") from None
+        raise UsageError(
+            f"{where}no checkpoint at {checkpoint_path}{_nearby(checkpoint_path)}"
+        ) from None
+
+
+def _nearby(checkpoint_path):
+    """ " (<dir> holds model.ckpt-300, ...)" when the checkpoints beside a wrong prefix share
+    its name with a step added (model.ckpt for model.ckpt-300), else ""."""
+    directory, base = os.path.split(checkpoint_path)
+    if not base or "://" in checkpoint_path or not os.path.isdir(directory or "."):
+        return ""
+    steps = re.compile(re.escape(base) + r"-\d+\.index$")
+    found = sorted(
+        name[: -len(".index")] for name in os.listdir(directory or ".") if steps.match(name)
+    )
+    if not found:
+        return ""
+    return f" ({directory or '.'} holds {', '.join(found[-3:])}: give one of those)"
 
 
 def _fits(shape, saved):

@@ -3,33 +3,164 @@
 A mistake in flags or files is caught here, as a UsageError naming the
 flag and file, instead of minutes later deep in a graph. No TensorFlow is
 imported (except for a path with a scheme), so the data-preparation
-scripts use these too. The checks of what BERT's model is made of (its
-config, vocabulary and checkpoints) are bert_lib/model/checks.py's: this
-module knows nothing of BERT, so that the engine can use it.
+scripts use these too: output locations (makeable, writable, not a
+file), outputs that would overwrite an input, checkpoint files named for
+their checkpoint, input files and their text. The checks of what BERT's
+model is made of (its config, vocabulary and checkpoints) are
+bert_lib/model/checks.py's: this module knows nothing of BERT, so that the
+engine can use it.
 """
 
 import codecs
 import os
+import re
+import tempfile
+
+from absl import logging
 
 from . import fileio
 from .errors import UsageError
 
 
+def _nearest_existing(path):
+    """`path`, or its nearest ancestor that exists."""
+    while not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            break
+        path = parent
+    return path
+
+
+def _can_write_in(directory):
+    """Whether files can be made in `directory`: its mode allows it and a probe succeeds.
+
+    The probe (a directory made and removed at once) catches what the mode
+    does not tell: a read-only file system, a virtual one (/proc), root.
+    """
+    if not os.access(directory, os.W_OK | os.X_OK):
+        return False
+    try:
+        os.rmdir(tempfile.mkdtemp(prefix=".write-check-", dir=directory))
+    except OSError:
+        return False
+    return True
+
+
+def check_output_location(path, flag, as_directory=True):
+    """`path` (a directory with `as_directory`, else a file) can be made or written.
+
+    It need not exist yet: the nearest ancestor that does must be a
+    directory this process can write in. Remote paths (gs://...) are left
+    to their file system.
+    """
+    if not path or fileio.is_remote(path):
+        return
+    full = os.path.abspath(path)
+    existing = _nearest_existing(full)
+    if existing == full:
+        if as_directory and not os.path.isdir(full):
+            raise UsageError(f"{flag}: {path} is a file, not a directory")
+        if not as_directory and os.path.isdir(full):
+            raise UsageError(f"{flag}: {path} is a directory")
+        directory = full if as_directory else os.path.dirname(full)
+    elif not os.path.isdir(existing):
+        raise UsageError(f"{flag}: {existing} is a file, not a directory (in {path})")
+    else:
+        directory = existing
+    if not _can_write_in(directory):
+        where = "" if directory in (full, os.path.dirname(full)) else f" (to make {path})"
+        raise UsageError(
+            f"{flag}: cannot write in {directory}{where}: permission denied or read-only"
+        )
+
+
 def check_output_dir(path, flag="--output_dir"):
-    """An output directory may not exist yet, but must not be a file."""
-    if path and fileio.exists(path) and not fileio.isdir(path):
-        raise UsageError(f"{flag}: {path} is a file, not a directory")
+    """An output directory need not exist yet, but must be one (or be makeable) and writable."""
+    check_output_location(path, flag)
+
+
+def check_new_output_dir(path, flag):
+    """An output directory that must not exist yet (a SavedModel's), but can be made."""
+    if path and fileio.exists(path):
+        raise UsageError(f"{flag}={path} already exists; choose a new directory")
+    check_output_location(path, flag)
 
 
 def check_output_file(path, flag="--output_file"):
-    """An output file's directory must exist (or be creatable) and the path not be a directory."""
+    """An output file's directory must be makeable and writable, and the path not a directory."""
     if not path:
         raise UsageError(f"{flag} is required")
-    directory = os.path.dirname(path) or "."
-    if fileio.exists(directory) and not fileio.isdir(directory):
-        raise UsageError(f"{flag}: {directory} is a file, not a directory")
-    if fileio.isdir(path):
-        raise UsageError(f"{flag}: {path} is a directory")
+    check_output_location(path, flag, as_directory=False)
+
+
+def _file_identity(path):
+    """What makes two paths the same file: (device, inode) when it exists, else the real path."""
+    try:
+        status = os.stat(path)
+        return (status.st_dev, status.st_ino)
+    except OSError:
+        return os.path.realpath(path)
+
+
+def check_outputs_are_not_inputs(outputs, inputs):
+    """Refuses a run that would write over one of its own input files.
+
+    `outputs` and `inputs` are (name, path) pairs; a name says where the
+    path comes from ("--output_file", "--output_dir's test_results.tsv").
+    Paths are compared as files (links and relative forms resolved);
+    remote paths as written.
+    """
+    known = {}
+    for name, path in inputs:
+        if path:
+            key = path if fileio.is_remote(path) else _file_identity(path)
+            known.setdefault(key, (name, path))
+    for name, path in outputs:
+        if not path:
+            continue
+        key = path if fileio.is_remote(path) else _file_identity(path)
+        if key in known:
+            input_name, input_path = known[key]
+            raise UsageError(
+                f"{name}={path} is also the input {input_name}={input_path}: the run would "
+                "overwrite it; write the output elsewhere"
+            )
+
+
+def checkpoint_files(prefix):
+    """The files of a local checkpoint `prefix` (.index, .data-*, .meta) that exist."""
+    if not prefix or fileio.is_remote(prefix):
+        return []
+    directory = os.path.dirname(prefix) or "."
+    base = os.path.basename(prefix)
+    if not os.path.isdir(directory):
+        return []
+    pattern = re.compile(re.escape(base) + r"\.(index|meta|data-\d+-of-\d+)$")
+    return [os.path.join(directory, name) for name in os.listdir(directory) if pattern.match(name)]
+
+
+# A checkpoint file's name, named where its prefix was meant: model.ckpt-300.index.
+_CHECKPOINT_FILE = re.compile(r"^(.+)\.(index|meta|data-\d{5}-of-\d{5})$")
+
+
+def checkpoint_prefix(path, flag="--init_checkpoint"):
+    """The checkpoint prefix `path` names: a file of a checkpoint stands for its prefix.
+
+    `model.ckpt-300.index` (or .data-00000-of-00001, .meta) names the
+    checkpoint model.ckpt-300 when that checkpoint's index exists; the
+    change is logged. Anything else is returned as it is.
+    """
+    if not path:
+        return path
+    match = _CHECKPOINT_FILE.match(path)
+    if match is None or not fileio.exists(match.group(1) + ".index"):
+        return path
+    prefix = match.group(1)
+    logging.info(
+        "%s=%s is a file of the checkpoint %s: reading that checkpoint", flag, path, prefix
+    )
+    return prefix
 
 
 def check_input_file(path, flag):

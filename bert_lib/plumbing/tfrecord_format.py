@@ -343,6 +343,62 @@ def read_records(path):
                 index += 1
 
 
+def check_framing(paths, seconds=10.0):
+    """Walks the record headers of local TFRecord files, skipping the data, so that a file
+    cut short or a damaged length is found before training, not when training reaches it.
+
+    Each header's length and its checksum are read and the records must end
+    exactly at the end of the file (the data's checksums are left to the
+    reading). Files are checked in order until `seconds` have passed; remote
+    files (gs://...) are skipped. Returns how many files were checked.
+    Raises UsageError naming the file, the record and its byte offset.
+    """
+    import time
+
+    table = crc32c_table()
+    deadline = time.monotonic() + seconds
+    checked = 0
+    for path in paths:
+        if fileio.is_remote(path) or time.monotonic() > deadline:
+            continue
+        _check_file_framing(path, table)
+        checked += 1
+    return checked
+
+
+def _check_file_framing(path, table):
+    size = fileio.file_size(path)
+    heads, offsets = [], []
+    offset = index = 0
+    with open(path, "rb") as f:
+        while offset < size:
+            head = f.read(12)
+            heads.append(head)
+            offsets.append(offset)
+            (length,) = struct.unpack("<Q", head[:8].ljust(8, b"\0"))
+            if len(head) < 12 or offset + 16 + length > size:
+                _check_heads(path, heads, offsets, index - len(heads) + 1, table)
+                raise _damaged(path, index, offset, "cut short")
+            offset += 16 + length
+            f.seek(offset)
+            index += 1
+            if len(heads) == _RECORDS_PER_BATCH:
+                _check_heads(path, heads, offsets, index - len(heads), table)
+                heads, offsets = [], []
+    _check_heads(path, heads, offsets, index - len(heads), table)
+
+
+def _check_heads(path, heads, offsets, first_index, table):
+    """Each complete 12-byte header's length must match its checksum."""
+    heads = [head for head in heads if len(head) == 12]
+    if not heads:
+        return
+    sums = masked_crc32c([head[:8] for head in heads], table).astype("<u4").tobytes()
+    for k, head in enumerate(heads):
+        if sums[4 * k : 4 * k + 4] != head[8:]:
+            raise _damaged(path, first_index + k, offsets[k], "its length fails its checksum")
+
+
 def _damaged(path, index, offset, what):
     return UsageError(
         f"{path}: record {index} (at byte {offset}) is corrupt: {what}; "

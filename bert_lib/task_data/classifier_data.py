@@ -535,6 +535,7 @@ def _table_rows(reader, path):
         next_line = reader.line_num + 1
         if header is None:
             header = [tokenization.convert_to_unicode(name).strip() for name in fields]
+            _check_header(header, path, line_number)
             continue
         if not fields:
             continue
@@ -548,13 +549,42 @@ def _table_rows(reader, path):
     return rows
 
 
+def _check_header(header, path, line_number):
+    """Each column named once: of two columns of one name, the second would be read."""
+    seen = {}
+    for column, name in enumerate(header, start=1):
+        if name and name in seen:
+            raise UsageError(
+                f"{path}, line {line_number}: the header names column {name!r} twice "
+                f"(columns {seen[name]} and {column})"
+            )
+        seen[name] = column
+
+
+def _object_without_repeated_keys(path, line_number):
+    """json's object_pairs_hook refusing a key given twice (json would keep the last)."""
+
+    def hook(pairs):
+        keys = [key for key, _ in pairs]
+        repeated = [key for key in keys if keys.count(key) > 1]
+        if repeated:
+            raise UsageError(f"{path}, line {line_number}: key {repeated[0]!r} is given twice")
+        return dict(pairs)
+
+    return hook
+
+
 def _json_rows(lines, path):
     rows = []
     for line_number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
+            record = json.loads(
+                line, object_pairs_hook=_object_without_repeated_keys(path, line_number)
+            )
+        except UsageError:
+            raise
         except ValueError as e:
             raise UsageError(f"{path}, line {line_number}: not JSON ({e})") from None
         if not isinstance(record, dict):

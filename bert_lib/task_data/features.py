@@ -14,6 +14,7 @@ import re
 import tensorflow as tf
 
 from ..plumbing import atomic_write
+from ..plumbing.errors import UsageError
 from . import dynamic_padding
 
 
@@ -93,6 +94,20 @@ def record_input_fn_builder(
         )
 
     return input_fn
+
+
+# [CLS] a [SEP] b [SEP]: the fewest positions a sentence pair fits in.
+PAIR_MINIMUM_LENGTH = 5
+
+
+def check_room_for_pairs(examples, max_seq_length, source):
+    """Refuses a max_seq_length too short for the sentence pairs among `examples` (both
+    texts would be cut to nothing); `source` names where they come from."""
+    if max_seq_length < PAIR_MINIMUM_LENGTH and any(e.text_b for e in examples):
+        raise UsageError(
+            f"--max_seq_length={max_seq_length}: must be at least {PAIR_MINIMUM_LENGTH} for "
+            f"the sentence pairs of {source} ([CLS] a [SEP] b [SEP])"
+        )
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_length):

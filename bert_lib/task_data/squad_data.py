@@ -189,8 +189,11 @@ def read_squad_examples(input_file, is_training, version_2_with_negative):
     For training, every answerable question needs exactly one answer (with
     `version_2_with_negative`, every question an "is_impossible" key); an
     answer whose text cannot be found in the words its character offsets
-    cover is logged and the question skipped. A malformed file raises
-    UsageError naming the file and the missing key (or the question id).
+    cover is logged and the question skipped, unless most of them are, or
+    more than MAX_MISSED_SHARE and at least MANY_MISSED (the offsets are
+    wrong then). Questions
+    to predict need ids of their own. A malformed file raises UsageError
+    naming the file and the missing key (or the question id).
     """
     records = read_simple_questions(input_file)
     if records is not None:
@@ -199,28 +202,91 @@ def read_squad_examples(input_file, is_training, version_2_with_negative):
                 f"{input_file}: a plain list of questions has no answers to train on; "
                 "training needs SQuAD's layout"
             )
-        return [
+        examples = [
             _simple_example(record, where, str(i), input_file)
             for i, (where, record) in enumerate(records)
         ]
+        _check_unique_ids(examples, [where for where, _ in records], input_file)
+        return examples
     input_data = load_squad_json(input_file)
 
-    examples = []
+    examples, wheres, misses = [], [], []
     for paragraph_where, paragraph_text, qas in _squad_paragraphs(input_data, input_file):
         doc_tokens, char_to_word_offset = split_context(paragraph_text)
         for k, qa in enumerate(qas):
+            where = f"{paragraph_where}.qas[{k}]"
             example = _read_question(
                 qa,
-                f"{paragraph_where}.qas[{k}]",
+                where,
                 doc_tokens,
                 char_to_word_offset,
                 input_file,
                 is_training,
                 version_2_with_negative,
             )
-            if example is not None:
+            if isinstance(example, _Miss):
+                misses.append(example)
+            else:
                 examples.append(example)
+                wheres.append(where)
+    if is_training:
+        _check_answer_offsets(misses, examples, input_file)
+    else:
+        _check_unique_ids(examples, wheres, input_file)
     return examples
+
+
+# A training question whose answer text is not at its answer_start: its id,
+# the text there and the answer's.
+_Miss = collections.namedtuple("_Miss", "qas_id actual_text answer_text")
+
+# Training answers not at their answer_start: most of them, or more than
+# this share and at least this many, make a file whose offsets are wrong
+# (bytes counted instead of characters, another version of the contexts),
+# not the odd unicode the original skips an answer for (a few in SQuAD).
+MAX_MISSED_SHARE, MANY_MISSED = 0.1, 10
+
+
+def _check_answer_offsets(misses, examples, input_file):
+    """Refuses training data whose answers are mostly not where answer_start says."""
+    answerable = len(misses) + sum(1 for e in examples if not e.is_impossible)
+    if not misses:
+        return
+    first = misses[0]
+    detail = (
+        f"question id {first.qas_id}: {first.actual_text!r} at its answer_start, not "
+        f"{first.answer_text!r}"
+    )
+    missed = len(misses)
+    if 2 * missed > answerable or (
+        missed >= MANY_MISSED and missed > MAX_MISSED_SHARE * answerable
+    ):
+        raise UsageError(
+            f"{input_file}: the answer text is not at answer_start for {len(misses)} of "
+            f"{answerable} answerable questions (first: {detail}); answer_start must count "
+            "characters of the context as given"
+        )
+    logging.warning(
+        "%s: %d of %d answers are not at their answer_start and are skipped (first: %s)",
+        input_file,
+        len(misses),
+        answerable,
+        detail,
+    )
+
+
+def _check_unique_ids(examples, wheres, input_file):
+    """Each question to predict needs its own id: predictions.json and the scores key
+    answers by id, so a repeated id would keep one of the answers."""
+    first = {}
+    for example, where in zip(examples, wheres):
+        qas_id = example.qas_id
+        if qas_id in first:
+            raise UsageError(
+                f"{input_file}: question id {qas_id!r} is used twice ({first[qas_id]} and "
+                f"{where}); predictions.json keys answers by id, so each question needs its own"
+            )
+        first[qas_id] = where
 
 
 def read_simple_questions(input_file):
@@ -265,7 +331,8 @@ def _simple_example(record, where, position, input_file):
 def _read_question(
     qa, where, doc_tokens, char_to_word_offset, input_file, is_training, version_2_with_negative
 ):
-    """Returns the SquadExample of one question, or None when its answer is not found."""
+    """Returns the SquadExample of one question, or a _Miss when its answer is not at
+    its answer_start."""
     qas_id = _require(qa, "id", input_file, where)
     question_text = _require(qa, "question", input_file, where, str)
     if not is_training:
@@ -274,6 +341,11 @@ def _read_question(
     is_impossible = False
     if version_2_with_negative:
         is_impossible = _require(qa, "is_impossible", input_file, where)
+    elif qa.get("is_impossible") is True:
+        raise UsageError(
+            f"{input_file}: question id {qas_id} is_impossible (SQuAD 2.0 data); train on it "
+            "with --version_2_with_negative"
+        )
     answers = _require(qa, "answers", input_file, where, list)
     if len(answers) != 1 and not is_impossible:
         raise UsageError(
@@ -309,7 +381,7 @@ def _read_question(
     cleaned_answer_text = " ".join(tokenization.whitespace_tokenize(orig_answer_text))
     if actual_text.find(cleaned_answer_text) == -1:
         logging.warning("Could not find answer: '%s' vs. '%s'", actual_text, cleaned_answer_text)
-        return None
+        return _Miss(qas_id, actual_text, cleaned_answer_text)
     return SquadExample(
         qas_id=qas_id,
         question_text=question_text,

@@ -219,11 +219,23 @@ def corpus(tmp_path_factory):
     return write_corpus(str(directory))
 
 
-def run_ours(cpd, input_files, output_files, settings, num_workers=1):
+@pytest.fixture(scope="module")
+def vocab_cased(tmp_path_factory):
+    """VOCAB_UNCASED with the capitalised form of 500 of its words added at the end: a cased
+    vocabulary, which --do_lower_case=False needs (an uncased one is refused)."""
+    with open(VOCAB_UNCASED, encoding="utf-8") as f:
+        tokens = f.read().split("\n")[:-1]
+    words = [t for t in tokens[1996:] if t.isalpha() and t.islower()][:500]
+    path = tmp_path_factory.mktemp("vocab") / "vocab_cased.txt"
+    path.write_text("".join(t + "\n" for t in tokens + [w.capitalize() for w in words]))
+    return str(path)
+
+
+def run_ours(cpd, input_files, output_files, settings, num_workers=1, vocab_file=VOCAB_UNCASED):
     args = [
         f"--input_file={','.join(input_files)}",
         f"--output_file={','.join(str(p) for p in output_files)}",
-        f"--vocab_file={VOCAB_UNCASED}",
+        f"--vocab_file={vocab_file}",
         f"--num_workers={num_workers}",
         *flag_args(settings),
     ]
@@ -248,11 +260,12 @@ def run_ours(cpd, input_files, output_files, settings, num_workers=1):
     ],
     ids=["whole_word_short", "cased_long"],
 )
-def test_multi_file_corpus_matches_reference(cpd, corpus, tmp_path, settings):
+def test_multi_file_corpus_matches_reference(cpd, corpus, vocab_cased, tmp_path, settings):
     outputs = [tmp_path / f"out-{k}.tfrecord" for k in range(3)]
-    ours = run_ours(cpd, corpus, outputs, settings)
+    vocab = VOCAB_UNCASED if settings.get("do_lower_case", True) else vocab_cased
+    ours = run_ours(cpd, corpus, outputs, settings, vocab_file=vocab)
     expected = reference.serialized_examples(
-        corpus, VOCAB_UNCASED, reference.make_flags(**settings, num_output_files=3), "plain"
+        corpus, vocab, reference.make_flags(**settings, num_output_files=3), "plain"
     )
     assert sum(len(records) for records in expected) > 200
     for got, want in zip(ours, expected):
