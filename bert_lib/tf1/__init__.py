@@ -55,7 +55,6 @@ from .api import (
     UnsupportedAPIError,
     is_user_file,
     make_finder,
-    set_finder,
     unsupported,
 )
 
@@ -124,6 +123,8 @@ class _UserImport:
         self.module = module
         self.devices = devices
         self.real_import = real_import
+        # name -> where the module provides it: the hint of a refusal (api._elsewhere).
+        self.find_elsewhere = make_finder(module)
 
     def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and (name == "tensorflow" or name.startswith("tensorflow.")):
@@ -165,7 +166,6 @@ def install(distribution_strategy="one_device", num_gpus=None):
         _V1.disable_v2_behavior()
         real_import = current
     module = _build(devices)
-    set_finder(make_finder(module))
     builtins.__import__ = _UserImport(module, devices, real_import)
     return module
 

@@ -6,6 +6,7 @@ and the user's file and line. is_user_file tells the user's code from
 installed packages and this project's own modules.
 """
 
+import builtins
 import os
 import site
 import sys
@@ -117,20 +118,17 @@ def unsupported(api, instead=None):
 # Where the user reads what the TF 1.x module provides.
 WHAT_IS_PROVIDED = "docs/tf1.md"
 
-# A function name -> the API path of the TF 1.x module that provides `name`
-# (or None); set by the module when it is built (tf1/__init__.py).
-_FINDER = []
-
-
-def set_finder(find):
-    _FINDER[:] = [find]
-
-
 def _elsewhere(api):
-    if not _FINDER:
+    """Where the installed TF 1.x module provides `api`'s name under another path, or None.
+
+    install() (tf1/__init__.py) puts its import hook in builtins.__import__,
+    holding the module it built and a finder over it (make_finder).
+    """
+    find = getattr(builtins.__import__, "find_elsewhere", None)
+    if find is None:
         return None
     try:
-        found = _FINDER[0](api.rsplit(".", 1)[-1])
+        found = find(api.rsplit(".", 1)[-1])
     except Exception:  # a hint is a courtesy: never the reason a refusal fails
         return None
     return found if found and found != api else None
