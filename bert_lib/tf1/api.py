@@ -118,6 +118,7 @@ def unsupported(api, instead=None):
 # Where the user reads what the TF 1.x module provides.
 WHAT_IS_PROVIDED = "docs/tf1.md"
 
+
 def _elsewhere(api):
     """Where the installed TF 1.x module provides `api`'s name under another path, or None.
 
