@@ -48,8 +48,8 @@ from . import layers as tf1_layers
 from . import rnn as tf1_rnn
 from . import user_errors
 from .api import (
+    CHECKOUT,
     CONTRIB_INSTEAD,
-    HERE,
     TOP_LEVEL_INSTEAD,
     Namespace,
     UnsupportedAPIError,
@@ -179,5 +179,6 @@ def put_user_dir_first(user_dir):
     project's directory (whose modules have those names) is taken off the
     path; nothing run_tf1.py has imported by then has imported them.
     """
-    sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != HERE]
+    if CHECKOUT is not None:
+        sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != CHECKOUT]
     sys.path.insert(0, os.path.abspath(user_dir))

@@ -18,9 +18,11 @@ import tensorflow  # noqa: F401  (its directory is one of _excluded_dirs)
 from ..plumbing import errors
 
 # This project's code: the package (bert_lib/) and, in a clone, the scripts and the
-# original's modules beside it (installed, they sit in site-packages, excluded anyway).
-PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-HERE = os.path.dirname(PACKAGE_DIR)
+# original's modules beside it in the checkout. Installed, the package's parent is
+# site-packages and those modules are the package `bert` there: CHECKOUT is None.
+PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+_PARENT = os.path.dirname(PACKAGE_DIR)
+CHECKOUT = _PARENT if os.path.isfile(os.path.join(_PARENT, "run_tf1.py")) else None
 
 
 class UnsupportedAPIError(errors.UsageError, AttributeError):
@@ -64,7 +66,8 @@ _EXCLUDED_DIRS = _excluded_dirs()
 def is_project_file(filename):
     """Whether `filename` is this project's: in the package, or a module beside it in a clone."""
     path = os.path.realpath(filename)
-    return os.path.dirname(path) == HERE or path.startswith(os.path.join(PACKAGE_DIR, ""))
+    in_checkout = CHECKOUT is not None and os.path.dirname(path) == CHECKOUT
+    return in_checkout or path.startswith(os.path.join(PACKAGE_DIR, ""))
 
 
 def is_user_file(filename):

@@ -303,12 +303,18 @@ def test_python_m_bert_run_tf1_runs_tf1_code_with_its_own_modeling(venv, tmp_pat
     """The installed launcher: the user's modeling.py wins, TensorFlow's own imports
     (from another environment's site-packages here) still get TensorFlow 2."""
     (tmp_path / "modeling.py").write_text("WHOSE = 'user'\n")
+    # A package installed beside bert in the environment: the script must still find it
+    # (the launcher takes a clone's directory off sys.path, never site-packages).
+    with open(os.path.join(venv.purelib, "installed_beside_bert.py"), "w") as f:
+        f.write("WHERE = 'site-packages'\n")
     script = tmp_path / "script.py"
     script.write_text(
-        "import tensorflow as tf\nimport modeling\n"
+        "import tensorflow as tf\nimport modeling\nimport installed_beside_bert\n"
         "print(modeling.WHOSE, tf.contrib.tpu.TPUEstimator.__module__,\n"
-        "      tf.layers.dense.__module__)\n"
+        "      tf.layers.dense.__module__, installed_beside_bert.WHERE)\n"
     )
     result = venv.run("-m", "bert.run_tf1", str(script))
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.splitlines()[-1] == "user bert_lib.tf1.estimator bert_lib.tf1.layers"
+    assert result.stdout.splitlines()[-1] == (
+        "user bert_lib.tf1.estimator bert_lib.tf1.layers site-packages"
+    )
