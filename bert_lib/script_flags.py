@@ -354,9 +354,9 @@ SHARED_FLAGS = {
         "integer",
         1,
         "Run up to this many training steps inside one session.run (a graph loop, like the "
-        "original's iterations_per_loop on TPU), fewer when a log, summary or checkpoint "
-        "falls due sooner. One device, without gradient accumulation; hooks then see one "
-        "call per run.",
+        "original's iterations_per_loop on TPU), fewer when a log, summary, checkpoint or "
+        "evaluation falls due sooner. One device, without gradient accumulation; hooks then "
+        "see one call per run.",
         valid=POSITIVE,
     ),
     "length_bucket": _shared(
