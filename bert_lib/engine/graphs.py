@@ -329,6 +329,14 @@ def _build_train_step(builder, dist, iterator, batch_size):
         with tf.control_dependencies([spec.train_op]):
             loss = tf.identity(spec.loss)
         if num_accumulation_steps == 1:
+            if spec.accumulate_op is not None:
+                # Its train_op would average gradients accumulated over micro-batches
+                # that no step here runs.
+                raise UsageError(
+                    "the model_fn's EstimatorSpec carries an accumulate_op (a train_op built "
+                    "for gradient accumulation) but RunConfig has num_accumulation_steps=1: "
+                    "give both the same --num_accumulation_steps"
+                )
             return loss
         if spec.accumulate_op is None:
             raise UsageError(

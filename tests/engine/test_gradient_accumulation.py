@@ -85,6 +85,16 @@ def test_needs_an_accumulate_op_in_the_spec(tmp_path):
         estimator.train(speed_helpers.input_fn_builder(speed_helpers.make_data()), max_steps=1)
 
 
+def test_an_accumulate_op_without_accumulation_is_refused(tmp_path):
+    """A model_fn built for 2 micro-batches under a RunConfig of 1: its train_op would
+    average accumulators nothing fills."""
+    config = engine.RunConfig(model_dir=str(tmp_path))
+    model_fn = speed_helpers.model_fn_builder(learning_rate=1e-3, num_accumulation_steps=2)
+    estimator = engine.Estimator(model_fn, config, train_batch_size=4)
+    with pytest.raises(engine.UsageError, match="carries an accumulate_op .* num_accumulation"):
+        estimator.train(speed_helpers.input_fn_builder(speed_helpers.make_data()), max_steps=1)
+
+
 def test_accumulator_ops_by_hand():
     """Two accumulate runs + one train run apply the mean of three gradients."""
     graph = tf.Graph()
