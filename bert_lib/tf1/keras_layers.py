@@ -25,7 +25,13 @@ import tensorflow as tf
 
 from .api import Namespace, unsupported
 from .batch_norm import BatchNormMath
-from .layer_base import reset_layer_names, snake_case, static_dim, unique_layer_name
+from .layer_base import (
+    LayerBase,
+    reset_layer_names,
+    snake_case,
+    static_dim,
+    unique_layer_name,
+)
 
 _V1 = tf.compat.v1
 
@@ -240,9 +246,10 @@ def _training(training):
     return bool(learning_phase()) if training is None else training
 
 
-class Layer:
+class Layer(LayerBase):
     """tf.keras.layers.Layer in a TF 1.x graph: a per-graph unique name, variables made
-    (in build, by add_weight) under the name scope of the first call."""
+    (in build, by add_weight) under the name scope of the first call; its weights, losses
+    and updates include those of the layers it holds."""
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         for key in ("input_shape", "batch_input_shape", "input_dim", "batch_size", "dynamic"):
@@ -259,38 +266,12 @@ class Layer:
         self._losses = []
         self._updates = []
 
-    name = property(lambda self: self._name)
-    dtype = property(lambda self: self._dtype)
-
-    @property
-    def trainable_weights(self):
-        own = list(self._trainable_weights) if self.trainable else []
-        return own + [w for layer in self._sublayers() for w in layer.trainable_weights]
-
-    @property
-    def non_trainable_weights(self):
-        own = list(self._non_trainable_weights)
-        if not self.trainable:
-            own = list(self._trainable_weights) + own
-        return own + [w for layer in self._sublayers() for w in layer.non_trainable_weights]
-
-    @property
-    def weights(self):
-        return self.trainable_weights + self.non_trainable_weights
-
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
-
-    @property
-    def losses(self):
-        return list(self._losses) + [x for layer in self._sublayers() for x in layer.losses]
-
     @property
     def updates(self):
         return list(self._updates) + [x for layer in self._sublayers() for x in layer.updates]
 
     def _sublayers(self):
+        """The Keras layers held in attributes, alone or in lists and tuples."""
         return [v for v in vars(self).values() if isinstance(v, Layer)] + [
             item
             for v in vars(self).values()
@@ -304,10 +285,6 @@ class Layer:
 
     def get_weights(self):
         return _V1.get_default_session().run(self.weights)
-
-    def build(self, input_shape):
-        del input_shape
-        self.built = True
 
     def call(self, inputs, **kwargs):
         return inputs

@@ -13,6 +13,9 @@ the names, so both are reproduced exactly:
   of each base name, shared with tf.layers: every tf.layers layer built
   without a name counts too, so a Keras Dense after seven tf.layers.dense
   calls is `dense_7`. unique_layer_name is that counter.
+
+What the two kinds of layer share otherwise is here too: LayerBase (name,
+dtype, weights, losses).
 """
 
 import collections
@@ -53,7 +56,52 @@ def static_dim(dimension):
     return tf.compat.dimension_value(dimension)
 
 
-class Layer:
+class LayerBase:
+    """What tf.layers.Layer (Layer below) and tf.keras.layers.Layer share: a name, a dtype,
+    weights and losses. A layer that is not trainable counts its trainable weights among the
+    non-trainable ones. A Keras layer also counts those of the layers it holds (_sublayers);
+    a tf.layers layer holds only its own.
+
+    The subclass's __init__ sets trainable, built, _name, _dtype and the lists
+    _trainable_weights, _non_trainable_weights and _losses.
+    """
+
+    name = property(lambda self: self._name)
+    dtype = property(lambda self: self._dtype)
+
+    def _sublayers(self):
+        return []
+
+    @property
+    def trainable_weights(self):
+        own = list(self._trainable_weights) if self.trainable else []
+        return own + [w for layer in self._sublayers() for w in layer.trainable_weights]
+
+    @property
+    def non_trainable_weights(self):
+        own = list(self._non_trainable_weights)
+        if not self.trainable:
+            own = list(self._trainable_weights) + own
+        return own + [w for layer in self._sublayers() for w in layer.non_trainable_weights]
+
+    @property
+    def weights(self):
+        return self.trainable_weights + self.non_trainable_weights
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
+    @property
+    def losses(self):
+        return list(self._losses) + [x for layer in self._sublayers() for x in layer.losses]
+
+    def build(self, input_shape):
+        del input_shape
+        self.built = True
+
+
+class Layer(LayerBase):
     """tf.layers.Layer: variables by get_variable in the scope fixed at the first call.
 
     Subclasses define build(input_shape), which creates variables with
@@ -78,49 +126,11 @@ class Layer:
         self._non_trainable_weights = []
         self._losses = []
 
-    # -- what it holds
-
-    @property
-    def name(self):
-        return self._name
-
-    @property
-    def dtype(self):
-        return self._dtype
-
     @property
     def scope_name(self):
         if self._scope is None:
             raise ValueError(f'layer "{self._name}" has no scope before its first call')
         return self._scope.name
-
-    @property
-    def trainable_weights(self):
-        return list(self._trainable_weights) if self.trainable else []
-
-    @property
-    def non_trainable_weights(self):
-        if self.trainable:
-            return list(self._non_trainable_weights)
-        return self._trainable_weights + self._non_trainable_weights
-
-    @property
-    def weights(self):
-        return self.trainable_weights + self.non_trainable_weights
-
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
-
-    @property
-    def losses(self):
-        return list(self._losses)
-
-    # -- making it
-
-    def build(self, input_shape):
-        del input_shape
-        self.built = True
 
     def call(self, inputs, *args, **kwargs):
         return inputs
