@@ -26,6 +26,7 @@ import tensorflow as tf
 from .api import Namespace, unsupported
 from .batch_norm import BatchNormMath
 from .layer_base import (
+    KernelAndBias,
     LayerBase,
     reset_layer_names,
     snake_case,
@@ -389,7 +390,25 @@ def _set_mask(tensor, mask):
 # Core layers
 
 
-class Dense(Layer):
+class _KernelLayer(KernelAndBias, Layer):
+    """Dense and the convolutions: the arguments they share, activations and initializers
+    given by name or as callables."""
+
+    def __init__(self, activation, use_bias, kernel_initializer, bias_initializer,
+                 kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
+                 **kwargs):  # fmt: skip
+        super().__init__(**kwargs)
+        self.activation = get_activation(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = get_initializer(kernel_initializer)
+        self.bias_initializer = get_initializer(bias_initializer)
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+
+
+class Dense(_KernelLayer):
     """activation(inputs @ kernel + bias) over the last axis."""
 
     def __init__(
@@ -406,38 +425,18 @@ class Dense(Layer):
         bias_constraint=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(
+            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+            bias_regularizer, kernel_constraint, bias_constraint, **kwargs,
+        )  # fmt: skip
         self.units = int(units)
-        self.activation = get_activation(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = get_initializer(kernel_initializer)
-        self.bias_initializer = get_initializer(bias_initializer)
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
         self.activity_regularizer = activity_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
 
     def build(self, input_shape):
         width = static_dim(tf.TensorShape(input_shape)[-1])
         if width is None:
             raise ValueError("The last dimension of the inputs to `Dense` should be defined.")
-        self.kernel = self.add_weight(
-            "kernel",
-            [width, self.units],
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint,
-        )
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.units],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-                constraint=self.bias_constraint,
-            )
+        self._add_kernel_and_bias([width, self.units])
 
     def call(self, inputs):
         inputs = tf.convert_to_tensor(inputs)
@@ -447,9 +446,7 @@ class Dense(Layer):
             outputs.set_shape(inputs.shape[:-1].concatenate([self.units]))
         else:
             outputs = tf.matmul(inputs, self.kernel)
-        if self.use_bias:
-            outputs = tf.nn.bias_add(outputs, self.bias)
-        outputs = self.activation(outputs)
+        outputs = self._add_bias_and_activate(outputs)
         if self.activity_regularizer is not None:
             self._losses.append(self.activity_regularizer(outputs))
         return outputs
@@ -710,7 +707,7 @@ def _tuple(value, rank):
     return [value] * rank if isinstance(value, int) else list(value)
 
 
-class _Conv(Layer):
+class _Conv(_KernelLayer):
     rank = None
 
     def __init__(
@@ -732,7 +729,10 @@ class _Conv(Layer):
         bias_constraint=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(
+            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+            bias_regularizer, kernel_constraint, bias_constraint, **kwargs,
+        )  # fmt: skip
         if data_format not in (None, "channels_last"):
             raise unsupported(
                 f"tf.keras.layers.{type(self).__name__}(data_format={data_format!r})"
@@ -742,33 +742,10 @@ class _Conv(Layer):
         self.strides = _tuple(strides, self.rank)
         self.padding = padding.lower()
         self.dilation_rate = _tuple(dilation_rate, self.rank)
-        self.activation = get_activation(activation)
-        self.use_bias = use_bias
-        self._initializers = (
-            get_initializer(kernel_initializer),
-            get_initializer(bias_initializer),
-        )
-        self._regularizers = (kernel_regularizer, bias_regularizer)
-        self._constraints = (kernel_constraint, bias_constraint)
 
     def build(self, input_shape):
         channels = static_dim(tf.TensorShape(input_shape)[-1])
-        self.kernel = self.add_weight(
-            "kernel",
-            [*self.kernel_size, channels, self.filters],
-            initializer=self._initializers[0],
-            regularizer=self._regularizers[0],
-            constraint=self._constraints[0],
-        )
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.filters],
-                initializer=self._initializers[1],
-                regularizer=self._regularizers[1],
-                constraint=self._constraints[1],
-            )
+        self._add_kernel_and_bias([*self.kernel_size, channels, self.filters])
 
     def call(self, inputs):
         padding = self.padding
@@ -783,9 +760,7 @@ class _Conv(Layer):
             strides=self.strides,
             dilations=self.dilation_rate,
         )
-        if self.use_bias:
-            outputs = tf.nn.bias_add(outputs, self.bias)
-        return self.activation(outputs)
+        return self._add_bias_and_activate(outputs)
 
 
 class Conv1D(_Conv):

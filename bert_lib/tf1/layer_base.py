@@ -15,7 +15,9 @@ the names, so both are reproduced exactly:
   calls is `dense_7`. unique_layer_name is that counter.
 
 What the two kinds of layer share otherwise is here too: LayerBase (name,
-dtype, weights, losses).
+dtype, weights, losses) and KernelAndBias (Dense's and the convolutions'
+variables and outputs); each API's classes keep their own arguments and
+defaults, which differed in TF 1.15.
 """
 
 import collections
@@ -99,6 +101,37 @@ class LayerBase:
     def build(self, input_shape):
         del input_shape
         self.built = True
+
+
+class KernelAndBias:
+    """What Dense and the convolutions of both APIs share: `kernel`, then with use_bias a
+    `bias` as wide as the kernel's last dimension, each from the layer's kernel_* or bias_*
+    initializer, regularizer and constraint; outputs + bias, then the activation (none when
+    it is None). The host class stores those arguments, with its API's defaults, and gives
+    add_weight."""
+
+    def _add_kernel_and_bias(self, kernel_shape):
+        self.kernel = self.add_weight(
+            "kernel",
+            kernel_shape,
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+        )
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                kernel_shape[-1:],
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint,
+            )
+
+    def _add_bias_and_activate(self, outputs):
+        if self.use_bias:
+            outputs = tf.nn.bias_add(outputs, self.bias)
+        return self.activation(outputs) if self.activation is not None else outputs
 
 
 class Layer(LayerBase):
