@@ -28,6 +28,8 @@ from .batch_norm import BatchNormMath
 from .layer_base import (
     KernelAndBias,
     LayerBase,
+    Pooling,
+    per_dimension,
     reset_layer_names,
     snake_case,
     static_dim,
@@ -703,10 +705,6 @@ def _merge_function(layer_class):
 # Convolutions and pooling over [batch, steps, channels] / [batch, h, w, channels]
 
 
-def _tuple(value, rank):
-    return [value] * rank if isinstance(value, int) else list(value)
-
-
 class _Conv(_KernelLayer):
     rank = None
 
@@ -738,10 +736,10 @@ class _Conv(_KernelLayer):
                 f"tf.keras.layers.{type(self).__name__}(data_format={data_format!r})"
             )
         self.filters = filters
-        self.kernel_size = _tuple(kernel_size, self.rank)
-        self.strides = _tuple(strides, self.rank)
+        self.kernel_size = per_dimension(kernel_size, self.rank)
+        self.strides = per_dimension(strides, self.rank)
         self.padding = padding.lower()
-        self.dilation_rate = _tuple(dilation_rate, self.rank)
+        self.dilation_rate = per_dimension(dilation_rate, self.rank)
 
     def build(self, input_shape):
         channels = static_dim(tf.TensorShape(input_shape)[-1])
@@ -771,24 +769,14 @@ class Conv2D(_Conv):
     rank = 2
 
 
-class _Pooling(Layer):
-    rank = None
-    kind = None
+class _Pooling(Pooling, Layer):
+    """Max / average pooling: windows of 2 by default, strides the window's by default."""
 
     def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
-        self.pool_size = _tuple(pool_size, self.rank)
-        self.strides = _tuple(strides if strides is not None else pool_size, self.rank)
+        self.pool_size = per_dimension(pool_size, self.rank)
+        self.strides = per_dimension(strides if strides is not None else pool_size, self.rank)
         self.padding = padding.upper()
-
-    def call(self, inputs):
-        return tf.nn.pool(
-            inputs,
-            window_shape=self.pool_size,
-            pooling_type=self.kind,
-            strides=self.strides,
-            padding=self.padding,
-        )
 
 
 class MaxPooling1D(_Pooling):

@@ -15,9 +15,9 @@ the names, so both are reproduced exactly:
   calls is `dense_7`. unique_layer_name is that counter.
 
 What the two kinds of layer share otherwise is here too: LayerBase (name,
-dtype, weights, losses) and KernelAndBias (Dense's and the convolutions'
-variables and outputs); each API's classes keep their own arguments and
-defaults, which differed in TF 1.15.
+dtype, weights, losses), KernelAndBias (Dense's and the convolutions'
+variables and outputs) and Pooling; each API's classes keep their own
+arguments and defaults, which differed in TF 1.15.
 """
 
 import collections
@@ -103,6 +103,11 @@ class LayerBase:
         self.built = True
 
 
+def per_dimension(value, rank):
+    """Sizes for `rank` dimensions as a list: an int for each, else the sizes given."""
+    return [value] * rank if isinstance(value, int) else list(value)
+
+
 class KernelAndBias:
     """What Dense and the convolutions of both APIs share: `kernel`, then with use_bias a
     `bias` as wide as the kernel's last dimension, each from the layer's kernel_* or bias_*
@@ -132,6 +137,24 @@ class KernelAndBias:
         if self.use_bias:
             outputs = tf.nn.bias_add(outputs, self.bias)
         return self.activation(outputs) if self.activation is not None else outputs
+
+
+class Pooling:
+    """What the pooling classes of both APIs share: the maximum or the average (`kind` MAX
+    or AVG) over windows of `rank` dimensions; no variables. The host class sets
+    pool_size and strides (lists of rank ints) and padding (VALID or SAME)."""
+
+    rank = None
+    kind = None
+
+    def call(self, inputs):
+        return tf.nn.pool(
+            inputs,
+            window_shape=self.pool_size,
+            pooling_type=self.kind,
+            strides=self.strides,
+            padding=self.padding,
+        )
 
 
 class Layer(LayerBase):

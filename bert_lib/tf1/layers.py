@@ -16,7 +16,7 @@ import tensorflow as tf
 
 from .api import Namespace, unsupported
 from .batch_norm import BatchNormMath
-from .layer_base import KernelAndBias, Layer, static_dim
+from .layer_base import KernelAndBias, Layer, Pooling, per_dimension, static_dim
 
 _V1 = tf.compat.v1
 
@@ -219,12 +219,6 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
     return layer(inputs, training=training)
 
 
-def _pair(value, rank):
-    if isinstance(value, int):
-        return [value] * rank
-    return list(value)
-
-
 class _Conv(_KernelLayer):
     """tf.layers.Conv1D / Conv2D: `kernel` [*kernel_size, in, filters] and `bias` [filters]."""
 
@@ -261,10 +255,10 @@ class _Conv(_KernelLayer):
                 "tf.layers convolutions: only data_format='channels_last' is provided"
             )
         self.filters = filters
-        self.kernel_size = _pair(kernel_size, self.rank)
-        self.strides = _pair(strides, self.rank)
+        self.kernel_size = per_dimension(kernel_size, self.rank)
+        self.strides = per_dimension(strides, self.rank)
         self.padding = padding.upper()
-        self.dilation_rate = _pair(dilation_rate, self.rank)
+        self.dilation_rate = per_dimension(dilation_rate, self.rank)
 
     def build(self, input_shape):
         channels = static_dim(tf.TensorShape(input_shape)[-1])
@@ -316,29 +310,17 @@ conv1d = _conv_function(Conv1D, 1)
 conv2d = _conv_function(Conv2D, (1, 1))
 
 
-class _Pooling(Layer):
-    """tf.layers max / average pooling (no variables)."""
-
-    rank = None
-    kind = None
+class _Pooling(Pooling, Layer):
+    """tf.layers max / average pooling (no variables): pool_size and strides required."""
 
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):  # fmt: skip
         super().__init__(name=name, **kwargs)
         if data_format != "channels_last":
             raise ValueError("tf.layers pooling: only data_format='channels_last' is provided")
-        self.pool_size = _pair(pool_size, self.rank)
-        self.strides = _pair(strides, self.rank)
+        self.pool_size = per_dimension(pool_size, self.rank)
+        self.strides = per_dimension(strides, self.rank)
         self.padding = padding.upper()
-
-    def call(self, inputs):
-        return tf.nn.pool(
-            inputs,
-            window_shape=self.pool_size,
-            pooling_type=self.kind,
-            strides=self.strides,
-            padding=self.padding,
-        )
 
 
 class MaxPooling1D(_Pooling):
