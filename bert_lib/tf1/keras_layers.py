@@ -838,12 +838,7 @@ class BatchNormalization(BatchNormMath, Layer):
         virtual_batch_size=None,
         **kwargs,
     ):
-        if renorm or virtual_batch_size:
-            raise unsupported("tf.keras.layers.BatchNormalization(renorm= / virtual_batch_size=)")
-        for key in ("beta_regularizer", "gamma_regularizer", "beta_constraint",
-                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
-                    "adjustment"):  # fmt: skip
-            kwargs.pop(key, None)
+        self._check_arguments("tf.keras.layers", renorm, virtual_batch_size, kwargs)
         super().__init__(**kwargs)
         initializers = (beta_initializer, gamma_initializer, moving_mean_initializer,
                         moving_variance_initializer)  # fmt: skip

@@ -14,7 +14,7 @@ the original's.
 
 import tensorflow as tf
 
-from .api import Namespace, unsupported
+from .api import Namespace
 from .batch_norm import BatchNormMath
 from .layer_base import KernelAndBias, Layer, Pooling, per_dimension, static_dim
 
@@ -183,12 +183,7 @@ class BatchNormalization(BatchNormMath, Layer):
         virtual_batch_size=None,
         **kwargs,
     ):
-        if renorm or virtual_batch_size:
-            raise unsupported("tf.layers.BatchNormalization(renorm= / virtual_batch_size=)")
-        for key in ("beta_regularizer", "gamma_regularizer", "beta_constraint",
-                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
-                    "adjustment"):  # fmt: skip
-            kwargs.pop(key, None)
+        self._check_arguments("tf.layers", renorm, virtual_batch_size, kwargs)
         super().__init__(trainable=trainable, name=name, **kwargs)
         self._setup(
             axis, momentum, epsilon, center, scale,
