@@ -8,7 +8,8 @@ tf.contrib.layers.layer_norm, which TensorFlow 2.16+ no longer has.
 tf.compat.v1 in graph mode plus those APIs, running on this project's
 engine (estimator.py, specs.py, export.py), layers (layers.py on
 layer_base.py, batch_norm.py), RNN cells and loops (rnn_cells.py, rnn.py),
-TF 1.15's Keras layers (keras_layers.py, keras_rnn.py), contrib pieces
+TF 1.15's Keras layers (keras_layers.py, keras_rnn.py, on layer_base.py and
+batch_norm.py too), contrib pieces
 (contrib.py, contrib_extras.py) and TensorFlow's internal module paths
 (internals.py); failures of the user's code are reported at its line
 (user_errors.py):

@@ -15,6 +15,7 @@ for Keras, as in TF 1.15.
 
 import tensorflow as tf
 
+from .api import unsupported
 from .layer_base import static_dim
 
 _V1 = tf.compat.v1
@@ -23,6 +24,20 @@ _V1 = tf.compat.v1
 class BatchNormMath:
     """The arithmetic and variables both layer kinds share; the host class gives
     add_weight and _record_update(op)."""
+
+    # Arguments of both APIs that are taken and not applied here.
+    _NOT_APPLIED = ("beta_regularizer", "gamma_regularizer", "beta_constraint",
+                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
+                    "adjustment")  # fmt: skip
+
+    @classmethod
+    def _check_arguments(cls, api, renorm, virtual_batch_size, kwargs):
+        """Refuses batch renormalization and virtual batches (`api` names the class);
+        takes the arguments not applied here out of `kwargs`."""
+        if renorm or virtual_batch_size:
+            raise unsupported(f"{api}.BatchNormalization(renorm= / virtual_batch_size=)")
+        for key in cls._NOT_APPLIED:
+            kwargs.pop(key, None)
 
     def _setup(self, axis, momentum, epsilon, center, scale, initializers):
         self.axis = list(axis) if isinstance(axis, (list, tuple)) else [axis]

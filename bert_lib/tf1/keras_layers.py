@@ -25,7 +25,16 @@ import tensorflow as tf
 
 from .api import Namespace, unsupported
 from .batch_norm import BatchNormMath
-from .layer_base import reset_layer_names, snake_case, static_dim, unique_layer_name
+from .layer_base import (
+    KernelAndBias,
+    LayerBase,
+    Pooling,
+    per_dimension,
+    reset_layer_names,
+    snake_case,
+    static_dim,
+    unique_layer_name,
+)
 
 _V1 = tf.compat.v1
 
@@ -240,9 +249,10 @@ def _training(training):
     return bool(learning_phase()) if training is None else training
 
 
-class Layer:
+class Layer(LayerBase):
     """tf.keras.layers.Layer in a TF 1.x graph: a per-graph unique name, variables made
-    (in build, by add_weight) under the name scope of the first call."""
+    (in build, by add_weight) under the name scope of the first call; its weights, losses
+    and updates include those of the layers it holds."""
 
     def __init__(self, trainable=True, name=None, dtype=None, **kwargs):
         for key in ("input_shape", "batch_input_shape", "input_dim", "batch_size", "dynamic"):
@@ -259,38 +269,12 @@ class Layer:
         self._losses = []
         self._updates = []
 
-    name = property(lambda self: self._name)
-    dtype = property(lambda self: self._dtype)
-
-    @property
-    def trainable_weights(self):
-        own = list(self._trainable_weights) if self.trainable else []
-        return own + [w for layer in self._sublayers() for w in layer.trainable_weights]
-
-    @property
-    def non_trainable_weights(self):
-        own = list(self._non_trainable_weights)
-        if not self.trainable:
-            own = list(self._trainable_weights) + own
-        return own + [w for layer in self._sublayers() for w in layer.non_trainable_weights]
-
-    @property
-    def weights(self):
-        return self.trainable_weights + self.non_trainable_weights
-
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
-
-    @property
-    def losses(self):
-        return list(self._losses) + [x for layer in self._sublayers() for x in layer.losses]
-
     @property
     def updates(self):
         return list(self._updates) + [x for layer in self._sublayers() for x in layer.updates]
 
     def _sublayers(self):
+        """The Keras layers held in attributes, alone or in lists and tuples."""
         return [v for v in vars(self).values() if isinstance(v, Layer)] + [
             item
             for v in vars(self).values()
@@ -304,10 +288,6 @@ class Layer:
 
     def get_weights(self):
         return _V1.get_default_session().run(self.weights)
-
-    def build(self, input_shape):
-        del input_shape
-        self.built = True
 
     def call(self, inputs, **kwargs):
         return inputs
@@ -412,7 +392,25 @@ def _set_mask(tensor, mask):
 # Core layers
 
 
-class Dense(Layer):
+class _KernelLayer(KernelAndBias, Layer):
+    """Dense and the convolutions: the arguments they share, activations and initializers
+    given by name or as callables."""
+
+    def __init__(self, activation, use_bias, kernel_initializer, bias_initializer,
+                 kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
+                 **kwargs):  # fmt: skip
+        super().__init__(**kwargs)
+        self.activation = get_activation(activation)
+        self.use_bias = use_bias
+        self.kernel_initializer = get_initializer(kernel_initializer)
+        self.bias_initializer = get_initializer(bias_initializer)
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+
+
+class Dense(_KernelLayer):
     """activation(inputs @ kernel + bias) over the last axis."""
 
     def __init__(
@@ -429,38 +427,18 @@ class Dense(Layer):
         bias_constraint=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(
+            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+            bias_regularizer, kernel_constraint, bias_constraint, **kwargs,
+        )  # fmt: skip
         self.units = int(units)
-        self.activation = get_activation(activation)
-        self.use_bias = use_bias
-        self.kernel_initializer = get_initializer(kernel_initializer)
-        self.bias_initializer = get_initializer(bias_initializer)
-        self.kernel_regularizer = kernel_regularizer
-        self.bias_regularizer = bias_regularizer
         self.activity_regularizer = activity_regularizer
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
 
     def build(self, input_shape):
         width = static_dim(tf.TensorShape(input_shape)[-1])
         if width is None:
             raise ValueError("The last dimension of the inputs to `Dense` should be defined.")
-        self.kernel = self.add_weight(
-            "kernel",
-            [width, self.units],
-            initializer=self.kernel_initializer,
-            regularizer=self.kernel_regularizer,
-            constraint=self.kernel_constraint,
-        )
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.units],
-                initializer=self.bias_initializer,
-                regularizer=self.bias_regularizer,
-                constraint=self.bias_constraint,
-            )
+        self._add_kernel_and_bias([width, self.units])
 
     def call(self, inputs):
         inputs = tf.convert_to_tensor(inputs)
@@ -470,9 +448,7 @@ class Dense(Layer):
             outputs.set_shape(inputs.shape[:-1].concatenate([self.units]))
         else:
             outputs = tf.matmul(inputs, self.kernel)
-        if self.use_bias:
-            outputs = tf.nn.bias_add(outputs, self.bias)
-        outputs = self.activation(outputs)
+        outputs = self._add_bias_and_activate(outputs)
         if self.activity_regularizer is not None:
             self._losses.append(self.activity_regularizer(outputs))
         return outputs
@@ -729,11 +705,7 @@ def _merge_function(layer_class):
 # Convolutions and pooling over [batch, steps, channels] / [batch, h, w, channels]
 
 
-def _tuple(value, rank):
-    return [value] * rank if isinstance(value, int) else list(value)
-
-
-class _Conv(Layer):
+class _Conv(_KernelLayer):
     rank = None
 
     def __init__(
@@ -755,43 +727,23 @@ class _Conv(Layer):
         bias_constraint=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(
+            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+            bias_regularizer, kernel_constraint, bias_constraint, **kwargs,
+        )  # fmt: skip
         if data_format not in (None, "channels_last"):
             raise unsupported(
                 f"tf.keras.layers.{type(self).__name__}(data_format={data_format!r})"
             )
         self.filters = filters
-        self.kernel_size = _tuple(kernel_size, self.rank)
-        self.strides = _tuple(strides, self.rank)
+        self.kernel_size = per_dimension(kernel_size, self.rank)
+        self.strides = per_dimension(strides, self.rank)
         self.padding = padding.lower()
-        self.dilation_rate = _tuple(dilation_rate, self.rank)
-        self.activation = get_activation(activation)
-        self.use_bias = use_bias
-        self._initializers = (
-            get_initializer(kernel_initializer),
-            get_initializer(bias_initializer),
-        )
-        self._regularizers = (kernel_regularizer, bias_regularizer)
-        self._constraints = (kernel_constraint, bias_constraint)
+        self.dilation_rate = per_dimension(dilation_rate, self.rank)
 
     def build(self, input_shape):
         channels = static_dim(tf.TensorShape(input_shape)[-1])
-        self.kernel = self.add_weight(
-            "kernel",
-            [*self.kernel_size, channels, self.filters],
-            initializer=self._initializers[0],
-            regularizer=self._regularizers[0],
-            constraint=self._constraints[0],
-        )
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.filters],
-                initializer=self._initializers[1],
-                regularizer=self._regularizers[1],
-                constraint=self._constraints[1],
-            )
+        self._add_kernel_and_bias([*self.kernel_size, channels, self.filters])
 
     def call(self, inputs):
         padding = self.padding
@@ -806,9 +758,7 @@ class _Conv(Layer):
             strides=self.strides,
             dilations=self.dilation_rate,
         )
-        if self.use_bias:
-            outputs = tf.nn.bias_add(outputs, self.bias)
-        return self.activation(outputs)
+        return self._add_bias_and_activate(outputs)
 
 
 class Conv1D(_Conv):
@@ -819,24 +769,14 @@ class Conv2D(_Conv):
     rank = 2
 
 
-class _Pooling(Layer):
-    rank = None
-    kind = None
+class _Pooling(Pooling, Layer):
+    """Max / average pooling: windows of 2 by default, strides the window's by default."""
 
     def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
-        self.pool_size = _tuple(pool_size, self.rank)
-        self.strides = _tuple(strides if strides is not None else pool_size, self.rank)
+        self.pool_size = per_dimension(pool_size, self.rank)
+        self.strides = per_dimension(strides if strides is not None else pool_size, self.rank)
         self.padding = padding.upper()
-
-    def call(self, inputs):
-        return tf.nn.pool(
-            inputs,
-            window_shape=self.pool_size,
-            pooling_type=self.kind,
-            strides=self.strides,
-            padding=self.padding,
-        )
 
 
 class MaxPooling1D(_Pooling):
@@ -898,12 +838,7 @@ class BatchNormalization(BatchNormMath, Layer):
         virtual_batch_size=None,
         **kwargs,
     ):
-        if renorm or virtual_batch_size:
-            raise unsupported("tf.keras.layers.BatchNormalization(renorm= / virtual_batch_size=)")
-        for key in ("beta_regularizer", "gamma_regularizer", "beta_constraint",
-                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
-                    "adjustment"):  # fmt: skip
-            kwargs.pop(key, None)
+        self._check_arguments("tf.keras.layers", renorm, virtual_batch_size, kwargs)
         super().__init__(**kwargs)
         initializers = (beta_initializer, gamma_initializer, moving_mean_initializer,
                         moving_variance_initializer)  # fmt: skip

@@ -13,6 +13,11 @@ the names, so both are reproduced exactly:
   of each base name, shared with tf.layers: every tf.layers layer built
   without a name counts too, so a Keras Dense after seven tf.layers.dense
   calls is `dense_7`. unique_layer_name is that counter.
+
+What the two kinds of layer share otherwise is here too: LayerBase (name,
+dtype, weights, losses), KernelAndBias (Dense's and the convolutions'
+variables and outputs) and Pooling; each API's classes keep their own
+arguments and defaults, which differed in TF 1.15.
 """
 
 import collections
@@ -53,7 +58,106 @@ def static_dim(dimension):
     return tf.compat.dimension_value(dimension)
 
 
-class Layer:
+class LayerBase:
+    """What tf.layers.Layer (Layer below) and tf.keras.layers.Layer share: a name, a dtype,
+    weights and losses. A layer that is not trainable counts its trainable weights among the
+    non-trainable ones. A Keras layer also counts those of the layers it holds (_sublayers);
+    a tf.layers layer holds only its own.
+
+    The subclass's __init__ sets trainable, built, _name, _dtype and the lists
+    _trainable_weights, _non_trainable_weights and _losses.
+    """
+
+    name = property(lambda self: self._name)
+    dtype = property(lambda self: self._dtype)
+
+    def _sublayers(self):
+        return []
+
+    @property
+    def trainable_weights(self):
+        own = list(self._trainable_weights) if self.trainable else []
+        return own + [w for layer in self._sublayers() for w in layer.trainable_weights]
+
+    @property
+    def non_trainable_weights(self):
+        own = list(self._non_trainable_weights)
+        if not self.trainable:
+            own = list(self._trainable_weights) + own
+        return own + [w for layer in self._sublayers() for w in layer.non_trainable_weights]
+
+    @property
+    def weights(self):
+        return self.trainable_weights + self.non_trainable_weights
+
+    trainable_variables = trainable_weights
+    non_trainable_variables = non_trainable_weights
+    variables = weights
+
+    @property
+    def losses(self):
+        return list(self._losses) + [x for layer in self._sublayers() for x in layer.losses]
+
+    def build(self, input_shape):
+        del input_shape
+        self.built = True
+
+
+def per_dimension(value, rank):
+    """Sizes for `rank` dimensions as a list: an int for each, else the sizes given."""
+    return [value] * rank if isinstance(value, int) else list(value)
+
+
+class KernelAndBias:
+    """What Dense and the convolutions of both APIs share: `kernel`, then with use_bias a
+    `bias` as wide as the kernel's last dimension, each from the layer's kernel_* or bias_*
+    initializer, regularizer and constraint; outputs + bias, then the activation (none when
+    it is None). The host class stores those arguments, with its API's defaults, and gives
+    add_weight."""
+
+    def _add_kernel_and_bias(self, kernel_shape):
+        self.kernel = self.add_weight(
+            "kernel",
+            kernel_shape,
+            initializer=self.kernel_initializer,
+            regularizer=self.kernel_regularizer,
+            constraint=self.kernel_constraint,
+        )
+        self.bias = None
+        if self.use_bias:
+            self.bias = self.add_weight(
+                "bias",
+                kernel_shape[-1:],
+                initializer=self.bias_initializer,
+                regularizer=self.bias_regularizer,
+                constraint=self.bias_constraint,
+            )
+
+    def _add_bias_and_activate(self, outputs):
+        if self.use_bias:
+            outputs = tf.nn.bias_add(outputs, self.bias)
+        return self.activation(outputs) if self.activation is not None else outputs
+
+
+class Pooling:
+    """What the pooling classes of both APIs share: the maximum or the average (`kind` MAX
+    or AVG) over windows of `rank` dimensions; no variables. The host class sets
+    pool_size and strides (lists of rank ints) and padding (VALID or SAME)."""
+
+    rank = None
+    kind = None
+
+    def call(self, inputs):
+        return tf.nn.pool(
+            inputs,
+            window_shape=self.pool_size,
+            pooling_type=self.kind,
+            strides=self.strides,
+            padding=self.padding,
+        )
+
+
+class Layer(LayerBase):
     """tf.layers.Layer: variables by get_variable in the scope fixed at the first call.
 
     Subclasses define build(input_shape), which creates variables with
@@ -78,49 +182,11 @@ class Layer:
         self._non_trainable_weights = []
         self._losses = []
 
-    # -- what it holds
-
-    @property
-    def name(self):
-        return self._name
-
-    @property
-    def dtype(self):
-        return self._dtype
-
     @property
     def scope_name(self):
         if self._scope is None:
             raise ValueError(f'layer "{self._name}" has no scope before its first call')
         return self._scope.name
-
-    @property
-    def trainable_weights(self):
-        return list(self._trainable_weights) if self.trainable else []
-
-    @property
-    def non_trainable_weights(self):
-        if self.trainable:
-            return list(self._non_trainable_weights)
-        return self._trainable_weights + self._non_trainable_weights
-
-    @property
-    def weights(self):
-        return self.trainable_weights + self.non_trainable_weights
-
-    trainable_variables = trainable_weights
-    non_trainable_variables = non_trainable_weights
-    variables = weights
-
-    @property
-    def losses(self):
-        return list(self._losses)
-
-    # -- making it
-
-    def build(self, input_shape):
-        del input_shape
-        self.built = True
 
     def call(self, inputs, *args, **kwargs):
         return inputs

@@ -14,9 +14,9 @@ the original's.
 
 import tensorflow as tf
 
-from .api import Namespace, unsupported
+from .api import Namespace
 from .batch_norm import BatchNormMath
-from .layer_base import Layer, static_dim
+from .layer_base import KernelAndBias, Layer, Pooling, per_dimension, static_dim
 
 _V1 = tf.compat.v1
 
@@ -35,7 +35,32 @@ def _add_activity_loss(outputs, activity_regularizer):
         _V1.add_to_collection(_V1.GraphKeys.REGULARIZATION_LOSSES, activity_regularizer(outputs))
 
 
-class Dense(Layer):
+class _KernelLayer(KernelAndBias, Layer):
+    """tf.layers' Dense and convolutions: the arguments they share (a zero bias unless
+    bias_initializer is given, the kernel from the variable scope's default initializer),
+    and the activity regularizer's loss, added to tf.GraphKeys.REGULARIZATION_LOSSES."""
+
+    def __init__(self, activation, use_bias, kernel_initializer, bias_initializer,
+                 kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
+                 bias_constraint, trainable, name, **kwargs):  # fmt: skip
+        super().__init__(trainable=trainable, name=name, **kwargs)
+        self.activation = activation
+        self.use_bias = use_bias
+        self.kernel_initializer = kernel_initializer
+        self.bias_initializer = bias_initializer or _V1.zeros_initializer()
+        self.kernel_regularizer = kernel_regularizer
+        self.bias_regularizer = bias_regularizer
+        self.activity_regularizer = activity_regularizer
+        self.kernel_constraint = kernel_constraint
+        self.bias_constraint = bias_constraint
+
+    def _outputs(self, outputs):
+        outputs = self._add_bias_and_activate(outputs)
+        _add_activity_loss(outputs, self.activity_regularizer)
+        return outputs
+
+
+class Dense(_KernelLayer):
     """tf.layers.Dense: activation(inputs @ `kernel` + `bias`) over the last axis."""
 
     def __init__(
@@ -54,35 +79,18 @@ class Dense(Layer):
         name=None,
         **kwargs,
     ):
-        super().__init__(trainable=trainable, name=name, **kwargs)
+        super().__init__(
+            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
+            trainable, name, **kwargs,
+        )  # fmt: skip
         self.units = int(units)
-        self.activation = activation
-        self.use_bias = use_bias
-        self._initializers = (kernel_initializer, bias_initializer or _V1.zeros_initializer())
-        self._regularizers = (kernel_regularizer, bias_regularizer)
-        self._constraints = (kernel_constraint, bias_constraint)
-        self.activity_regularizer = activity_regularizer
 
     def build(self, input_shape):
         width = static_dim(tf.TensorShape(input_shape)[-1])
         if width is None:
             raise ValueError(f"tf.layers.dense needs a static last dimension, got {input_shape}")
-        self.kernel = self.add_weight(
-            "kernel",
-            [width, self.units],
-            initializer=self._initializers[0],
-            regularizer=self._regularizers[0],
-            constraint=self._constraints[0],
-        )
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.units],
-                initializer=self._initializers[1],
-                regularizer=self._regularizers[1],
-                constraint=self._constraints[1],
-            )
+        self._add_kernel_and_bias([width, self.units])
 
     def call(self, inputs):
         inputs = tf.convert_to_tensor(inputs)
@@ -92,11 +100,7 @@ class Dense(Layer):
         else:
             outputs = tf.tensordot(inputs, self.kernel, [[rank - 1], [0]])
             outputs.set_shape(inputs.shape[:-1].concatenate([self.units]))
-        if self.bias is not None:
-            outputs = tf.nn.bias_add(outputs, self.bias)
-        outputs = _activation_output(outputs, self.activation)
-        _add_activity_loss(outputs, self.activity_regularizer)
-        return outputs
+        return self._outputs(outputs)
 
 
 def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
@@ -179,12 +183,7 @@ class BatchNormalization(BatchNormMath, Layer):
         virtual_batch_size=None,
         **kwargs,
     ):
-        if renorm or virtual_batch_size:
-            raise unsupported("tf.layers.BatchNormalization(renorm= / virtual_batch_size=)")
-        for key in ("beta_regularizer", "gamma_regularizer", "beta_constraint",
-                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
-                    "adjustment"):  # fmt: skip
-            kwargs.pop(key, None)
+        self._check_arguments("tf.layers", renorm, virtual_batch_size, kwargs)
         super().__init__(trainable=trainable, name=name, **kwargs)
         self._setup(
             axis, momentum, epsilon, center, scale,
@@ -215,13 +214,7 @@ def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=Tru
     return layer(inputs, training=training)
 
 
-def _pair(value, rank):
-    if isinstance(value, int):
-        return [value] * rank
-    return list(value)
-
-
-class _Conv(Layer):
+class _Conv(_KernelLayer):
     """tf.layers.Conv1D / Conv2D: `kernel` [*kernel_size, in, filters] and `bias` [filters]."""
 
     rank = None
@@ -247,43 +240,26 @@ class _Conv(Layer):
         name=None,
         **kwargs,
     ):
-        super().__init__(trainable=trainable, name=name, **kwargs)
+        super().__init__(
+            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
+            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
+            trainable, name, **kwargs,
+        )  # fmt: skip
         if data_format != "channels_last":
             raise ValueError(
                 "tf.layers convolutions: only data_format='channels_last' is provided"
             )
         self.filters = filters
-        self.kernel_size = _pair(kernel_size, self.rank)
-        self.strides = _pair(strides, self.rank)
+        self.kernel_size = per_dimension(kernel_size, self.rank)
+        self.strides = per_dimension(strides, self.rank)
         self.padding = padding.upper()
-        self.dilation_rate = _pair(dilation_rate, self.rank)
-        self.activation = activation
-        self.use_bias = use_bias
-        self._initializers = (kernel_initializer, bias_initializer or _V1.zeros_initializer())
-        self._regularizers = (kernel_regularizer, bias_regularizer)
-        self._constraints = (kernel_constraint, bias_constraint)
-        self.activity_regularizer = activity_regularizer
+        self.dilation_rate = per_dimension(dilation_rate, self.rank)
 
     def build(self, input_shape):
         channels = static_dim(tf.TensorShape(input_shape)[-1])
         if channels is None:
             raise ValueError(f"{type(self).__name__} needs a static last dimension")
-        self.kernel = self.add_weight(
-            "kernel",
-            [*self.kernel_size, channels, self.filters],
-            initializer=self._initializers[0],
-            regularizer=self._regularizers[0],
-            constraint=self._constraints[0],
-        )
-        self.bias = None
-        if self.use_bias:
-            self.bias = self.add_weight(
-                "bias",
-                [self.filters],
-                initializer=self._initializers[1],
-                regularizer=self._regularizers[1],
-                constraint=self._constraints[1],
-            )
+        self._add_kernel_and_bias([*self.kernel_size, channels, self.filters])
 
     def call(self, inputs):
         outputs = tf.nn.convolution(
@@ -293,11 +269,7 @@ class _Conv(Layer):
             strides=self.strides,
             dilations=self.dilation_rate,
         )
-        if self.bias is not None:
-            outputs = tf.nn.bias_add(outputs, self.bias)
-        outputs = _activation_output(outputs, self.activation)
-        _add_activity_loss(outputs, self.activity_regularizer)
-        return outputs
+        return self._outputs(outputs)
 
 
 class Conv1D(_Conv):
@@ -333,29 +305,17 @@ conv1d = _conv_function(Conv1D, 1)
 conv2d = _conv_function(Conv2D, (1, 1))
 
 
-class _Pooling(Layer):
-    """tf.layers max / average pooling (no variables)."""
-
-    rank = None
-    kind = None
+class _Pooling(Pooling, Layer):
+    """tf.layers max / average pooling (no variables): pool_size and strides required."""
 
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):  # fmt: skip
         super().__init__(name=name, **kwargs)
         if data_format != "channels_last":
             raise ValueError("tf.layers pooling: only data_format='channels_last' is provided")
-        self.pool_size = _pair(pool_size, self.rank)
-        self.strides = _pair(strides, self.rank)
+        self.pool_size = per_dimension(pool_size, self.rank)
+        self.strides = per_dimension(strides, self.rank)
         self.padding = padding.upper()
-
-    def call(self, inputs):
-        return tf.nn.pool(
-            inputs,
-            window_shape=self.pool_size,
-            pooling_type=self.kind,
-            strides=self.strides,
-            padding=self.padding,
-        )
 
 
 class MaxPooling1D(_Pooling):

@@ -334,12 +334,12 @@ def stack_bidirectional_dynamic_rnn(
     return layer_input, tuple(states_fw), tuple(states_bw)
 
 
-class LSTMBlockFusedCell(Layer):
+class LSTMBlockFusedCell(rnn_cells.LSTMBlockMath, Layer):
     """tf.contrib.rnn.LSTMBlockFusedCell: the whole sequence at once, time-major.
 
     cell(inputs [time, batch, depth], initial_state=None, dtype=None,
     sequence_length=None) -> (outputs [time, batch, units], LSTMStateTuple);
-    variables `lstm_fused_cell/kernel`, `bias` (and peepholes).
+    variables `lstm_fused_cell/kernel`, `bias` (and peepholes), LSTMBlockCell's.
     """
 
     def __init__(
@@ -353,45 +353,31 @@ class LSTMBlockFusedCell(Layer):
         name="lstm_fused_cell",
     ):
         super().__init__(_reuse=reuse, name=name, dtype=dtype)
-        self._num_units = num_units
-        self._forget_bias = forget_bias
-        self._cell_clip = cell_clip if cell_clip is not None else -1
-        self._use_peephole = use_peephole
+        self._setup(num_units, forget_bias, cell_clip, use_peephole)
 
     num_units = property(lambda self: self._num_units)
 
-    def build(self, input_shape):
-        self._weights = rnn_cells._lstm_block_weights(
-            self, rnn_cells._input_depth(input_shape, self)
-        )
-
     def call(self, inputs, initial_state=None, dtype=None, sequence_length=None):
-        step = _BlockStep(self)
+        step = _StepCell(self._num_units, self._block_step)
         batch_size = _batch_size([inputs], 1)
         state = _initial_state(step, initial_state, dtype or inputs.dtype, batch_size)
         return _run_loop(step, inputs, state, _check_lengths(sequence_length), None, False)
 
 
-class _BlockStep:
-    """One step of an LSTMBlockFusedCell's built weights, for _run_loop."""
+class _StepCell:
+    """LSTMBlockFusedCell's block step on its built weights as a cell for _run_loop:
+    no variables or scope of its own."""
 
-    def __init__(self, fused):
-        self._fused = fused
-        self.state_size = LSTMStateTuple(fused.num_units, fused.num_units)
-        self.output_size = fused.num_units
+    def __init__(self, num_units, block_step):
+        self.state_size = LSTMStateTuple(num_units, num_units)
+        self.output_size = num_units
+        self._block_step = block_step
 
     def zero_state(self, batch_size, dtype):
         return rnn_cells._zero_state(self.state_size, batch_size, dtype)
 
     def __call__(self, inputs, state):
-        fused = self._fused
-        return rnn_cells._lstm_block_step(
-            inputs,
-            LSTMStateTuple(*state),
-            fused._weights,  # noqa: SLF001
-            fused._forget_bias,  # noqa: SLF001
-            fused._cell_clip,  # noqa: SLF001
-        )
+        return self._block_step(inputs, LSTMStateTuple(*state))
 
 
 def linear(args, output_size, bias, bias_initializer=None, kernel_initializer=None):

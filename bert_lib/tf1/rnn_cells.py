@@ -371,34 +371,58 @@ def _shards(count):
     return _V1.fixed_size_partitioner(count) if count is not None else None
 
 
-def _lstm_block_step(inputs, state, weights, forget_bias, cell_clip):
-    """One step of TF 1.x's fused LSTM block (LSTMBlockCell, LSTMBlockFusedCell).
+class LSTMBlockMath:
+    """What LSTMBlockCell and LSTMBlockFusedCell (rnn.py) share: their settings, their
+    variables `kernel`, `bias` (0.0) and with use_peephole `w_i_diag`, `w_f_diag`,
+    `w_o_diag`, made in that order, and the block's step on them."""
 
-    [i, ci, f, o] = [x, h] @ w + b; f += forget_bias; peepholes (wci, wcf, wco)
-    look at the old memory for i and f and at the new one for o; the memory
-    is clipped to +-cell_clip when cell_clip > 0.
-    """
-    cs_prev, h_prev = state
-    kernel, bias, wci, wcf, wco = weights
-    i, ci, f, o = tf.split(_matmul_bias([inputs, h_prev], kernel, bias), 4, axis=1)
-    f = f + forget_bias
-    if wci is not None:
-        i = cs_prev * wci + i
-        f = cs_prev * wcf + f
-    i = tf.sigmoid(i)
-    f = tf.sigmoid(f)
-    cs = tf.tanh(ci) * i + cs_prev * f
-    if cell_clip > 0:
-        # The fused op's gradient ignores the clip: the clipped memory's gradient
-        # flows to the unclipped one unchanged.
-        cs = cs + tf.stop_gradient(tf.clip_by_value(cs, -cell_clip, cell_clip) - cs)
-    if wco is not None:
-        o = cs * wco + o
-    h = tf.tanh(cs) * tf.sigmoid(o)
-    return h, LSTMStateTuple(cs, h)
+    def _setup(self, num_units, forget_bias, cell_clip, use_peephole):
+        self._num_units = num_units
+        self._forget_bias = forget_bias
+        self._cell_clip = cell_clip if cell_clip is not None else -1
+        self._use_peephole = use_peephole
+
+    def build(self, input_shape):
+        depth = _input_depth(input_shape, self)
+        n = self._num_units
+        kernel = self.add_variable("kernel", [depth + n, 4 * n])
+        bias = self.add_variable("bias", [4 * n], initializer=_V1.constant_initializer(0.0))
+        peepholes = (None, None, None)
+        if self._use_peephole:
+            peepholes = tuple(
+                self.add_variable(name, [n]) for name in ("w_i_diag", "w_f_diag", "w_o_diag")
+            )
+        self._weights = (kernel, bias, *peepholes)
+
+    def _block_step(self, inputs, state):
+        """One step of TF 1.x's fused LSTM block.
+
+        [i, ci, f, o] = [x, h] @ w + b; f += forget_bias; peepholes (wci, wcf, wco)
+        look at the old memory for i and f and at the new one for o; the memory
+        is clipped to +-cell_clip when cell_clip > 0.
+        """
+        cs_prev, h_prev = state
+        kernel, bias, wci, wcf, wco = self._weights
+        i, ci, f, o = tf.split(_matmul_bias([inputs, h_prev], kernel, bias), 4, axis=1)
+        f = f + self._forget_bias
+        if wci is not None:
+            i = cs_prev * wci + i
+            f = cs_prev * wcf + f
+        i = tf.sigmoid(i)
+        f = tf.sigmoid(f)
+        cs = tf.tanh(ci) * i + cs_prev * f
+        if self._cell_clip > 0:
+            # The fused op's gradient ignores the clip: the clipped memory's gradient
+            # flows to the unclipped one unchanged.
+            clip = self._cell_clip
+            cs = cs + tf.stop_gradient(tf.clip_by_value(cs, -clip, clip) - cs)
+        if wco is not None:
+            o = cs * wco + o
+        h = tf.tanh(cs) * tf.sigmoid(o)
+        return h, LSTMStateTuple(cs, h)
 
 
-class LSTMBlockCell(RNNCell):
+class LSTMBlockCell(LSTMBlockMath, RNNCell):
     """tf.contrib.rnn.LSTMBlockCell: TF 1.x's fused LSTM step, named `lstm_cell` like LSTMCell
     (`kernel`, `bias`; peepholes `w_i_diag`, `w_f_diag`, `w_o_diag`)."""
 
@@ -413,31 +437,13 @@ class LSTMBlockCell(RNNCell):
         name="lstm_cell",
     ):
         super().__init__(_reuse=reuse, dtype=dtype, name=name)
-        self._num_units = num_units
-        self._forget_bias = forget_bias
-        self._cell_clip = cell_clip if cell_clip is not None else -1
-        self._use_peephole = use_peephole
+        self._setup(num_units, forget_bias, cell_clip, use_peephole)
 
     state_size = property(lambda self: LSTMStateTuple(self._num_units, self._num_units))
     output_size = property(lambda self: self._num_units)
 
-    def build(self, input_shape):
-        self._weights = _lstm_block_weights(self, _input_depth(input_shape, self))
-
     def call(self, inputs, state):
-        return _lstm_block_step(inputs, state, self._weights, self._forget_bias, self._cell_clip)
-
-
-def _lstm_block_weights(layer, depth):
-    n = layer._num_units  # noqa: SLF001
-    kernel = layer.add_variable("kernel", [depth + n, 4 * n])
-    bias = layer.add_variable("bias", [4 * n], initializer=_V1.constant_initializer(0.0))
-    peepholes = (None, None, None)
-    if layer._use_peephole:  # noqa: SLF001
-        peepholes = tuple(
-            layer.add_variable(name, [n]) for name in ("w_i_diag", "w_f_diag", "w_o_diag")
-        )
-    return (kernel, bias, *peepholes)
+        return self._block_step(inputs, state)
 
 
 class GRUBlockCell(RNNCell):

@@ -196,22 +196,19 @@ def test_output_nobody_can_write_names_the_flag(model, tmp_path, script):
 BAD_TF_CONFIG = {"TF_CONFIG": json.dumps({"cluster": {"worker": ["localhost:1"]}})}
 
 
-def test_tf_config_mistake_leaves_no_output_dir(model, tmp_path):
-    out = tmp_path / "out"
-    assert_refused(
-        tmp_path, "run_pretraining.py",
-        [*_pretraining(model, out), "--distribution_strategy=multi_worker"], "TF_CONFIG",
-        env=BAD_TF_CONFIG,
-    )  # fmt: skip
-    assert not out.exists()
+def _training(script, model, out):
+    if script == "run_pretraining.py":
+        return _pretraining(model, out)
+    return classifier_args(model["vocab"], model["config"], out)
 
 
-def test_tf_config_mistake_leaves_no_training_records(model, tmp_path):
+@pytest.mark.parametrize("script", ["run_pretraining.py", "run_classifier.py"])
+def test_tf_config_mistake_leaves_no_output_dir_and_no_training_records(script, model, tmp_path):
+    """Refused before the output directory is made, where run_classifier writes its
+    training records."""
     out = tmp_path / "out"
     assert_refused(
-        tmp_path, "run_classifier.py",
-        [*classifier_args(model["vocab"], model["config"], out),
-         "--distribution_strategy=multi_worker"],
+        tmp_path, script, [*_training(script, model, out), "--distribution_strategy=multi_worker"],
         "TF_CONFIG", env=BAD_TF_CONFIG,
     )  # fmt: skip
     assert not out.exists()

@@ -32,6 +32,16 @@ def run_tf1(script, *args, cwd=REPO):
     return run_script("run_tf1.py", script, *args, cwd=cwd)
 
 
+def run_tf1_source(directory, name, source):
+    """`source` saved as directory/name and run by run_tf1.py from `directory`, which
+    must end well; returns the run."""
+    script = directory / name
+    script.write_text(source)
+    result = run_tf1(str(script), cwd=str(directory))
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
 # ---------------------------------------------------------------------------
 # Layers
 
@@ -641,8 +651,9 @@ def test_failures_of_user_code_are_one_error_line_at_the_users_line(tmp_path):
 
 @pytest.mark.slow
 def test_export_saved_model_signs_the_receiver_tensors_and_predicts_as_predict(tmp_path):
-    script = tmp_path / "export_it.py"
-    script.write_text(
+    run_tf1_source(
+        tmp_path,
+        "export_it.py",
         "import json\nimport numpy as np\nimport tensorflow as tf\n\n\n"
         "def model_fn(features, labels, mode):\n"
         "    logits = tf.layers.dense(features['x'], 2)\n"
@@ -662,10 +673,8 @@ def test_export_saved_model_signs_the_receiver_tensors_and_predicts_as_predict(t
         "spec = {'x': tf.FixedLenFeature([3], tf.float32)}\n"
         "fn = tf.estimator.export.build_parsing_serving_input_receiver_fn(spec)\n"
         "path = estimator.export_saved_model('export', fn)\n"
-        "json.dump({'path': path.decode(), 'predicted': predicted}, open('out.json', 'w'))\n"
+        "json.dump({'path': path.decode(), 'predicted': predicted}, open('out.json', 'w'))\n",
     )
-    result = run_tf1(str(script), cwd=str(tmp_path))
-    assert result.returncode == 0, result.stderr[-3000:]
     out = json.loads((tmp_path / "out.json").read_text())
     assert os.path.dirname(out["path"]) == "export" and os.path.basename(out["path"]).isdigit()
     serve = tf.saved_model.load(str(tmp_path / out["path"])).signatures["serving_default"]
@@ -684,17 +693,16 @@ def test_export_saved_model_signs_the_receiver_tensors_and_predicts_as_predict(t
 
 @pytest.mark.slow
 def test_a_keras_layer_not_provided_is_keras_3s_with_one_warning_line(tmp_path):
-    script = tmp_path / "uses_keras.py"
-    script.write_text(
+    result = run_tf1_source(
+        tmp_path,
+        "uses_keras.py",
         "import tensorflow as tf\n"
         "x = tf.zeros([2, 3, 4])\n"
         "a = tf.keras.layers.Dense(2)(x)\n"
         "b = tf.keras.layers.RepeatVector(2)\n"
         "c = tf.keras.layers.RepeatVector(3)\n"
-        "print('NAMES', sorted(v.op.name for v in tf.global_variables()))\n"
+        "print('NAMES', sorted(v.op.name for v in tf.global_variables()))\n",
     )
-    result = run_tf1(str(script), cwd=str(tmp_path))
-    assert result.returncode == 0, result.stderr[-3000:]
     warnings = [line for line in result.stderr.splitlines() if "Keras 3's" in line]
     assert warnings == [
         "WARNING: tf.keras.layers.RepeatVector is Keras 3's here, not TF 1.15's: its variables "

@@ -58,6 +58,30 @@ def test_keras_layers_and_tf_layers_share_one_name_counter_per_graph():
             ]
 
 
+def test_batch_normalization_refuses_renorm_and_takes_arguments_it_does_not_apply():
+    """Both APIs: renorm and virtual batches refused, naming the API's class and the user's
+    line; regularizers, constraints and fused taken, with no loss and no variable of their
+    own."""
+    for module, api in ((tf1_layers, "tf.layers"), (keras_layers, "tf.keras.layers")):
+        for refused in ({"renorm": True}, {"virtual_batch_size": 2}):
+            with pytest.raises(tf1_api.UnsupportedAPIError) as raised:
+                module.BatchNormalization(**refused)
+            where, _, text = str(raised.value).partition(": ")
+            assert where.startswith(f"{__file__}:")  # the line that made the layer
+            assert text.startswith(
+                f"{api}.BatchNormalization(renorm= / virtual_batch_size=) is not provided"
+            )
+        with tf.Graph().as_default():
+            layer = module.BatchNormalization(
+                fused=True, beta_regularizer=lambda w: 2 * w, gamma_constraint=abs
+            )
+            layer(V1.placeholder(tf.float32, [2, 3]))
+            assert layer.losses == []
+            assert [name.split("/")[-1] for name in _names()] == [
+                "gamma", "beta", "moving_mean", "moving_variance",
+            ]  # fmt: skip
+
+
 def test_rnn_cells_take_their_scope_under_the_loops_scope():
     with tf.Graph().as_default():
         x = V1.placeholder(tf.float32, [2, 5, 3])

@@ -85,25 +85,25 @@ def test_rnn_and_keras_layer_cases_have_tf115s_names_outputs_and_gradients(tmp_p
             np.testing.assert_allclose(got[key], want[key], atol=TOLERANCE, rtol=1e-5, err_msg=key)
 
 
+# A checkpoint run_tf1.py starts from, and what TF 1.15 computed from that same checkpoint.
+CHECKPOINTS = {
+    "tf115_trained": ("tf115_ckpt", "tf115_on_tf115"),  # from TF 1.15 to run_tf1.py
+    "trained_here": ("ours_ckpt", "tf115_on_ours"),  # from run_tf1.py to TF 1.15
+}
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("checkpoint", sorted(CHECKPOINTS))
 @pytest.mark.parametrize("name", sorted(RUNS))
-def test_evaluates_and_predicts_from_a_tf115_checkpoint_as_tf115_did(name, tmp_path):
-    model_dir = _copy_checkpoint(os.path.join(TF1_GOLDEN, name, "tf115_ckpt"), tmp_path / "model")
-    result = run_tf1(*_command(name, model_dir, tmp_path, "--do_eval", "--do_predict"))
-    assert result.returncode == 0, result.stderr[-3000:]
-    _assert_same_outputs(
-        model_dir, os.path.join(TF1_GOLDEN, name, "tf115_on_tf115"), RUNS[name]["outputs"]
+def test_evaluates_and_predicts_from_a_checkpoint_as_tf115_did_from_it(name, checkpoint, tmp_path):
+    checkpoint_dir, tf115_outputs = CHECKPOINTS[checkpoint]
+    model_dir = _copy_checkpoint(
+        os.path.join(TF1_GOLDEN, name, checkpoint_dir), tmp_path / "model"
     )
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(RUNS))
-def test_a_checkpoint_it_trained_gives_what_tf115_computed_from_it(name, tmp_path):
-    model_dir = _copy_checkpoint(os.path.join(TF1_GOLDEN, name, "ours_ckpt"), tmp_path / "model")
     result = run_tf1(*_command(name, model_dir, tmp_path, "--do_eval", "--do_predict"))
     assert result.returncode == 0, result.stderr[-3000:]
     _assert_same_outputs(
-        model_dir, os.path.join(TF1_GOLDEN, name, "tf115_on_ours"), RUNS[name]["outputs"]
+        model_dir, os.path.join(TF1_GOLDEN, name, tf115_outputs), RUNS[name]["outputs"]
     )
 
 
