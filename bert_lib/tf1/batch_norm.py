@@ -25,27 +25,32 @@ class BatchNormMath:
     """The arithmetic and variables both layer kinds share; the host class gives
     add_weight and _record_update(op)."""
 
-    # Arguments of both APIs that are taken and not applied here.
-    _NOT_APPLIED = ("beta_regularizer", "gamma_regularizer", "beta_constraint",
-                    "gamma_constraint", "renorm_clipping", "renorm_momentum", "fused",
-                    "adjustment")  # fmt: skip
+    # Arguments of both APIs that are taken and not applied here (they change nothing
+    # without renormalization; `fused` and `adjustment` only how the kernel runs).
+    _NOT_APPLIED = ("renorm_clipping", "renorm_momentum", "fused", "adjustment")
+    # Arguments of both APIs for the trainable variables, as add_weight takes them.
+    _WEIGHT_OPTIONS = ("beta_regularizer", "gamma_regularizer", "beta_constraint",
+                       "gamma_constraint")  # fmt: skip
 
     @classmethod
     def _check_arguments(cls, api, renorm, virtual_batch_size, kwargs):
         """Refuses batch renormalization and virtual batches (`api` names the class);
-        takes the arguments not applied here out of `kwargs`."""
+        takes the arguments not applied here out of `kwargs`, and returns those of
+        beta and gamma ({name: value}, for _setup)."""
         if renorm or virtual_batch_size:
             raise unsupported(f"{api}.BatchNormalization(renorm= / virtual_batch_size=)")
         for key in cls._NOT_APPLIED:
             kwargs.pop(key, None)
+        return {key: kwargs.pop(key, None) for key in cls._WEIGHT_OPTIONS}
 
-    def _setup(self, axis, momentum, epsilon, center, scale, initializers):
+    def _setup(self, axis, momentum, epsilon, center, scale, initializers, weight_options):
         self.axis = list(axis) if isinstance(axis, (list, tuple)) else [axis]
         self.momentum = momentum
         self.epsilon = epsilon
         self.center = center
         self.scale = scale
         self._bn_initializers = initializers  # beta, gamma, moving mean, moving variance
+        self._bn_weight_options = weight_options
 
     def build(self, input_shape):
         input_shape = tf.TensorShape(input_shape)
@@ -53,11 +58,24 @@ class BatchNormMath:
         self.axis = sorted(a % rank for a in self.axis)
         shape = [static_dim(input_shape[a]) for a in self.axis]
         beta_init, gamma_init, mean_init, variance_init = self._bn_initializers
+        options = self._bn_weight_options
         self.gamma = self.beta = None
         if self.scale:
-            self.gamma = self.add_weight("gamma", shape, initializer=gamma_init)
+            self.gamma = self.add_weight(
+                "gamma",
+                shape,
+                initializer=gamma_init,
+                regularizer=options["gamma_regularizer"],
+                constraint=options["gamma_constraint"],
+            )
         if self.center:
-            self.beta = self.add_weight("beta", shape, initializer=beta_init)
+            self.beta = self.add_weight(
+                "beta",
+                shape,
+                initializer=beta_init,
+                regularizer=options["beta_regularizer"],
+                constraint=options["beta_constraint"],
+            )
         self.moving_mean = self.add_weight(
             "moving_mean", shape, initializer=mean_init, trainable=False
         )

@@ -29,6 +29,8 @@ from .layer_base import (
     KernelAndBias,
     LayerBase,
     Pooling,
+    activity_losses,
+    channels_first,
     per_dimension,
     reset_layer_names,
     snake_case,
@@ -258,6 +260,8 @@ class Layer(LayerBase):
         for key in ("input_shape", "batch_input_shape", "input_dim", "batch_size", "dynamic"):
             kwargs.pop(key, None)
         kwargs.pop("autocast", None)
+        # Any layer takes one: its loss on the layer's outputs is added when it is called.
+        self.activity_regularizer = kwargs.pop("activity_regularizer", None)
         if kwargs:
             raise TypeError(f"Keyword argument not understood: {sorted(kwargs)[0]}")
         self.trainable = trainable
@@ -356,6 +360,8 @@ class Layer(LayerBase):
             if "training" in kwargs and not _accepts(self.call, "training"):
                 kwargs.pop("training")
             outputs = self.call(inputs, *args, **kwargs)
+            if self.activity_regularizer is not None:
+                self._losses.extend(activity_losses(self.activity_regularizer, outputs))
             output_mask = self.compute_mask(inputs, mask)
             if output_mask is not None:
                 for output in tf.nest.flatten(outputs):
@@ -429,10 +435,10 @@ class Dense(_KernelLayer):
     ):
         super().__init__(
             activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-            bias_regularizer, kernel_constraint, bias_constraint, **kwargs,
+            bias_regularizer, kernel_constraint, bias_constraint,
+            activity_regularizer=activity_regularizer, **kwargs,
         )  # fmt: skip
         self.units = int(units)
-        self.activity_regularizer = activity_regularizer
 
     def build(self, input_shape):
         width = static_dim(tf.TensorShape(input_shape)[-1])
@@ -448,10 +454,7 @@ class Dense(_KernelLayer):
             outputs.set_shape(inputs.shape[:-1].concatenate([self.units]))
         else:
             outputs = tf.matmul(inputs, self.kernel)
-        outputs = self._add_bias_and_activate(outputs)
-        if self.activity_regularizer is not None:
-            self._losses.append(self.activity_regularizer(outputs))
-        return outputs
+        return self._add_bias_and_activate(outputs)
 
 
 class Embedding(Layer):
@@ -469,7 +472,7 @@ class Embedding(Layer):
         input_length=None,
         **kwargs,
     ):
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         self.input_dim = input_dim
         self.output_dim = output_dim
         self.embeddings_initializer = get_initializer(embeddings_initializer)
@@ -729,7 +732,8 @@ class _Conv(_KernelLayer):
     ):
         super().__init__(
             activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-            bias_regularizer, kernel_constraint, bias_constraint, **kwargs,
+            bias_regularizer, kernel_constraint, bias_constraint,
+            activity_regularizer=activity_regularizer, **kwargs,
         )  # fmt: skip
         if data_format not in (None, "channels_last"):
             raise unsupported(
@@ -774,6 +778,7 @@ class _Pooling(Pooling, Layer):
 
     def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
+        self.channels_first = channels_first(data_format, f"tf.keras.layers.{type(self).__name__}")
         self.pool_size = per_dimension(pool_size, self.rank)
         self.strides = per_dimension(strides if strides is not None else pool_size, self.rank)
         self.padding = padding.upper()
@@ -796,11 +801,15 @@ class AveragePooling2D(_Pooling):
 
 
 class GlobalMaxPooling1D(Layer):
+    """The maximum over steps (axis 1, or 2 with data_format="channels_first")."""
+
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
+        api = "tf.keras.layers.GlobalMaxPooling1D"
+        self.steps_axis = 2 if channels_first(data_format, api) else 1
 
     def call(self, inputs):
-        return tf.reduce_max(inputs, axis=1)
+        return tf.reduce_max(inputs, axis=self.steps_axis)
 
 
 class GlobalAveragePooling1D(Layer):
@@ -808,12 +817,15 @@ class GlobalAveragePooling1D(Layer):
 
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
+        api = "tf.keras.layers.GlobalAveragePooling1D"
+        self.steps_axis = 2 if channels_first(data_format, api) else 1
 
     def call(self, inputs, mask=None):
+        axis = self.steps_axis
         if mask is None:
-            return tf.reduce_mean(inputs, axis=1)
-        mask = tf.cast(mask, inputs.dtype)[:, :, None]
-        return tf.reduce_sum(inputs * mask, axis=1) / tf.reduce_sum(mask, axis=1)
+            return tf.reduce_mean(inputs, axis=axis)
+        mask = tf.expand_dims(tf.cast(mask, inputs.dtype), 3 - axis)
+        return tf.reduce_sum(inputs * mask, axis=axis) / tf.reduce_sum(mask, axis=axis)
 
     def compute_mask(self, inputs, mask=None):
         return None
@@ -838,12 +850,12 @@ class BatchNormalization(BatchNormMath, Layer):
         virtual_batch_size=None,
         **kwargs,
     ):
-        self._check_arguments("tf.keras.layers", renorm, virtual_batch_size, kwargs)
+        options = self._check_arguments("tf.keras.layers", renorm, virtual_batch_size, kwargs)
         super().__init__(**kwargs)
         initializers = (beta_initializer, gamma_initializer, moving_mean_initializer,
                         moving_variance_initializer)  # fmt: skip
         self._setup(axis, momentum, epsilon, center, scale,
-                    tuple(get_initializer(i) for i in initializers))  # fmt: skip
+                    tuple(get_initializer(i) for i in initializers), options)  # fmt: skip
 
     def _record_update(self, update):
         self._updates.append(update)

@@ -66,7 +66,7 @@ class _Recurrent(Layer):
             return_sequences=return_sequences, return_state=return_state,
             go_backwards=go_backwards, time_major=time_major, **self._extra_args(kwargs),
         )  # fmt: skip
-        super().__init__(**kwargs)
+        super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         self.units = units
         self.activation = get_activation(activation)
         self.recurrent_activation = get_activation(recurrent_activation)

@@ -139,22 +139,49 @@ class KernelAndBias:
         return self.activation(outputs) if self.activation is not None else outputs
 
 
+def activity_losses(regularizer, outputs):
+    """TF 1.x's activity regularization: for each output, the regularizer's value divided
+    by the output's batch size (its first dimension)."""
+    losses = []
+    with _V1.name_scope("ActivityRegularizer"):
+        for output in tf.nest.flatten(outputs):
+            loss = regularizer(output)
+            losses.append(loss / tf.cast(tf.shape(output)[0], loss.dtype))
+    return losses
+
+
+def channels_first(data_format, api):
+    """Whether `data_format` puts the channels before the steps (None: channels_last)."""
+    if data_format in (None, "channels_last"):
+        return False
+    if data_format == "channels_first":
+        return True
+    raise ValueError(f"{api}: data_format must be channels_last or channels_first")
+
+
 class Pooling:
     """What the pooling classes of both APIs share: the maximum or the average (`kind` MAX
     or AVG) over windows of `rank` dimensions; no variables. The host class sets
-    pool_size and strides (lists of rank ints) and padding (VALID or SAME)."""
+    pool_size and strides (lists of rank ints), padding (VALID or SAME) and
+    channels_first (inputs [batch, channels, steps...], pooled as channels-last)."""
 
     rank = None
     kind = None
+    channels_first = False
 
     def call(self, inputs):
-        return tf.nn.pool(
+        if self.channels_first:
+            inputs = tf.transpose(inputs, [0, *range(2, self.rank + 2), 1])
+        outputs = tf.nn.pool(
             inputs,
             window_shape=self.pool_size,
             pooling_type=self.kind,
             strides=self.strides,
             padding=self.padding,
         )
+        if self.channels_first:
+            outputs = tf.transpose(outputs, [0, self.rank + 1, *range(1, self.rank + 1)])
+        return outputs
 
 
 class Layer(LayerBase):
@@ -203,7 +230,10 @@ class Layer(LayerBase):
         partitioner=None,
         **unused,
     ):
-        """A variable of this layer: get_variable(name) in the layer's scope (inside build)."""
+        """A variable of this layer: get_variable(name) in the layer's scope (inside build).
+        A regularizer's loss goes, as in TF 1.x, to the graph's collection and this layer's
+        losses."""
+        collected = len(_V1.get_collection(_V1.GraphKeys.REGULARIZATION_LOSSES))
         variable = _V1.get_variable(
             name,
             shape,
@@ -214,6 +244,7 @@ class Layer(LayerBase):
             constraint=constraint,
             partitioner=partitioner,
         )
+        self._losses += _V1.get_collection(_V1.GraphKeys.REGULARIZATION_LOSSES)[collected:]
         self._track(variable, trainable and self.trainable)
         return variable
 

@@ -16,7 +16,15 @@ import tensorflow as tf
 
 from .api import Namespace
 from .batch_norm import BatchNormMath
-from .layer_base import KernelAndBias, Layer, Pooling, per_dimension, static_dim
+from .layer_base import (
+    KernelAndBias,
+    Layer,
+    Pooling,
+    activity_losses,
+    channels_first,
+    per_dimension,
+    static_dim,
+)
 
 _V1 = tf.compat.v1
 
@@ -28,11 +36,6 @@ _ONES = _V1.ones_initializer()
 
 def _activation_output(outputs, activation):
     return activation(outputs) if activation is not None else outputs
-
-
-def _add_activity_loss(outputs, activity_regularizer):
-    if activity_regularizer is not None:
-        _V1.add_to_collection(_V1.GraphKeys.REGULARIZATION_LOSSES, activity_regularizer(outputs))
 
 
 class _KernelLayer(KernelAndBias, Layer):
@@ -56,7 +59,10 @@ class _KernelLayer(KernelAndBias, Layer):
 
     def _outputs(self, outputs):
         outputs = self._add_bias_and_activate(outputs)
-        _add_activity_loss(outputs, self.activity_regularizer)
+        if self.activity_regularizer is not None:
+            for loss in activity_losses(self.activity_regularizer, outputs):
+                self._losses.append(loss)
+                _V1.add_to_collection(_V1.GraphKeys.REGULARIZATION_LOSSES, loss)
         return outputs
 
 
@@ -183,12 +189,13 @@ class BatchNormalization(BatchNormMath, Layer):
         virtual_batch_size=None,
         **kwargs,
     ):
-        self._check_arguments("tf.layers", renorm, virtual_batch_size, kwargs)
+        options = self._check_arguments("tf.layers", renorm, virtual_batch_size, kwargs)
         super().__init__(trainable=trainable, name=name, **kwargs)
         self._setup(
             axis, momentum, epsilon, center, scale,
             (beta_initializer, gamma_initializer, moving_mean_initializer,
              moving_variance_initializer),
+            options,
         )  # fmt: skip
         self.updates = []
 
@@ -311,8 +318,7 @@ class _Pooling(Pooling, Layer):
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):  # fmt: skip
         super().__init__(name=name, **kwargs)
-        if data_format != "channels_last":
-            raise ValueError("tf.layers pooling: only data_format='channels_last' is provided")
+        self.channels_first = channels_first(data_format, "tf.layers pooling")
         self.pool_size = per_dimension(pool_size, self.rank)
         self.strides = per_dimension(strides, self.rank)
         self.padding = padding.upper()

@@ -270,12 +270,43 @@ def batch_normalization(x):
   return [a, b, c, d, k, k2] + moved
 
 
+def half_squares(t):
+  return 0.5 * tf.reduce_sum(tf.square(t))
+
+
+def regularizers_and_channels_first(x):
+  """Activity regularizers (each loss divided by the batch), batch normalization's
+  beta and gamma regularizers, and pooling of channels-first inputs ([batch, TIME
+  channels, DEPTH steps])."""
+  dense = tf.keras.layers.Dense(3, activity_regularizer=half_squares)
+  conv = tf.keras.layers.Conv1D(2, 2, activity_regularizer=half_squares)
+  keras_bn = tf.keras.layers.BatchNormalization(
+      gamma_regularizer=half_squares, beta_regularizer=half_squares)
+  outputs = [
+      dense(x), conv(x), keras_bn(x, training=True),
+      tf.layers.dense(x, 2, activity_regularizer=half_squares, name="tfl_dense"),
+      tf.layers.batch_normalization(x, training=True, gamma_regularizer=half_squares,
+                                    name="tfl_bn"),
+      tf.keras.layers.MaxPooling1D(2, data_format="channels_first")(x),
+      tf.keras.layers.AveragePooling1D(3, 1, data_format="channels_first")(x),
+      tf.keras.layers.GlobalAveragePooling1D(data_format="channels_first")(x),
+      tf.keras.layers.GlobalMaxPooling1D(data_format="channels_first")(x),
+      tf.layers.max_pooling1d(x, 2, 2, data_format="channels_first"),
+  ]
+  keras_losses = dense.losses + conv.losses + keras_bn.losses
+  collected = tf.get_collection(tf.GraphKeys.REGULARIZATION_LOSSES)
+  # The moving statistics enter the loss too, so that every variable has a gradient.
+  moving = [tf.reduce_sum(v) for v in tf.global_variables() if "moving_" in v.op.name]
+  return outputs + [tf.add_n(keras_losses), tf.add_n(collected)] + moving
+
+
 CASES = [
     lstm_seq, bilstm, bigru_no_lengths, basic_lstm_concat_state, gru_initial_state,
     lstm_peepholes_projection, lstm_block, multi_dropout_residual, time_major_basic_rnn,
     gru_blocks, layer_norm_lstm, static_loops, stacked_bidirectional, fused_block,
     direct_calls_and_user_cell, keras_names_and_core, keras_conv_pool_merge, keras_recurrent,
     keras_masked_recurrent, keras_models, layers_and_contrib_layers, batch_normalization,
+    regularizers_and_channels_first,
 ]
 
 
