@@ -54,7 +54,7 @@ import time
 
 from compat.common import REPO, VOCAB
 from compat.fixtures import write_mrpc
-from compat.launcher import BASE_ENV, Runner
+from compat.launcher import BASE_ENV, Runner, logged_command
 
 JOBS = ["finetune", "predict", "features", "pretrain"]
 
@@ -321,9 +321,9 @@ class TimedRunner(Runner):
         self.last = None
 
     def _run(self, cmd, env, cwd, log_name):
-        self.log.write(f"(cd {cwd} && {shlex.join(cmd)})  > {log_name}\n")
-        self.log.flush()
         env = dict(env, PYTHONUNBUFFERED="1")
+        self.log.write(f"{logged_command(cmd, env, cwd)}  > {log_name}\n")
+        self.log.flush()
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         # Line-buffered, so a long run can be followed with tail -f.
@@ -583,7 +583,11 @@ def main(argv=None):
     print()
     print(machine_facts(lscpu))
     if not bf16:
-        print("No avx512_bf16 / amx_bf16 on this CPU: no bf16 rows.")
+        print(
+            "No bf16 rows (--bf16_rows=no)."
+            if args.bf16_rows == "no"
+            else "No avx512_bf16 / amx_bf16 on this CPU: no bf16 rows."
+        )
     print(f"Load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
     judge = args.sizes == FULL

@@ -2,6 +2,7 @@
 
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -15,6 +16,14 @@ BASE_ENV = dict(os.environ)
 
 # The folder that holds this package, so that `python -m compat.worker` finds it.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def logged_command(cmd, env, cwd):
+    """The line commands.log keeps for a run: a shell command that runs it again as it
+    ran, with the environment variables it was given beyond this process's own."""
+    extra = [f"{k}={shlex.quote(v)}" for k, v in sorted(env.items()) if BASE_ENV.get(k) != v]
+    setting = f"env {' '.join(extra)} " if extra else ""
+    return f"(cd {shlex.quote(cwd)} && {setting}{shlex.join(cmd)})"
 
 
 class Runner:
@@ -40,7 +49,7 @@ class Runner:
         return os.path.join(self.work, *parts)
 
     def _run(self, cmd, env, cwd, log_name):
-        self.log.write(f"(cd {cwd} && {' '.join(cmd)})  > {log_name}\n")
+        self.log.write(f"{logged_command(cmd, env, cwd)}  > {log_name}\n")
         self.log.flush()
         with open(self.path(log_name), "w", encoding="utf-8") as out:
             proc = subprocess.run(cmd, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)

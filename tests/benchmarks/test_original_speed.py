@@ -6,6 +6,7 @@ timing of a child process, and its tables against hand-made cases.
 """
 
 import os
+import subprocess
 import sys
 
 import pytest
@@ -188,6 +189,27 @@ def test_timed_runner_stamps_lines_and_counts_child_cpu(tmp_path):
         assert 0.3 < wall <= run.last["wall"] + 0.0005  # stamps are rounded to 1 ms
         assert 0.3 < cpu <= run.last["cpu"] + 0.05  # the busy loop ran before the print
     assert "-c" in (tmp_path / "commands.log").read_text(encoding="utf-8")
+
+
+def test_commands_log_lines_run_again_as_they_ran(tmp_path):
+    """A line of commands.log, given to a shell, runs the command in its directory with the
+    variables it was given (the original's PYTHONPATH), quoted as needed."""
+    (tmp_path / "orig").mkdir()
+    (tmp_path / "orig" / "run_classifier.py").write_text("", encoding="utf-8")
+    (tmp_path / "a dir").mkdir()
+    run = original_speed.TimedRunner(str(tmp_path / "orig"), "python3.7", str(tmp_path))
+    code = "import os; print('|'.join([os.getcwd(), os.environ['PYTHONPATH'], os.environ['X']]))"
+    env = dict(os.environ, PYTHONPATH="/some where", X="it's")
+    assert run._run([sys.executable, "-c", code], env, str(tmp_path / "a dir"), "x.log") == 0
+    line = (tmp_path / "commands.log").read_text(encoding="utf-8").splitlines()[-1]
+    command = line.rsplit("  > ", 1)[0]
+    assert line.endswith("  > x.log")
+    again = subprocess.run(
+        ["bash", "-c", command], env=dict(os.environ), capture_output=True, text=True
+    )
+    assert again.returncode == 0, again.stderr
+    want = [os.path.realpath(tmp_path / "a dir"), "/some where", "it's"]
+    assert again.stdout.strip().split("|") == want
 
 
 def test_log_phases_first_match_of_each_milestone(tmp_path):
