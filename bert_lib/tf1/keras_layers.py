@@ -778,10 +778,9 @@ class _Pooling(Pooling, Layer):
 
     def __init__(self, pool_size=2, strides=None, padding="valid", data_format=None, **kwargs):
         super().__init__(**kwargs)
-        self.channels_first = channels_first(data_format, f"tf.keras.layers.{type(self).__name__}")
-        self.pool_size = per_dimension(pool_size, self.rank)
-        self.strides = per_dimension(strides if strides is not None else pool_size, self.rank)
-        self.padding = padding.upper()
+        strides = strides if strides is not None else pool_size
+        api = f"tf.keras.layers.{type(self).__name__}"
+        self._set_windows(pool_size, strides, padding, data_format, api)
 
 
 class MaxPooling1D(_Pooling):

@@ -161,13 +161,20 @@ def channels_first(data_format, api):
 
 class Pooling:
     """What the pooling classes of both APIs share: the maximum or the average (`kind` MAX
-    or AVG) over windows of `rank` dimensions; no variables. The host class sets
-    pool_size and strides (lists of rank ints), padding (VALID or SAME) and
-    channels_first (inputs [batch, channels, steps...], pooled as channels-last)."""
+    or AVG) over windows of `rank` dimensions; no variables. The host class's __init__
+    calls _set_windows with its API's arguments (each API has its own defaults)."""
 
     rank = None
     kind = None
     channels_first = False
+
+    def _set_windows(self, pool_size, strides, padding, data_format, api):
+        """pool_size and strides as lists of rank ints, padding as VALID or SAME, and
+        channels_first (inputs [batch, channels, steps...], pooled as channels-last)."""
+        self.channels_first = channels_first(data_format, api)
+        self.pool_size = per_dimension(pool_size, self.rank)
+        self.strides = per_dimension(strides, self.rank)
+        self.padding = padding.upper()
 
     def call(self, inputs):
         if self.channels_first:

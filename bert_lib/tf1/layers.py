@@ -21,7 +21,6 @@ from .layer_base import (
     Layer,
     Pooling,
     activity_losses,
-    channels_first,
     per_dimension,
     static_dim,
 )
@@ -318,10 +317,7 @@ class _Pooling(Pooling, Layer):
     def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
                  name=None, **kwargs):  # fmt: skip
         super().__init__(name=name, **kwargs)
-        self.channels_first = channels_first(data_format, "tf.layers pooling")
-        self.pool_size = per_dimension(pool_size, self.rank)
-        self.strides = per_dimension(strides, self.rank)
-        self.padding = padding.upper()
+        self._set_windows(pool_size, strides, padding, data_format, "tf.layers pooling")
 
 
 class MaxPooling1D(_Pooling):
