@@ -45,9 +45,9 @@ from . import contrib as tf1_contrib
 from . import estimator as tf1_estimator
 from . import internals as tf1_internals
 from . import keras_layers as tf1_keras
+from . import keras_rnn, user_errors
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
-from . import user_errors
 from .api import (
     CHECKOUT,
     CONTRIB_INSTEAD,
@@ -77,7 +77,7 @@ def _build(devices):
             "contrib": contrib,
             "estimator": tf1_estimator.estimator_module(estimators),
             "layers": tf1_layers.layers_module(),
-            "keras": tf1_keras.keras_module(),
+            "keras": tf1_keras.keras_module(keras_rnn.layers_names()),
             "app": app,
             "flags": flags,
             "__version__": tf.__version__,

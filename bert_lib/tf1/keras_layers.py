@@ -936,9 +936,9 @@ class _Keras3Layers(Namespace):
         return value
 
 
-def layers_names():
-    from . import keras_rnn
-
+def layers_names(recurrent_layers):
+    """tf.keras.layers' names: this module's layers and `recurrent_layers` (keras_rnn's,
+    which build on this module, so the caller brings them)."""
     names = {
         cls.__name__: cls
         for cls in (
@@ -962,7 +962,7 @@ def layers_names():
     )
     for layer_class in (Concatenate, Add, Subtract, Multiply, Average, Maximum):
         names[layer_class.__name__.lower()] = _merge_function(layer_class)
-    names.update(keras_rnn.layers_names())
+    names.update(recurrent_layers)
     return names
 
 
@@ -982,10 +982,11 @@ def backend_module():
     )
 
 
-def keras_module():
-    """tf.keras in a TF 1.x script: TF 1.15's layers, initializers, activations,
-    regularizers, Sequential and subclassed Model; the rest is Keras 3's."""
-    layers = _Keras3Layers("tf.keras.layers", None, layers_names())
+def keras_module(recurrent_layers):
+    """tf.keras in a TF 1.x script: TF 1.15's layers (`recurrent_layers` among them),
+    initializers, activations, regularizers, Sequential and subclassed Model; the rest
+    is Keras 3's."""
+    layers = _Keras3Layers("tf.keras.layers", None, layers_names(recurrent_layers))
     return Namespace(
         "tf.keras",
         tf.keras,
