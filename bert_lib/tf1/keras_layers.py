@@ -31,7 +31,6 @@ from .layer_base import (
     Pooling,
     activity_losses,
     channels_first,
-    per_dimension,
     reset_layer_names,
     snake_case,
     static_dim,
@@ -739,15 +738,11 @@ class _Conv(_KernelLayer):
             raise unsupported(
                 f"tf.keras.layers.{type(self).__name__}(data_format={data_format!r})"
             )
-        self.filters = filters
-        self.kernel_size = per_dimension(kernel_size, self.rank)
-        self.strides = per_dimension(strides, self.rank)
+        self._set_convolution(filters, kernel_size, strides, dilation_rate)
         self.padding = padding.lower()
-        self.dilation_rate = per_dimension(dilation_rate, self.rank)
 
     def build(self, input_shape):
-        channels = static_dim(tf.TensorShape(input_shape)[-1])
-        self._add_kernel_and_bias([*self.kernel_size, channels, self.filters])
+        self._add_convolution_kernel(static_dim(tf.TensorShape(input_shape)[-1]))
 
     def call(self, inputs):
         padding = self.padding
@@ -755,14 +750,7 @@ class _Conv(_KernelLayer):
             left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
             inputs = tf.pad(inputs, [[0, 0], [left, 0], [0, 0]])
             padding = "valid"
-        outputs = tf.nn.convolution(
-            inputs,
-            self.kernel,
-            padding=padding.upper(),
-            strides=self.strides,
-            dilations=self.dilation_rate,
-        )
-        return self._add_bias_and_activate(outputs)
+        return self._add_bias_and_activate(self._convolve(inputs, padding))
 
 
 class Conv1D(_Conv):

@@ -138,6 +138,27 @@ class KernelAndBias:
             outputs = tf.nn.bias_add(outputs, self.bias)
         return self.activation(outputs) if self.activation is not None else outputs
 
+    # The convolutions of both APIs (`rank` spatial dimensions, channels last).
+
+    def _set_convolution(self, filters, kernel_size, strides, dilation_rate):
+        self.filters = filters
+        self.kernel_size = per_dimension(kernel_size, self.rank)
+        self.strides = per_dimension(strides, self.rank)
+        self.dilation_rate = per_dimension(dilation_rate, self.rank)
+
+    def _add_convolution_kernel(self, channels):
+        self._add_kernel_and_bias([*self.kernel_size, channels, self.filters])
+
+    def _convolve(self, inputs, padding):
+        """The convolution alone (no bias, no activation); padding VALID or SAME."""
+        return tf.nn.convolution(
+            inputs,
+            self.kernel,
+            padding=padding.upper(),
+            strides=self.strides,
+            dilations=self.dilation_rate,
+        )
+
 
 def activity_losses(regularizer, outputs):
     """TF 1.x's activity regularization: for each output, the regularizer's value divided

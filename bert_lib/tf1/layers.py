@@ -21,7 +21,6 @@ from .layer_base import (
     Layer,
     Pooling,
     activity_losses,
-    per_dimension,
     static_dim,
 )
 
@@ -255,27 +254,17 @@ class _Conv(_KernelLayer):
             raise ValueError(
                 "tf.layers convolutions: only data_format='channels_last' is provided"
             )
-        self.filters = filters
-        self.kernel_size = per_dimension(kernel_size, self.rank)
-        self.strides = per_dimension(strides, self.rank)
+        self._set_convolution(filters, kernel_size, strides, dilation_rate)
         self.padding = padding.upper()
-        self.dilation_rate = per_dimension(dilation_rate, self.rank)
 
     def build(self, input_shape):
         channels = static_dim(tf.TensorShape(input_shape)[-1])
         if channels is None:
             raise ValueError(f"{type(self).__name__} needs a static last dimension")
-        self._add_kernel_and_bias([*self.kernel_size, channels, self.filters])
+        self._add_convolution_kernel(channels)
 
     def call(self, inputs):
-        outputs = tf.nn.convolution(
-            inputs,
-            self.kernel,
-            padding=self.padding,
-            strides=self.strides,
-            dilations=self.dilation_rate,
-        )
-        return self._outputs(outputs)
+        return self._outputs(self._convolve(inputs, self.padding))
 
 
 class Conv1D(_Conv):
