@@ -808,12 +808,13 @@ def _chunk_results(chunks, line_tokenizer, num_workers):
     if num_workers <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         yield ((chunk, line_tokenizer.lines(chunk[2])) for chunk in chunks)
         return
-    with warnings.catch_warnings():
-        # Workers only run pure-Python tokenization, never TensorFlow, so
-        # forking is safe even if TensorFlow (remote paths) has started threads.
-        warnings.simplefilter("ignore", DeprecationWarning)
-        pool = multiprocessing.get_context("fork").Pool(num_workers)
+    pool = None
     try:
+        with warnings.catch_warnings(), errors.sigterm_held_for_forks():
+            # Workers only run pure-Python tokenization, never TensorFlow, so
+            # forking is safe even if TensorFlow (remote paths) has started threads.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pool = multiprocessing.get_context("fork").Pool(num_workers)
 
         def results():
             # A bounded window of chunks in flight keeps memory flat.
@@ -829,8 +830,9 @@ def _chunk_results(chunks, line_tokenizer, num_workers):
 
         yield results()
     finally:
-        pool.terminate()
-        pool.join()
+        if pool is not None:
+            pool.terminate()
+            pool.join()
 
 
 def _vocab_items(tokenizer):

@@ -80,15 +80,52 @@ def _raise_stopped(signum, frame):
     raise _stopped_outside_training(signum)
 
 
+# Whether this thread holds SIGTERM back (sigterm_held_for_forks); a forked child
+# inherits the value with the blocked signal.
+_HELD_FOR_FORKS = False
+
+
 def _default_sigterm_in_forked_child():
     """A forked child (create_pretraining_data's pool workers) is not the run: SIGTERM,
     which its pool ends it with, ends it as it ends any process. Reset at the fork, the
-    default acts even on a child stuck in C code, where no Python handler would run."""
-    if signal.getsignal(signal.SIGTERM) is _raise_stopped:
+    default acts even on a child stuck in C code, where no Python handler would run.
+    A child forked under sigterm_held_for_forks (or by a thread started there, which
+    inherits the block: a pool's replacement workers) gets a SIGTERM sent before this
+    reset only now, with the default in place."""
+    global _HELD_FOR_FORKS
+    inherited = signal.getsignal(signal.SIGTERM)
+    if inherited is _raise_stopped:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if _HELD_FOR_FORKS or inherited is _raise_stopped:
+        _HELD_FOR_FORKS = False
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 os.register_at_fork(after_in_child=_default_sigterm_in_forked_child)
+
+
+@contextlib.contextmanager
+def sigterm_held_for_forks():
+    """Holds SIGTERM back in this thread while it forks workers (a process pool).
+
+    Without it, a SIGTERM sent to a child between the fork and the reset of its handler
+    (a pool terminated right after it started) reaches the parent's Python handler in
+    the child, which stops nothing there: the child lives on and the pool's join waits
+    for it forever. Held, the signal waits in the child until its default is back.
+    Only this thread's mask changes: this process's own SIGTERM still arrives as before
+    (through another thread at once, or here when the block ends).
+    """
+    global _HELD_FOR_FORKS
+    if _HELD_FOR_FORKS:
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
+    _HELD_FOR_FORKS = True
+    try:
+        yield
+    finally:
+        _HELD_FOR_FORKS = False
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 @contextlib.contextmanager

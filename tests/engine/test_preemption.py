@@ -345,6 +345,38 @@ def test_a_forked_worker_ends_quietly_on_sigterm_while_its_parent_would_stop(cap
     assert "Traceback" not in capfd.readouterr().err
 
 
+def test_a_worker_terminated_as_it_is_forked_ends(capfd):
+    """A pool terminated right after it started sends SIGTERM to workers that may not have
+    reset the parent's handler yet: forked under errors.sigterm_held_for_forks, each
+    starts with SIGTERM blocked and unblocks it once the default is back, so the signal
+    ends it whenever it arrives (the pool's join would otherwise wait for it forever;
+    without the hold most of such children lived on)."""
+    import multiprocessing
+
+    fork = multiprocessing.get_context("fork")
+
+    def exit_with_sigterm_default_and_unblocked():
+        blocked = signal.SIGTERM in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+        default = signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+        os._exit(0 if default and not blocked else 3)
+
+    with errors._sigterm_raises():
+        with errors.sigterm_held_for_forks():
+            checker = fork.Process(target=exit_with_sigterm_default_and_unblocked)
+            checker.start()
+            children = [fork.Process(target=time.sleep, args=(60,)) for _ in range(10)]
+            for child in children:
+                child.start()
+                os.kill(child.pid, signal.SIGTERM)  # before or after its reset
+        assert signal.SIGTERM not in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    checker.join(30)
+    for child in children:
+        child.join(30)
+    assert checker.exitcode == 0
+    assert [child.exitcode for child in children] == [-signal.SIGTERM] * 10
+    assert "Traceback" not in capfd.readouterr().err
+
+
 def test_input_position_fingerprint_ignores_generated_names_only():
     def fingerprint(batch_size, files):
         with tf.Graph().as_default():
