@@ -377,8 +377,8 @@ SHARED_FLAGS = {
         "bool",
         False,
         "With --dynamic_padding: batch training examples of similar lengths together, "
-        "shuffling windows of 50 batches, sorting each by length, then shuffling the "
-        "batches.",
+        "shuffling windows of 16 batches, sorting each by length (each class on its own, "
+        "so that every batch keeps the window's mix of labels), then shuffling the batches.",
     ),
     # Evaluating while training.
     "eval_every_n_steps": _shared(

@@ -12,8 +12,19 @@ values as in a full-length batch; only positions cut away are missing, and
 the writers read real positions only.
 
 In training the same cut is opt-in (--dynamic_padding: dropout masks then
-differ from a full-length run), and --group_by_length sorts each large
-shuffle window by length before batching, then shuffles the batches.
+differ from a full-length run), and --group_by_length sorts each shuffle
+window by length before batching, then shuffles the batches. Sorting alone
+makes each batch a slice of one length, and wherever length goes with the
+label (short paraphrases, long negatives, one class's longer definitions)
+that is a slice of mostly one label: gradients that pull the classifier one
+way, then the other, and runs that end far below full length or never leave
+chance. So where examples carry one class id each, a window is sorted by each
+example's rank of length within its own class (stratified_order): every batch
+then holds the window's mix of labels, each at the same quantile of its class's
+lengths, which keeps almost all of the padding saved. The windows are short
+(GROUP_WINDOW_BATCHES): past a few batches a longer window cuts hardly any
+more padding, as lengths are rounded up to --length_bucket anyway, but makes
+the batches more alike.
 """
 
 import collections
@@ -26,10 +37,13 @@ from ..plumbing.errors import UsageError
 # The feature that carries an example's position in the input, for in_input_order.
 INDEX_KEY = "example_index"
 
+# The [batch, seq] features of the classifier, SQuAD and feature extraction, cut by trim_batch.
+SEQUENCE_KEYS = ("input_ids", "input_mask", "segment_ids")
+
 # Evaluation and prediction sort windows of this many batches by length.
 PREDICT_WINDOW_BATCHES = 64
 # Training shuffles, then sorts, windows of this many batches.
-GROUP_WINDOW_BATCHES = 50
+GROUP_WINDOW_BATCHES = 16
 
 
 # How an input_fn batches: length_bucket 0 computes full length; window_batches
@@ -108,6 +122,45 @@ def _sort_window(window, batch_size):
     return {key: tf.gather(value, order) for key, value in window.items()}
 
 
+def stratified_order(lengths, labels):
+    """[n] int32: an order of a window that sorts each class by length and interleaves them.
+
+    Each example's key is its length rank within its own class, as a
+    fraction of the class's size ((rank + 0.5) / count); sorting by the key
+    (ties by class id) lays the classes side by side, so any run of
+    consecutive examples holds the window's share of each class, and its
+    examples sit at the same quantile of their classes' lengths. `labels`
+    are class ids in [0, n).
+    """
+    by_length = tf.argsort(lengths, stable=True)
+    by_class = tf.gather(by_length, tf.argsort(tf.gather(labels, by_length), stable=True))
+    sorted_labels = tf.gather(labels, by_class)
+    counts = tf.math.bincount(sorted_labels, minlength=1)
+    starts = tf.cumsum(counts, exclusive=True)
+    position = tf.range(tf.size(labels, out_type=tf.int32), dtype=tf.int32)
+    rank = position - tf.gather(starts, sorted_labels)
+    key = (tf.cast(rank, tf.float64) + 0.5) / tf.cast(tf.gather(counts, sorted_labels), tf.float64)
+    return tf.gather(by_class, tf.argsort(key, stable=True))
+
+
+def _group_window(window, label_key):
+    lengths = real_lengths(window["input_mask"])
+    labels = window.get(label_key) if label_key else None
+    if labels is not None and labels.shape.rank == 1 and labels.dtype.is_integer:
+        order = stratified_order(lengths, tf.cast(labels, tf.int32))
+    else:
+        order = tf.argsort(lengths, stable=True)
+    return {key: tf.gather(value, order) for key, value in window.items()}
+
+
+def group_by_length(dataset, window_size, label_key=None):
+    """Reorders an unbatched training dataset so each window of `window_size` examples
+    comes in length order: by length, or, when each example's `label_key` is one
+    class id, by stratified_order (every run of examples keeps the window's mix
+    of classes)."""
+    return dataset.batch(window_size).map(lambda w: _group_window(w, label_key)).unbatch()
+
+
 def sort_by_length(dataset, window_size, batch_size=1):
     """Reorders an unbatched dataset of feature dicts so each run of `window_size`
     examples comes shortest first (ties keep their order).
@@ -131,7 +184,8 @@ def batch(
     drop_remainder,
     settings,
     is_training,
-    keys=("input_ids", "input_mask", "segment_ids"),
+    keys=SEQUENCE_KEYS,
+    label_key=None,
 ):
     """Batches a parsed, unbatched dataset of feature dicts, without padding work.
 
@@ -141,8 +195,9 @@ def batch(
     that many batches is sorted by real length before batching: in
     evaluation and prediction the examples get INDEX_KEY first, for
     in_input_order; in training the examples are shuffled in a buffer of a
-    window before the sorting, and the batches in a buffer of window_batches
-    after it.
+    window before the sorting, each window is ordered by group_by_length
+    (stratified by class when `label_key` names one class id per example),
+    and the batches are shuffled in a buffer of window_batches after it.
     """
     length_bucket, window_batches = settings
     if not length_bucket:
@@ -151,7 +206,7 @@ def batch(
     if window_batches:
         if is_training:
             dataset = dataset.shuffle(window_size)
-            dataset = sort_by_length(dataset, window_size)
+            dataset = group_by_length(dataset, window_size, label_key)
         else:
             dataset = sort_by_length(with_index(dataset), window_size, batch_size)
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)

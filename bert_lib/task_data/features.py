@@ -69,13 +69,22 @@ def decode_record(record, name_to_features):
 
 
 def record_input_fn_builder(
-    input_file, name_to_features, is_training, drop_remainder, padding=None
+    input_file,
+    name_to_features,
+    is_training,
+    drop_remainder,
+    padding=None,
+    label_key=None,
+    cut_keys=dynamic_padding.SEQUENCE_KEYS,
 ):
     """Returns an input_fn(params) reading fixed-length records in batches of params["batch_size"].
 
     Training repeats the records forever and shuffles them (buffer 100);
     eval and predict read them once, in order (parallel decoding keeps the
-    order). Integer features come out as int32 (decode_record).
+    order). Integer features come out as int32 (decode_record). `padding`
+    (dynamic_padding.Settings) cuts the `cut_keys` features of each batch
+    and groups by length, by class within a window when `label_key` names
+    one class id per example (dynamic_padding.batch).
     """
 
     def input_fn(params):
@@ -90,7 +99,13 @@ def record_input_fn_builder(
         if padding is None:
             return dataset.batch(params["batch_size"], drop_remainder=drop_remainder)
         return dynamic_padding.batch(
-            dataset, params["batch_size"], drop_remainder, padding, is_training
+            dataset,
+            params["batch_size"],
+            drop_remainder,
+            padding,
+            is_training,
+            keys=cut_keys,
+            label_key=label_key,
         )
 
     return input_fn

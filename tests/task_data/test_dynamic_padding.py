@@ -125,6 +125,62 @@ def test_training_groups_examples_of_similar_length():
     assert widths != sorted(widths)
 
 
+def _labelled_examples(lengths, labels, seq_length=12):
+    examples = _examples(lengths, seq_length)
+    labels = tf.data.Dataset.from_tensor_slices(np.asarray(labels, np.int32))
+    return tf.data.Dataset.zip(examples, labels).map(lambda e, y: {**e, "label_ids": y})
+
+
+def test_grouped_training_batches_keep_the_windows_mix_of_labels():
+    # Where length gives the label away (class 1 long, class 0 short), batches sorted
+    # by length alone are batches of one class: the 8-example batches of a window of
+    # 25 hold the window's mix of classes only if each class is sorted on its own.
+    rng = random.Random(7)
+    labels = [int(rng.random() < 0.25) for _ in range(400)]
+    lengths = [rng.randint(7, 12) if y else rng.randint(1, 6) for y in labels]
+    settings = dynamic_padding.Settings(length_bucket=4, window_batches=25)
+    dataset = _labelled_examples(lengths, labels).repeat()
+    grouped = dynamic_padding.batch(
+        dataset, 8, True, settings, is_training=True, label_key="label_ids"
+    )
+    shares, spreads = [], []
+    for batch in grouped.take(100).as_numpy_iterator():
+        shares.append(batch["label_ids"].mean())
+        real = batch["input_mask"].sum(axis=1)
+        for label in (0, 1):
+            if (batch["label_ids"] == label).sum() > 1:
+                of_class = real[batch["label_ids"] == label]
+                spreads.append(of_class.max() - of_class.min())
+    # A window's share of class 1 is near 0.25: each batch holds 1 to 3 of its 8.
+    assert min(shares) >= 1 / 8 and max(shares) <= 3 / 8, sorted(shares)
+    # Within each class the batch is still a slice of similar lengths.
+    assert np.mean(spreads) < 2
+
+
+def _numpy_stratified_order(lengths, labels):
+    """The order stratified_order describes, computed another way: each class's length
+    ranks (ties in input order) as fractions of the class, then a stable sort."""
+    lengths, labels = np.asarray(lengths), np.asarray(labels)
+    keys = np.zeros(len(lengths))
+    for label in np.unique(labels):
+        members = np.flatnonzero(labels == label)
+        ranks = np.empty(len(members))
+        ranks[np.lexsort((members, lengths[members]))] = np.arange(len(members))
+        keys[members] = (ranks + 0.5) / len(members)
+    return np.lexsort((np.arange(len(lengths)), labels, keys))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_stratified_order_matches_numpy(seed):
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(1, 20, size=96)
+    labels = rng.choice(4, size=96, p=[0.5, 0.3, 0.15, 0.05])
+    order = dynamic_padding.stratified_order(
+        tf.constant(lengths, tf.int32), tf.constant(labels, tf.int32)
+    )
+    np.testing.assert_array_equal(order.numpy(), _numpy_stratified_order(lengths, labels))
+
+
 def _dynamic_length_model(config, use_xla):
     ids = tf.compat.v1.placeholder(tf.int32, [None, None])
     mask = tf.compat.v1.placeholder(tf.int32, ids.shape)

@@ -1,0 +1,233 @@
+"""Dev accuracy of fine-tuning with and without the real-text speed flags, per task and seed.
+
+Fine-tunes a pretrained model (--model_dir: bert_config.json, vocab.txt and
+bert_model.ckpt, e.g. a Hugging Face MiniLM converted with
+`convert_checkpoint.py --direction=hf_to_tf`) on real-text tasks, once per
+(task, seed, variant), and prints one line per run (dev metric, wall seconds,
+training steps) and a table of means and worst seeds:
+
+  tasks     corpus_pairs  does the second sentence follow the first
+                          (demo_data/corpus, next line or a random line;
+                          the kind of task that `original_speed.py` times)
+            senses        sentence pairs: is the example of this sense
+                          (benchmarks/real_text/senses, from WordNet)
+            domains       single sentences, six unbalanced classes
+                          (benchmarks/real_text/domains)
+            names         named entities, run_ner.py, entity F1
+                          (benchmarks/real_text/names)
+  variants  full          no speed flag (full length)
+            cut           --dynamic_padding
+            grouped       --dynamic_padding --group_by_length
+
+A variant with "@old" (grouped@old) runs the scripts of the checkout
+--old_repo instead of this one, to compare versions of the code. Every run
+gets its own output directory under --work_dir and its log there; a run
+whose results are there already is not run again. Accuracy does not depend
+on the machine's load, so --parallel runs several at once; the wall and
+CPU seconds of such runs are not speed figures (grouping_speed.py's are).
+
+  .venv/bin/python benchmarks/grouping_accuracy.py --model_dir=/tmp/minilm_tf \\
+      --work_dir=/tmp/grouping --tasks=corpus_pairs,domains,names --seeds=1,2,3 \\
+      --variants=full,grouped
+"""
+
+import argparse
+import concurrent.futures
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+from original_speed import read_documents, sentence_pairs  # noqa: E402
+
+REAL_TEXT = os.path.join(HERE, "real_text")
+VARIANTS = {
+    "full": [],
+    "cut": ["--dynamic_padding=true"],
+    "grouped": ["--dynamic_padding=true", "--group_by_length=true"],
+}
+# task: (script, metric key in eval_results.txt, data flags, max_seq_length); WordNet's
+# texts are short (95% of the pairs within 30 word pieces), the corpus pairs not.
+TASKS = {
+    "corpus_pairs": (
+        "run_classifier.py",
+        "eval_accuracy",
+        ["--task_name=custom", "--text_a_column=first", "--text_b_column=second"],
+        128,
+    ),
+    "senses": (
+        "run_classifier.py",
+        "eval_accuracy",
+        ["--task_name=custom", "--text_a_column=definition", "--text_b_column=example"],
+        64,
+    ),
+    "domains": (
+        "run_classifier.py",
+        "eval_accuracy",
+        ["--task_name=custom", "--text_a_column=definition"],
+        64,
+    ),
+    "names": ("run_ner.py", "eval_f1", ["--tag_scheme=IOB2"], 64),
+}
+
+
+def write_corpus_pairs(data_dir, train_examples, dev_examples, seed=2026):
+    """The next-sentence task of demo_data/corpus as custom TSV files (train, dev)."""
+    os.makedirs(data_dir, exist_ok=True)
+    documents = read_documents(os.path.join(REPO, "demo_data", "corpus"))
+    rng = random.Random(seed)
+    for name, count in (("train", train_examples), ("dev", dev_examples)):
+        with open(os.path.join(data_dir, f"{name}.tsv"), "w", encoding="utf-8") as f:
+            f.write("first\tsecond\tlabel\n")
+            for label, first, second in sentence_pairs(documents, count, rng):
+                f.write(f"{first}\t{second}\t{label}\n")
+
+
+def task_data_dir(task, work_dir, args):
+    if task == "corpus_pairs":
+        data_dir = os.path.join(work_dir, "data", task)
+        if not os.path.exists(os.path.join(data_dir, "dev.tsv")):
+            write_corpus_pairs(data_dir, args.corpus_train_examples, args.corpus_dev_examples)
+        return data_dir
+    return os.path.join(REAL_TEXT, task)
+
+
+def read_metric(path, key):
+    with open(path) as f:
+        for line in f:
+            name, _, value = line.partition(" = ")
+            if name.strip() == key:
+                return float(value)
+    raise KeyError(f"{key} not in {path}")
+
+
+def run_one(task, seed, variant, args):
+    script, metric, data_flags, max_seq_length = TASKS[task]
+    flag_set, _, which = variant.partition("@")
+    repo = args.old_repo if which == "old" else REPO
+    out = os.path.join(
+        args.work_dir, "runs", f"{task}-{flag_set}{'-old' if which else ''}-seed{seed}"
+    )
+    result_path = os.path.join(out, "eval_results.txt")
+    if os.path.exists(result_path) and os.path.exists(out + ".json"):
+        with open(out + ".json") as f:
+            return json.load(f)
+    os.makedirs(out, exist_ok=True)
+    model = args.model_dir
+    command = [
+        args.python,
+        os.path.join(repo, script),
+        "--do_train=true",
+        "--do_eval=true",
+        f"--data_dir={task_data_dir(task, args.work_dir, args)}",
+        f"--vocab_file={model}/vocab.txt",
+        f"--bert_config_file={model}/bert_config.json",
+        f"--init_checkpoint={model}/bert_model.ckpt",
+        "--do_lower_case=true",
+        f"--max_seq_length={args.max_seq_length or max_seq_length}",
+        f"--train_batch_size={args.batch_size}",
+        f"--learning_rate={args.learning_rate}",
+        f"--num_train_epochs={args.epochs}",
+        f"--tf_random_seed={seed}",
+        "--save_checkpoints_steps=100000",
+        f"--output_dir={out}",
+        *data_flags,
+        *VARIANTS[flag_set],
+    ]
+    start = time.time()
+    with open(os.path.join(out, "log.txt"), "w") as log:
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=out)
+        _, status, usage = os.wait4(child.pid, 0)
+    wall = time.time() - start
+    cpu = usage.ru_utime + usage.ru_stime
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{task} {variant} seed {seed} failed: see {out}/log.txt")
+    row = {
+        "task": task,
+        "variant": variant,
+        "seed": seed,
+        "metric": metric,
+        "value": read_metric(result_path, metric),
+        "max_seq_length": args.max_seq_length or max_seq_length,
+        "wall_s": round(wall, 1),
+        "cpu_s": round(cpu, 1),
+        "repo": repo,
+    }
+    with open(out + ".json", "w") as f:
+        json.dump(row, f)
+    return row
+
+
+def summary_table(rows):
+    """Markdown: per task and variant, each seed's metric, the mean, the worst and wall time."""
+    lines = [
+        "| task | variant | metric | per seed | mean | worst | median wall s | median CPU s |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    keys = sorted({(r["task"], r["variant"]) for r in rows})
+    for task, variant in keys:
+        mine = [r for r in rows if (r["task"], r["variant"]) == (task, variant)]
+        mine.sort(key=lambda r: r["seed"])
+        values = [r["value"] for r in mine]
+        seeds = ", ".join(f"{r['seed']}: {r['value']:.3f}" for r in mine)
+        lines.append(
+            f"| {task} | {variant} | {mine[0]['metric']} | {seeds} | "
+            f"{statistics.mean(values):.3f} | {min(values):.3f} | "
+            f"{statistics.median(r['wall_s'] for r in mine):.0f} | "
+            f"{statistics.median(r.get('cpu_s', 0) for r in mine):.0f} |"
+        )
+    return "\n".join(lines)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--model_dir", required=True)
+    parser.add_argument("--work_dir", required=True)
+    parser.add_argument("--tasks", default="corpus_pairs,senses,domains,names")
+    parser.add_argument("--variants", default="full,grouped")
+    parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument("--old_repo", help="the checkout the @old variants run")
+    parser.add_argument("--parallel", type=int, default=1, help="runs at once")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--max_seq_length", type=int, default=None, help="default: the task's")
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--learning_rate", type=float, default=5e-5)
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--corpus_train_examples", type=int, default=3200)
+    parser.add_argument("--corpus_dev_examples", type=int, default=800)
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    jobs = [
+        (task, int(seed), variant)
+        for task in args.tasks.split(",")
+        for seed in args.seeds.split(",")
+        for variant in args.variants.split(",")
+    ]
+    if any(variant.endswith("@old") for _, _, variant in jobs) and not args.old_repo:
+        raise SystemExit("an @old variant needs --old_repo")
+    print("load average before:", os.getloadavg(), flush=True)
+    rows = []
+    with concurrent.futures.ThreadPoolExecutor(args.parallel) as pool:
+        for row in pool.map(lambda job: run_one(*job, args), jobs):
+            print(json.dumps(row), flush=True)
+            rows.append(row)
+    print("load average after:", os.getloadavg())
+    print(summary_table(rows))
+
+
+if __name__ == "__main__":
+    main()
