@@ -220,12 +220,21 @@ def main(argv=None):
     if any(variant.endswith("@old") for _, _, variant in jobs) and not args.old_repo:
         raise SystemExit("an @old variant needs --old_repo")
     print("load average before:", os.getloadavg(), flush=True)
-    rows = []
+    rows, failed = [], []
     with concurrent.futures.ThreadPoolExecutor(args.parallel) as pool:
-        for row in pool.map(lambda job: run_one(*job, args), jobs):
+        futures = {pool.submit(run_one, *job, args): job for job in jobs}
+        for future in concurrent.futures.as_completed(futures):
+            try:
+                row = future.result()
+            except RuntimeError as e:
+                print(e, flush=True)
+                failed.append(futures[future])
+                continue
             print(json.dumps(row), flush=True)
             rows.append(row)
     print("load average after:", os.getloadavg())
+    if failed:
+        print("failed:", failed)
     print(summary_table(rows))
 
 

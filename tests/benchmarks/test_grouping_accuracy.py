@@ -1,0 +1,96 @@
+"""benchmarks/grouping_accuracy.py's data and table, without training a model.
+
+The shipped real-text tasks must be what their README says (so the
+benchmark's figures describe the data in the repository), the scripts must
+read them as the benchmark runs them, and the summary table's means and
+worst seeds are checked against hand-made rows.
+"""
+
+import collections
+import csv
+import os
+import sys
+
+from helpers import REPO
+
+BENCHMARKS = os.path.join(REPO, "benchmarks")
+if BENCHMARKS not in sys.path:
+    sys.path.insert(0, BENCHMARKS)
+
+import grouping_accuracy  # noqa: E402
+
+REAL_TEXT = os.path.join(BENCHMARKS, "real_text")
+
+
+def _tsv(task, split):
+    with open(os.path.join(REAL_TEXT, task, f"{split}.tsv"), encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+
+
+def _sentences(split):
+    sentences, current = [], []
+    with open(os.path.join(REAL_TEXT, "names", f"{split}.txt"), encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                current.append(line.split())
+            elif current:
+                sentences.append(current)
+                current = []
+    return sentences
+
+
+def test_sentence_pairs_are_balanced_and_every_row_whole():
+    train, dev = _tsv("senses", "train"), _tsv("senses", "dev")
+    assert (len(train), len(dev)) == (3200, 800)
+    for row in train + dev:
+        assert row["definition"] and row["example"] and row["label"] in ("0", "1")
+    share = sum(row["label"] == "1" for row in train) / len(train)
+    assert 0.45 < share < 0.55
+
+
+def test_domains_are_unbalanced_as_the_readme_says():
+    train, dev = _tsv("domains", "train"), _tsv("domains", "dev")
+    assert (len(train), len(dev)) == (3200, 800)
+    counts = collections.Counter(row["label"] for row in train)
+    assert counts == {
+        "artifact": 1006,
+        "plant": 685,
+        "person": 630,
+        "animal": 610,
+        "food": 212,
+        "location": 57,
+    }
+    assert set(row["label"] for row in dev) <= set(counts)
+
+
+def test_names_are_iob2_sentences_with_entities():
+    train, dev = _sentences("train"), _sentences("dev")
+    assert (len(train), len(dev)) == (2400, 600)
+    for sentence in train + dev:
+        tags = [word[-1] for word in sentence]
+        assert any(tag != "O" for tag in tags)
+        for before, tag in zip(["O"] + tags, tags):
+            assert tag == "O" or tag[:2] in ("B-", "I-")
+            assert tag[2:] in ("", "PER", "LOC", "ORG", "MISC")
+            if tag.startswith("I-"):
+                assert before[2:] == tag[2:], sentence  # IOB2: I- follows its type
+
+
+def test_corpus_pairs_are_written_in_the_custom_layout(tmp_path):
+    grouping_accuracy.write_corpus_pairs(str(tmp_path), 40, 10)
+    with open(tmp_path / "train.tsv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t", quoting=csv.QUOTE_NONE))
+    assert len(rows) == 40 and set(rows[0]) == {"first", "second", "label"}
+    assert {row["label"] for row in rows} == {"0", "1"}
+
+
+def test_summary_gives_each_variants_mean_and_worst_seed():
+    rows = [
+        {"task": "t", "variant": "full", "seed": s, "metric": "acc", "value": v, "wall_s": w}
+        for s, v, w in ((1, 0.8, 10), (2, 0.7, 30), (3, 0.9, 20))
+    ] + [
+        {"task": "t", "variant": "grouped", "seed": 1, "metric": "acc", "value": 0.5, "wall_s": 5}
+    ]
+    table = grouping_accuracy.summary_table(rows).splitlines()
+    assert table[2] == "| t | full | acc | 1: 0.800, 2: 0.700, 3: 0.900 | 0.800 | 0.700 | 20 | 0 |"
+    assert table[3].startswith("| t | grouped | acc | 1: 0.500 | 0.500 | 0.500 | 5 |")
