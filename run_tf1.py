@@ -20,7 +20,7 @@ Python runs a script, and its modules win over this project's of the same
 names (the launcher, the TF 1.x layer and the engine import none of this
 project's modeling, optimization or tokenization). A user error, or an API
 that is not provided, ends the run with one "ERROR:" line naming the line of
-the user's code, and exit status 1 (bert_lib/tf1/user_errors.py).
+the user's code, and exit status 1 (bert_lib/tf1/machinery/user_errors.py).
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
@@ -34,8 +34,8 @@ import sys
 
 from bert_lib import tf1
 from bert_lib.plumbing import errors
-from bert_lib.tf1 import api as tf1_api
-from bert_lib.tf1 import user_errors as tf1_user_errors
+from bert_lib.tf1.machinery import namespaces as tf1_api
+from bert_lib.tf1.machinery import user_errors as tf1_user_errors
 
 USAGE = (
     "usage: python run_tf1.py [--distribution_strategy=one_device|mirrored|multi_worker]"
