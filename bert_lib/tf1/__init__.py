@@ -41,7 +41,8 @@ from . import estimator as tf1_estimator
 from . import internals as tf1_internals
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
-from .machinery import import_hook
+from .machinery import import_hook, user_code
+from .machinery import tf1_packages as tf1_packages_mod
 from .machinery.launcher import app_run, put_user_dir_first
 from .machinery.namespaces import (
     CONTRIB_INSTEAD,
@@ -51,6 +52,7 @@ from .machinery.namespaces import (
     unsupported,
 )
 from .machinery.user_code import is_user_file
+from .numpy_1x import numpy_module
 
 _V1 = tf.compat.v1
 
@@ -98,7 +100,7 @@ def build_module(devices):
     return module
 
 
-def install(distribution_strategy="one_device", num_gpus=None):
+def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
     """Returns the TF 1.x `tensorflow` module, and makes user code's `import tensorflow` give it.
 
     Switches TensorFlow to graph mode with TF1 behaviour (ref variables,
@@ -107,13 +109,23 @@ def install(distribution_strategy="one_device", num_gpus=None):
     bound into the module's Estimators and TPUEstimators (run_tf1.py's
     --distribution_strategy and --num_gpus). Called again with the same
     devices, returns the same module.
+
+    User code's `import numpy` gets numpy with what numpy 1.x had and has
+    since lost put back (numpy_1x.py). User code is the code outside
+    installed packages and this project, and the installed packages written
+    for TF 1.x: those `tf1_packages` names (import or distribution names;
+    run_tf1.py's --tf1_packages) and those whose metadata requires TensorFlow
+    below 2 (machinery/tf1_packages.py).
     """
     devices = tf1_estimator.Devices(distribution_strategy, num_gpus)
+    user_code.add_tf1_package_dirs(tf1_packages_mod.named_package_paths(tf1_packages))
     current = import_hook.installed()
     if current is not None and current.devices == devices:
         return current.module
     if current is None:
         _V1.disable_v2_behavior()
+        for paths in tf1_packages_mod.tf1_distribution_paths().values():
+            user_code.add_tf1_package_dirs(paths)
     module = build_module(devices)
-    import_hook.install_hook(module, devices)
+    import_hook.install_hook(module, devices, numpy_module())
     return module

@@ -4,8 +4,11 @@
 Once installed (bert_lib/tf1/__init__.py's install()), UserImport gives
 user code (user_code.is_user_file) the TF 1.x module it holds for
 `import tensorflow`, `import tensorflow.contrib.rnn`, `from tensorflow.python.ops
-import array_ops`, ...; every other import, and every import by code that
-is not the user's, goes to the import it replaced.
+import array_ops`, ..., and the numpy module of TF 1.x's years it holds
+(numpy_1x.py) for `import numpy` (`import numpy.linalg` too; `from
+numpy.random import ...` gets numpy's own submodule); every other import,
+and every import by code that is not the user's, goes to the import it
+replaced.
 """
 
 import builtins
@@ -30,10 +33,11 @@ class UserImport:
     """builtins.__import__ once installed: `import tensorflow` (and `tensorflow.x`) in user
     code gives `module`; everything else goes to the import it replaced."""
 
-    def __init__(self, module, devices, real_import):
+    def __init__(self, module, devices, real_import, numpy_module=None):
         self.module = module
         self.devices = devices
         self.real_import = real_import
+        self.numpy_module = numpy_module
         # name -> where the module provides it: the hint of a refusal (namespaces._elsewhere).
         self.find_elsewhere = make_finder(module)
 
@@ -45,6 +49,14 @@ class UserImport:
                     return resolve(self.module, parts)
                 resolve(self.module, parts)  # `import tensorflow.contrib.slim`: fails if missing
                 return self.module
+        if (
+            level == 0
+            and self.numpy_module is not None
+            and (name == "numpy" or (name.startswith("numpy.") and not fromlist))
+            and importer_is_user(globals)
+        ):
+            self.real_import(name, globals, locals, fromlist, level)
+            return self.numpy_module
         return self.real_import(name, globals, locals, fromlist, level)
 
 
@@ -64,8 +76,9 @@ def installed():
     return current if isinstance(current, UserImport) else None
 
 
-def install_hook(module, devices):
-    """Puts a UserImport giving `module` in builtins.__import__ (replacing an earlier one)."""
+def install_hook(module, devices, numpy_module=None):
+    """Puts a UserImport giving `module` (and `numpy_module`) in builtins.__import__,
+    replacing an earlier one."""
     current = installed()
     real_import = current.real_import if current is not None else builtins.__import__
-    builtins.__import__ = UserImport(module, devices, real_import)
+    builtins.__import__ = UserImport(module, devices, real_import, numpy_module)

@@ -1,7 +1,9 @@
 """Whose code is running: the user's (it gets the TF 1.x API) or installed and project code.
 
 run_tf1.py gives the TF 1.x `tensorflow` module to the user's script and
-the modules it imports from beside itself; everything else (the standard
+the modules it imports from beside itself, and to the installed packages
+written for TF 1.x (tf1_packages.py finds their directories, which
+add_tf1_package_dirs adds here); everything else (the standard
 library, installed packages, this project's own modules) gets TensorFlow 2
 itself. user_location finds the user's line on the stack for an error
 message.
@@ -63,11 +65,24 @@ def is_project_file(filename):
     return in_checkout or path.startswith(os.path.join(PACKAGE_DIR, ""))
 
 
+# The directories of installed packages whose code is the user's: written for TF 1.x.
+_TF1_PACKAGE_DIRS = set()
+
+
+def add_tf1_package_dirs(paths):
+    """Counts the code under each of `paths` (package directories or module files) as the
+    user's from now on."""
+    for path in paths:
+        path = os.path.realpath(path)
+        _TF1_PACKAGE_DIRS.add(os.path.join(path, "") if os.path.isdir(path) else path)
+
+
 def is_user_file(filename):
     """Whether code from `filename` is the user's (it gets the TF 1.x module).
 
-    Not the user's: the standard library, installed packages, and this
-    project's own modules (the package, and the scripts and modules beside it).
+    Not the user's: the standard library, installed packages (but for those
+    written for TF 1.x, add_tf1_package_dirs), and this project's own modules
+    (the package, and the scripts and modules beside it).
     """
     if not filename or filename.startswith("<frozen"):
         return False
@@ -75,7 +90,12 @@ def is_user_file(filename):
         return True
     if is_project_file(filename):
         return False
-    return not os.path.realpath(filename).startswith(_EXCLUDED_DIRS)
+    path = os.path.realpath(filename)
+    if _TF1_PACKAGE_DIRS and (
+        path in _TF1_PACKAGE_DIRS or path.startswith(tuple(_TF1_PACKAGE_DIRS))
+    ):
+        return True
+    return not path.startswith(_EXCLUDED_DIRS)
 
 
 def user_location():
