@@ -245,8 +245,10 @@ def experimental_jit_scope(compile_ops=True, separate_compiled_gradients=False):
 
 
 def modules(estimator_classes):
-    """tf.contrib's submodules, by name; tf.contrib.tpu's TPUEstimator is that of
-    estimator_classes (estimator.estimator_classes)."""
+    """tf.contrib's submodules, by name: the one place a contrib package is registered
+    (its TF 1.15 module paths, internals.attach_module_paths, follow from the name).
+    tf.contrib.tpu's TPUEstimator is that of estimator_classes
+    (estimator.estimator_classes)."""
     crf = Namespace(
         "tf.contrib.crf",
         None,

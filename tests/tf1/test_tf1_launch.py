@@ -193,6 +193,11 @@ def test_installed_packages_written_for_tf1_get_its_api_and_others_tensorflow_2(
         .splitlines()[-1]
         .endswith("AttributeError: module 'tensorflow' has no attribute 'ConfigProto'")
     )
+    # Run with -m through run_tf1.py, an installed module is TF 1.x code by the user's word.
+    (site / "site-packages" / "named_encoder" / "cli.py").write_text(
+        "import json\nfrom . import session_config\nprint(json.dumps(session_config()))\n"
+    )
+    assert printed(_run_with_site(site, "-m", "named_encoder.cli")) == ["ConfigProto", True]
     assert error_line(_run_with_site(site, "--tf1_packages=no_such_thing", "serve.py")) == (
         "ERROR: --tf1_packages: no_such_thing is neither an installed package nor a distribution"
     )

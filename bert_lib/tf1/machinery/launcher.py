@@ -15,7 +15,7 @@ import runpy
 import sys
 
 from ...plumbing import command_line, errors
-from . import user_errors
+from . import user_code, user_errors
 from .user_code import CHECKOUT
 
 
@@ -57,7 +57,15 @@ def run_script(path, argv):
 def run_module(name, argv):
     """Runs module `name` as `python -m name argv...` would: found on sys.path, run as
     __main__ with its package set (so its relative imports work), sys.argv[0] its file;
-    a package runs its __main__ module. No such module is a UsageError."""
+    a package runs its __main__ module. No such module is a UsageError.
+
+    The module's top-level package is user code even when installed: run
+    through run_tf1.py, it is TF 1.x code by the user's word.
+    """
+    top = importlib.util.find_spec(name.split(".")[0])  # imports nothing
+    if top is not None:  # before its package is imported
+        paths = list(top.submodule_search_locations or [top.origin])
+        user_code.add_tf1_package_dirs(p for p in paths if p and os.path.exists(p))
     _check_runnable(name)
     sys.argv = ["-m", *argv]
     runpy.run_module(name, run_name="__main__", alter_sys=True)
