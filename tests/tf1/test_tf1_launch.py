@@ -203,6 +203,29 @@ def test_installed_packages_written_for_tf1_get_its_api_and_others_tensorflow_2(
     )
 
 
+def test_a_tf1_distribution_is_its_own_files_directories_not_a_shared_namespace(
+    tmp_path, monkeypatch
+):
+    site = tmp_path / "site-packages"
+    (site / "google" / "enc").mkdir(parents=True)
+    (site / "google" / "enc" / "__init__.py").write_text("")
+    (site / "google" / "enc" / "data.txt").write_text("")
+    (site / "top_mod.py").write_text("")
+    info = site / "nsenc-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: nsenc\nVersion: 1.0\nRequires-Dist: tensorflow<2\n"
+    )
+    (info / "RECORD").write_text(
+        "google/enc/__init__.py,,\ngoogle/enc/data.txt,,\ntop_mod.py,,\n"
+        "../../bin/nsenc-serve,,\nnsenc-1.0.dist-info/METADATA,,\n"
+    )
+    monkeypatch.syspath_prepend(str(site))
+    found = tf1_packages.tf1_distribution_paths()
+    assert found["nsenc"] == [str(site / "google" / "enc"), str(site / "top_mod.py")]
+    assert tf1_packages.named_package_paths(["nsenc"]) == found["nsenc"]
+
+
 @pytest.mark.parametrize(
     "requirement",
     [

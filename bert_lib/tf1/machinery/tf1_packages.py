@@ -61,17 +61,21 @@ def requires_tensorflow_1(requirement):
 
 
 def _code_paths(distribution):
-    """The top-level package directories and module files a distribution installed."""
+    """The directories holding a distribution's Python files, and its top-level modules.
+
+    Directories, not their top-level package: a namespace package such as
+    `google/` holds other distributions' code beside this one's.
+    """
     paths = set()
     for file in distribution.files or ():
         parts = file.parts
         top = parts[0]
         if top in ("..", os.curdir) or top.endswith((".dist-info", ".egg-info", ".data")):
             continue
-        if len(parts) > 1:
-            paths.add(str(distribution.locate_file(top)))
-        elif top.endswith(".py"):
-            paths.add(str(distribution.locate_file(top)))
+        if not parts[-1].endswith(".py"):
+            continue
+        located = str(distribution.locate_file(file))
+        paths.add(located if len(parts) == 1 else os.path.dirname(located))
     if not paths:  # no RECORD: its top_level.txt names the packages
         for name in (distribution.read_text("top_level.txt") or "").split():
             paths.update(_import_paths(name) or ())
