@@ -97,7 +97,7 @@ def trapz(y, x=None, dx=1.0, axis=-1):
     return numpy.trapezoid(y, x=x, dx=dx, axis=axis)
 
 
-def sum(a, axis=None, dtype=None, out=None, **kwargs):  # noqa: A001 (numpy's name)
+def sum(a, axis=None, dtype=None, out=None, *args, **kwargs):  # noqa: A001 (numpy's name)
     """np.sum, and for a generator what numpy 1.x gave: Python's sum of it, with a warning.
 
     numpy 1.15-1.x summed a generator with the builtin sum (ignoring axis
@@ -116,7 +116,7 @@ def sum(a, axis=None, dtype=None, out=None, **kwargs):  # noqa: A001 (numpy's na
             out[...] = result
             return out
         return result
-    return numpy.sum(a, axis=axis, dtype=dtype, out=out, **kwargs)
+    return numpy.sum(a, axis, dtype, out, *args, **kwargs)
 
 
 _OWN = {

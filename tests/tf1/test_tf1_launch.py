@@ -275,5 +275,7 @@ def test_the_numpy_of_tf1_code_leaves_numpy_itself_unchanged():
     assert not hasattr(numpy, "int") and not hasattr(numpy, "asscalar")
     with pytest.raises(TypeError, match="generator"):
         numpy.sum(i for i in range(3))
+    assert old.sum([[1, 2], [3, 4]], 1, None, None, True).tolist() == [[3], [7]]
+    assert old.sum([[1, 2]], axis=0, keepdims=True).tolist() == [[1, 2]]
     assert old.ndarray is numpy.ndarray and old.random is numpy.random
     assert "asscalar" in dir(old) and "ndarray" in dir(old)
