@@ -6,23 +6,39 @@ TF 1.x code's Estimators and TPUEstimators, on this project's engine
 the input-position files of checkpoints a script deletes swept away when
 the run ends (input_files.py). The module builders below are what the TF
 1.x module (bert_lib/tf1/__init__.py) and tf.contrib (contrib.py) put in
-place; the engine is reached through its front door only.
+place, with the tf.estimator names other parts of the layer build on
+(ModeKeys, RunConfig, EstimatorSpec, TrainSpec, EvalSpec,
+train_and_evaluate; the Estimator classes to use are estimator_classes'
+own, which train on the launcher's devices); the engine is reached through
+its front door only.
 """
 
 from .estimators import (
     ONE_DEVICE,
     Devices,
+    EstimatorSpec,
+    EvalSpec,
+    ModeKeys,
+    RunConfig,
+    TrainSpec,
     contrib_estimator_module,
     estimator_classes,
     estimator_module,
     tpu_module,
+    train_and_evaluate,
 )
 
 __all__ = [
     "ONE_DEVICE",
     "Devices",
+    "EstimatorSpec",
+    "EvalSpec",
+    "ModeKeys",
+    "RunConfig",
+    "TrainSpec",
     "contrib_estimator_module",
     "estimator_classes",
     "estimator_module",
     "tpu_module",
+    "train_and_evaluate",
 ]
