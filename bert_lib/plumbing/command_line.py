@@ -77,7 +77,7 @@ def parse_known_flags(argv):
         match = _FLAG_LIKE.fullmatch(arg.split("=", 1)[0])
         if match:
             meant = _meant(match.group(1))
-            ignored.append(f"{match.group(0)}" + (f" (did you mean --{meant}?)" if meant else ""))
+            ignored.append(match.group(0) + (f" (did you mean --{meant}?)" if meant else ""))
     if ignored:
         sys.stderr.write(
             "WARNING: not flags of this script, ignored as TF 1.x's tf.app.run ignored them "

@@ -3,10 +3,10 @@
 put_user_dir_first puts the script's directory (for -m, the current
 directory) first on sys.path, as Python does, and this project's clone off
 it; run_script and run_module run the user's code as `python script.py`
-and `python -m package.module` run it; app_run is
-tf.app.run: it parses the flags as TF 1.15 did (unknown ones let through,
-with a warning) and runs main, a failure of the user's code reported at
-its line (user_errors.py).
+and `python -m package.module` run it; app_run is tf.app.run: it parses
+the flags as TF 1.15 did (unknown ones let through, with a warning) and
+runs main, a failure of the user's code reported at its line
+(user_errors.py).
 """
 
 import importlib.util
