@@ -22,12 +22,18 @@ from . import cpu_kernels, errors
 FLAGS = flags.FLAGS
 
 
+def _meant(name):
+    """The defined flag `name` (an unknown one) likely meant, or None."""
+    close = difflib.get_close_matches(name, list(FLAGS), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
 def _flag_error(error):
     """One line for a command line absl refuses: the flag, and the likely one meant."""
     if isinstance(error, flags.UnrecognizedFlagError):
         name = error.flagname
-        close = difflib.get_close_matches(name, list(FLAGS), n=1, cutoff=0.6)
-        meant = f"; did you mean --{close[0]}?" if close else ""
+        close = _meant(name)
+        meant = f"; did you mean --{close}?" if close else ""
         return f"--{name}: unknown flag{meant} (--helpfull lists them all)"
     message = str(error).splitlines()[0]
     required = re.match(
@@ -48,17 +54,52 @@ def parse_flags(argv):
         sys.exit(1)
 
 
+# An argument absl would read as a flag: -x, --name, --name=value (not "-", "-3", "--").
+_FLAG_LIKE = re.compile(r"--?([A-Za-z_][\w.-]*)")
+
+
+def parse_known_flags(argv):
+    """Parses the flags defined and leaves the others in the argv main gets, as TF 1.x's
+    tf.app.run did (absl's known_only); one WARNING line names each flag left.
+
+    A defined flag with a bad value is still refused in one ERROR line, exit 1.
+    """
+    try:
+        rest = FLAGS(argv, known_only=True)
+    except flags.Error as error:
+        sys.stderr.write(f"ERROR: {_flag_error(error)}\n")
+        sys.stderr.flush()
+        sys.exit(1)
+    ignored = []
+    for arg in rest[1:]:
+        if arg == "--":
+            break
+        match = _FLAG_LIKE.fullmatch(arg.split("=", 1)[0])
+        if match:
+            meant = _meant(match.group(1))
+            ignored.append(match.group(0) + (f" (did you mean --{meant}?)" if meant else ""))
+    if ignored:
+        sys.stderr.write(
+            "WARNING: not flags of this script, ignored as TF 1.x's tf.app.run ignored them "
+            f"(they stay in main's argv): {', '.join(ignored)}\n"
+        )
+        sys.stderr.flush()
+    return rest
+
+
 def _show_traceback():
     """--show_traceback, where the script defines it."""
     return "show_traceback" in FLAGS and bool(FLAGS["show_traceback"].value)
 
 
-def run_main(main, argv=None, **script_defaults):
+def run_main(main, argv=None, flags_parser=parse_flags, **script_defaults):
     """Runs a script's `main` through absl's app.run: a user error becomes one line, exit 1.
 
     That holds for the command line too (an unknown flag, a missing required
-    one). `script_defaults` set the defaults that are this script's own for
-    shared flags (run_squad.py: max_seq_length=384) before it is read.
+    one; `flags_parser=parse_known_flags` lets unknown flags through, as TF
+    1.x's tf.app.run did). `script_defaults` set the defaults that are this
+    script's own for shared flags (run_squad.py: max_seq_length=384) before
+    it is read.
     """
     for name, value in script_defaults.items():
         FLAGS.set_default(name, value)
@@ -73,4 +114,4 @@ def run_main(main, argv=None, **script_defaults):
             logging.info("%s", cpu_kernels.describe())
         return errors.call(main, args, show_traceback=_show_traceback)
 
-    app.run(run, argv=argv, flags_parser=parse_flags)
+    app.run(run, argv=argv, flags_parser=flags_parser)

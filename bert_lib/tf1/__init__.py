@@ -6,21 +6,21 @@ tf.flags, tf.contrib.tpu.TPUEstimator, tf.estimator, tf.layers.dense and
 tf.contrib.layers.layer_norm, which TensorFlow 2.16+ no longer has.
 `install()` makes `import tensorflow` in such code give a module that is
 tf.compat.v1 in graph mode plus those APIs, running on this project's
-engine (estimator.py, specs.py, export.py), layers (layers.py on
-layer_base.py, batch_norm.py), RNN cells and loops (rnn_cells.py, rnn.py),
-TF 1.15's Keras layers (keras_layers.py, keras_rnn.py, on layer_base.py and
-batch_norm.py too), contrib pieces
+engine (the subpackage estimator/), layers (layers/: tf.layers and TF
+1.15's tf.keras.layers), RNN cells and loops (rnn/), contrib pieces
 (contrib.py, contrib_extras.py) and TensorFlow's internal module paths
-(internals.py); failures of the user's code are reported at its line
-(user_errors.py):
+(internals.py). How user code gets it is machinery/'s: whose code it is,
+the API's namespaces and refusals, the import hook, what run_tf1.py does
+around the user's code, and failures reported at the user's line:
 
     from bert_lib import tf1
     tf = tf1.install()        # and `import tensorflow as tf` in user code gets it too
 
 Only user code gets that module: an `import tensorflow` in an installed
 package (site-packages), the standard library or this project's own modules
-still gets TensorFlow 2 itself, so libraries keep working unchanged. This is
-the one place in the project that wraps `builtins.__import__`.
+still gets TensorFlow 2 itself, so libraries keep working unchanged.
+machinery/import_hook.py is the one place in the project that wraps
+`builtins.__import__`.
 
 The layer imports none of this project's BERT modules (modeling,
 tokenization, optimization), nor does the engine it runs on: in a process
@@ -34,38 +34,45 @@ where there is something), and also an AttributeError, so that
 `hasattr(tf, name)` checks in user code keep answering False.
 """
 
-import builtins
-import os
-import sys
-
 import tensorflow as tf
 
-from ..plumbing import command_line
 from . import contrib as tf1_contrib
 from . import estimator as tf1_estimator
 from . import internals as tf1_internals
-from . import keras_layers as tf1_keras
-from . import keras_rnn, user_errors
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
-from .api import (
-    CHECKOUT,
+from .machinery import import_hook, user_code
+from .machinery import tf1_packages as tf1_packages_mod
+from .machinery.launcher import app_run, put_user_dir_first
+from .machinery.namespaces import (
     CONTRIB_INSTEAD,
     TOP_LEVEL_INSTEAD,
     Namespace,
     UnsupportedAPIError,
-    is_user_file,
-    make_finder,
     unsupported,
 )
+from .machinery.user_code import is_user_file
+from .numpy_1x import numpy_module
 
 _V1 = tf.compat.v1
 
-__all__ = ["UnsupportedAPIError", "install", "put_user_dir_first", "run", "unsupported"]
+__all__ = [
+    "UnsupportedAPIError",
+    "build_module",
+    "install",
+    "is_user_file",
+    "put_user_dir_first",
+    "run",
+    "unsupported",
+]
+
+# tf.app.run of the TF 1.x module.
+run = app_run
 
 
-def _build(devices):
-    """The TF 1.x `tensorflow` module object, its Estimators training on `devices`."""
+def build_module(devices):
+    """The TF 1.x `tensorflow` module object, its Estimators training on `devices`
+    (an estimator.Devices)."""
     flags = _V1.flags
     app = Namespace("tf.app", _V1.app, {"run": run, "flags": flags})
     estimators = tf1_estimator.estimator_classes(devices)
@@ -77,7 +84,7 @@ def _build(devices):
             "contrib": contrib,
             "estimator": tf1_estimator.estimator_module(estimators),
             "layers": tf1_layers.layers_module(),
-            "keras": tf1_keras.keras_module(keras_rnn.layers_names()),
+            "keras": tf1_layers.keras_module(),
             "app": app,
             "flags": flags,
             "__version__": tf.__version__,
@@ -93,61 +100,7 @@ def _build(devices):
     return module
 
 
-def run(main=None, argv=None):
-    """tf.app.run: parses flags, runs main(argv); a failure is one ERROR line naming the
-    user's line (user_errors.py), exit 1."""
-    if main is None:
-        main = sys.modules["__main__"].main
-    command_line.run_main(user_errors.located_main(main), argv)
-
-
-# ---------------------------------------------------------------------------
-# `import tensorflow` in user code
-
-# tensorflow.<name> imports that are TensorFlow's own packages, not the API.
-# (tensorflow.python is wrapped: internals.py puts back what TF 1.x code used of it.)
-_REAL_PACKAGES = frozenset(["core", "lite", "tools", "compiler", "dtensor", "tsl"])
-
-
-def _resolve(module, dotted):
-    value = module
-    for part in dotted:
-        value = getattr(value, part)
-    return value
-
-
-class _UserImport:
-    """builtins.__import__ once installed: `import tensorflow` (and `tensorflow.x`) in user
-    code gives `module`; everything else goes to the import it replaced."""
-
-    def __init__(self, module, devices, real_import):
-        self.module = module
-        self.devices = devices
-        self.real_import = real_import
-        # name -> where the module provides it: the hint of a refusal (api._elsewhere).
-        self.find_elsewhere = make_finder(module)
-
-    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 0 and (name == "tensorflow" or name.startswith("tensorflow.")):
-            parts = name.split(".")[1:]
-            if (not parts or parts[0] not in _REAL_PACKAGES) and _importer_is_user(globals):
-                if fromlist:
-                    return _resolve(self.module, parts)
-                _resolve(self.module, parts)  # `import tensorflow.contrib.slim`: fails if missing
-                return self.module
-        return self.real_import(name, globals, locals, fromlist, level)
-
-
-def _importer_is_user(globals):
-    if globals is None:
-        return False
-    filename = globals.get("__file__")
-    if filename is None:
-        return globals.get("__name__") == "__main__"
-    return is_user_file(filename)
-
-
-def install(distribution_strategy="one_device", num_gpus=None):
+def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
     """Returns the TF 1.x `tensorflow` module, and makes user code's `import tensorflow` give it.
 
     Switches TensorFlow to graph mode with TF1 behaviour (ref variables,
@@ -156,30 +109,23 @@ def install(distribution_strategy="one_device", num_gpus=None):
     bound into the module's Estimators and TPUEstimators (run_tf1.py's
     --distribution_strategy and --num_gpus). Called again with the same
     devices, returns the same module.
+
+    User code's `import numpy` gets numpy with what numpy 1.x had and has
+    since lost put back (numpy_1x.py). User code is the code outside
+    installed packages and this project, and the installed packages written
+    for TF 1.x: those `tf1_packages` names (import or distribution names;
+    run_tf1.py's --tf1_packages) and those whose metadata requires TensorFlow
+    below 2 (machinery/tf1_packages.py).
     """
     devices = tf1_estimator.Devices(distribution_strategy, num_gpus)
-    current = builtins.__import__
-    if isinstance(current, _UserImport):
-        if current.devices == devices:
-            return current.module
-        real_import = current.real_import
-    else:
+    user_code.add_tf1_package_dirs(tf1_packages_mod.named_package_paths(tf1_packages))
+    current = import_hook.installed()
+    if current is not None and current.devices == devices:
+        return current.module
+    if current is None:
         _V1.disable_v2_behavior()
-        real_import = current
-    module = _build(devices)
-    builtins.__import__ = _UserImport(module, devices, real_import)
+        for paths in tf1_packages_mod.tf1_distribution_paths().values():
+            user_code.add_tf1_package_dirs(paths)
+    module = build_module(devices)
+    import_hook.install_hook(module, devices, numpy_module())
     return module
-
-
-def put_user_dir_first(user_dir):
-    """Puts `user_dir` first on sys.path, and this project's directory off it.
-
-    As when Python runs a script, the script's directory comes first: its
-    modules (often a modeling.py, optimization.py, tokenization.py of its
-    own) are what `import modeling` in user code finds. In a clone, this
-    project's directory (whose modules have those names) is taken off the
-    path; nothing run_tf1.py has imported by then has imported them.
-    """
-    if CHECKOUT is not None:
-        sys.path[:] = [p for p in sys.path if os.path.realpath(p or os.curdir) != CHECKOUT]
-    sys.path.insert(0, os.path.abspath(user_dir))

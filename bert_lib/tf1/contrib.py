@@ -1,10 +1,10 @@
 """The tf.contrib pieces TF 1.x BERT code used, for the TF 1.x API module (tf1/__init__.py).
 
 tf.contrib is gone from TensorFlow 2. What BERT code and the research
-derived from it took from it is here: tpu (estimator.py), layers
-(layers.py), data (now tf.data.experimental), cluster_resolver, the
+derived from it took from it is here: tpu (estimator/), layers
+(layers/), data (now tf.data.experimental), cluster_resolver, the
 linear-chain CRF of BERT+CRF taggers (crf_log_likelihood, crf_decode),
-metrics.streaming_pearson_correlation and streaming_concat, rnn (rnn.py) and
+metrics.streaming_pearson_correlation and streaming_concat, rnn (rnn/) and
 compiler.jit.experimental_jit_scope.
 """
 
@@ -16,7 +16,7 @@ from . import estimator as tf1_estimator
 from . import internals as tf1_internals
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
-from .api import Namespace
+from .machinery.namespaces import Namespace
 
 _V1 = tf.compat.v1
 
@@ -35,6 +35,7 @@ class TPUClusterResolver:
         self.job_name = job_name
 
     def master(self, *unused_args, **unused_kwargs):
+        """The TPU's name, as RunConfig(master=...) took it."""
         return self.tpu
 
 
@@ -244,8 +245,10 @@ def experimental_jit_scope(compile_ops=True, separate_compiled_gradients=False):
 
 
 def modules(estimator_classes):
-    """tf.contrib's submodules, by name; tf.contrib.tpu's TPUEstimator is that of
-    estimator_classes (estimator.estimator_classes)."""
+    """tf.contrib's submodules, by name: the one place a contrib package is registered
+    (its TF 1.15 module paths, internals.attach_module_paths, follow from the name).
+    tf.contrib.tpu's TPUEstimator is that of estimator_classes
+    (estimator.estimator_classes)."""
     crf = Namespace(
         "tf.contrib.crf",
         None,

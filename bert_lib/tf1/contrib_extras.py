@@ -11,7 +11,7 @@ import json
 
 import tensorflow as tf
 
-from .api import Namespace
+from .machinery.namespaces import Namespace
 
 _V1 = tf.compat.v1
 
@@ -31,6 +31,7 @@ def get_variables_to_restore(include=None, exclude=None):
 
 
 def get_variables(scope=None, suffix=None, collection=_V1.GraphKeys.GLOBAL_VARIABLES):
+    """The variables of `collection` under `scope` (name or VariableScope) ending in `suffix`."""
     scope_name = scope.name if isinstance(scope, _V1.VariableScope) else scope
     variables = _V1.get_collection(collection, scope_name)
     if suffix is not None:
@@ -39,6 +40,7 @@ def get_variables(scope=None, suffix=None, collection=_V1.GraphKeys.GLOBAL_VARIA
 
 
 def framework_module():
+    """tf.contrib.framework: checkpoint, global-step and variable-selection helpers."""
     names = {
         name: getattr(_V1.train, name)
         for name in (
@@ -70,16 +72,19 @@ class HParams:
             self.add_hparam(name, value)
 
     def add_hparam(self, name, value):
+        """Adds hyperparameter `name`; a name already taken (or a method's) is refused."""
         if getattr(self, name, None) is not None:
             raise ValueError(f"Hyperparameter name is reserved: {name}")
         setattr(self, name, value)
 
     def set_hparam(self, name, value):
+        """Sets an existing hyperparameter, a text value cast to the type it has."""
         if name not in self.values():
             raise ValueError(f"Unknown hyperparameter {name}")
         setattr(self, name, _cast_like(getattr(self, name), value, name))
 
     def del_hparam(self, name):
+        """Removes hyperparameter `name` if there is one."""
         if hasattr(self, name):
             delattr(self, name)
 
@@ -93,23 +98,29 @@ class HParams:
         return self
 
     def override_from_dict(self, values_dict):
+        """Sets each existing hyperparameter named in `values_dict`; returns self."""
         for name, value in values_dict.items():
             self.set_hparam(name, value)
         return self
 
     def parse_json(self, values_json):
+        """Sets the hyperparameters of a JSON object's text; returns self."""
         return self.override_from_dict(json.loads(values_json))
 
     def values(self):
+        """{name: value} of every hyperparameter."""
         return {k: v for k, v in vars(self).items() if not k.startswith("_")}
 
     def get(self, key, default=None):
+        """The value of hyperparameter `key`, else `default`."""
         return self.values().get(key, default)
 
     def to_json(self, indent=None, separators=None, sort_keys=False):
+        """The hyperparameters as a JSON object's text."""
         return json.dumps(self.values(), indent=indent, separators=separators, sort_keys=sort_keys)
 
     def get_model_structure(self):
+        """The model_structure given when made (None by default)."""
         return self._model_structure
 
     def __contains__(self, key):
@@ -136,4 +147,5 @@ def _cast_like(current, value, name):
 
 
 def training_module():
+    """tf.contrib.training: HParams."""
     return Namespace("tf.contrib.training", None, {"HParams": HParams})

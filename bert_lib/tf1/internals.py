@@ -12,7 +12,7 @@ Research code derived from BERT reaches past the public API:
   variable_scope.variable, array_ops.stack, control_flow_ops.cond, ops.Tensor,
   nest.is_sequence, ..., and the modules TensorFlow 2 no longer has
   (tensorflow.python.estimator, the TPU estimator's) are this layer's own;
-  the RNN and tf.layers modules are this layer's too (rnn.py, layers.py).
+  the RNN and tf.layers modules are this layer's too (rnn/, layers/).
 - `from tensorflow.contrib.layers.python.layers import initializers`,
   `tensorflow.contrib.rnn.python.ops.rnn_cell`, ...: the module paths under
   a tf.contrib package of TF 1.15 resolve to that package as provided here
@@ -25,7 +25,7 @@ import types
 
 import tensorflow as tf
 
-from .api import Namespace, UnsupportedAPIError, unsupported
+from .machinery.namespaces import Namespace, UnsupportedAPIError, unsupported
 
 _V1 = tf.compat.v1
 

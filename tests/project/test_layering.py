@@ -40,6 +40,15 @@ LAYERS = {
 # The parts whose imports, followed through the package, must reach no BERT module.
 WITHOUT_BERT = ("engine", "tf1", "plumbing")
 
+# Inside the TF 1.x layer: what each subpackage may import of the others. The modules
+# at bert_lib/tf1's top (its __init__, contrib, internals) assemble the API from all.
+TF1_LAYERS = {
+    "machinery": set(),
+    "layers": {"machinery"},
+    "rnn": {"layers", "machinery"},
+    "estimator": {"machinery"},
+}
+
 
 # ---------------------------------------------------------------------------
 # The import graph of a checkout
@@ -173,6 +182,68 @@ def back_doors(root, package, part="tf1", into="engine"):
     ]
 
 
+def inner_upward_imports(root, package, part="tf1", layers=TF1_LAYERS):
+    """["module -> module"] for each import between the subpackages of `part` against
+    `layers` (a subpackage not in `layers` is reported as "module -> ?")."""
+    graph = import_graph(root, package)
+    prefix = f"{package}.{part}."
+
+    def subpackage(module):
+        rest = module[len(prefix) :].split(".") if module.startswith(prefix) else []
+        is_package = os.path.isdir(os.path.join(root, *module.split(".")))
+        return rest[0] if len(rest) > 1 or (rest and is_package) else None
+
+    found = []
+    for module in sorted(graph):
+        inner = subpackage(module)
+        if inner is None:
+            continue
+        if inner not in layers:
+            found.append(f"{module} -> ?")
+            continue
+        for name in sorted(graph[module]):
+            other = subpackage(name)
+            if other is not None and other != inner and other not in layers[inner]:
+                found.append(f"{module} -> {name}")
+    return found
+
+
+def private_imports(root, package, part="tf1"):
+    """["module:line name"] wherever a module of `part` takes a private name (one
+    underscore) of another module of the project: `from .x import _name`, or `x._name`
+    of a module `x` it imported."""
+    modules = _modules(root, package)
+    found = []
+    for module, path in sorted(modules.items()):
+        if _part(module, package) != part:
+            continue
+        tree = _tree(path)
+        is_package = path.endswith("__init__.py")
+        aliases = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                source = _imported_names(module, path, is_package)
+                for alias in node.names:
+                    if alias.name.startswith("_") and not alias.name.startswith("__"):
+                        found.append(f"{module}:{node.lineno} {alias.name}")
+                    if any(n.endswith(f".{alias.name}") and n in modules for n in source):
+                        aliases.add(alias.asname or alias.name)
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name in modules and alias.asname:
+                        aliases.add(alias.asname)
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and node.value.id in aliases
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+            ):
+                found.append(f"{module}:{node.lineno} {node.value.id}.{node.attr}")
+    return found
+
+
 # ---------------------------------------------------------------------------
 # The checks on this checkout
 
@@ -181,7 +252,7 @@ def test_the_graph_follows_relative_imports_and_package_inits():
     graph = import_graph(REPO, PACKAGE)
     assert "bert_lib.engine.config" in graph["bert_lib.engine.graphs"]
     assert "bert_lib.plumbing.errors" in graph["bert_lib.engine.config"]
-    assert "bert_lib.engine" in graph["bert_lib.tf1.estimator"]
+    assert "bert_lib.engine" in graph["bert_lib.tf1.estimator.estimators"]
     assert "modeling" in graph["bert_lib.model.model_fns"]
     assert "bert_lib.engine.estimator" in reachable(graph, "bert_lib.engine.config")
 
@@ -196,6 +267,14 @@ def test_the_package_imports_only_downwards():
 
 def test_the_tf1_layer_uses_the_engines_front_door():
     assert back_doors(REPO, PACKAGE) == []
+
+
+def test_the_tf1_layers_subpackages_import_only_downwards():
+    assert inner_upward_imports(REPO, PACKAGE) == []
+
+
+def test_no_tf1_module_takes_another_modules_private_names():
+    assert private_imports(REPO, PACKAGE) == []
 
 
 def test_every_part_of_the_package_has_a_place_in_the_layers():
@@ -254,6 +333,33 @@ def test_the_front_door_check_catches_a_back_door(toy_house):
         },
     )
     assert back_doors(toy_house, "pkg") == ["pkg.tf1.estimator -> pkg.engine.core"]
+
+
+def test_the_inner_checks_catch_an_upward_import_an_unplaced_part_and_private_names(tmp_path):
+    _write(
+        str(tmp_path),
+        {
+            "pkg/__init__.py": "",
+            "pkg/tf1/__init__.py": "from . import layers\n",
+            "pkg/tf1/machinery/__init__.py": "",
+            "pkg/tf1/machinery/hook.py": "from ..layers import dense\n",
+            "pkg/tf1/layers/__init__.py": "",
+            "pkg/tf1/layers/dense.py": (
+                "from ..machinery import hook\nfrom ..machinery.hook import _secret\n\n"
+                "X = hook._state\nY = hook.__name__\n"
+            ),
+            "pkg/tf1/odd/__init__.py": "",
+        },
+    )
+    assert inner_upward_imports(str(tmp_path), "pkg") == [
+        "pkg.tf1.machinery.hook -> pkg.tf1.layers",
+        "pkg.tf1.machinery.hook -> pkg.tf1.layers.dense",
+        "pkg.tf1.odd -> ?",
+    ]
+    assert private_imports(str(tmp_path), "pkg") == [
+        "pkg.tf1.layers.dense:2 _secret",
+        "pkg.tf1.layers.dense:4 hook._state",
+    ]
 
 
 # ---------------------------------------------------------------------------

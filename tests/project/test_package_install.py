@@ -316,5 +316,5 @@ def test_python_m_bert_run_tf1_runs_tf1_code_with_its_own_modeling(venv, tmp_pat
     result = venv.run("-m", "bert.run_tf1", str(script))
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.splitlines()[-1] == (
-        "user bert_lib.tf1.estimator bert_lib.tf1.layers site-packages"
+        "user bert_lib.tf1.estimator.estimators bert_lib.tf1.layers.tf_layers site-packages"
     )

@@ -2,7 +2,7 @@
 paths, model_fn spec checks, user-code failures, hints, input-position files.
 
 Nothing here calls tf1.install() (which switches the process to TF 1.x
-behaviour): the module is built (tf1._build) and its pieces used in plain
+behaviour): the module is built (tf1.build_module) and its pieces used in plain
 tf.compat.v1 graphs. The numbers of the layers are pinned against TF 1.15
 in test_tf1_golden.py.
 """
@@ -15,17 +15,21 @@ import tensorflow as tf
 
 from bert_lib import tf1
 from bert_lib.plumbing import errors
-from bert_lib.tf1 import api as tf1_api
-from bert_lib.tf1 import input_files, keras_layers, rnn_cells, specs, user_errors
-from bert_lib.tf1 import layers as tf1_layers
-from bert_lib.tf1 import rnn as tf1_rnn
+from bert_lib.tf1 import estimator as tf1_estimator
+from bert_lib.tf1.estimator import input_files, specs
+from bert_lib.tf1.layers import keras_layers
+from bert_lib.tf1.layers import tf_layers as tf1_layers
+from bert_lib.tf1.machinery import namespaces as tf1_api
+from bert_lib.tf1.machinery import user_errors
+from bert_lib.tf1.rnn import cells as rnn_cells
+from bert_lib.tf1.rnn import loops as tf1_rnn
 
 V1 = tf.compat.v1
 
 
 @pytest.fixture(scope="module")
 def tf1_module():
-    return tf1._build(tf1.tf1_estimator.ONE_DEVICE)  # noqa: SLF001
+    return tf1.build_module(tf1_estimator.ONE_DEVICE)
 
 
 def _names():
@@ -272,12 +276,12 @@ def test_refusals_and_errors_outside_user_code_keep_their_own_text():
 def test_input_position_files_without_their_checkpoint_are_swept(tmp_path):
     for name in ("model.ckpt-3.input", "model.ckpt-6.input", "model.ckpt-6.index"):
         (tmp_path / name).write_text("x")
-    input_files._sweep(str(tmp_path))  # noqa: SLF001
+    input_files.sweep(str(tmp_path))
     assert sorted(os.listdir(tmp_path)) == ["model.ckpt-6.index", "model.ckpt-6.input"]
-    input_files._sweep(str(tmp_path / "gone"))  # noqa: SLF001 (a deleted directory: no error)
+    input_files.sweep(str(tmp_path / "gone"))  # a deleted directory: no error
 
 
 def test_user_code_file_detection_counts_this_tmp_path_as_users(tmp_path):
-    assert tf1_api.is_user_file(str(tmp_path / "x.py"))
-    assert not tf1_api.is_user_file(tf1.__file__)
-    assert not tf1_api.is_user_file(sys.modules["tensorflow"].__file__)
+    assert tf1.is_user_file(str(tmp_path / "x.py"))
+    assert not tf1.is_user_file(tf1.__file__)
+    assert not tf1.is_user_file(sys.modules["tensorflow"].__file__)

@@ -16,9 +16,9 @@ import time
 
 import tensorflow as tf
 
-from .. import engine
-from ..plumbing import errors
-from .api import Namespace
+from ... import engine
+from ...plumbing import errors
+from ..machinery.namespaces import Namespace
 
 _V1 = tf.compat.v1
 

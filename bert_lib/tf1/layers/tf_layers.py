@@ -14,7 +14,7 @@ the original's.
 
 import tensorflow as tf
 
-from .api import Namespace
+from ..machinery.namespaces import Namespace
 from .batch_norm import BatchNormMath
 from .layer_base import (
     KernelAndBias,
@@ -268,10 +268,14 @@ class _Conv(_KernelLayer):
 
 
 class Conv1D(_Conv):
+    """tf.layers.Conv1D: kernel [width, in, filters] and bias, as TF 1.x named them."""
+
     rank = 1
 
 
 class Conv2D(_Conv):
+    """tf.layers.Conv2D: kernel [height, width, in, filters] and bias, as TF 1.x named them."""
+
     rank = 2
 
 
@@ -310,18 +314,26 @@ class _Pooling(Pooling, Layer):
 
 
 class MaxPooling1D(_Pooling):
+    """tf.layers.MaxPooling1D: `pool_size` and `strides` required, as in TF 1.x."""
+
     rank, kind = 1, "MAX"
 
 
 class MaxPooling2D(_Pooling):
+    """tf.layers.MaxPooling2D: `pool_size` and `strides` required, as in TF 1.x."""
+
     rank, kind = 2, "MAX"
 
 
 class AveragePooling1D(_Pooling):
+    """tf.layers.AveragePooling1D: `pool_size` and `strides` required, as in TF 1.x."""
+
     rank, kind = 1, "AVG"
 
 
 class AveragePooling2D(_Pooling):
+    """tf.layers.AveragePooling2D: `pool_size` and `strides` required, as in TF 1.x."""
+
     rank, kind = 2, "AVG"
 
 
@@ -539,6 +551,7 @@ def contrib_dropout(
 
 
 def contrib_layers_module():
+    """tf.contrib.layers: layer_norm, fully_connected, initializers, regularizers."""
     return Namespace(
         "tf.contrib.layers",
         None,

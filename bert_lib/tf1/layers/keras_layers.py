@@ -23,7 +23,7 @@ import sys
 
 import tensorflow as tf
 
-from .api import Namespace, unsupported
+from ..machinery.namespaces import Namespace, unsupported
 from .batch_norm import BatchNormMath
 from .layer_base import (
     KernelAndBias,
@@ -122,6 +122,7 @@ def get_initializer(identifier):
 
 
 def initializers_module():
+    """tf.keras.initializers with TF 1.15's defaults."""
     names = {
         "Zeros": Zeros,
         "Ones": Ones,
@@ -194,6 +195,7 @@ def get_activation(identifier):
 
 
 def activations_module():
+    """tf.keras.activations, by name as get_activation finds them."""
     return Namespace("tf.keras.activations", None, {**_ACTIVATIONS, "get": get_activation})
 
 
@@ -214,6 +216,7 @@ class L1L2:
 
 
 def regularizers_module():
+    """tf.keras.regularizers (l1, l2, l1_l2) as TF 1.15's."""
     return Namespace(
         "tf.keras.regularizers",
         None,
@@ -237,16 +240,19 @@ _LEARNING_PHASE = [0]
 
 
 def learning_phase():
+    """tf.keras.backend.learning_phase: 0 (inference) unless set to 1."""
     return _LEARNING_PHASE[0]
 
 
 def set_learning_phase(value):
+    """tf.keras.backend.set_learning_phase: 0 or 1, for calls with training=None."""
     if value not in (0, 1):
         raise ValueError("Expected learning phase to be 0 or 1.")
     _LEARNING_PHASE[0] = value
 
 
-def _training(training):
+def resolved_training(training):
+    """A call's `training` argument, or the learning phase when it is None, as Keras 1.15's."""
     return bool(learning_phase()) if training is None else training
 
 
@@ -274,6 +280,7 @@ class Layer(LayerBase):
 
     @property
     def updates(self):
+        """The update ops of this layer and the layers it holds."""
         return list(self._updates) + [x for layer in self._sublayers() for x in layer.updates]
 
     def _sublayers(self):
@@ -287,22 +294,28 @@ class Layer(LayerBase):
         ]
 
     def count_params(self):
+        """How many numbers the layer's weights hold."""
         return int(sum(tf.TensorShape(w.shape).num_elements() for w in self.weights))
 
     def get_weights(self):
+        """The weights' values, read in the default session."""
         return _V1.get_default_session().run(self.weights)
 
     def call(self, inputs, **kwargs):
+        """The layer's computation; a subclass overrides it."""
         return inputs
 
     def compute_mask(self, inputs, mask=None):
+        """The output's Keras mask: the input's, unless a subclass says otherwise."""
         return mask
 
     def add_loss(self, losses, inputs=None):
+        """Adds a loss tensor (or a list of them) to the layer's losses."""
         del inputs
         self._losses.extend(losses if isinstance(losses, (list, tuple)) else [losses])
 
     def add_update(self, updates, inputs=None):
+        """Adds an update op (or a list of them) to the layer's updates."""
         del inputs
         self._updates.extend(updates if isinstance(updates, (list, tuple)) else [updates])
 
@@ -586,7 +599,7 @@ class Dropout(Layer):
         self.seed = seed
 
     def call(self, inputs, training=None):
-        training = _training(training)
+        training = resolved_training(training)
 
         def dropped():
             return tf.nn.dropout(
@@ -599,6 +612,8 @@ class Dropout(Layer):
 
 
 class Activation(Layer):
+    """tf.keras.layers.Activation: an activation, by name or function."""
+
     def __init__(self, activation, **kwargs):
         super().__init__(**kwargs)
         self.activation = get_activation(activation)
@@ -608,6 +623,8 @@ class Activation(Layer):
 
 
 class Flatten(Layer):
+    """tf.keras.layers.Flatten: each example to one dimension."""
+
     def __init__(self, data_format=None, **kwargs):
         super().__init__(**kwargs)
 
@@ -618,6 +635,8 @@ class Flatten(Layer):
 
 
 class Reshape(Layer):
+    """tf.keras.layers.Reshape: each example to `target_shape`."""
+
     def __init__(self, target_shape, **kwargs):
         super().__init__(**kwargs)
         self.target_shape = tuple(target_shape)
@@ -627,6 +646,8 @@ class Reshape(Layer):
 
 
 class Permute(Layer):
+    """tf.keras.layers.Permute: the example axes reordered (1-based `dims`)."""
+
     def __init__(self, dims, **kwargs):
         super().__init__(**kwargs)
         self.dims = tuple(dims)
@@ -653,6 +674,8 @@ class _Merge(Layer):
 
 
 class Concatenate(_Merge):
+    """tf.keras.layers.Concatenate: the inputs along `axis`."""
+
     def __init__(self, axis=-1, **kwargs):
         super().__init__(**kwargs)
         self.axis = axis
@@ -662,16 +685,22 @@ class Concatenate(_Merge):
 
 
 class Add(_Merge):
+    """tf.keras.layers.Add: the inputs' sum."""
+
     def _merge(self, inputs):
         return tf.add_n(inputs) if len(inputs) > 2 else inputs[0] + inputs[1]
 
 
 class Subtract(_Merge):
+    """tf.keras.layers.Subtract: the first input minus the second."""
+
     def _merge(self, inputs):
         return inputs[0] - inputs[1]
 
 
 class Multiply(_Merge):
+    """tf.keras.layers.Multiply: the inputs' product."""
+
     def _merge(self, inputs):
         output = inputs[0]
         for value in inputs[1:]:
@@ -680,6 +709,8 @@ class Multiply(_Merge):
 
 
 class Average(_Merge):
+    """tf.keras.layers.Average: the inputs' mean."""
+
     def _merge(self, inputs):
         output = inputs[0]
         for value in inputs[1:]:
@@ -688,6 +719,8 @@ class Average(_Merge):
 
 
 class Maximum(_Merge):
+    """tf.keras.layers.Maximum: the inputs' elementwise maximum."""
+
     def _merge(self, inputs):
         output = inputs[0]
         for value in inputs[1:]:
@@ -754,10 +787,14 @@ class _Conv(_KernelLayer):
 
 
 class Conv1D(_Conv):
+    """tf.keras.layers.Conv1D of TF 1.15: kernel [width, in, filters] and bias."""
+
     rank = 1
 
 
 class Conv2D(_Conv):
+    """tf.keras.layers.Conv2D of TF 1.15: kernel [height, width, in, filters] and bias."""
+
     rank = 2
 
 
@@ -772,18 +809,26 @@ class _Pooling(Pooling, Layer):
 
 
 class MaxPooling1D(_Pooling):
+    """tf.keras.layers.MaxPooling1D: windows of 2 by default."""
+
     rank, kind = 1, "MAX"
 
 
 class AveragePooling1D(_Pooling):
+    """tf.keras.layers.AveragePooling1D: windows of 2 by default."""
+
     rank, kind = 1, "AVG"
 
 
 class MaxPooling2D(_Pooling):
+    """tf.keras.layers.MaxPooling2D: windows of 2x2 by default."""
+
     rank, kind = 2, "MAX"
 
 
 class AveragePooling2D(_Pooling):
+    """tf.keras.layers.AveragePooling2D: windows of 2x2 by default."""
+
     rank, kind = 2, "AVG"
 
 
@@ -848,7 +893,7 @@ class BatchNormalization(BatchNormMath, Layer):
         self._updates.append(update)
 
     def call(self, inputs, training=None):
-        return self._normalize(inputs, _training(training))
+        return self._normalize(inputs, resolved_training(training))
 
 
 # ---------------------------------------------------------------------------
@@ -865,6 +910,7 @@ class Sequential(Layer):
             self.add(layer)
 
     def add(self, layer):
+        """Appends a layer; calls run the layers in order."""
         self.layers.append(layer)
 
     def call(self, inputs, training=None, mask=None):

@@ -1,4 +1,4 @@
-"""The RNN cells of TF 1.x (tf.nn.rnn_cell, tf.contrib.rnn), for rnn.py's loops.
+"""The RNN cells of TF 1.x (tf.nn.rnn_cell, tf.contrib.rnn), for loops.py.
 
 Each cell is a tf.layers layer (layer_base.Layer): its variables are made
 by get_variable in its own scope, its name (`lstm_cell`, `gru_cell`, ...),
@@ -17,8 +17,8 @@ import hashlib
 
 import tensorflow as tf
 
-from . import layers as tf1_layers
-from .layer_base import Layer, static_dim
+from ..layers import tf_layers
+from ..layers.layer_base import Layer, static_dim
 
 _V1 = tf.compat.v1
 
@@ -30,6 +30,7 @@ class LSTMStateTuple(collections.namedtuple("LSTMStateTuple", ("c", "h"))):
 
     @property
     def dtype(self):
+        """The dtype of c (and h), as TF 1.x's LSTMStateTuple gave it."""
         if self.c.dtype != self.h.dtype:
             raise TypeError(f"Inconsistent internal state: {self.c.dtype} vs {self.h.dtype}")
         return self.c.dtype
@@ -69,7 +70,7 @@ def _input_depth(input_shape, cell):
     return depth
 
 
-def _zero_state(state_size, batch_size, dtype):
+def zeros_for_state(state_size, batch_size, dtype):
     """Zeros [batch_size, *size] for each size of the (nested) state_size."""
 
     def zeros(size):
@@ -103,18 +104,21 @@ class RNNCell(Layer):
 
     @property
     def state_size(self):
+        """The size (or nested sizes) of the state; a subclass gives it."""
         raise NotImplementedError("Abstract method")
 
     @property
     def output_size(self):
+        """The size of one step's output; a subclass gives it."""
         raise NotImplementedError("Abstract method")
 
     def zero_state(self, batch_size, dtype):
         """Zero-filled state: a tensor [batch_size, state_size], or a tuple of them."""
         with _V1.name_scope(type(self).__name__ + "ZeroState", values=[batch_size]):
-            return _zero_state(self.state_size, batch_size, dtype)
+            return zeros_for_state(self.state_size, batch_size, dtype)
 
     def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        """Zeros of the state's shape for `batch_size` (or the batch of `inputs`)."""
         if inputs is not None:
             inputs = tf.convert_to_tensor(inputs)
             batch_size = static_dim(inputs.shape[0]) or tf.shape(inputs)[0]
@@ -372,7 +376,7 @@ def _shards(count):
 
 
 class LSTMBlockMath:
-    """What LSTMBlockCell and LSTMBlockFusedCell (rnn.py) share: their settings, their
+    """What LSTMBlockCell and LSTMBlockFusedCell (loops.py) share: their settings, their
     variables `kernel`, `bias` (0.0) and with use_peephole `w_i_diag`, `w_f_diag`,
     `w_o_diag`, made in that order, and the block's step on them."""
 
@@ -523,7 +527,7 @@ class LayerNormBasicLSTMCell(RNNCell):
             _V1.get_variable(
                 "beta", shape, dtype, initializer=_V1.constant_initializer(self._norm_shift)
             )
-        return tf1_layers.layer_norm(value, reuse=True, scope=scope)
+        return tf_layers.layer_norm(value, reuse=True, scope=scope)
 
     def call(self, inputs, state):
         c, h = state
@@ -569,6 +573,7 @@ class MultiRNNCell(RNNCell):
 
     @property
     def state_size(self):
+        """The cells' state sizes, as a tuple (or concatenated, state_is_tuple=False)."""
         if self._state_is_tuple:
             return tuple(cell.state_size for cell in self._cells)
         return sum(cell.state_size for cell in self._cells)
@@ -576,17 +581,20 @@ class MultiRNNCell(RNNCell):
     output_size = property(lambda self: self._cells[-1].output_size)
 
     def zero_state(self, batch_size, dtype):
+        """The cells' zero states, as a tuple (or concatenated, state_is_tuple=False)."""
         with _V1.name_scope("MultiRNNCellZeroState", values=[batch_size]):
             if self._state_is_tuple:
                 return tuple(cell.zero_state(batch_size, dtype) for cell in self._cells)
-            return _zero_state(self.state_size, batch_size, dtype)
+            return zeros_for_state(self.state_size, batch_size, dtype)
 
     @property
     def trainable_weights(self):
+        """The trainable variables of every cell."""
         return [w for cell in self._cells for w in getattr(cell, "trainable_weights", [])]
 
     @property
     def non_trainable_weights(self):
+        """The variables of every cell that training does not change."""
         return [w for cell in self._cells for w in getattr(cell, "non_trainable_weights", [])]
 
     trainable_variables = trainable_weights
@@ -800,6 +808,7 @@ class DeviceWrapper(_Wrapper):
         self._device = device
 
     def zero_state(self, batch_size, dtype):
+        """The wrapped cell's zero state, made on the wrapper's device."""
         with tf.device(self._device):
             return super().zero_state(batch_size, dtype)
 

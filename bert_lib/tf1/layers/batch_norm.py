@@ -1,5 +1,5 @@
 """Batch normalization of TF 1.x: tf.layers.BatchNormalization / batch_normalization and
-tf.keras.layers.BatchNormalization, for layers.py and keras_layers.py.
+tf.keras.layers.BatchNormalization, for tf_layers.py and keras_layers.py.
 
 Variables `gamma`, `beta` (trainable), `moving_mean`, `moving_variance`,
 made in that order; epsilon 1e-3, momentum 0.99 by default. In training
@@ -15,7 +15,7 @@ for Keras, as in TF 1.15.
 
 import tensorflow as tf
 
-from .api import unsupported
+from ..machinery.namespaces import unsupported
 from .layer_base import static_dim
 
 _V1 = tf.compat.v1

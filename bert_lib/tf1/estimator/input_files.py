@@ -12,7 +12,7 @@ the run ends, however it ends.
 
 import atexit
 
-from .. import engine
+from ... import engine
 
 _WATCHED = set()
 
@@ -22,10 +22,11 @@ def watch(model_dir):
     if model_dir in _WATCHED:
         return
     _WATCHED.add(model_dir)
-    atexit.register(_sweep, model_dir)
+    atexit.register(sweep, model_dir)
 
 
-def _sweep(model_dir):
+def sweep(model_dir):
+    """Removes the input-position files of `model_dir` whose checkpoints are gone."""
     try:
         engine.remove_orphan_input_positions(model_dir)
     except Exception:  # a directory the script deleted or cannot reach any more

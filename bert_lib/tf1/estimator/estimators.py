@@ -33,11 +33,12 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from .. import engine
+from ... import engine
+from ..machinery.namespaces import Namespace, unsupported
+from ..machinery.user_code import user_location
 from . import export as tf1_export
 from . import input_files as tf1_input_files
 from . import specs as tf1_specs
-from .api import Namespace, unsupported, user_location
 
 _V1 = tf.compat.v1
 
@@ -131,6 +132,7 @@ class RunConfig:
         self.cluster = cluster
 
     def replace(self, **changes):
+        """A copy with the given attributes changed, as tf.estimator.RunConfig.replace."""
         copy = RunConfig.__new__(RunConfig)
         copy.__dict__.update(self.__dict__, **changes)
         return copy
@@ -235,7 +237,7 @@ def _refuse_hooks(hooks, what):
         raise unsupported(f"EstimatorSpec({what}=...)", "training_hooks, or code after evaluate")
 
 
-def _call_with_named(function, available):
+def call_with_named(function, available):
     """function(**the entries of `available` its signature names), as tf.estimator called."""
     try:
         parameters = inspect.signature(function).parameters
@@ -311,10 +313,12 @@ class Estimator:
 
     @property
     def model_dir(self):
+        """Where checkpoints and events go (a temporary directory for model_dir=None)."""
         return self._config.model_dir
 
     @property
     def config(self):
+        """The RunConfig the Estimator was made with."""
         return self._config
 
     def _user_params(self, params):
@@ -329,7 +333,7 @@ class Estimator:
         return user
 
     def _model_fn(self, features, labels, mode, params):
-        spec = _call_with_named(
+        spec = call_with_named(
             self._user_model_fn,
             {
                 "features": features,
@@ -356,7 +360,7 @@ class Estimator:
         )
 
     def _checked(self, spec, mode):
-        """The model_fn's spec, refused where TF 1.15 refused it (tf1/specs.py)."""
+        """The model_fn's spec, refused where TF 1.15 refused it (specs.py)."""
         if not isinstance(spec, TPUEstimatorSpec):
             where = tf1_specs.definition_line(self._user_model_fn)
             raise tf1_specs.SpecError(f"{where}: model_fn should return an EstimatorSpec.")
@@ -369,7 +373,7 @@ class Estimator:
 
     def _input_fn(self, input_fn, mode):
         def call(params):
-            dataset = _call_with_named(
+            dataset = call_with_named(
                 input_fn,
                 {"params": self._user_params(params), "config": self._config, "mode": mode},
             )
@@ -382,9 +386,11 @@ class Estimator:
         return call
 
     def latest_checkpoint(self):
+        """The newest checkpoint's path in model_dir, or None."""
         return self._runner.latest_checkpoint()
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
+        """Trains from `input_fn` for `steps` more steps or up to `max_steps`; returns self."""
         if saving_listeners:
             raise unsupported("Estimator.train(saving_listeners=...)", "training hooks")
         self._runner.train(
@@ -396,6 +402,7 @@ class Estimator:
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
+        """Evaluates a checkpoint (the newest by default) on `input_fn`: {metric: numpy value}."""
         if hooks:
             raise unsupported("Estimator.evaluate(hooks=...)", "code after evaluate")
         result = self._runner.evaluate(
@@ -404,7 +411,7 @@ class Estimator:
             checkpoint_path=checkpoint_path,
             name=name,
         )
-        return {key: _numpy_value(key, value) for key, value in result.items()}
+        return {key: numpy_value(key, value) for key, value in result.items()}
 
     def predict(
         self,
@@ -414,6 +421,7 @@ class Estimator:
         checkpoint_path=None,
         yield_single_examples=True,
     ):
+        """Yields the model_fn's predictions for `input_fn`, one example at a time by default."""
         if hooks:
             raise unsupported("Estimator.predict(hooks=...)", "code around the predict loop")
         if isinstance(predict_keys, str):
@@ -435,7 +443,7 @@ class Estimator:
         self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
         checkpoint_path=None, **unused,
     ):  # fmt: skip
-        """The PREDICT graph and the newest checkpoint as a SavedModel (tf1/export.py)."""
+        """The PREDICT graph and the newest checkpoint as a SavedModel (export.py)."""
         return tf1_export.export_saved_model(
             self, self._predictions_for_export, export_dir_base, serving_input_receiver_fn,
             assets_extra, checkpoint_path,
@@ -451,9 +459,11 @@ class Estimator:
         return os.path.join(self.model_dir, "eval" if not name else f"eval_{name}")
 
     def get_variable_names(self):
+        """The names of the newest checkpoint's variables."""
         return [name for name, _ in tf.train.list_variables(self.model_dir)]
 
     def get_variable_value(self, name):
+        """The value of variable `name` in the newest checkpoint."""
         return tf.train.load_variable(self.model_dir, name)
 
 
@@ -495,7 +505,7 @@ class TPUEstimator(Estimator):
         )
 
 
-def _numpy_value(key, value):
+def numpy_value(key, value):
     """What TF 1.x's evaluate returned: float32 metrics, an int64 global_step."""
     if key == "global_step" or isinstance(value, (bool, int)):
         return np.int64(value)
@@ -653,6 +663,7 @@ stop_if_no_increase_hook = _early_stopping_hook(lambda value, best: value > best
 
 
 def contrib_estimator_module():
+    """tf.contrib.estimator: the early-stopping hooks."""
     return Namespace(
         "tf.contrib.estimator",
         None,

@@ -13,8 +13,8 @@ previous output and state at masked steps, as Keras did.
 
 import tensorflow as tf
 
-from .api import unsupported
-from .keras_layers import Layer, _training, get_activation, get_initializer
+from ..machinery.namespaces import unsupported
+from .keras_layers import Layer, get_activation, get_initializer, resolved_training
 from .layer_base import static_dim
 
 _V1 = tf.compat.v1
@@ -121,7 +121,7 @@ class _Recurrent(Layer):
 
     def _dropout_masks(self, like, rate, training):
         """One mask per gate for the whole sequence (Keras's), or None."""
-        training = _training(training)
+        training = resolved_training(training)
         if not 0 < rate < 1 or (isinstance(training, (bool, int)) and not training):
             return None
         ones = tf.ones_like(like)
@@ -356,4 +356,5 @@ class Bidirectional(Layer):
 
 
 def layers_names():
+    """{name: class} of the recurrent layers, for tf.keras.layers."""
     return {"SimpleRNN": SimpleRNN, "GRU": GRU, "LSTM": LSTM, "Bidirectional": Bidirectional}

@@ -1,7 +1,7 @@
 """tf.nn's RNN loops of TF 1.x and the tf.nn.rnn_cell / tf.contrib.rnn modules, graph mode.
 
 BiLSTM-CRF taggers and other research code on BERT build recurrent layers
-with TF 1.x's cells (LSTMCell, GRUCell, LSTMBlockCell, ...: rnn_cells.py),
+with TF 1.x's cells (LSTMCell, GRUCell, LSTMBlockCell, ...: cells.py),
 stack and wrap them (MultiRNNCell, DropoutWrapper) and run them with
 tf.nn.dynamic_rnn or bidirectional_dynamic_rnn. TensorFlow 2 keeps none of
 that under Keras 3, so the loops are here, on tf.compat.v1.while_loop,
@@ -17,10 +17,10 @@ module never fails.
 
 import tensorflow as tf
 
-from . import rnn_cells
-from .api import Namespace
-from .layer_base import Layer, static_dim
-from .rnn_cells import LSTMStateTuple
+from ..layers.layer_base import Layer, static_dim
+from ..machinery.namespaces import Namespace
+from . import cells as rnn_cells
+from .cells import LSTMStateTuple
 
 _V1 = tf.compat.v1
 
@@ -89,7 +89,9 @@ def _run_loop(cell, inputs, state, sequence_length, parallel_iterations, swap_me
     output_arrays = [
         tf.TensorArray(dtype, size=time_steps, element_shape=shape) for shape in output_shapes
     ]
-    zero_outputs = [rnn_cells._zero_state(size, batch_size, dtype) for size in flat_output_size]
+    zero_outputs = [
+        rnn_cells.zeros_for_state(size, batch_size, dtype) for size in flat_output_size
+    ]
 
     def body(time, state, arrays):
         step_inputs = [array.read(time) for array in input_arrays]
@@ -374,7 +376,7 @@ class _StepCell:
         self._block_step = block_step
 
     def zero_state(self, batch_size, dtype):
-        return rnn_cells._zero_state(self.state_size, batch_size, dtype)
+        return rnn_cells.zeros_for_state(self.state_size, batch_size, dtype)
 
     def __call__(self, inputs, state):
         return self._block_step(inputs, LSTMStateTuple(*state))

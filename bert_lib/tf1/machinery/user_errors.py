@@ -20,8 +20,9 @@ runner names its flag or file.
 
 import traceback
 
-from ..plumbing import errors
-from .api import UnsupportedAPIError, is_user_file
+from ...plumbing import errors
+from .namespaces import UnsupportedAPIError
+from .user_code import is_user_file
 
 
 class UserCodeError(errors.UsageError):

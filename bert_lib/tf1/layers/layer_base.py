@@ -76,11 +76,13 @@ class LayerBase:
 
     @property
     def trainable_weights(self):
+        """The trainable variables made by the layer (and the layers it holds)."""
         own = list(self._trainable_weights) if self.trainable else []
         return own + [w for layer in self._sublayers() for w in layer.trainable_weights]
 
     @property
     def non_trainable_weights(self):
+        """The variables made by the layer that training does not change."""
         own = list(self._non_trainable_weights)
         if not self.trainable:
             own = list(self._trainable_weights) + own
@@ -88,6 +90,7 @@ class LayerBase:
 
     @property
     def weights(self):
+        """The trainable weights, then the others."""
         return self.trainable_weights + self.non_trainable_weights
 
     trainable_variables = trainable_weights
@@ -96,9 +99,11 @@ class LayerBase:
 
     @property
     def losses(self):
+        """The regularization and activity losses the layer added."""
         return list(self._losses) + [x for layer in self._sublayers() for x in layer.losses]
 
     def build(self, input_shape):
+        """Makes the layer's variables for `input_shape`; a subclass overrides it."""
         del input_shape
         self.built = True
 
@@ -239,11 +244,13 @@ class Layer(LayerBase):
 
     @property
     def scope_name(self):
+        """The variable scope the layer's variables are in (known after its first call)."""
         if self._scope is None:
             raise ValueError(f'layer "{self._name}" has no scope before its first call')
         return self._scope.name
 
     def call(self, inputs, *args, **kwargs):
+        """The layer's computation; a subclass overrides it."""
         return inputs
 
     def add_weight(

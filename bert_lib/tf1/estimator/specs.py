@@ -14,7 +14,7 @@ import inspect
 
 import tensorflow as tf
 
-from .user_errors import UserCodeError
+from ..machinery.user_errors import UserCodeError
 
 _V1 = tf.compat.v1
 
@@ -47,6 +47,7 @@ def _default_graph_check(where, what, name, value):
 
 
 def check_train_op(train_op, mode, where):
+    """Refuses a missing train_op in training, or one that is not an op or tensor of the graph."""
     if train_op is None:
         if mode == TRAIN:
             raise _refuse(where, "Missing train_op.")
@@ -74,6 +75,7 @@ def check_loss(loss, mode, where):
 
 
 def check_predictions(predictions, mode, where):
+    """Refuses missing predictions in prediction, or values that are not tensors of the graph."""
     if predictions is None:
         if mode == PREDICT:
             raise _refuse(where, "Missing predictions.")
@@ -90,12 +92,14 @@ def check_predictions(predictions, mode, where):
 
 
 def check_hooks(hooks, where):
+    """Refuses hooks that are not SessionRunHooks."""
     for hook in hooks or ():
         if not isinstance(hook, _V1.train.SessionRunHook):
             raise _refuse(where, f"All hooks must be SessionRunHook instances, given: {hook}")
 
 
 def check_scaffold(scaffold, where):
+    """Refuses a scaffold that is not a tf.train.Scaffold."""
     if scaffold is not None and not isinstance(scaffold, _V1.train.Scaffold):
         raise _refuse(where, f"scaffold must be tf.train.Scaffold. Given: {scaffold}")
 

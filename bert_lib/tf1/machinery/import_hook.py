@@ -1,0 +1,84 @@
+"""`import tensorflow` in user code: the one place in the project that wraps
+`builtins.__import__`.
+
+Once installed (bert_lib/tf1/__init__.py's install()), UserImport gives
+user code (user_code.is_user_file) the TF 1.x module it holds for
+`import tensorflow`, `import tensorflow.contrib.rnn`, `from tensorflow.python.ops
+import array_ops`, ..., and the numpy module of TF 1.x's years it holds
+(numpy_1x.py) for `import numpy` (`import numpy.linalg` too; `from
+numpy.random import ...` gets numpy's own submodule); every other import,
+and every import by code that is not the user's, goes to the import it
+replaced.
+"""
+
+import builtins
+
+from .namespaces import make_finder
+from .user_code import is_user_file
+
+# tensorflow.<name> imports that are TensorFlow's own packages, not the API.
+# (tensorflow.python is wrapped: internals.py puts back what TF 1.x code used of it.)
+REAL_PACKAGES = frozenset(["core", "lite", "tools", "compiler", "dtensor", "tsl"])
+
+
+def resolve(module, dotted):
+    """module.<dotted[0]>.<dotted[1]>...: each step may raise the API's refusal."""
+    value = module
+    for part in dotted:
+        value = getattr(value, part)
+    return value
+
+
+class UserImport:
+    """builtins.__import__ once installed: `import tensorflow` (and `tensorflow.x`) in user
+    code gives `module`; everything else goes to the import it replaced."""
+
+    def __init__(self, module, devices, real_import, numpy_module=None):
+        self.module = module
+        self.devices = devices
+        self.real_import = real_import
+        self.numpy_module = numpy_module
+        # name -> where the module provides it: the hint of a refusal (namespaces._elsewhere).
+        self.find_elsewhere = make_finder(module)
+
+    def __call__(self, name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and (name == "tensorflow" or name.startswith("tensorflow.")):
+            parts = name.split(".")[1:]
+            if (not parts or parts[0] not in REAL_PACKAGES) and importer_is_user(globals):
+                if fromlist:
+                    return resolve(self.module, parts)
+                resolve(self.module, parts)  # `import tensorflow.contrib.slim`: fails if missing
+                return self.module
+        if (
+            level == 0
+            and self.numpy_module is not None
+            and (name == "numpy" or (name.startswith("numpy.") and not fromlist))
+            and importer_is_user(globals)
+        ):
+            self.real_import(name, globals, locals, fromlist, level)
+            return self.numpy_module
+        return self.real_import(name, globals, locals, fromlist, level)
+
+
+def importer_is_user(globals):
+    """Whether the module whose globals these are is user code."""
+    if globals is None:
+        return False
+    filename = globals.get("__file__")
+    if filename is None:
+        return globals.get("__name__") == "__main__"
+    return is_user_file(filename)
+
+
+def installed():
+    """The UserImport in builtins.__import__, or None."""
+    current = builtins.__import__
+    return current if isinstance(current, UserImport) else None
+
+
+def install_hook(module, devices, numpy_module=None):
+    """Puts a UserImport giving `module` (and `numpy_module`) in builtins.__import__,
+    replacing an earlier one."""
+    current = installed()
+    real_import = current.real_import if current is not None else builtins.__import__
+    builtins.__import__ = UserImport(module, devices, real_import, numpy_module)
