@@ -11,10 +11,10 @@ after the gradients they wait for (add_control_inputs). These edit a
 TensorFlow 2 graph in place here, on its own Operation methods; the
 backward walk is TensorFlow's own (op_selector, which TF 1.15's called too).
 
-Not provided: copying into another graph, or ops of while loops (their
-inputs form a cycle); the copies are not added to the collections of the
-ops they copy (TF 1.15 did that through transform's
-assign_renamed_collections_handler, which such scripts often switched off).
+As in TF 1.15, a copy joins the collections of what it copies, through
+transform.assign_renamed_collections_handler, which scripts may replace
+(some switched it off for speed). Not provided: copying into another graph
+or scope, or the ops of while loops (their inputs form a cycle).
 """
 
 import re
@@ -297,8 +297,23 @@ class TransformerInfo:
 
     def __init__(self, graph):
         self.graph = graph
+        self.graph_ = graph
         self._transformed_ops = {}
         self._transformed_ts = {}
+        self._collections = None
+
+    @property
+    def collections(self):
+        """{name: list} of the graph's collections as they were before the copy."""
+        if self._collections is None:
+            self._collections = {
+                name: list(self.graph.get_collection(name))
+                for name in self.graph.get_all_collection_keys()
+            }
+        return self._collections
+
+    def new_name(self, name):
+        return name
 
     def transformed(self, original, missing_fn=None):
         """The copy of an op or tensor (or of each one of a list); None if not copied."""
@@ -373,6 +388,9 @@ def _copy_op(op, inputs, control_inputs, graph):
         new_op._set_device(op.device)  # noqa: SLF001
     for old, new in zip(op.outputs, new_op.outputs):
         new.set_shape(old.shape)
+    # TF 1.15's Operation kept its outputs in `_outputs`, which such code reads from the
+    # copies (info._transformed_ops[op]._outputs[0]); TensorFlow 2's has no such attribute.
+    new_op._outputs = list(new_op.outputs)  # noqa: SLF001
     return new_op
 
 
@@ -402,6 +420,15 @@ def copy_with_input_replacements(
         new_op = _copy_op(op, inputs, controls, graph)
         info._transformed_ops[op] = new_op  # noqa: SLF001
         info._transformed_ts.update(zip(op.outputs, new_op.outputs))  # noqa: SLF001
+    handler = assign_renamed_collections_handler
+    if _TRANSFORM_MODULE:
+        handler = _TRANSFORM_MODULE[0].assign_renamed_collections_handler
+    info.collections  # noqa: B018  (taken before the copies join any)
+    for op in view.ops:
+        new_op = info._transformed_ops[op]  # noqa: SLF001
+        handler(info, op, new_op)
+        for old_t, new_t in zip(op.outputs, new_op.outputs):
+            handler(info, old_t, new_t)
     copies = [info._transformed_ops[op] for op in view.ops]  # noqa: SLF001
     return SubGraphView(copies), info
 
@@ -480,9 +507,16 @@ def remove_control_inputs(op, cops):
     op._add_control_inputs(kept)  # noqa: SLF001
 
 
-def _no_collections(info, elem, elem_):
-    """Copies are not added to their originals' collections (see the module's docstring)."""
-    del info, elem, elem_
+def assign_renamed_collections_handler(info, elem, elem_):
+    """Adds the copy elem_ to each collection that held its original elem."""
+    for name, members in info.collections.items():
+        if any(member is elem for member in members):
+            info.graph.add_to_collection(info.new_name(name), elem_)
+
+
+# The namespace tf.contrib.graph_editor.transform of the TF 1.x module, whose
+# assign_renamed_collections_handler a user script may replace; copies call that one.
+_TRANSFORM_MODULE = []
 
 
 def graph_editor_module():
@@ -509,7 +543,7 @@ def graph_editor_module():
         "swap_ts": swap_ts,
         "add_control_inputs": add_control_inputs,
         "remove_control_inputs": remove_control_inputs,
-        "assign_renamed_collections_handler": _no_collections,
+        "assign_renamed_collections_handler": assign_renamed_collections_handler,
     }
     module = Namespace("tf.contrib.graph_editor", None, names)
     # TF 1.15's modules of the package (`from tensorflow.contrib.graph_editor import
@@ -517,4 +551,5 @@ def graph_editor_module():
     # script may set (transform.assign_renamed_collections_handler = ...).
     for part in ("edit", "reroute", "select", "subgraph", "transform", "util"):
         module.__dict__[part] = Namespace(f"tf.contrib.graph_editor.{part}", module, dict(names))
+    _TRANSFORM_MODULE[:] = [module.transform]
     return module

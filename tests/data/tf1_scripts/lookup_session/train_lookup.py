@@ -72,8 +72,8 @@ def main(_):
         "per_step": per_step, "per_sentence": per_sentence, "summed": summed,
     })
     for step in range(FLAGS.num_steps):
-      value, _ = sess.run([loss, train_op])
-      results["losses"].append(float(value))
+      results["losses"].append(float(sess.run(loss)))
+      sess.run(train_op)
     results["final_logits"] = sess.run(logits).tolist()
   for key, value in fetched.items():
     if isinstance(value, np.ndarray) and value.dtype == object:
