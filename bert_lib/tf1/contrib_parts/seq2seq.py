@@ -1,14 +1,27 @@
-"""tf.contrib.seq2seq of TF 1.x: its loss and beam-search batch tiling.
+"""tf.contrib.seq2seq of TF 1.x: attention, decoding loops and the sequence loss.
 
-sequence_loss (the weighted per-token cross-entropy of sequence models,
-averaged or summed over time and batch as its four switches say, dividing
-by zero as zero) and tile_batch are here. The attention wrappers, helpers
-and decoders (AttentionWrapper, BasicDecoder, dynamic_decode,
-BeamSearchDecoder, ...) are not: using one names it, refused.
+What sequence-to-sequence code with attention of 2017-2019 used:
+BahdanauAttention and LuongAttention over an encoder's outputs,
+AttentionWrapper around a decoder cell (its state AttentionWrapperState),
+BasicDecoder driven by a TrainingHelper (teacher forcing) or a
+GreedyEmbeddingHelper (feeding back its own argmax) in dynamic_decode's
+while loop, sequence_loss (the weighted per-token cross-entropy, averaged
+or summed over time and batch as its four switches say, a zero
+denominator giving zero) and tile_batch. Variables are named as TF 1.15
+named them (`memory_layer/kernel`, `decoder/attention_wrapper/lstm_cell/kernel`,
+`.../bahdanau_attention/attention_v`, `.../attention_layer/kernel`), with
+its initializers, so checkpoints move both ways. BeamSearchDecoder and the
+sampling and monotonic pieces are not here: using one names it, refused.
 """
 
+import collections
+import math
+
+import numpy as np
 import tensorflow as tf
 
+from .. import layers as tf1_layers
+from .. import rnn_cells as tf1_rnn_cells
 from ..api import Namespace
 
 _V1 = tf.compat.v1
@@ -104,15 +117,784 @@ def tile_batch(t, multiplier, name=None):
         return tf.nest.map_structure(lambda tensor: _tile_one(tensor, multiplier), t)
 
 
+# ---------------------------------------------------------------------------
+# Attention mechanisms
+
+
+def _static_or_dynamic(tensor, axis):
+    size = tensor.shape[axis]
+    size = getattr(size, "value", size)
+    return size if size is not None else tf.shape(tensor)[axis]
+
+
+def _zeros(size, batch_size, dtype):
+    """Zeros [batch_size, size] (or [batch_size] + size), with what is known of the shape."""
+    size = tf.TensorShape(size)
+    dims = tf.constant(size.as_list(), dtype=tf.int32)
+    batch = tf.reshape(tf.cast(batch_size, tf.int32), [1])
+    value = tf.zeros(tf.concat([batch, dims], 0), dtype=dtype)
+    value.set_shape(tf.TensorShape([tf.get_static_value(batch_size)]).concatenate(size))
+    return value
+
+
+def _prepare_memory(memory, memory_sequence_length, check_inner_dims_defined=True):
+    """The memory, its positions past each sequence's length zeroed."""
+    memory = tf.nest.map_structure(lambda m: tf.convert_to_tensor(m, name="memory"), memory)
+    if check_inner_dims_defined:
+        for m in tf.nest.flatten(memory):
+            if not m.get_shape()[2:].is_fully_defined():
+                raise ValueError(
+                    f"Expected memory {m.name} to have fully defined inner dims, but saw "
+                    f"shape: {m.get_shape()}"
+                )
+    if memory_sequence_length is None:
+        return memory
+    lengths = tf.convert_to_tensor(memory_sequence_length, name="memory_sequence_length")
+    first = tf.nest.flatten(memory)[0]
+    mask = tf.sequence_mask(lengths, maxlen=tf.shape(first)[1], dtype=first.dtype)
+
+    def masked(m):
+        extra_ones = tf.ones([m.get_shape().ndims - 2], dtype=tf.int32)
+        return m * tf.reshape(mask, tf.concat((tf.shape(mask), extra_ones), 0))
+
+    return tf.nest.map_structure(masked, memory)
+
+
+def _mask_score(score, memory_sequence_length, score_mask_value):
+    if memory_sequence_length is None:
+        return score
+    message = "All values in memory_sequence_length must be greater than zero."
+    with tf.control_dependencies([_V1.assert_positive(memory_sequence_length, message=message)]):
+        mask = tf.sequence_mask(memory_sequence_length, maxlen=tf.shape(score)[1])
+    return _V1.where(mask, score, score_mask_value * tf.ones_like(score))
+
+
+class AttentionMechanism:
+    """What AttentionWrapper takes: BahdanauAttention, LuongAttention."""
+
+    @property
+    def alignments_size(self):
+        raise NotImplementedError
+
+    @property
+    def state_size(self):
+        raise NotImplementedError
+
+
+class _MemoryAttention(AttentionMechanism):
+    """Keys: the memory through `memory_layer` (a Dense without bias, called once, where
+    the mechanism is made); values: the memory itself. Scores past a sequence's length
+    become score_mask_value (-inf) before probability_fn."""
+
+    def __init__(
+        self,
+        query_layer,
+        memory_layer,
+        memory,
+        probability_fn,
+        memory_sequence_length,
+        score_mask_value,
+        custom_key_value_fn,
+        name,
+    ):
+        self._query_layer = query_layer
+        self._memory_layer = memory_layer
+        self.dtype = memory_layer.dtype
+        if not callable(probability_fn):
+            raise TypeError(
+                f"probability_fn must be callable, saw type: {type(probability_fn).__name__}"
+            )
+        if score_mask_value is None:
+            score_mask_value = tf.as_dtype(self.dtype or "float32").as_numpy_dtype(-np.inf)
+        self._probability_fn = lambda score, previous: probability_fn(
+            _mask_score(score, memory_sequence_length, score_mask_value), previous
+        )
+        with tf.name_scope(name):
+            self._values = _prepare_memory(memory, memory_sequence_length)
+            self._keys = memory_layer(self._values) if memory_layer else self._values
+            if custom_key_value_fn is not None:
+                self._keys, self._values = custom_key_value_fn(self._keys, self._values)
+            self._batch_size = _static_or_dynamic(self._keys, 0)
+            self._alignments_size = _static_or_dynamic(self._keys, 1)
+
+    memory_layer = property(lambda self: self._memory_layer)
+    query_layer = property(lambda self: self._query_layer)
+    values = property(lambda self: self._values)
+    keys = property(lambda self: self._keys)
+    batch_size = property(lambda self: self._batch_size)
+    alignments_size = property(lambda self: self._alignments_size)
+    state_size = property(lambda self: self._alignments_size)
+
+    def initial_alignments(self, batch_size, dtype):
+        return _zeros(self._alignments_size, batch_size, dtype)
+
+    def initial_state(self, batch_size, dtype):
+        return self.initial_alignments(batch_size, dtype)
+
+
+def _dense(num_units, name, dtype):
+    return tf1_layers.Dense(num_units, name=name, use_bias=False, dtype=dtype)
+
+
+class LuongAttention(_MemoryAttention):
+    """Multiplicative attention: score = query . key (times the scalar attention_g with
+    scale=True); the query must be as wide as num_units."""
+
+    def __init__(
+        self,
+        num_units,
+        memory,
+        memory_sequence_length=None,
+        scale=False,
+        probability_fn=None,
+        score_mask_value=None,
+        dtype=None,
+        custom_key_value_fn=None,
+        name="LuongAttention",
+    ):
+        probability_fn = probability_fn or tf.nn.softmax
+        dtype = dtype or tf.float32
+        super().__init__(
+            None,
+            _dense(num_units, "memory_layer", dtype),
+            memory,
+            lambda score, _: probability_fn(score),
+            memory_sequence_length,
+            score_mask_value,
+            custom_key_value_fn,
+            name,
+        )
+        self._num_units = num_units
+        self._scale = scale
+        self._name = name
+
+    def __call__(self, query, state):
+        with _V1.variable_scope(None, "luong_attention", [query]):
+            scale = None
+            if self._scale:
+                scale = _V1.get_variable(
+                    "attention_g", dtype=query.dtype, initializer=_V1.ones_initializer, shape=()
+                )
+            depth, key_units = query.get_shape()[-1], self._keys.get_shape()[-1]
+            if depth != key_units:
+                raise ValueError(
+                    "Incompatible or unknown inner dimensions between query and keys.  "
+                    f"Query ({query}) has units: {depth}.  Keys ({self._keys}) have units: "
+                    f"{key_units}.  Perhaps you need to set num_units to the keys' dimension "
+                    f"({key_units})?"
+                )
+            score = tf.squeeze(
+                tf.matmul(tf.expand_dims(query, 1), self._keys, transpose_b=True), [1]
+            )
+            if scale is not None:
+                score = scale * score
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
+
+class BahdanauAttention(_MemoryAttention):
+    """Additive attention: score = v . tanh(keys + query_layer(query)) (with normalize=True,
+    v weight-normalized by attention_g and a bias attention_b added inside the tanh)."""
+
+    def __init__(
+        self,
+        num_units,
+        memory,
+        memory_sequence_length=None,
+        normalize=False,
+        probability_fn=None,
+        score_mask_value=None,
+        dtype=None,
+        custom_key_value_fn=None,
+        name="BahdanauAttention",
+    ):
+        probability_fn = probability_fn or tf.nn.softmax
+        dtype = dtype or tf.float32
+        super().__init__(
+            _dense(num_units, "query_layer", dtype),
+            _dense(num_units, "memory_layer", dtype),
+            memory,
+            lambda score, _: probability_fn(score),
+            memory_sequence_length,
+            score_mask_value,
+            custom_key_value_fn,
+            name,
+        )
+        self._num_units = num_units
+        self._normalize = normalize
+        self._name = name
+
+    def __call__(self, query, state):
+        with _V1.variable_scope(None, "bahdanau_attention", [query]):
+            processed = self.query_layer(query) if self.query_layer else query
+            v = _V1.get_variable("attention_v", [self._num_units], dtype=query.dtype)
+            processed = tf.expand_dims(processed, 1)
+            if self._normalize:
+                g = _V1.get_variable(
+                    "attention_g",
+                    dtype=query.dtype,
+                    initializer=_V1.constant_initializer(math.sqrt(1.0 / self._num_units)),
+                    shape=(),
+                )
+                b = _V1.get_variable(
+                    "attention_b",
+                    [self._num_units],
+                    dtype=query.dtype,
+                    initializer=_V1.zeros_initializer(),
+                )
+                normed_v = g * v * tf.math.rsqrt(tf.reduce_sum(tf.square(v)))
+                score = tf.reduce_sum(normed_v * tf.tanh(self._keys + processed + b), [2])
+            else:
+                score = tf.reduce_sum(v * tf.tanh(self._keys + processed), [2])
+        alignments = self._probability_fn(score, state)
+        return alignments, alignments
+
+
+def hardmax(logits, name=None):
+    """One-hot of each row's argmax."""
+    with tf.name_scope(name or "Hardmax"):
+        logits = tf.convert_to_tensor(logits, name="logits")
+        return tf.one_hot(
+            tf.argmax(logits, -1), _static_or_dynamic(logits, -1), dtype=logits.dtype
+        )
+
+
+# ---------------------------------------------------------------------------
+# AttentionWrapper
+
+
+class AttentionWrapperState(
+    collections.namedtuple(
+        "AttentionWrapperState",
+        ("cell_state", "attention", "time", "alignments", "alignment_history", "attention_state"),
+    )
+):
+    """The state of an AttentionWrapper: the wrapped cell's, the last attention, the step,
+    the alignments (and their history, a TensorArray, with alignment_history=True)."""
+
+    def clone(self, **kwargs):
+        def same_shape(old, new):
+            if isinstance(old, tf.Tensor) and isinstance(new, tf.Tensor):
+                new.set_shape(old.shape)
+            return new
+
+        return tf.nest.map_structure(same_shape, self, self._replace(**kwargs))
+
+
+def _compute_attention(attention_mechanism, cell_output, attention_state, attention_layer):
+    alignments, next_attention_state = attention_mechanism(cell_output, state=attention_state)
+    context = tf.squeeze(tf.matmul(tf.expand_dims(alignments, 1), attention_mechanism.values), [1])
+    if attention_layer is not None:
+        attention = attention_layer(tf.concat([cell_output, context], 1))
+    else:
+        attention = context
+    return attention, alignments, next_attention_state
+
+
+class AttentionWrapper(tf1_rnn_cells.RNNCell):
+    """A cell whose input is joined with the previous attention (cell_input_fn: concat),
+    whose output queries the attention mechanism(s); the attention (through
+    `attention_layer`, a Dense without bias, with attention_layer_size) is its output
+    (output_attention) and the next step's input. The wrapped cell's variables are under
+    its scope, `attention_wrapper`."""
+
+    def __init__(
+        self,
+        cell,
+        attention_mechanism,
+        attention_layer_size=None,
+        alignment_history=False,
+        cell_input_fn=None,
+        output_attention=True,
+        initial_cell_state=None,
+        name=None,
+        attention_layer=None,
+        attention_fn=None,
+        dtype=None,
+    ):
+        super().__init__(name=name, dtype=dtype)
+        self._is_multi = isinstance(attention_mechanism, (list, tuple))
+        mechanisms = tuple(attention_mechanism) if self._is_multi else (attention_mechanism,)
+        for mechanism in mechanisms:
+            if not isinstance(mechanism, AttentionMechanism):
+                raise TypeError(
+                    "attention_mechanism must be an AttentionMechanism or list of multiple "
+                    f"AttentionMechanism instances, saw type: {type(mechanism).__name__}"
+                )
+        if cell_input_fn is None:
+            cell_input_fn = lambda inputs, attention: tf.concat([inputs, attention], -1)  # noqa: E731
+        elif not callable(cell_input_fn):
+            raise TypeError(
+                f"cell_input_fn must be callable, saw type: {type(cell_input_fn).__name__}"
+            )
+        if attention_layer_size is not None and attention_layer is not None:
+            raise ValueError("Only one of attention_layer_size and attention_layer should be set")
+        if attention_layer_size is not None:
+            sizes = tuple(
+                attention_layer_size
+                if isinstance(attention_layer_size, (list, tuple))
+                else (attention_layer_size,)
+            )
+            if len(sizes) != len(mechanisms):
+                raise ValueError(
+                    "If provided, attention_layer_size must contain exactly one integer per "
+                    f"attention_mechanism, saw: {len(sizes)} vs {len(mechanisms)}"
+                )
+            self._attention_layers = tuple(
+                tf1_layers.Dense(
+                    size, name="attention_layer", use_bias=False, dtype=mechanisms[i].dtype
+                )
+                for i, size in enumerate(sizes)
+            )
+            self._attention_layer_size = sum(sizes)
+        elif attention_layer is not None:
+            layers = (
+                attention_layer
+                if isinstance(attention_layer, (list, tuple))
+                else (attention_layer,)
+            )
+            self._attention_layers = tuple(layers)
+            self._attention_layer_size = sum(layer.units for layer in self._attention_layers)
+        else:
+            self._attention_layers = None
+            self._attention_layer_size = sum(
+                tf.compat.dimension_value(m.values.shape[-1]) for m in mechanisms
+            )
+        self._attention_fn = attention_fn or _compute_attention
+        self._cell = cell
+        self._attention_mechanisms = mechanisms
+        self._cell_input_fn = cell_input_fn
+        self._output_attention = output_attention
+        self._alignment_history = alignment_history
+        self._initial_cell_state = None
+        if initial_cell_state is not None:
+            with tf.name_scope(name or "AttentionWrapperInit"):
+                last = tf.nest.flatten(initial_cell_state)[-1]
+                message = (
+                    f"When constructing AttentionWrapper {self._base_name}: Non-matching "
+                    "batch sizes between the memory (encoder output) and initial_cell_state."
+                )
+                with tf.control_dependencies(
+                    self._batch_size_checks(_static_or_dynamic(last, 0), message)
+                ):
+                    self._initial_cell_state = tf.nest.map_structure(
+                        lambda s: tf.identity(s, name="check_initial_cell_state"),
+                        initial_cell_state,
+                    )
+
+    def _batch_size_checks(self, batch_size, message):
+        return [
+            _V1.assert_equal(batch_size, m.batch_size, message=message)
+            for m in self._attention_mechanisms
+        ]
+
+    def _item_or_tuple(self, seq):
+        items = tuple(seq)
+        return items if self._is_multi else items[0]
+
+    @property
+    def output_size(self):
+        return self._attention_layer_size if self._output_attention else self._cell.output_size
+
+    @property
+    def state_size(self):
+        return AttentionWrapperState(
+            cell_state=self._cell.state_size,
+            time=tf.TensorShape([]),
+            attention=self._attention_layer_size,
+            alignments=self._item_or_tuple(m.alignments_size for m in self._attention_mechanisms),
+            attention_state=self._item_or_tuple(m.state_size for m in self._attention_mechanisms),
+            alignment_history=self._item_or_tuple(
+                m.alignments_size if self._alignment_history else ()
+                for m in self._attention_mechanisms
+            ),
+        )
+
+    def zero_state(self, batch_size, dtype):
+        with tf.name_scope(type(self).__name__ + "ZeroState"):
+            if self._initial_cell_state is not None:
+                cell_state = self._initial_cell_state
+            else:
+                cell_state = self._cell.zero_state(batch_size, dtype)
+            message = (
+                f"When calling zero_state of AttentionWrapper {self._base_name}: Non-matching "
+                "batch sizes between the memory (encoder output) and the requested batch size."
+            )
+            with tf.control_dependencies(self._batch_size_checks(batch_size, message)):
+                cell_state = tf.nest.map_structure(
+                    lambda s: tf.identity(s, name="checked_cell_state"), cell_state
+                )
+            alignments = [
+                m.initial_alignments(batch_size, dtype) for m in self._attention_mechanisms
+            ]
+            return AttentionWrapperState(
+                cell_state=cell_state,
+                time=tf.zeros([], dtype=tf.int32),
+                attention=_zeros(self._attention_layer_size, batch_size, dtype),
+                alignments=self._item_or_tuple(alignments),
+                attention_state=self._item_or_tuple(
+                    m.initial_state(batch_size, dtype) for m in self._attention_mechanisms
+                ),
+                alignment_history=self._item_or_tuple(
+                    tf.TensorArray(dtype, size=0, dynamic_size=True, element_shape=a.shape)
+                    if self._alignment_history
+                    else ()
+                    for a in alignments
+                ),
+            )
+
+    def call(self, inputs, state):
+        if not isinstance(state, AttentionWrapperState):
+            raise TypeError(
+                "Expected state to be instance of AttentionWrapperState. Received type "
+                f"{type(state)} instead."
+            )
+        cell_inputs = self._cell_input_fn(inputs, state.attention)
+        cell_output, next_cell_state = self._cell(cell_inputs, state.cell_state)
+        message = (
+            f"When applying AttentionWrapper {self.name}: Non-matching batch sizes between "
+            "the memory (encoder output) and the query (decoder output)."
+        )
+        with tf.control_dependencies(
+            self._batch_size_checks(_static_or_dynamic(cell_output, 0), message)
+        ):
+            cell_output = tf.identity(cell_output, name="checked_cell_output")
+        if self._is_multi:
+            previous_states, previous_histories = state.attention_state, state.alignment_history
+        else:
+            previous_states, previous_histories = (
+                [state.attention_state],
+                [state.alignment_history],
+            )
+        attentions, all_alignments, attention_states, histories = [], [], [], []
+        for i, mechanism in enumerate(self._attention_mechanisms):
+            attention, alignments, next_attention_state = self._attention_fn(
+                mechanism,
+                cell_output,
+                previous_states[i],
+                self._attention_layers[i] if self._attention_layers else None,
+            )
+            history = (
+                previous_histories[i].write(state.time, alignments)
+                if self._alignment_history
+                else ()
+            )
+            attention_states.append(next_attention_state)
+            all_alignments.append(alignments)
+            attentions.append(attention)
+            histories.append(history)
+        attention = tf.concat(attentions, 1)
+        next_state = AttentionWrapperState(
+            time=state.time + 1,
+            cell_state=next_cell_state,
+            attention=attention,
+            attention_state=self._item_or_tuple(attention_states),
+            alignments=self._item_or_tuple(all_alignments),
+            alignment_history=self._item_or_tuple(histories),
+        )
+        return (attention if self._output_attention else cell_output), next_state
+
+
+# ---------------------------------------------------------------------------
+# Helpers, BasicDecoder, dynamic_decode
+
+
+def _transpose_batch_time(value):
+    """[a, b, ...] -> [b, a, ...], keeping what is known of the shape."""
+    value = tf.convert_to_tensor(value)
+    rank = value.shape.ndims
+    if rank is not None and rank < 2:
+        return value
+    swapped = tf.transpose(value, tf.concat(([1, 0], tf.range(2, tf.rank(value))), 0))
+    if rank is not None:
+        dims = value.shape.as_list()
+        swapped.set_shape([dims[1], dims[0], *dims[2:]])
+    return swapped
+
+
+def _unstack_ta(value):
+    return tf.TensorArray(
+        dtype=value.dtype, size=tf.shape(value)[0], element_shape=value.get_shape()[1:]
+    ).unstack(value)
+
+
+class Helper:
+    """How a BasicDecoder gets its inputs: initialize(), sample(), next_inputs()."""
+
+
+class TrainingHelper(Helper):
+    """Teacher forcing: step t reads inputs[:, t]; finished at each sequence's length."""
+
+    def __init__(self, inputs, sequence_length, time_major=False, name=None):
+        with tf.name_scope(name or "TrainingHelper"):
+            inputs = tf.convert_to_tensor(inputs, name="inputs")
+            self._inputs = inputs
+            if not time_major:
+                inputs = tf.nest.map_structure(_transpose_batch_time, inputs)
+            self._input_tas = tf.nest.map_structure(_unstack_ta, inputs)
+            self._sequence_length = tf.convert_to_tensor(sequence_length, name="sequence_length")
+            if self._sequence_length.get_shape().ndims != 1:
+                raise ValueError(
+                    "Expected sequence_length to be a vector, but received shape: "
+                    f"{self._sequence_length.get_shape()}"
+                )
+            self._zero_inputs = tf.nest.map_structure(lambda x: tf.zeros_like(x[0, :]), inputs)
+            self._batch_size = tf.size(sequence_length)
+
+    inputs = property(lambda self: self._inputs)
+    sequence_length = property(lambda self: self._sequence_length)
+    batch_size = property(lambda self: self._batch_size)
+    sample_ids_shape = property(lambda self: tf.TensorShape([]))
+    sample_ids_dtype = property(lambda self: tf.int32)
+
+    def initialize(self, name=None):
+        with tf.name_scope(name or "TrainingHelperInitialize"):
+            finished = tf.equal(0, self._sequence_length)
+            next_inputs = _V1.cond(
+                tf.reduce_all(finished),
+                lambda: self._zero_inputs,
+                lambda: tf.nest.map_structure(lambda ta: ta.read(0), self._input_tas),
+            )
+            return finished, next_inputs
+
+    def sample(self, time, outputs, name=None, **unused):
+        with tf.name_scope(name or "TrainingHelperSample"):
+            return tf.cast(tf.argmax(outputs, axis=-1), tf.int32)
+
+    def next_inputs(self, time, outputs, state, name=None, **unused):
+        with tf.name_scope(name or "TrainingHelperNextInputs"):
+            next_time = time + 1
+            finished = next_time >= self._sequence_length
+            next_inputs = _V1.cond(
+                tf.reduce_all(finished),
+                lambda: self._zero_inputs,
+                lambda: tf.nest.map_structure(lambda ta: ta.read(next_time), self._input_tas),
+            )
+            return finished, next_inputs, state
+
+
+class GreedyEmbeddingHelper(Helper):
+    """Inference: each step's input is the embedding of the previous step's argmax, from
+    start_tokens; a sequence is finished when it emits end_token."""
+
+    def __init__(self, embedding, start_tokens, end_token):
+        if callable(embedding):
+            self._embedding_fn = embedding
+        else:
+            self._embedding_fn = lambda ids: tf.nn.embedding_lookup(embedding, ids)
+        self._start_tokens = tf.convert_to_tensor(start_tokens, tf.int32, name="start_tokens")
+        self._end_token = tf.convert_to_tensor(end_token, tf.int32, name="end_token")
+        if self._start_tokens.get_shape().ndims != 1:
+            raise ValueError("start_tokens must be a vector")
+        self._batch_size = tf.size(start_tokens)
+        if self._end_token.get_shape().ndims != 0:
+            raise ValueError("end_token must be a scalar")
+        self._start_inputs = self._embedding_fn(self._start_tokens)
+
+    batch_size = property(lambda self: self._batch_size)
+    sample_ids_shape = property(lambda self: tf.TensorShape([]))
+    sample_ids_dtype = property(lambda self: tf.int32)
+
+    def initialize(self, name=None):
+        return tf.tile([False], [self._batch_size]), self._start_inputs
+
+    def sample(self, time, outputs, state, name=None):
+        if not isinstance(outputs, tf.Tensor):
+            raise TypeError(f"Expected outputs to be a single Tensor, got: {type(outputs)}")
+        return tf.argmax(outputs, axis=-1, output_type=tf.int32)
+
+    def next_inputs(self, time, outputs, state, sample_ids, name=None):
+        finished = tf.equal(sample_ids, self._end_token)
+        next_inputs = _V1.cond(
+            tf.reduce_all(finished),
+            lambda: self._start_inputs,
+            lambda: self._embedding_fn(sample_ids),
+        )
+        return finished, next_inputs, state
+
+
+class Decoder:
+    """What dynamic_decode runs: initialize(), step(); finalize() optional."""
+
+    tracks_own_finished = False
+
+    def finalize(self, outputs, final_state, sequence_lengths):
+        raise NotImplementedError
+
+
+class BasicDecoderOutput(
+    collections.namedtuple("BasicDecoderOutput", ("rnn_output", "sample_id"))
+):
+    pass
+
+
+class BasicDecoder(Decoder):
+    """One cell step per decoding step, through output_layer (if any); the helper picks
+    the sample ids and the next inputs."""
+
+    def __init__(self, cell, helper, initial_state, output_layer=None):
+        if not isinstance(helper, Helper):
+            raise TypeError(f"helper must be a Helper, received: {type(helper)}")
+        self._cell = cell
+        self._helper = helper
+        self._initial_state = initial_state
+        self._output_layer = output_layer
+
+    @property
+    def batch_size(self):
+        return self._helper.batch_size
+
+    def _rnn_output_size(self):
+        if self._output_layer is None:
+            return self._cell.output_size
+        return self._output_layer.units
+
+    @property
+    def output_size(self):
+        return BasicDecoderOutput(self._rnn_output_size(), self._helper.sample_ids_shape)
+
+    @property
+    def output_dtype(self):
+        dtype = tf.nest.flatten(self._initial_state)[0].dtype
+        return BasicDecoderOutput(
+            tf.nest.map_structure(lambda _: dtype, self._rnn_output_size()),
+            self._helper.sample_ids_dtype,
+        )
+
+    def initialize(self, name=None):
+        return self._helper.initialize() + (self._initial_state,)
+
+    def step(self, time, inputs, state, name=None):
+        with tf.name_scope(name or "BasicDecoderStep"):
+            cell_outputs, cell_state = self._cell(inputs, state)
+            if self._output_layer is not None:
+                cell_outputs = self._output_layer(cell_outputs)
+            sample_ids = self._helper.sample(time=time, outputs=cell_outputs, state=cell_state)
+            finished, next_inputs, next_state = self._helper.next_inputs(
+                time=time, outputs=cell_outputs, state=cell_state, sample_ids=sample_ids
+            )
+        return BasicDecoderOutput(cell_outputs, sample_ids), next_state, next_inputs, finished
+
+
+def dynamic_decode(
+    decoder,
+    output_time_major=False,
+    impute_finished=False,
+    maximum_iterations=None,
+    parallel_iterations=32,
+    swap_memory=False,
+    scope=None,
+):
+    """Runs decoder.step in a while loop (variable scope `decoder`) until every sequence
+    is finished or maximum_iterations; returns (outputs [batch, time, ...], final state,
+    lengths). impute_finished: zero outputs and a frozen state once a sequence is done."""
+    if not isinstance(decoder, Decoder):
+        raise TypeError(f"Expected decoder to be type Decoder, but saw: {type(decoder)}")
+    with _V1.variable_scope(scope, "decoder"):
+        if maximum_iterations is not None:
+            maximum_iterations = tf.convert_to_tensor(
+                maximum_iterations, dtype=tf.int32, name="maximum_iterations"
+            )
+            if maximum_iterations.get_shape().ndims != 0:
+                raise ValueError("maximum_iterations must be a scalar")
+        initial_finished, initial_inputs, initial_state = decoder.initialize()
+        batch_size = decoder.batch_size
+        zero_outputs = tf.nest.map_structure(
+            lambda size, dtype: _zeros(size, batch_size, dtype),
+            decoder.output_size,
+            decoder.output_dtype,
+        )
+        if maximum_iterations is not None:
+            initial_finished = tf.logical_or(initial_finished, 0 >= maximum_iterations)
+        initial_lengths = tf.zeros_like(initial_finished, dtype=tf.int32)
+
+        def element_shape(size):
+            """As TF 1.15 gave it: known only for sizes given as a TensorShape of rank > 0."""
+            if not isinstance(size, tf.TensorShape) or size.ndims == 0:
+                return None
+            static_batch = tf.get_static_value(tf.convert_to_tensor(batch_size))
+            return tf.TensorShape([static_batch]).concatenate(size)
+
+        outputs_ta = tf.nest.map_structure(
+            lambda size, dtype: tf.TensorArray(
+                dtype=dtype, size=0, dynamic_size=True, element_shape=element_shape(size)
+            ),
+            decoder.output_size,
+            decoder.output_dtype,
+        )
+
+        def condition(unused_time, unused_outputs, unused_state, unused_inputs, finished, unused):
+            return tf.logical_not(tf.reduce_all(finished))
+
+        def body(time, outputs_ta, state, inputs, finished, lengths):
+            next_outputs, decoder_state, next_inputs, decoder_finished = decoder.step(
+                time, inputs, state
+            )
+            if decoder.tracks_own_finished:
+                next_finished = decoder_finished
+            else:
+                next_finished = tf.logical_or(decoder_finished, finished)
+            next_lengths = _V1.where(
+                tf.logical_not(finished), tf.fill(tf.shape(lengths), time + 1), lengths
+            )
+            tf.nest.assert_same_structure(state, decoder_state)
+            if impute_finished:
+                emit = tf.nest.map_structure(
+                    lambda out, zero: _V1.where(finished, zero, out), next_outputs, zero_outputs
+                )
+
+                def keep_finished(new, current):
+                    if isinstance(current, tf.TensorArray):
+                        return new
+                    new.set_shape(current.shape)
+                    if new.shape.ndims == 0:
+                        return new
+                    return _V1.where(finished, current, new)
+
+                next_state = tf.nest.map_structure(keep_finished, decoder_state, state)
+            else:
+                emit = next_outputs
+                next_state = decoder_state
+            outputs_ta = tf.nest.map_structure(
+                lambda ta, out: ta.write(time, out), outputs_ta, emit
+            )
+            return time + 1, outputs_ta, next_state, next_inputs, next_finished, next_lengths
+
+        result = _V1.while_loop(
+            condition,
+            body,
+            loop_vars=(
+                tf.constant(0, dtype=tf.int32),
+                outputs_ta,
+                initial_state,
+                initial_inputs,
+                initial_finished,
+                initial_lengths,
+            ),
+            parallel_iterations=parallel_iterations,
+            maximum_iterations=maximum_iterations,
+            swap_memory=swap_memory,
+        )
+        final_outputs = tf.nest.map_structure(lambda ta: ta.stack(), result[1])
+        final_state, final_lengths = result[2], result[5]
+        try:
+            final_outputs, final_state = decoder.finalize(
+                final_outputs, final_state, final_lengths
+            )
+        except NotImplementedError:
+            pass
+        if not output_time_major:
+            final_outputs = tf.nest.map_structure(_transpose_batch_time, final_outputs)
+    return final_outputs, final_state, final_lengths
+
+
 # The decoding pieces that are not here.
 _NOT_PROVIDED = (
-    "AttentionWrapper AttentionWrapperState BahdanauAttention LuongAttention "
-    "BahdanauMonotonicAttention LuongMonotonicAttention BasicDecoder BasicDecoderOutput "
-    "BeamSearchDecoder BeamSearchDecoderOutput BeamSearchDecoderState Decoder dynamic_decode "
-    "TrainingHelper GreedyEmbeddingHelper SampleEmbeddingHelper ScheduledEmbeddingTrainingHelper "
-    "ScheduledOutputTrainingHelper InferenceHelper CustomHelper Helper "
-    "FinalBeamSearchDecoderOutput "
-    "gather_tree hardmax monotonic_attention safe_cumprod"
+    "BahdanauMonotonicAttention LuongMonotonicAttention "
+    "BeamSearchDecoder BeamSearchDecoderOutput BeamSearchDecoderState "
+    "SampleEmbeddingHelper ScheduledEmbeddingTrainingHelper "
+    "ScheduledOutputTrainingHelper InferenceHelper CustomHelper "
+    "FinalBeamSearchDecoderOutput gather_tree monotonic_attention safe_cumprod"
 ).split()
 
 
@@ -120,8 +902,27 @@ def seq2seq_module():
     module = Namespace(
         "tf.contrib.seq2seq",
         None,
-        {"sequence_loss": sequence_loss, "tile_batch": tile_batch},
-        {name: "tf.nn and tf.while_loop" for name in _NOT_PROVIDED},
+        {
+            "sequence_loss": sequence_loss,
+            "tile_batch": tile_batch,
+            "AttentionMechanism": AttentionMechanism,
+            "BahdanauAttention": BahdanauAttention,
+            "LuongAttention": LuongAttention,
+            "AttentionWrapper": AttentionWrapper,
+            "AttentionWrapperState": AttentionWrapperState,
+            "hardmax": hardmax,
+            "Helper": Helper,
+            "TrainingHelper": TrainingHelper,
+            "GreedyEmbeddingHelper": GreedyEmbeddingHelper,
+            "Decoder": Decoder,
+            "BasicDecoder": BasicDecoder,
+            "BasicDecoderOutput": BasicDecoderOutput,
+            "dynamic_decode": dynamic_decode,
+        },
+        {
+            name: "tf.contrib.seq2seq.BasicDecoder with a GreedyEmbeddingHelper"
+            for name in _NOT_PROVIDED
+        },
     )
     module.__dict__["python"] = Namespace(
         "tf.contrib.seq2seq.python",
@@ -130,7 +931,17 @@ def seq2seq_module():
             "ops": Namespace(
                 "tf.contrib.seq2seq.python.ops",
                 None,
-                {"loss": module, "beam_search_decoder": module},
+                {
+                    name: module
+                    for name in (
+                        "loss",
+                        "attention_wrapper",
+                        "basic_decoder",
+                        "decoder",
+                        "helper",
+                        "beam_search_decoder",
+                    )
+                },
             )
         },
     )

@@ -1,0 +1,88 @@
+"""A sequence-to-sequence model with attention learning to reverse token sequences: an
+LSTM encoder (tf.nn.dynamic_rnn), a decoder LSTM in a tf.contrib.seq2seq.AttentionWrapper
+(Bahdanau attention, normalized; Luong attention, scaled, in a second model), trained with
+a TrainingHelper and BasicDecoder under dynamic_decode and sequence_loss in a tf.Session
+loop, then decoding greedily with a GreedyEmbeddingHelper on the same variables."""
+import json
+import os
+
+import numpy as np
+import tensorflow as tf
+
+flags = tf.flags
+FLAGS = flags.FLAGS
+flags.DEFINE_string("output_dir", None, "Where results.json goes.")
+flags.DEFINE_integer("num_steps", 8, "Training steps.")
+
+VOCAB_SIZE, GO, EOS = 8, 1, 2
+SOURCES = [[3, 4, 5, 6], [7, 3, 4, 0], [5, 6, 0, 0], [4, 7, 6, 3]]
+LENGTHS = [4, 3, 2, 4]
+
+
+def build(attention, embedding, source, lengths, target_in, target_out, target_lengths):
+  encoder_inputs = tf.nn.embedding_lookup(embedding, source)
+  encoder_cell = tf.nn.rnn_cell.LSTMCell(6)
+  memory, encoder_state = tf.nn.dynamic_rnn(encoder_cell, encoder_inputs, sequence_length=lengths,
+                                            dtype=tf.float32, scope="encoder")
+  if attention == "bahdanau":
+    mechanism = tf.contrib.seq2seq.BahdanauAttention(5, memory, memory_sequence_length=lengths, normalize=True)
+  else:
+    mechanism = tf.contrib.seq2seq.LuongAttention(6, memory, memory_sequence_length=lengths, scale=True)
+  cell = tf.contrib.seq2seq.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(6), mechanism, attention_layer_size=4,
+                                             alignment_history=True)
+  batch_size = tf.shape(source)[0]
+  initial_state = cell.zero_state(batch_size, tf.float32).clone(cell_state=encoder_state)
+  output_layer = tf.layers.Dense(VOCAB_SIZE, use_bias=False, name="output_projection")
+  helper = tf.contrib.seq2seq.TrainingHelper(tf.nn.embedding_lookup(embedding, target_in), target_lengths)
+  decoder = tf.contrib.seq2seq.BasicDecoder(cell, helper, initial_state, output_layer=output_layer)
+  outputs, final_state, _ = tf.contrib.seq2seq.dynamic_decode(decoder, impute_finished=True)
+  weights = tf.sequence_mask(target_lengths, tf.shape(target_out)[1], dtype=tf.float32)
+  loss = tf.contrib.seq2seq.sequence_loss(outputs.rnn_output, target_out, weights)
+  alignments = tf.transpose(final_state.alignment_history.stack(), [1, 0, 2])
+  greedy = tf.contrib.seq2seq.GreedyEmbeddingHelper(embedding, tf.fill([batch_size], GO), EOS)
+  infer_decoder = tf.contrib.seq2seq.BasicDecoder(cell, greedy, initial_state, output_layer=output_layer)
+  with tf.variable_scope(tf.get_variable_scope(), reuse=True):
+    infer_outputs, _, infer_lengths = tf.contrib.seq2seq.dynamic_decode(
+        infer_decoder, maximum_iterations=6)
+  return loss, alignments, infer_outputs, infer_lengths
+
+
+def main(_):
+  tf.gfile.MakeDirs(FLAGS.output_dir)
+  source = np.array(SOURCES, np.int32)
+  lengths = np.array(LENGTHS, np.int32)
+  reversed_ = [list(reversed(s[:n])) for s, n in zip(SOURCES, LENGTHS)]
+  target_in = np.array([[GO] + r + [0] * (4 - len(r)) for r in reversed_], np.int32)
+  target_out = np.array([r + [EOS] + [0] * (4 - len(r)) for r in reversed_], np.int32)
+  results = {}
+  for attention in ("bahdanau", "luong"):
+    with tf.Graph().as_default():
+      embedding = tf.get_variable("embedding", [VOCAB_SIZE, 5])
+      loss, alignments, infer_outputs, infer_lengths = build(
+          attention, embedding, tf.constant(source), tf.constant(lengths), tf.constant(target_in),
+          tf.constant(target_out), tf.constant(lengths + 1))
+      train_op = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
+      variables = sorted(tf.global_variables(), key=lambda v: v.op.name)
+      rng = np.random.RandomState(4)
+      with tf.Session() as sess:
+        sess.run(tf.global_variables_initializer())
+        for v in variables:
+          shape = v.shape.as_list()
+          v.load(rng.normal(0, 0.4, shape).astype(np.float32), sess)
+        got = {"variables": [[v.op.name, v.shape.as_list()] for v in variables], "losses": []}
+        got["alignments"] = sess.run(alignments).tolist()
+        for _ in range(FLAGS.num_steps):
+          got["losses"].append(float(sess.run(loss)))
+          sess.run(train_op)
+        outputs, lengths_out = sess.run([infer_outputs, infer_lengths])
+        got["infer_logits"] = outputs.rnn_output.tolist()
+        got["infer_ids"] = outputs.sample_id.tolist()
+        got["infer_lengths"] = lengths_out.tolist()
+      results[attention] = got
+  with open(os.path.join(FLAGS.output_dir, "results.json"), "w") as f:
+    json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+  flags.mark_flag_as_required("output_dir")
+  tf.app.run()
