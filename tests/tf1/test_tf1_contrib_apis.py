@@ -3,7 +3,8 @@
 
 tests/data/golden/tf1_15/apis holds TF 1.15.5's outputs of the scripts of
 tests/data/tf1_scripts (text_cnn, lookup_session, serving,
-grad_checkpointing; make_golden.py --only=apis remakes them): the slow
+grad_checkpointing, seq2seq_attention; make_golden.py --only=apis remakes
+them): the slow
 tests run the same scripts unchanged through run_tf1.py and compare. The
 in-process tests take TF 1.15's files (a VocabularyProcessor pickle, a
 SavedModel) directly, and check sequence_loss and the graph edits against
@@ -201,10 +202,14 @@ def test_tile_batch_repeats_each_entry_in_a_row():
     assert got.tolist() == [[1, 2]] * 3 + [[3, 4]] * 3
 
 
-def test_seq2seq_decoders_are_refused_by_name(tf1_module):
+def test_seq2seq_beam_search_is_refused_by_name(tf1_module):
     with pytest.raises(tf1_api.UnsupportedAPIError) as refused:
-        _ = tf1_module.contrib.seq2seq.BahdanauAttention
-    assert "tf.contrib.seq2seq.BahdanauAttention is not provided" in str(refused.value)
+        _ = tf1_module.contrib.seq2seq.BeamSearchDecoder
+    assert "tf.contrib.seq2seq.BeamSearchDecoder is not provided" in str(refused.value)
+    assert "use tf.contrib.seq2seq.BasicDecoder with a GreedyEmbeddingHelper" in str(refused.value)
+    assert tf1_module.contrib.seq2seq.python.ops.attention_wrapper.AttentionWrapper is (
+        seq2seq.AttentionWrapper
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -342,3 +347,14 @@ def test_gradient_checkpointing_with_graph_editor_matches_tf115(tmp_path):
     # The recomputed gradients are tf.gradients' (TF 1.15's, and here).
     for plain, checkpointed in zip(got["plain_gradients"], got["checkpointed_gradients"]):
         np.testing.assert_allclose(checkpointed, plain, atol=TOLERANCE)
+
+
+@pytest.mark.slow
+def test_seq2seq_with_attention_matches_tf115s_names_losses_and_greedy_decoding(tmp_path):
+    """Bahdanau (normalized) and Luong (scaled) attention in an AttentionWrapper, trained
+    with a TrainingHelper, decoded greedily: TF 1.15's variable names and shapes, the
+    alignment history, the losses and the decoded ids and logits."""
+    _run_tf1("seq2seq_attention/train_seq2seq.py", f"--output_dir={tmp_path}")
+    with open(tmp_path / "results.json", encoding="utf-8") as f:
+        got = json.load(f)
+    _assert_close(got, _golden_json("seq2seq_attention", "results.json"))
