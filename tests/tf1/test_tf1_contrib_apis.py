@@ -202,14 +202,46 @@ def test_tile_batch_repeats_each_entry_in_a_row():
     assert got.tolist() == [[1, 2]] * 3 + [[3, 4]] * 3
 
 
-def test_seq2seq_beam_search_is_refused_by_name(tf1_module):
+def test_seq2seq_sampling_helpers_are_refused_by_name(tf1_module):
     with pytest.raises(tf1_api.UnsupportedAPIError) as refused:
-        _ = tf1_module.contrib.seq2seq.BeamSearchDecoder
-    assert "tf.contrib.seq2seq.BeamSearchDecoder is not provided" in str(refused.value)
+        _ = tf1_module.contrib.seq2seq.SampleEmbeddingHelper
+    assert "tf.contrib.seq2seq.SampleEmbeddingHelper is not provided" in str(refused.value)
     assert "use tf.contrib.seq2seq.BasicDecoder with a GreedyEmbeddingHelper" in str(refused.value)
     assert tf1_module.contrib.seq2seq.python.ops.attention_wrapper.AttentionWrapper is (
         seq2seq.AttentionWrapper
     )
+
+
+def _numpy_gather_tree(step_ids, parent_ids, max_lengths, end_token):
+    """Each beam followed back from its batch's last step; end_token after the first one."""
+    steps, batch, beams = step_ids.shape
+    out = np.full_like(step_ids, end_token)
+    for b in range(batch):
+        length = max_lengths[b]
+        for k in range(beams):
+            parent = k
+            for t in range(length - 1, -1, -1):
+                out[t, b, k] = step_ids[t, b, parent]
+                parent = parent_ids[t, b, parent]
+            ended = False
+            for t in range(length):
+                if ended:
+                    out[t, b, k] = end_token
+                elif out[t, b, k] == end_token:
+                    ended = True
+    return out
+
+
+def test_gather_tree_follows_parents_back_as_numpy_does():
+    rng = np.random.RandomState(7)
+    step_ids = rng.randint(0, 6, size=(7, 3, 4)).astype(np.int32)
+    parent_ids = rng.randint(0, 4, size=(7, 3, 4)).astype(np.int32)
+    max_lengths = np.array([7, 4, 0], np.int32)
+    with tf.Graph().as_default():
+        got = seq2seq.gather_tree(step_ids, parent_ids, max_lengths, end_token=5)
+        with V1.Session() as session:
+            got = session.run(got)
+    np.testing.assert_array_equal(got, _numpy_gather_tree(step_ids, parent_ids, max_lengths, 5))
 
 
 # ---------------------------------------------------------------------------
@@ -350,10 +382,11 @@ def test_gradient_checkpointing_with_graph_editor_matches_tf115(tmp_path):
 
 
 @pytest.mark.slow
-def test_seq2seq_with_attention_matches_tf115s_names_losses_and_greedy_decoding(tmp_path):
+def test_seq2seq_with_attention_matches_tf115s_names_losses_greedy_and_beam_decoding(tmp_path):
     """Bahdanau (normalized) and Luong (scaled) attention in an AttentionWrapper, trained
-    with a TrainingHelper, decoded greedily: TF 1.15's variable names and shapes, the
-    alignment history, the losses and the decoded ids and logits."""
+    with a TrainingHelper, decoded greedily, and by beam search from the trained values:
+    TF 1.15's variable names and shapes, the alignment history, the losses, the decoded
+    ids and logits, the beams' ids, parents, scores and lengths."""
     _run_tf1("seq2seq_attention/train_seq2seq.py", f"--output_dir={tmp_path}")
     with open(tmp_path / "results.json", encoding="utf-8") as f:
         got = json.load(f)

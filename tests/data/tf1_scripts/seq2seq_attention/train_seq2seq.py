@@ -2,7 +2,8 @@
 LSTM encoder (tf.nn.dynamic_rnn), a decoder LSTM in a tf.contrib.seq2seq.AttentionWrapper
 (Bahdanau attention, normalized; Luong attention, scaled, in a second model), trained with
 a TrainingHelper and BasicDecoder under dynamic_decode and sequence_loss in a tf.Session
-loop, then decoding greedily with a GreedyEmbeddingHelper on the same variables."""
+loop, then decoding greedily with a GreedyEmbeddingHelper on the same variables, and with
+a BeamSearchDecoder (tile_batch) in a graph of its own given the trained values."""
 import json
 import os
 
@@ -19,11 +20,54 @@ SOURCES = [[3, 4, 5, 6], [7, 3, 4, 0], [5, 6, 0, 0], [4, 7, 6, 3]]
 LENGTHS = [4, 3, 2, 4]
 
 
-def build(attention, embedding, source, lengths, target_in, target_out, target_lengths):
+def encode(embedding, source, lengths):
   encoder_inputs = tf.nn.embedding_lookup(embedding, source)
   encoder_cell = tf.nn.rnn_cell.LSTMCell(6)
-  memory, encoder_state = tf.nn.dynamic_rnn(encoder_cell, encoder_inputs, sequence_length=lengths,
-                                            dtype=tf.float32, scope="encoder")
+  return tf.nn.dynamic_rnn(encoder_cell, encoder_inputs, sequence_length=lengths,
+                           dtype=tf.float32, scope="encoder")
+
+
+def beam_search(values, source, lengths, beam_width=3):
+  """Beam search from the trained Bahdanau model's values, in a graph of its own."""
+  with tf.Graph().as_default():
+    embedding = tf.get_variable("embedding", [VOCAB_SIZE, 5])
+    memory, encoder_state = encode(embedding, tf.constant(source), tf.constant(lengths))
+    tiled_memory = tf.contrib.seq2seq.tile_batch(memory, multiplier=beam_width)
+    tiled_lengths = tf.contrib.seq2seq.tile_batch(tf.constant(lengths), multiplier=beam_width)
+    tiled_state = tf.contrib.seq2seq.tile_batch(encoder_state, multiplier=beam_width)
+    mechanism = tf.contrib.seq2seq.BahdanauAttention(5, tiled_memory, memory_sequence_length=tiled_lengths,
+                                                     normalize=True)
+    cell = tf.contrib.seq2seq.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(6), mechanism, attention_layer_size=4,
+                                               alignment_history=True)
+    batch_size = len(source)
+    initial_state = cell.zero_state(batch_size * beam_width, tf.float32).clone(cell_state=tiled_state)
+    output_layer = tf.layers.Dense(VOCAB_SIZE, use_bias=False, name="output_projection")
+    decoder = tf.contrib.seq2seq.BeamSearchDecoder(
+        cell, embedding, tf.fill([batch_size], GO), EOS, initial_state, beam_width,
+        output_layer=output_layer, length_penalty_weight=0.6)
+    outputs, final_state, lengths_out = tf.contrib.seq2seq.dynamic_decode(decoder, maximum_iterations=6)
+    history = final_state.cell_state.alignment_history
+    if isinstance(history, tf.TensorArray):
+      history = history.stack()
+    with tf.Session() as sess:
+      sess.run(tf.global_variables_initializer())
+      for v in tf.global_variables():
+        v.load(values[v.op.name], sess)
+      got = sess.run({
+          "predicted_ids": outputs.predicted_ids,
+          "scores": outputs.beam_search_decoder_output.scores,
+          "parent_ids": outputs.beam_search_decoder_output.parent_ids,
+          "step_ids": outputs.beam_search_decoder_output.predicted_ids,
+          "lengths": lengths_out,
+          "beam_lengths": final_state.lengths,
+          "log_probs": final_state.log_probs,
+          "alignment_history": history,
+      })
+    return {key: value.tolist() for key, value in got.items()}
+
+
+def build(attention, embedding, source, lengths, target_in, target_out, target_lengths):
+  memory, encoder_state = encode(embedding, source, lengths)
   if attention == "bahdanau":
     mechanism = tf.contrib.seq2seq.BahdanauAttention(5, memory, memory_sequence_length=lengths, normalize=True)
   else:
@@ -78,6 +122,9 @@ def main(_):
         got["infer_logits"] = outputs.rnn_output.tolist()
         got["infer_ids"] = outputs.sample_id.tolist()
         got["infer_lengths"] = lengths_out.tolist()
+        trained = {v.op.name: sess.run(v) for v in variables}
+      if attention == "bahdanau":
+        results["beam_search"] = beam_search(trained, source, lengths)
       results[attention] = got
   with open(os.path.join(FLAGS.output_dir, "results.json"), "w") as f:
     json.dump(results, f, indent=1)
