@@ -268,6 +268,8 @@ def test_forward_walk_goes_wave_by_wave_and_stops_at_tensors():
         backward = graph_editor.get_backward_walk_ops([c.op], stop_at_ts=[a])
         assert sorted(op.name for op in backward) == ["b", "c"]
         assert [t.name for t in graph_editor.filter_ts_from_regex([a.op, b.op], "^b")] == ["b:0"]
+        assert graph_editor.select_ops("^[bc]$", graph=x.graph) == [b.op, c.op]
+        assert graph_editor.select_ts("^a", w) == [a, w]
 
 
 def test_copied_segment_rerouted_to_a_stop_gradient_gives_tf_gradients_values():
@@ -376,9 +378,11 @@ def test_gradient_checkpointing_with_graph_editor_matches_tf115(tmp_path):
         got = json.load(f)
     want = _golden_json("grad_checkpointing", "results.json")
     _assert_close(got, want)
-    # The recomputed gradients are tf.gradients' (TF 1.15's, and here).
-    for plain, checkpointed in zip(got["plain_gradients"], got["checkpointed_gradients"]):
-        np.testing.assert_allclose(checkpointed, plain, atol=TOLERANCE)
+    # The recomputed gradients are tf.gradients' (TF 1.15's, and here), with the
+    # checkpoints of the collection and at every MatMul ("speed").
+    for key in ("checkpointed_gradients", "speed_gradients"):
+        for plain, checkpointed in zip(got["plain_gradients"], got[key]):
+            np.testing.assert_allclose(checkpointed, plain, atol=TOLERANCE)
 
 
 @pytest.mark.slow

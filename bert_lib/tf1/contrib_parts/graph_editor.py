@@ -206,6 +206,69 @@ def filter_ts_from_regex(ops, regex):
     return filter_ts(ops, lambda t: pattern.search(t.name))
 
 
+def get_tensors(graph):
+    """Every output tensor of every op of `graph`."""
+    return [t for op in graph.get_operations() for t in op.outputs]
+
+
+def _select(args, graph, ops_wanted):
+    """The ops (or tensors) named by args: ops, tensors, regular expressions matched
+    (re.search) against the names of the graph's ops (or tensors), lists of these."""
+    graph = graph or framework_ops.get_default_graph()
+    found = []
+
+    def add(value):
+        if isinstance(value, (str, re.Pattern)):
+            pattern = re.compile(value) if isinstance(value, str) else value
+            if ops_wanted:
+                found.extend(op for op in graph.get_operations() if pattern.search(op.name))
+            else:
+                found.extend(t for t in get_tensors(graph) if pattern.search(t.name))
+        elif isinstance(value, (tf.Operation, tf.Tensor)):
+            found.append(value)
+        elif _is_iterable(value):
+            for item in value:
+                add(item)
+        else:
+            raise TypeError(f"Cannot select from {type(value).__name__}")
+
+    for arg in args:
+        add(arg)
+    return list(dict.fromkeys(found))
+
+
+def select_ops(*args, **kwargs):
+    """Ops by op, or by regular expression over the op names of `graph` (default graph);
+    restrict_ops_regex and positive_filter narrow the result."""
+    graph = kwargs.pop("graph", None)
+    restrict = kwargs.pop("restrict_ops_regex", None)
+    positive_filter = kwargs.pop("positive_filter", None)
+    if kwargs:
+        raise unsupported(f"tf.contrib.graph_editor.select_ops({', '.join(kwargs)}=...)")
+    ops = [value for value in _select(args, graph, True) if isinstance(value, tf.Operation)]
+    if restrict is not None:
+        ops = filter_ops_from_regex(ops, restrict)
+    if positive_filter is not None:
+        ops = [op for op in ops if positive_filter(op)]
+    return ops
+
+
+def select_ts(*args, **kwargs):
+    """Tensors by tensor, or by regular expression over the tensor names of `graph`."""
+    graph = kwargs.pop("graph", None)
+    restrict = kwargs.pop("restrict_ts_regex", None)
+    positive_filter = kwargs.pop("positive_filter", None)
+    if kwargs:
+        raise unsupported(f"tf.contrib.graph_editor.select_ts({', '.join(kwargs)}=...)")
+    ts = [value for value in _select(args, graph, False) if isinstance(value, tf.Tensor)]
+    if restrict is not None:
+        pattern = re.compile(restrict)
+        ts = [t for t in ts if pattern.search(t.name)]
+    if positive_filter is not None:
+        ts = [t for t in ts if positive_filter(t)]
+    return ts
+
+
 # ---------------------------------------------------------------------------
 # Subgraph views
 
@@ -533,6 +596,9 @@ def graph_editor_module():
         "make_list_of_t": make_list_of_t,
         "get_consuming_ops": get_consuming_ops,
         "get_generating_ops": get_generating_ops,
+        "get_tensors": get_tensors,
+        "select_ops": select_ops,
+        "select_ts": select_ts,
         "SubGraphView": SubGraphView,
         "make_view": make_view,
         "sgv": sgv,

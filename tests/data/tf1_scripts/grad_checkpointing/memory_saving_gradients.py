@@ -1,5 +1,8 @@
 """Gradients that keep only the activations of chosen checkpoints, recomputing the rest of
 the forward pass segment by segment while backpropagating (gradient checkpointing)."""
+import contextlib
+import time
+
 import tensorflow as tf
 import tensorflow.contrib.graph_editor as ge
 from tensorflow.python.ops import gradients as tf_gradients_lib
@@ -9,6 +12,16 @@ tf_gradients = tf_gradients_lib.gradients
 
 def gradients_collection(ys, xs, grad_ys=None, **kwargs):
   return gradients(ys, xs, grad_ys, checkpoints="collection", **kwargs)
+
+
+@contextlib.contextmanager
+def capture_ops():
+  """The ops made inside the block, found afterwards by their name scope."""
+  scope_name = str(int(time.time() * 10**6))
+  op_list = []
+  with tf.name_scope(scope_name):
+    yield op_list
+  op_list.extend(ge.select_ops(scope_name + "/.*", graph=tf.get_default_graph()))
 
 
 def tf_toposort(ts, within_ops=None):

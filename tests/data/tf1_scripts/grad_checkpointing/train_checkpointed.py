@@ -36,6 +36,8 @@ def main(_):
   loss = tf.reduce_mean(tf.square(h - y))
   plain = tf.gradients(loss, weights)
   checkpointed = memory_saving_gradients.gradients_collection(loss, weights)
+  with memory_saving_gradients.capture_ops() as speed_ops:
+    at_matmuls = memory_saving_gradients.gradients(loss, weights, checkpoints="speed")
   copies = [op.name for op in tf.get_default_graph().get_operations() if op.name.endswith("_1")]
   optimizer = tf.train.GradientDescentOptimizer(0.3)
   with tf.control_dependencies(checkpointed):  # every gradient before any update
@@ -43,7 +45,8 @@ def main(_):
   results = {"losses": []}
   with tf.Session() as sess:
     sess.run(tf.global_variables_initializer())
-    got_plain, got_checkpointed = sess.run([plain, checkpointed])
+    got_plain, got_checkpointed, got_speed = sess.run([plain, checkpointed, at_matmuls])
+    results["speed_gradients"] = [g.tolist() for g in got_speed]
     results["plain_gradients"] = [g.tolist() for g in got_plain]
     results["checkpointed_gradients"] = [g.tolist() for g in got_checkpointed]
     for _ in range(FLAGS.num_steps):
@@ -52,6 +55,7 @@ def main(_):
     results["final_loss"] = float(sess.run(loss))
   results["num_checkpoints"] = len(tf.get_collection("checkpoints"))
   results["recomputed_ops"] = len(copies) > 0
+  results["captured_ops"] = len(speed_ops) > 0
   with open(os.path.join(FLAGS.output_dir, "results.json"), "w") as f:
     json.dump(results, f, indent=1)
 
