@@ -361,16 +361,32 @@ class Experiment:
 
 
 def run(experiment_fn, output_dir=None, schedule=None, run_config=None, hparams=None):
-    """tf.contrib.learn.learn_runner.run: builds the Experiment and runs its `schedule`
-    (default train_and_evaluate) in this process."""
+    """tf.contrib.learn.learn_runner.run: builds the Experiment, experiment_fn(run_config=,
+    hparams=) or experiment_fn(output_dir=), and runs its `schedule` (default
+    train_and_evaluate) in this process."""
+    if output_dir is not None and run_config is not None:
+        raise ValueError("Cannot provide both `output_dir` and `run_config`")
+    if output_dir is None and run_config is None:
+        raise ValueError("Must set value for `output_dir` or `run_config`")
+    if not callable(experiment_fn):
+        raise TypeError(f'Experiment builder "{experiment_fn}" is not callable.')
     if run_config is not None:
-        experiment = experiment_fn(run_config, hparams)
+        experiment = experiment_fn(run_config=run_config, hparams=hparams)
     else:
-        experiment = experiment_fn(output_dir)
+        if hparams is not None:
+            raise ValueError("Must set `hparams` as None for `experiment_fn` with `output_dir`.")
+        experiment = experiment_fn(output_dir=output_dir)
+    if not isinstance(experiment, Experiment):
+        raise TypeError(
+            "Experiment builder did not return an Experiment instance, got "
+            f"{type(experiment)} instead."
+        )
     schedule = schedule or "train_and_evaluate"
     task = getattr(experiment, schedule, None)
     if task is None or schedule.startswith("_"):
         raise ValueError(f"Schedule references non-existent task {schedule}")
+    if not callable(task):
+        raise TypeError(f"Schedule references non-callable member {schedule}")
     return task()
 
 

@@ -1,5 +1,6 @@
 """A text CNN on sentences: words to ids with tf.contrib.learn's VocabularyProcessor,
-a model_fn that branches on learn.ModeKeys, trained by a learn.Experiment."""
+a model_fn that branches on learn.ModeKeys, trained by a learn.Experiment that
+learn_runner.run builds and runs."""
 import json
 import os
 
@@ -92,13 +93,17 @@ def main(_):
   def predict_input_fn():
     return tf.data.Dataset.from_tensor_slices({"ids": held_out}).batch(3)
 
+  def experiment_fn(run_config, hparams):
+    estimator = tf.estimator.Estimator(
+        model_fn, config=run_config, params={"vocab_size": len(vocab_processor.vocabulary_)})
+    return learn.Experiment(estimator, train_input_fn, eval_input_fn,
+                            train_steps=FLAGS.train_steps, eval_steps=1)
+
   config = learn.RunConfig(model_dir=os.path.join(FLAGS.output_dir, "model"),
                            save_checkpoints_steps=6, tf_random_seed=1)
+  metrics, _ = learn.learn_runner.run(experiment_fn, run_config=config, schedule="train_and_evaluate")
   estimator = tf.estimator.Estimator(
       model_fn, config=config, params={"vocab_size": len(vocab_processor.vocabulary_)})
-  experiment = learn.Experiment(estimator, train_input_fn, eval_input_fn,
-                                train_steps=FLAGS.train_steps, eval_steps=1)
-  metrics, _ = experiment.train_and_evaluate()
   predictions = [p["probabilities"].tolist() for p in estimator.predict(predict_input_fn)]
   results = {
       "all_ids": all_ids.tolist(),
