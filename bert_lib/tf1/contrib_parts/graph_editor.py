@@ -197,11 +197,13 @@ def filter_ts(ops, positive_filter):
 
 
 def filter_ops_from_regex(ops, regex):
+    """The ops of `ops` whose name the regular expression matches (re.search)."""
     pattern = re.compile(regex)
     return filter_ops(ops, lambda op: pattern.search(op.name))
 
 
 def filter_ts_from_regex(ops, regex):
+    """The output tensors of `ops` whose name the regular expression matches (re.search)."""
     pattern = re.compile(regex)
     return filter_ts(ops, lambda t: pattern.search(t.name))
 
@@ -583,6 +585,7 @@ _TRANSFORM_MODULE = []
 
 
 def graph_editor_module():
+    """tf.contrib.graph_editor, with its modules (transform, select, util, ...)."""
     names = {
         "get_forward_walk_ops": get_forward_walk_ops,
         "get_backward_walk_ops": get_backward_walk_ops,

@@ -151,11 +151,13 @@ class VocabularyProcessor:
             yield " ".join(self.vocabulary_.reverse(class_id) for class_id in row)
 
     def save(self, filename):
+        """Writes this processor to `filename` as the pickle TF 1.15 wrote."""
         with tf.io.gfile.GFile(filename, "wb") as f:
             f.write(_dumps(self))
 
     @classmethod
     def restore(cls, filename):
+        """The processor saved in `filename`, by TF 1.15 or by save."""
         with tf.io.gfile.GFile(filename, "rb") as f:
             return _Unpickler(io.BytesIO(f.read())).load()
 
@@ -335,12 +337,14 @@ class Experiment:
         return self._eval_steps
 
     def train(self, delay_secs=None):
+        """Trains the estimator to train_steps."""
         del delay_secs
         return self._estimator.train(
             self._train_input_fn, max_steps=self._train_steps, hooks=self._train_monitors
         )
 
     def evaluate(self, delay_secs=None, name=None):
+        """Evaluates the newest checkpoint on eval_steps batches."""
         del delay_secs
         return self._estimator.evaluate(self._eval_input_fn, steps=self._eval_steps, name=name)
 

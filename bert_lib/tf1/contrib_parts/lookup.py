@@ -52,6 +52,7 @@ def index_to_string(tensor, mapping, default_value="UNK", name=None):
 
 
 def lookup_module():
+    """tf.contrib.lookup (also as tensorflow.contrib.lookup.lookup_ops)."""
     names = {name: getattr(lookup_ops, name) for name in _KEPT}
     names.update(
         {

@@ -139,6 +139,7 @@ def from_estimator(estimator, serving_input_receiver_fn, output_key=None, graph=
 
 
 def predictor_module():
+    """tf.contrib.predictor."""
     return Namespace(
         "tf.contrib.predictor",
         None,

@@ -727,7 +727,7 @@ class Decoder:
 class BasicDecoderOutput(
     collections.namedtuple("BasicDecoderOutput", ("rnn_output", "sample_id"))
 ):
-    pass
+    """A BasicDecoder's step: the cell's (projected) output and the helper's sample id."""
 
 
 class BasicDecoder(Decoder):
@@ -900,13 +900,14 @@ class BeamSearchDecoderState(
         ("cell_state", "log_probs", "finished", "lengths", "accumulated_attention_probs"),
     )
 ):
-    pass
+    """The beams' state: the cell's, their log-probabilities, finished flags, lengths
+    (and the attention probabilities the coverage penalty sums)."""
 
 
 class BeamSearchDecoderOutput(
     collections.namedtuple("BeamSearchDecoderOutput", ("scores", "predicted_ids", "parent_ids"))
 ):
-    pass
+    """One beam search step: the beams' scores, their new ids and their parent beams."""
 
 
 class FinalBeamSearchDecoderOutput(
@@ -914,7 +915,8 @@ class FinalBeamSearchDecoderOutput(
         "FinalBeamDecoderOutput", ["predicted_ids", "beam_search_decoder_output"]
     )
 ):
-    pass
+    """What dynamic_decode returns for beam search: the beams' full sequences
+    (predicted_ids [batch, time, beam]) and the step outputs they came from."""
 
 
 def gather_tree(step_ids, parent_ids, max_sequence_lengths, end_token, name=None):
@@ -1400,6 +1402,8 @@ _NOT_PROVIDED = (
 
 
 def seq2seq_module():
+    """tf.contrib.seq2seq, also under its TF 1.15 module paths (python.ops.attention_wrapper,
+    ...); the pieces not provided are refused by name."""
     module = Namespace(
         "tf.contrib.seq2seq",
         None,
