@@ -127,6 +127,17 @@ def test_predictor_serves_tf115s_saved_model_as_tf115_did():
     assert got["classes"].tolist() == want["classes"]
     with pytest.raises(ValueError, match="unexpected keys"):
         predict_fn({"words": requests, "extra": requests})
+    # The same tensors named directly, under keys of one's own.
+    named = predictor.from_saved_model(
+        os.path.join(APIS_GOLDEN, "serving", "saved_model"),
+        input_names={"text": predict_fn.feed_tensors["words"].name},
+        output_names={"p": predict_fn.fetch_tensors["probabilities"].name},
+    )
+    np.testing.assert_allclose(
+        named({"text": requests})["p"], want["probabilities"], atol=TOLERANCE
+    )
+    with pytest.raises(ValueError, match="both be specified"):
+        predictor.from_saved_model("unused", input_names={"text": "words:0"})
 
 
 # ---------------------------------------------------------------------------
@@ -297,6 +308,9 @@ def test_copied_segment_rerouted_to_a_stop_gradient_gives_tf_gradients_values():
         assert plain.op in copied_c.op.control_inputs
         with pytest.raises(ValueError, match="already exist"):
             graph_editor.add_control_inputs(copied_c.op, [plain.op])
+        graph_editor.remove_control_inputs(copied_c.op, [plain.op])
+        assert plain.op not in copied_c.op.control_inputs
+        graph_editor.add_control_inputs(copied_c.op, [plain.op])
         feed = {x: np.array([0.3, -1.2], np.float32)}
         with V1.Session(graph=graph) as session:
             want, got, original, copy = session.run([plain, piecewise, c, copied_c], feed)
@@ -307,6 +321,17 @@ def test_copied_segment_rerouted_to_a_stop_gradient_gives_tf_gradients_values():
     inner = np.tanh(xs * ws)
     expected = 2 * np.sin(inner) * np.cos(inner) * (1 - inner**2) * ws
     np.testing.assert_allclose(got, expected, rtol=1e-5)
+
+
+def test_swap_ts_exchanges_the_consumers_of_two_tensors():
+    with tf.Graph().as_default() as graph:
+        p = tf.constant(2.0, name="p")
+        q = tf.constant(5.0, name="q")
+        from_p = tf.square(p, name="from_p")
+        from_q = tf.negative(q, name="from_q")
+        assert graph_editor.swap_ts([p], [q]) == 2
+        with V1.Session(graph=graph) as session:
+            assert session.run([from_p, from_q]) == [25.0, -2.0]
 
 
 # ---------------------------------------------------------------------------
@@ -387,10 +412,12 @@ def test_gradient_checkpointing_with_graph_editor_matches_tf115(tmp_path):
 
 @pytest.mark.slow
 def test_seq2seq_with_attention_matches_tf115s_names_losses_greedy_and_beam_decoding(tmp_path):
-    """Bahdanau (normalized) and Luong (scaled) attention in an AttentionWrapper, trained
-    with a TrainingHelper, decoded greedily, and by beam search from the trained values:
-    TF 1.15's variable names and shapes, the alignment history, the losses, the decoded
-    ids and logits, the beams' ids, parents, scores and lengths."""
+    """Bahdanau (normalized) and Luong (scaled) attention in an AttentionWrapper, and both
+    at once (attention layers of their own, the cell's output out, time-major outputs),
+    trained with a TrainingHelper, decoded greedily, and by beam search from the trained
+    values (with and without a coverage penalty): TF 1.15's variable names and shapes, the
+    alignment history, the losses, the decoded ids and logits, the beams' ids, parents,
+    scores and lengths."""
     _run_tf1("seq2seq_attention/train_seq2seq.py", f"--output_dir={tmp_path}")
     with open(tmp_path / "results.json", encoding="utf-8") as f:
         got = json.load(f)

@@ -27,7 +27,7 @@ def encode(embedding, source, lengths):
                            dtype=tf.float32, scope="encoder")
 
 
-def beam_search(values, source, lengths, beam_width=3):
+def beam_search(values, source, lengths, beam_width=3, coverage_penalty_weight=0.0):
   """Beam search from the trained Bahdanau model's values, in a graph of its own."""
   with tf.Graph().as_default():
     embedding = tf.get_variable("embedding", [VOCAB_SIZE, 5])
@@ -44,7 +44,8 @@ def beam_search(values, source, lengths, beam_width=3):
     output_layer = tf.layers.Dense(VOCAB_SIZE, use_bias=False, name="output_projection")
     decoder = tf.contrib.seq2seq.BeamSearchDecoder(
         cell, embedding, tf.fill([batch_size], GO), EOS, initial_state, beam_width,
-        output_layer=output_layer, length_penalty_weight=0.6)
+        output_layer=output_layer, length_penalty_weight=0.6,
+        coverage_penalty_weight=coverage_penalty_weight)
     outputs, final_state, lengths_out = tf.contrib.seq2seq.dynamic_decode(decoder, maximum_iterations=6)
     history = final_state.cell_state.alignment_history
     if isinstance(history, tf.TensorArray):
@@ -70,19 +71,32 @@ def build(attention, embedding, source, lengths, target_in, target_out, target_l
   memory, encoder_state = encode(embedding, source, lengths)
   if attention == "bahdanau":
     mechanism = tf.contrib.seq2seq.BahdanauAttention(5, memory, memory_sequence_length=lengths, normalize=True)
-  else:
+  elif attention == "luong":
     mechanism = tf.contrib.seq2seq.LuongAttention(6, memory, memory_sequence_length=lengths, scale=True)
-  cell = tf.contrib.seq2seq.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(6), mechanism, attention_layer_size=4,
-                                             alignment_history=True)
+  if attention == "both":  # two mechanisms, each with its own attention layer; the cell's output out
+    mechanism = [tf.contrib.seq2seq.BahdanauAttention(5, memory, memory_sequence_length=lengths),
+                 tf.contrib.seq2seq.LuongAttention(6, memory, memory_sequence_length=lengths)]
+    cell = tf.contrib.seq2seq.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(6), mechanism, attention_layer_size=[3, 2],
+                                               alignment_history=True, output_attention=False)
+  else:
+    cell = tf.contrib.seq2seq.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(6), mechanism, attention_layer_size=4,
+                                               alignment_history=True)
   batch_size = tf.shape(source)[0]
   initial_state = cell.zero_state(batch_size, tf.float32).clone(cell_state=encoder_state)
   output_layer = tf.layers.Dense(VOCAB_SIZE, use_bias=False, name="output_projection")
   helper = tf.contrib.seq2seq.TrainingHelper(tf.nn.embedding_lookup(embedding, target_in), target_lengths)
   decoder = tf.contrib.seq2seq.BasicDecoder(cell, helper, initial_state, output_layer=output_layer)
-  outputs, final_state, _ = tf.contrib.seq2seq.dynamic_decode(decoder, impute_finished=True)
+  outputs, final_state, _ = tf.contrib.seq2seq.dynamic_decode(
+      decoder, impute_finished=True, output_time_major=attention == "both")
+  logits = outputs.rnn_output
+  if attention == "both":
+    logits = tf.transpose(logits, [1, 0, 2])
   weights = tf.sequence_mask(target_lengths, tf.shape(target_out)[1], dtype=tf.float32)
-  loss = tf.contrib.seq2seq.sequence_loss(outputs.rnn_output, target_out, weights)
-  alignments = tf.transpose(final_state.alignment_history.stack(), [1, 0, 2])
+  loss = tf.contrib.seq2seq.sequence_loss(logits, target_out, weights)
+  history = final_state.alignment_history
+  if isinstance(history, tuple):
+    history = history[0]
+  alignments = tf.transpose(history.stack(), [1, 0, 2])
   greedy = tf.contrib.seq2seq.GreedyEmbeddingHelper(embedding, tf.fill([batch_size], GO), EOS)
   infer_decoder = tf.contrib.seq2seq.BasicDecoder(cell, greedy, initial_state, output_layer=output_layer)
   with tf.variable_scope(tf.get_variable_scope(), reuse=True):
@@ -99,7 +113,7 @@ def main(_):
   target_in = np.array([[GO] + r + [0] * (4 - len(r)) for r in reversed_], np.int32)
   target_out = np.array([r + [EOS] + [0] * (4 - len(r)) for r in reversed_], np.int32)
   results = {}
-  for attention in ("bahdanau", "luong"):
+  for attention in ("bahdanau", "luong", "both"):
     with tf.Graph().as_default():
       embedding = tf.get_variable("embedding", [VOCAB_SIZE, 5])
       loss, alignments, infer_outputs, infer_lengths = build(
@@ -125,6 +139,7 @@ def main(_):
         trained = {v.op.name: sess.run(v) for v in variables}
       if attention == "bahdanau":
         results["beam_search"] = beam_search(trained, source, lengths)
+        results["beam_search_coverage"] = beam_search(trained, source, lengths, coverage_penalty_weight=0.4)
       results[attention] = got
   with open(os.path.join(FLAGS.output_dir, "results.json"), "w") as f:
     json.dump(results, f, indent=1)
