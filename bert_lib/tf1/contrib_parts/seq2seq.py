@@ -12,8 +12,9 @@ switches say, a zero denominator giving zero). Variables are named as TF
 1.15 named them (`memory_layer/kernel`,
 `decoder/attention_wrapper/lstm_cell/kernel`,
 `.../bahdanau_attention/attention_v`, `.../attention_layer/kernel`), with
-its initializers, so checkpoints move both ways. The sampling, scheduled
-and monotonic pieces are not here: using one names it, refused.
+its initializers, so checkpoints move both ways. The scheduled-sampling
+helpers and the monotonic attentions are not here: using one names it,
+refused.
 """
 
 import collections
@@ -715,6 +716,107 @@ class GreedyEmbeddingHelper(Helper):
         return finished, next_inputs, state
 
 
+class SampleEmbeddingHelper(GreedyEmbeddingHelper):
+    """GreedyEmbeddingHelper that samples each next id from the softmax of the outputs
+    (divided by softmax_temperature) instead of taking the argmax."""
+
+    def __init__(self, embedding, start_tokens, end_token, softmax_temperature=None, seed=None):
+        super().__init__(embedding, start_tokens, end_token)
+        self._softmax_temperature = softmax_temperature
+        self._seed = seed
+
+    def sample(self, time, outputs, state, name=None):
+        if not isinstance(outputs, tf.Tensor):
+            raise TypeError(f"Expected outputs to be a single Tensor, got: {type(outputs)}")
+        logits = (
+            outputs if self._softmax_temperature is None else outputs / self._softmax_temperature
+        )
+        flat = tf.reshape(logits, [-1, tf.shape(logits)[-1]])
+        draws = _V1.multinomial(flat, 1, seed=self._seed, output_dtype=tf.int32)
+        return tf.reshape(draws, tf.shape(logits)[:-1])
+
+
+class CustomHelper(Helper):
+    """A helper of the user's three functions: initialize_fn() -> (finished, inputs),
+    sample_fn(time=, outputs=, state=), next_inputs_fn(time=, outputs=, state=,
+    sample_ids=) -> (finished, next_inputs, next_state)."""
+
+    def __init__(
+        self,
+        initialize_fn,
+        sample_fn,
+        next_inputs_fn,
+        sample_ids_shape=None,
+        sample_ids_dtype=None,
+    ):
+        self._initialize_fn = initialize_fn
+        self._sample_fn = sample_fn
+        self._next_inputs_fn = next_inputs_fn
+        self._batch_size = None
+        self._sample_ids_shape = tf.TensorShape(sample_ids_shape or [])
+        self._sample_ids_dtype = sample_ids_dtype or tf.int32
+
+    @property
+    def batch_size(self):
+        if self._batch_size is None:
+            raise ValueError("batch_size accessed before initialize was called")
+        return self._batch_size
+
+    sample_ids_shape = property(lambda self: self._sample_ids_shape)
+    sample_ids_dtype = property(lambda self: self._sample_ids_dtype)
+
+    def initialize(self, name=None):
+        with tf.name_scope(name or f"{type(self).__name__}Initialize"):
+            finished, next_inputs = self._initialize_fn()
+            if self._batch_size is None:
+                self._batch_size = tf.size(finished)
+        return finished, next_inputs
+
+    def sample(self, time, outputs, state, name=None):
+        with tf.name_scope(name or f"{type(self).__name__}Sample"):
+            return self._sample_fn(time=time, outputs=outputs, state=state)
+
+    def next_inputs(self, time, outputs, state, sample_ids, name=None):
+        with tf.name_scope(name or f"{type(self).__name__}NextInputs"):
+            return self._next_inputs_fn(
+                time=time, outputs=outputs, state=state, sample_ids=sample_ids
+            )
+
+
+class InferenceHelper(Helper):
+    """Inference on the outputs themselves: sample_fn(outputs) gives the sample,
+    next_inputs_fn(sample) (or the sample itself) the next input, end_fn(sample) whether
+    a sequence is finished."""
+
+    def __init__(
+        self, sample_fn, sample_shape, sample_dtype, start_inputs, end_fn, next_inputs_fn=None
+    ):
+        self._sample_fn = sample_fn
+        self._end_fn = end_fn
+        self._sample_shape = tf.TensorShape(sample_shape)
+        self._sample_dtype = sample_dtype
+        self._next_inputs_fn = next_inputs_fn
+        self._batch_size = tf.shape(start_inputs)[0]
+        self._start_inputs = tf.convert_to_tensor(start_inputs, name="start_inputs")
+
+    batch_size = property(lambda self: self._batch_size)
+    sample_ids_shape = property(lambda self: self._sample_shape)
+    sample_ids_dtype = property(lambda self: self._sample_dtype)
+
+    def initialize(self, name=None):
+        return tf.tile([False], [self._batch_size]), self._start_inputs
+
+    def sample(self, time, outputs, state, name=None):
+        return self._sample_fn(outputs)
+
+    def next_inputs(self, time, outputs, state, sample_ids, name=None):
+        if self._next_inputs_fn is None:
+            next_inputs = sample_ids
+        else:
+            next_inputs = self._next_inputs_fn(sample_ids)
+        return self._end_fn(sample_ids), next_inputs, state
+
+
 class Decoder:
     """What dynamic_decode runs: initialize(), step(); finalize() optional."""
 
@@ -1395,8 +1497,7 @@ def _beam_search_step(
 # The decoding pieces that are not here.
 _NOT_PROVIDED = (
     "BahdanauMonotonicAttention LuongMonotonicAttention "
-    "SampleEmbeddingHelper ScheduledEmbeddingTrainingHelper "
-    "ScheduledOutputTrainingHelper InferenceHelper CustomHelper "
+    "ScheduledEmbeddingTrainingHelper ScheduledOutputTrainingHelper "
     "monotonic_attention safe_cumprod"
 ).split()
 
@@ -1419,6 +1520,9 @@ def seq2seq_module():
             "Helper": Helper,
             "TrainingHelper": TrainingHelper,
             "GreedyEmbeddingHelper": GreedyEmbeddingHelper,
+            "SampleEmbeddingHelper": SampleEmbeddingHelper,
+            "CustomHelper": CustomHelper,
+            "InferenceHelper": InferenceHelper,
             "Decoder": Decoder,
             "BasicDecoder": BasicDecoder,
             "BasicDecoderOutput": BasicDecoderOutput,

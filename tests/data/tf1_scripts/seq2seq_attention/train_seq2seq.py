@@ -102,7 +102,20 @@ def build(attention, embedding, source, lengths, target_in, target_out, target_l
   with tf.variable_scope(tf.get_variable_scope(), reuse=True):
     infer_outputs, _, infer_lengths = tf.contrib.seq2seq.dynamic_decode(
         infer_decoder, maximum_iterations=6)
-  return loss, alignments, infer_outputs, infer_lengths
+  extra = {}
+  if attention == "luong":  # other helpers on the same variables
+    sampling = tf.contrib.seq2seq.SampleEmbeddingHelper(
+        embedding, tf.fill([batch_size], GO), EOS, softmax_temperature=0.5, seed=7)
+    by_outputs = tf.contrib.seq2seq.InferenceHelper(
+        sample_fn=lambda outputs: tf.argmax(outputs, -1, output_type=tf.int32), sample_shape=[],
+        sample_dtype=tf.int32, start_inputs=tf.nn.embedding_lookup(embedding, tf.fill([batch_size], GO)),
+        end_fn=lambda ids: tf.equal(ids, EOS), next_inputs_fn=lambda ids: tf.nn.embedding_lookup(embedding, ids))
+    with tf.variable_scope(tf.get_variable_scope(), reuse=True):
+      for name, other in (("sampled", sampling), ("by_outputs", by_outputs)):
+        other_decoder = tf.contrib.seq2seq.BasicDecoder(cell, other, initial_state, output_layer=output_layer)
+        other_outputs, _, _ = tf.contrib.seq2seq.dynamic_decode(other_decoder, maximum_iterations=5)
+        extra[name] = other_outputs.sample_id
+  return loss, alignments, infer_outputs, infer_lengths, extra
 
 
 def main(_):
@@ -115,8 +128,9 @@ def main(_):
   results = {}
   for attention in ("bahdanau", "luong", "both"):
     with tf.Graph().as_default():
+      tf.set_random_seed(3)
       embedding = tf.get_variable("embedding", [VOCAB_SIZE, 5])
-      loss, alignments, infer_outputs, infer_lengths = build(
+      loss, alignments, infer_outputs, infer_lengths, extra = build(
           attention, embedding, tf.constant(source), tf.constant(lengths), tf.constant(target_in),
           tf.constant(target_out), tf.constant(lengths + 1))
       train_op = tf.train.GradientDescentOptimizer(1.0).minimize(loss)
@@ -136,6 +150,8 @@ def main(_):
         got["infer_logits"] = outputs.rnn_output.tolist()
         got["infer_ids"] = outputs.sample_id.tolist()
         got["infer_lengths"] = lengths_out.tolist()
+        for name, ids in sorted(extra.items()):
+          got[name] = sess.run(ids).tolist()
         trained = {v.op.name: sess.run(v) for v in variables}
       if attention == "bahdanau":
         results["beam_search"] = beam_search(trained, source, lengths)
