@@ -215,10 +215,8 @@ def test_tile_batch_repeats_each_entry_in_a_row():
 
 def test_seq2seq_scheduled_sampling_is_refused_by_name(tf1_module):
     with pytest.raises(tf1_api.UnsupportedAPIError) as refused:
-        _ = tf1_module.contrib.seq2seq.ScheduledEmbeddingTrainingHelper
-    assert "tf.contrib.seq2seq.ScheduledEmbeddingTrainingHelper is not provided" in str(
-        refused.value
-    )
+        _ = tf1_module.contrib.seq2seq.ScheduledOutputTrainingHelper
+    assert "tf.contrib.seq2seq.ScheduledOutputTrainingHelper is not provided" in str(refused.value)
     assert "use tf.contrib.seq2seq.BasicDecoder with a GreedyEmbeddingHelper" in str(refused.value)
     assert tf1_module.contrib.seq2seq.python.ops.attention_wrapper.AttentionWrapper is (
         seq2seq.AttentionWrapper
@@ -417,9 +415,10 @@ def test_seq2seq_with_attention_matches_tf115s_names_losses_greedy_and_beam_deco
     """Bahdanau (normalized) and Luong (scaled) attention in an AttentionWrapper, and both
     at once (attention layers of their own, the cell's output out, time-major outputs),
     trained with a TrainingHelper, decoded greedily, and by beam search from the trained
-    values (with and without a coverage penalty), and by a SampleEmbeddingHelper (seeded)
-    and an InferenceHelper: TF 1.15's variable names and shapes, the alignment history,
-    the losses, the decoded ids and logits, the beams' ids, parents, scores and lengths."""
+    values (with and without a coverage penalty), and by a SampleEmbeddingHelper, a
+    ScheduledEmbeddingTrainingHelper (both seeded) and an InferenceHelper: TF 1.15's
+    variable names and shapes, the alignment history, the losses, the decoded ids and
+    logits, the beams' ids, parents, scores and lengths."""
     _run_tf1("seq2seq_attention/train_seq2seq.py", f"--output_dir={tmp_path}")
     with open(tmp_path / "results.json", encoding="utf-8") as f:
         got = json.load(f)

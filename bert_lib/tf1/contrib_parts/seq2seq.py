@@ -12,9 +12,8 @@ switches say, a zero denominator giving zero). Variables are named as TF
 1.15 named them (`memory_layer/kernel`,
 `decoder/attention_wrapper/lstm_cell/kernel`,
 `.../bahdanau_attention/attention_v`, `.../attention_layer/kernel`), with
-its initializers, so checkpoints move both ways. The scheduled-sampling
-helpers and the monotonic attentions are not here: using one names it,
-refused.
+its initializers, so checkpoints move both ways. ScheduledOutputTrainingHelper
+and the monotonic attentions are not here: using one names it, refused.
 """
 
 import collections
@@ -676,6 +675,99 @@ class TrainingHelper(Helper):
             return finished, next_inputs, state
 
 
+def _sample_shaped(sample_n, sample_shape):
+    """sample_n(n) for n the product of sample_shape, shaped [*sample_shape, ...]."""
+    sample_shape = tf.reshape(tf.convert_to_tensor(sample_shape, dtype=tf.int32), [-1])
+    samples = sample_n(tf.reduce_prod(sample_shape))
+    return tf.reshape(samples, tf.concat([sample_shape, tf.shape(samples)[1:]], 0))
+
+
+def _bernoulli_sample(probs, dtype, sample_shape, seed):
+    probs = tf.convert_to_tensor(probs, name="probs")
+
+    def sample_n(n):
+        shape = tf.concat([[n], tf.shape(probs)], 0)
+        uniform = _V1.random_uniform(shape, seed=seed, dtype=probs.dtype)
+        return tf.cast(tf.less(uniform, probs), dtype)
+
+    return _sample_shaped(sample_n, sample_shape)
+
+
+def _categorical_sample(logits, seed):
+    logits = tf.convert_to_tensor(logits, name="logits")
+
+    def sample_n(n):
+        flat = tf.reshape(logits, [-1, tf.shape(logits)[-1]])
+        draws = _V1.multinomial(flat, n, seed=seed, output_dtype=tf.int32)
+        return tf.reshape(tf.transpose(draws), tf.concat([[n], tf.shape(logits)[:-1]], 0))
+
+    return _sample_shaped(sample_n, [])
+
+
+class ScheduledEmbeddingTrainingHelper(TrainingHelper):
+    """TrainingHelper that, with sampling_probability for each sequence and step, feeds the
+    embedding of an id sampled from the outputs instead of the next true input (scheduled
+    sampling); sample ids are -1 where the true input is fed."""
+
+    def __init__(
+        self,
+        inputs,
+        sequence_length,
+        embedding,
+        sampling_probability,
+        time_major=False,
+        seed=None,
+        scheduling_seed=None,
+        name=None,
+    ):
+        with tf.name_scope(name or "ScheduledEmbeddingSamplingWrapper"):
+            if callable(embedding):
+                self._embedding_fn = embedding
+            else:
+                self._embedding_fn = lambda ids: tf.nn.embedding_lookup(embedding, ids)
+            self._sampling_probability = tf.convert_to_tensor(
+                sampling_probability, name="sampling_probability"
+            )
+            if self._sampling_probability.get_shape().ndims not in (0, 1):
+                raise ValueError(
+                    "sampling_probability must be either a scalar or a vector. saw shape: "
+                    f"{self._sampling_probability.get_shape()}"
+                )
+            self._seed = seed
+            self._scheduling_seed = scheduling_seed
+            super().__init__(inputs, sequence_length, time_major=time_major, name=name)
+
+    def sample(self, time, outputs, state, name=None):
+        with tf.name_scope(name or "ScheduledEmbeddingTrainingHelperSample"):
+            chosen = _bernoulli_sample(
+                self._sampling_probability, tf.bool, self.batch_size, self._scheduling_seed
+            )
+            return _V1.where(
+                chosen,
+                _categorical_sample(outputs, self._seed),
+                tf.fill([self.batch_size], -1),
+            )
+
+    def next_inputs(self, time, outputs, state, sample_ids, name=None):
+        with tf.name_scope(name or "ScheduledEmbeddingTrainingHelperNextInputs"):
+            finished, base_next_inputs, state = super().next_inputs(
+                time=time, outputs=outputs, state=state, sample_ids=sample_ids, name=name
+            )
+
+            def maybe_sample():
+                where_sampling = tf.cast(_V1.where(sample_ids > -1), tf.int32)
+                where_not_sampling = tf.cast(_V1.where(sample_ids <= -1), tf.int32)
+                sampled = self._embedding_fn(tf.gather_nd(sample_ids, where_sampling))
+                kept = tf.gather_nd(base_next_inputs, where_not_sampling)
+                shape = tf.shape(base_next_inputs)
+                return tf.scatter_nd(where_sampling, sampled, shape) + tf.scatter_nd(
+                    where_not_sampling, kept, shape
+                )
+
+            next_inputs = _V1.cond(tf.reduce_all(finished), lambda: base_next_inputs, maybe_sample)
+            return finished, next_inputs, state
+
+
 class GreedyEmbeddingHelper(Helper):
     """Inference: each step's input is the embedding of the previous step's argmax, from
     start_tokens; a sequence is finished when it emits end_token."""
@@ -817,6 +909,16 @@ class InferenceHelper(Helper):
         return self._end_fn(sample_ids), next_inputs, state
 
 
+def _layer_output_size(layer, input_size):
+    """The width of `layer`'s output on rows of input_size: its `units` (Dense), else
+    what its compute_output_shape says."""
+    units = getattr(layer, "units", None)
+    if units is not None:
+        return units
+    shape = layer.compute_output_shape(tf.TensorShape([None]).concatenate(input_size))
+    return tf.TensorShape(shape)[1:]
+
+
 class Decoder:
     """What dynamic_decode runs: initialize(), step(); finalize() optional."""
 
@@ -851,7 +953,7 @@ class BasicDecoder(Decoder):
     def _rnn_output_size(self):
         if self._output_layer is None:
             return self._cell.output_size
-        return self._output_layer.units
+        return _layer_output_size(self._output_layer, self._cell.output_size)
 
     @property
     def output_size(self):
@@ -1226,7 +1328,7 @@ class BeamSearchDecoder(Decoder):
     def _rnn_output_size(self):
         if self._output_layer is None:
             return self._cell.output_size
-        return self._output_layer.units
+        return _layer_output_size(self._output_layer, self._cell.output_size)
 
     @property
     def output_size(self):
@@ -1497,7 +1599,7 @@ def _beam_search_step(
 # The decoding pieces that are not here.
 _NOT_PROVIDED = (
     "BahdanauMonotonicAttention LuongMonotonicAttention "
-    "ScheduledEmbeddingTrainingHelper ScheduledOutputTrainingHelper "
+    "ScheduledOutputTrainingHelper "
     "monotonic_attention safe_cumprod"
 ).split()
 
@@ -1521,6 +1623,7 @@ def seq2seq_module():
             "TrainingHelper": TrainingHelper,
             "GreedyEmbeddingHelper": GreedyEmbeddingHelper,
             "SampleEmbeddingHelper": SampleEmbeddingHelper,
+            "ScheduledEmbeddingTrainingHelper": ScheduledEmbeddingTrainingHelper,
             "CustomHelper": CustomHelper,
             "InferenceHelper": InferenceHelper,
             "Decoder": Decoder,

@@ -111,9 +111,15 @@ def build(attention, embedding, source, lengths, target_in, target_out, target_l
         sample_dtype=tf.int32, start_inputs=tf.nn.embedding_lookup(embedding, tf.fill([batch_size], GO)),
         end_fn=lambda ids: tf.equal(ids, EOS), next_inputs_fn=lambda ids: tf.nn.embedding_lookup(embedding, ids))
     with tf.variable_scope(tf.get_variable_scope(), reuse=True):
-      for name, other in (("sampled", sampling), ("by_outputs", by_outputs)):
+      scheduled = tf.contrib.seq2seq.ScheduledEmbeddingTrainingHelper(
+          tf.nn.embedding_lookup(embedding, target_in), target_lengths, embedding, 0.5, seed=11,
+          scheduling_seed=12)
+      for name, other in (("sampled", sampling), ("by_outputs", by_outputs), ("scheduled", scheduled)):
         other_decoder = tf.contrib.seq2seq.BasicDecoder(cell, other, initial_state, output_layer=output_layer)
-        other_outputs, _, _ = tf.contrib.seq2seq.dynamic_decode(other_decoder, maximum_iterations=5)
+        # One iteration at a time: the scheduled helper's coin flips do not depend on the
+        # previous step, so parallel iterations could draw them in any order.
+        other_outputs, _, _ = tf.contrib.seq2seq.dynamic_decode(other_decoder, maximum_iterations=5,
+                                                                parallel_iterations=1)
         extra[name] = other_outputs.sample_id
   return loss, alignments, infer_outputs, infer_lengths, extra
 
