@@ -982,6 +982,45 @@ class BasicDecoder(Decoder):
         return BasicDecoderOutput(cell_outputs, sample_ids), next_state, next_inputs, finished
 
 
+def _decoding_step(decoder, zero_outputs, impute_finished):
+    """dynamic_decode's loop body: one decoder step, its outputs written at `time`; with
+    impute_finished, zeros and the old state where a sequence had finished already."""
+
+    def body(time, outputs_ta, state, inputs, finished, lengths):
+        next_outputs, decoder_state, next_inputs, decoder_finished = decoder.step(
+            time, inputs, state
+        )
+        if decoder.tracks_own_finished:
+            next_finished = decoder_finished
+        else:
+            next_finished = tf.logical_or(decoder_finished, finished)
+        next_lengths = _V1.where(
+            tf.logical_not(finished), tf.fill(tf.shape(lengths), time + 1), lengths
+        )
+        tf.nest.assert_same_structure(state, decoder_state)
+        if impute_finished:
+            emit = tf.nest.map_structure(
+                lambda out, zero: _V1.where(finished, zero, out), next_outputs, zero_outputs
+            )
+
+            def keep_finished(new, current):
+                if isinstance(current, tf.TensorArray):
+                    return new
+                new.set_shape(current.shape)
+                if new.shape.ndims == 0:
+                    return new
+                return _V1.where(finished, current, new)
+
+            next_state = tf.nest.map_structure(keep_finished, decoder_state, state)
+        else:
+            emit = next_outputs
+            next_state = decoder_state
+        outputs_ta = tf.nest.map_structure(lambda ta, out: ta.write(time, out), outputs_ta, emit)
+        return time + 1, outputs_ta, next_state, next_inputs, next_finished, next_lengths
+
+    return body
+
+
 def dynamic_decode(
     decoder,
     output_time_major=False,
@@ -1032,39 +1071,7 @@ def dynamic_decode(
         def condition(unused_time, unused_outputs, unused_state, unused_inputs, finished, unused):
             return tf.logical_not(tf.reduce_all(finished))
 
-        def body(time, outputs_ta, state, inputs, finished, lengths):
-            next_outputs, decoder_state, next_inputs, decoder_finished = decoder.step(
-                time, inputs, state
-            )
-            if decoder.tracks_own_finished:
-                next_finished = decoder_finished
-            else:
-                next_finished = tf.logical_or(decoder_finished, finished)
-            next_lengths = _V1.where(
-                tf.logical_not(finished), tf.fill(tf.shape(lengths), time + 1), lengths
-            )
-            tf.nest.assert_same_structure(state, decoder_state)
-            if impute_finished:
-                emit = tf.nest.map_structure(
-                    lambda out, zero: _V1.where(finished, zero, out), next_outputs, zero_outputs
-                )
-
-                def keep_finished(new, current):
-                    if isinstance(current, tf.TensorArray):
-                        return new
-                    new.set_shape(current.shape)
-                    if new.shape.ndims == 0:
-                        return new
-                    return _V1.where(finished, current, new)
-
-                next_state = tf.nest.map_structure(keep_finished, decoder_state, state)
-            else:
-                emit = next_outputs
-                next_state = decoder_state
-            outputs_ta = tf.nest.map_structure(
-                lambda ta, out: ta.write(time, out), outputs_ta, emit
-            )
-            return time + 1, outputs_ta, next_state, next_inputs, next_finished, next_lengths
+        body = _decoding_step(decoder, zero_outputs, impute_finished)
 
         result = _V1.while_loop(
             condition,
@@ -1486,6 +1493,24 @@ class BeamSearchDecoder(Decoder):
         return output, next_state, next_inputs, finished
 
 
+def _finished_only_end(log_probs, end_token, finished):
+    """log_probs [batch, beam, vocab] where a finished beam continues only with end_token,
+    at no cost (0 for end_token, the dtype's minimum for every other id)."""
+    vocab_size = tf.shape(log_probs)[2]
+    finished_row = tf.one_hot(
+        end_token,
+        vocab_size,
+        dtype=log_probs.dtype,
+        on_value=tf.convert_to_tensor(0.0, dtype=log_probs.dtype),
+        off_value=log_probs.dtype.min,
+    )
+    finished_probs = tf.tile(
+        tf.reshape(finished_row, [1, 1, -1]), tf.concat([tf.shape(finished), [1]], 0)
+    )
+    finished_mask = tf.tile(tf.expand_dims(finished, 2), [1, 1, vocab_size])
+    return _V1.where(finished_mask, finished_probs, log_probs)
+
+
 def _beam_search_step(
     time,
     logits,
@@ -1501,23 +1526,8 @@ def _beam_search_step(
     lengths = beam_state.lengths
     previously_finished = beam_state.finished
     not_finished = tf.logical_not(previously_finished)
-    step_log_probs = tf.nn.log_softmax(logits)
-    # A finished beam continues only with end_token, at no cost.
+    step_log_probs = _finished_only_end(tf.nn.log_softmax(logits), end_token, previously_finished)
     vocab_size = tf.compat.dimension_value(logits.shape[-1]) or tf.shape(logits)[-1]
-    finished_row = tf.one_hot(
-        end_token,
-        tf.shape(step_log_probs)[2],
-        dtype=step_log_probs.dtype,
-        on_value=tf.convert_to_tensor(0.0, dtype=step_log_probs.dtype),
-        off_value=step_log_probs.dtype.min,
-    )
-    finished_probs = tf.tile(
-        tf.reshape(finished_row, [1, 1, -1]), tf.concat([tf.shape(previously_finished), [1]], 0)
-    )
-    finished_mask = tf.tile(
-        tf.expand_dims(previously_finished, 2), [1, 1, tf.shape(step_log_probs)[2]]
-    )
-    step_log_probs = _V1.where(finished_mask, finished_probs, step_log_probs)
     total_probs = tf.expand_dims(beam_state.log_probs, 2) + step_log_probs
     lengths_to_add = tf.one_hot(
         tf.fill([batch_size, beam_width], end_token),
