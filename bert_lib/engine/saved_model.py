@@ -68,10 +68,18 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
                 signature = tf.compat.v1.saved_model.predict_signature_def(
                     inputs=inputs, outputs=outputs
                 )
+                # A graph with lookup tables has them filled when the SavedModel is
+                # loaded, from their vocabulary files copied into its assets.
+                tables = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.TABLE_INITIALIZERS)
                 builder.add_meta_graph_and_variables(
                     sess,
                     [tf.compat.v1.saved_model.tag_constants.SERVING],
                     signature_def_map={"serving_default": signature},
+                    assets_collection=tf.compat.v1.get_collection(
+                        tf.compat.v1.GraphKeys.ASSET_FILEPATHS
+                    )
+                    or None,
+                    main_op=tf.group(*tables) if tables else None,
                     strip_default_attrs=True,
                 )
                 builder.save()

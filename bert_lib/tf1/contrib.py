@@ -11,7 +11,7 @@ compiler.jit.experimental_jit_scope.
 import numpy as np
 import tensorflow as tf
 
-from . import contrib_extras
+from . import contrib_extras, contrib_parts
 from . import estimator as tf1_estimator
 from . import internals as tf1_internals
 from . import layers as tf1_layers
@@ -295,5 +295,6 @@ def modules(estimator_classes):
                     )
                 },
             ),
+            **contrib_parts.modules(estimator_classes),
         }
     )

@@ -47,6 +47,7 @@ TF1_LAYERS = {
     "layers": {"machinery"},
     "rnn": {"layers", "machinery"},
     "estimator": {"machinery"},
+    "contrib_parts": {"machinery", "layers", "rnn", "estimator"},
 }
 
 

@@ -125,13 +125,9 @@ TOP_LEVEL_INSTEAD = {}
 
 CONTRIB_INSTEAD = {
     "slim": "tf.layers and tf.contrib.layers.layer_norm",
-    "predictor": "bert_lib/export/predictor.py of this project",
-    "learn": "tf.estimator",
-    "lookup": "tf.lookup",
     "distribute": "tf.distribute",
     "opt": "tf.train optimizers",
     "summary": "tf.summary",
-    "seq2seq": "tf.nn and tf.while_loop",
     "cudnn_rnn": "tf.nn.rnn_cell",
     "keras": "tf.keras",
 }

@@ -1,8 +1,7 @@
 """Makes this directory's reference outputs of TensorFlow 1.15 (see tests/data/README.md).
 
     python tests/data/golden/tf1_15/make_golden.py --tf115_python=PY37 [--project_python=PY]
-        [--only=layer_cases,bilstm_crf,...]
-        [--only=layer_cases,bilstm_crf,...]
+        [--only=layer_cases,bilstm_crf,...,apis]
 
 PY37 runs TensorFlow 1.15.5, PY this project (default: the interpreter running this).
 For tests/data/tf1_scripts/layer_cases: TF 1.15's outputs and gradients (layer_cases.npz).
@@ -11,10 +10,14 @@ For each script of runs.json:
   tf115_on_tf115/   TF 1.15 evaluates and predicts from tf115_ckpt: the outputs of runs.json
   ours_ckpt/        run_tf1.py trains it; its last checkpoint
   tf115_on_ours/    TF 1.15 evaluates and predicts from ours_ckpt
+For each script of apis.json (the contrib APIs beyond BERT's: learn, lookup, predictor,
+graph_editor, seq2seq): TF 1.15 runs it with --output_dir; its outputs of apis.json are
+copied into apis/<name>/ (a pattern such as export/* copies its one match, a directory).
 Keeps to Python 3.7 (it may be run by either interpreter).
 """
 
 import argparse
+import glob
 import json
 import os
 import re
@@ -30,6 +33,11 @@ SCRIPTS = os.path.join(REPO, "tests", "data", "tf1_scripts")
 
 def load_runs():
     with open(os.path.join(HERE, "runs.json")) as f:
+        return json.load(f)
+
+
+def load_apis():
+    with open(os.path.join(HERE, "apis.json")) as f:
         return json.load(f)
 
 
@@ -84,11 +92,13 @@ def main():
     parser.add_argument("--tf115_python", required=True)
     parser.add_argument("--project_python", default=sys.executable)
     parser.add_argument(
-        "--only", default=None, help="parts to remake, comma-separated: layer_cases, runs.json's"
+        "--only",
+        default=None,
+        help="parts to remake, comma-separated: layer_cases, runs.json's, apis",
     )
     args = parser.parse_args()
     runs = load_runs()
-    parts = args.only.split(",") if args.only else ["layer_cases", *sorted(runs)]
+    parts = args.only.split(",") if args.only else ["layer_cases", *sorted(runs), "apis"]
     work = tempfile.mkdtemp(prefix="tf1_15_golden_")
     if "layer_cases" in parts:
         run_logged(
@@ -101,6 +111,9 @@ def main():
         )
     for name in sorted(set(parts) & set(runs)):
         remake_run(name, runs[name], args, work)
+    if "apis" in parts:
+        for name, script in sorted(load_apis().items()):
+            remake_api_outputs(name, script, args.tf115_python, work)
     print(f"logs in {work}")
 
 
@@ -124,6 +137,26 @@ def remake_run(name, run, args, work):
             os.path.join(target, "tf115_on_" + trainer),
             work,
         )
+
+
+def remake_api_outputs(name, script, python, work):
+    """TF 1.15 runs one script of apis.json; its outputs go to apis/<name>/."""
+    output_dir = os.path.join(work, "apis_" + name)
+    run_logged(
+        [python, os.path.join(SCRIPTS, script["script"]), "--output_dir=" + output_dir]
+        + script["flags"],
+        output_dir + ".log",
+    )
+    target = os.path.join(HERE, "apis", name)
+    if os.path.exists(target):
+        shutil.rmtree(target)
+    os.makedirs(target)
+    for pattern, destination in sorted(script["outputs"].items()):
+        (source,) = glob.glob(os.path.join(output_dir, pattern))
+        if os.path.isdir(source):
+            shutil.copytree(source, os.path.join(target, destination))
+        else:
+            shutil.copy(source, os.path.join(target, destination))
 
 
 if __name__ == "__main__":
