@@ -401,7 +401,9 @@ def export_saved_model(
     num_labels], sigmoids with `multi_label`) or, for regression, "score"
     ([batch]). The graph is model_fn_builder's in PREDICT mode, with its
     Transformer layers computing in `precision` (its outputs float32) and
-    compiled with XLA if `use_xla`, as prediction computes.
+    compiled with XLA if `use_xla`, as prediction computes; at bf16 or fp16
+    the weights those layers read are stored in 16 bits, so that a call
+    casts no weights.
     `predictor_files` (classifier_data.predictor_files) go to
     assets.extra/ for predictor.Predictor. `export_dir` must not exist; a
     checkpoint without the classifier's variables is a UsageError. main's
@@ -424,7 +426,7 @@ def export_saved_model(
         model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
     )
     engine.Estimator(model_fn, config).export_saved_model(
-        export_dir, serving.id_inputs, checkpoint_path, predictor_files
+        export_dir, serving.id_inputs, checkpoint_path, predictor_files, cast_weights_once=True
     )
 
 
