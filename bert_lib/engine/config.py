@@ -130,16 +130,25 @@ class EstimatorSpec(_EstimatorSpecBase):
 _ITERATIONS_PER_LOOP_DEFAULT = 1000
 
 
-def session_config(user_config=None):
+def session_config(user_config=None, inference=False):
     """The ConfigProto of the runner's sessions, with `user_config` (a ConfigProto) merged over it.
 
     Soft placement, and one round of TensorFlow's graph optimizations
     instead of its default two: on a BERT training graph the second round
     takes 0.3-0.5 s of every start and changes no computation (it merges a
     few duplicate nodes; the losses of a seeded run are bit-identical).
+
+    `inference` (the sessions of evaluate and predict) also turns off the
+    memory optimizer, which looks for activations to swap out or recompute
+    between a forward and a backward pass: a graph without a backward pass
+    has none, and on a 6-layer BERT's prediction graph the pass left the
+    graph as it was after 0.6 s, the largest part of the session's start.
     """
     config = tf.compat.v1.ConfigProto(allow_soft_placement=True)
-    config.graph_options.rewrite_options.meta_optimizer_iterations = _ONE_ROUND
+    rewrites = config.graph_options.rewrite_options
+    rewrites.meta_optimizer_iterations = _ONE_ROUND
+    if inference:
+        rewrites.memory_optimization = rewriter_config_pb2.RewriterConfig.NO_MEM_OPT
     if user_config is not None:
         config.MergeFrom(user_config)
     return config

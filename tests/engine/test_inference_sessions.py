@@ -1,0 +1,97 @@
+"""Evaluation and prediction sessions skip the graph pass that only training can use.
+
+TensorFlow's memory optimizer looks for activations to swap out or
+recompute between a forward and a backward pass; in an inference graph it
+finds none and leaves the graph as it was, after being the longest pass of
+the session's start. Evaluation and prediction turn it off, training keeps
+it; a BERT classifier predicts bit for bit the same with and without it.
+"""
+
+import numpy as np
+import tensorflow as tf
+from helpers import tiny_bert_config
+from linear_model import data, input_fn_builder, model_fn
+from tensorflow.core.protobuf import rewriter_config_pb2
+
+import modeling
+import run_classifier
+from bert_lib import engine
+from bert_lib.engine import config as engine_config
+from bert_lib.engine import estimator as engine_estimator
+
+NO_MEM_OPT = rewriter_config_pb2.RewriterConfig.NO_MEM_OPT
+
+
+def _record_session_configs(monkeypatch):
+    """The ConfigProto of every session opened from now on, in order."""
+    configs = []
+    session_class = tf.compat.v1.Session
+
+    class Recording(session_class):
+        def __init__(self, *args, config=None, **kwargs):
+            configs.append(config)
+            super().__init__(*args, config=config, **kwargs)
+
+    monkeypatch.setattr(tf.compat.v1, "Session", Recording)
+    return configs
+
+
+def test_only_evaluation_and_prediction_turn_the_memory_optimizer_off(tmp_path, monkeypatch):
+    x, y = data()
+    estimator = engine.Estimator(
+        model_fn,
+        engine.RunConfig(model_dir=str(tmp_path), save_checkpoints_steps=2),
+        train_batch_size=8,
+        eval_batch_size=8,
+        predict_batch_size=8,
+    )
+    configs = _record_session_configs(monkeypatch)
+    estimator.train(input_fn_builder(x, y), max_steps=2)
+    trained = len(configs)
+    estimator.evaluate(input_fn_builder(x, y, repeat=False))
+    evaluated = len(configs)
+    list(estimator.predict(input_fn_builder(x, y, repeat=False)))
+    memory = [c.graph_options.rewrite_options.memory_optimization for c in configs]
+    assert trained >= 1 and evaluated == trained + 1 and len(configs) == evaluated + 1
+    assert NO_MEM_OPT not in memory[:trained]
+    assert memory[trained:] == [NO_MEM_OPT, NO_MEM_OPT]
+    # Otherwise they are opened with the engine's usual settings.
+    usual = engine_config.session_config()
+    for config in configs[trained:]:
+        config.graph_options.rewrite_options.memory_optimization = (
+            usual.graph_options.rewrite_options.memory_optimization
+        )
+        assert config == usual
+
+
+def _tiny_classifier_predictions(model_dir, batches):
+    config = modeling.BertConfig.from_dict(tiny_bert_config(99))
+    model_fn = run_classifier.model_fn_builder(config, 3, None, 0.0, None, None, False, False)
+    estimator = engine.Estimator(
+        model_fn,
+        engine.RunConfig(model_dir=str(model_dir), tf_random_seed=3),
+        predict_batch_size=4,
+    )
+    predictions = estimator.predict(run_classifier.input_fn_builder(batches, 12, False, False))
+    return np.stack([p["probabilities"] for p in predictions])
+
+
+def test_bert_predicts_bit_for_bit_as_with_the_memory_optimizer(tmp_path, monkeypatch):
+    rng = np.random.RandomState(0)
+    features = []
+    for i in range(10):
+        length = int(rng.randint(3, 13))
+        mask = [1] * length + [0] * (12 - length)
+        ids = [int(v) for v in rng.randint(5, 99, 12)]
+        features.append(
+            run_classifier.InputFeatures([a * m for a, m in zip(ids, mask)], mask, [0] * 12, i % 3)
+        )
+    without = _tiny_classifier_predictions(tmp_path / "a", features)
+    monkeypatch.setattr(
+        engine_estimator, "session_config", lambda inference=False: engine_config.session_config()
+    )
+    configs = _record_session_configs(monkeypatch)
+    with_it = _tiny_classifier_predictions(tmp_path / "b", features)
+    assert configs[0].graph_options.rewrite_options.memory_optimization != NO_MEM_OPT
+    assert without.shape == (10, 3)
+    np.testing.assert_array_equal(without, with_it)
