@@ -7,12 +7,16 @@ the session's start. The MLIR (TFG) passes sort the graph and move code
 into conditionals, which BERT's graphs do not have. Evaluation and
 prediction turn both off, training keeps them; a BERT classifier predicts
 bit for bit the same with and without them.
+
+Their input pipelines run without tf.data's autotuning, whose thread could
+hold Session.close for tens of seconds at the end of a prediction.
 """
 
 import numpy as np
 import tensorflow as tf
 from helpers import tiny_bert_config
 from linear_model import data, input_fn_builder, model_fn
+from tensorflow.core.framework import dataset_options_pb2
 from tensorflow.core.protobuf import rewriter_config_pb2
 
 import modeling
@@ -20,6 +24,7 @@ import run_classifier
 from bert_lib import engine
 from bert_lib.engine import config as engine_config
 from bert_lib.engine import estimator as engine_estimator
+from bert_lib.engine import graphs
 
 NO_MEM_OPT = rewriter_config_pb2.RewriterConfig.NO_MEM_OPT
 
@@ -102,3 +107,30 @@ def test_bert_predicts_bit_for_bit_as_with_those_passes(tmp_path, monkeypatch):
     assert not configs[0].graph_options.rewrite_options.disable_tfg_optimizer
     assert without.shape == (10, 3)
     np.testing.assert_array_equal(without, with_it)
+
+
+def _autotune_settings(graph):
+    """autotune.enabled of every options dataset in `graph` (None where unset)."""
+    settings = []
+    for op in graph.get_operations():
+        if op.type == "OptionsDataset":
+            options = dataset_options_pb2.Options()
+            options.ParseFromString(op.get_attr("serialized_options"))
+            autotune = options.autotune_options
+            settings.append(autotune.enabled if autotune.HasField("enabled") else None)
+    return settings
+
+
+def test_eval_and_predict_pipelines_run_without_autotuning():
+    x, y = data()
+    builder = graphs.ModelBuilder(model_fn, engine.RunConfig(model_dir="unused"), {})
+    for build in (graphs.build_eval_graph, graphs.build_predict_graph):
+        graph = tf.Graph()
+        with graph.as_default():
+            build(builder, input_fn_builder(x, y, repeat=False), 8)
+        assert False in _autotune_settings(graph), build.__name__
+    # Training keeps tf.data's default.
+    graph = tf.Graph()
+    with graph.as_default():
+        builder.prepare_dataset(input_fn_builder(x, y)({"batch_size": 8}))
+    assert False not in _autotune_settings(graph)
