@@ -400,10 +400,8 @@ def export_saved_model(
     max_position_embeddings) and returns "probabilities" ([batch,
     num_labels], sigmoids with `multi_label`) or, for regression, "score"
     ([batch]). The graph is model_fn_builder's in PREDICT mode, with its
-    Transformer layers computing in `precision` (its outputs float32) and
-    compiled with XLA if `use_xla`, as prediction computes; at bf16 or fp16
-    the weights those layers read are stored in 16 bits, so that a call
-    casts no weights.
+    Transformer layers computing in `precision` (its outputs float32; at bf16
+    or fp16 their weights stored in 16 bits) and with XLA if `use_xla`, as predict does.
     `predictor_files` (classifier_data.predictor_files) go to
     assets.extra/ for predictor.Predictor. `export_dir` must not exist; a
     checkpoint without the classifier's variables is a UsageError. main's
