@@ -401,8 +401,8 @@ def export_saved_model(
     max_position_embeddings) and returns "probabilities" ([batch,
     num_labels], sigmoids with `multi_label`) or, for regression, "score"
     ([batch]). The graph is model_fn_builder's in PREDICT mode, with its
-    Transformer layers computing in `precision` (its outputs float32) and
-    compiled with XLA if `use_xla`, as prediction computes.
+    Transformer layers computing in `precision` (its outputs float32; at bf16
+    or fp16 their weights stored in 16 bits) and with XLA if `use_xla`, as predict does.
     `predictor_files` (classifier_data.predictor_files) go to
     assets.extra/ for predictor.Predictor. `export_dir` must not exist; a
     checkpoint without the classifier's variables is a UsageError. main's
@@ -425,7 +425,7 @@ def export_saved_model(
         model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
     )
     engine.Estimator(model_fn, config).export_saved_model(
-        export_dir, serving.id_inputs, checkpoint_path, predictor_files
+        export_dir, serving.id_inputs, checkpoint_path, predictor_files, cast_weights_once=True
     )
 
 

@@ -380,7 +380,9 @@ def _export(estimator, settings):
             f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
             "--init_checkpoint to export"
         )
-    estimator.export_saved_model(settings.export_dir, serving.id_inputs, checkpoint_path)
+    estimator.export_saved_model(
+        settings.export_dir, serving.id_inputs, checkpoint_path, cast_weights_once=True
+    )
 
 
 # ---------------------------------------------------------------------------

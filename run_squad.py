@@ -273,7 +273,7 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, precision="fp32
         model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
     )
     engine.Estimator(model_fn, config).export_saved_model(
-        export_dir, serving.id_inputs, checkpoint_path
+        export_dir, serving.id_inputs, checkpoint_path, cast_weights_once=True
     )
 
 

@@ -427,7 +427,12 @@ class Estimator:
     # ---------------------------------------------------------------- export
 
     def export_saved_model(
-        self, export_dir, serving_input_fn, checkpoint_path=None, assets_extra=None
+        self,
+        export_dir,
+        serving_input_fn,
+        checkpoint_path=None,
+        assets_extra=None,
+        cast_weights_once=False,
     ):
         """Exports the model_fn's PREDICT graph with a checkpoint's weights as a SavedModel.
 
@@ -438,7 +443,10 @@ class Estimator:
         XLA setting), so an export computes as prediction does. The weights come
         from `checkpoint_path` (a checkpoint or a directory), default the
         newest in model_dir. `assets_extra` ({file name: text}) go to
-        assets.extra/. `export_dir` must not exist; it appears only complete.
+        assets.extra/. With `cast_weights_once`, weights the graph reads only
+        in 16 bits are stored in 16 bits (saved_model.export_graph), so that a
+        bfloat16 or float16 model casts no weights per call. `export_dir` must
+        not exist; it appears only complete.
         Returns the checkpoint exported.
         """
         checkpoint_path = checkpoint_to_load(self._config.model_dir, checkpoint_path, "export")
@@ -453,7 +461,9 @@ class Estimator:
                 predictions = {"predictions": predictions}
             return features, predictions
 
-        saved_model.export_graph(export_dir, checkpoint_path, build, assets_extra)
+        saved_model.export_graph(
+            export_dir, checkpoint_path, build, assets_extra, cast_weights_once
+        )
         return checkpoint_path
 
 
@@ -473,7 +483,7 @@ def _start_session(session, built, checkpoint_path, model_dir=None):
 
 def _open_session(graph, built, checkpoint_path):
     """A one-device session for evaluate / predict with its variables set."""
-    session = tf.compat.v1.Session(graph=graph, config=session_config())
+    session = tf.compat.v1.Session(graph=graph, config=session_config(inference=True))
     with graph.as_default():
         _start_session(session, built, checkpoint_path)
     return session

@@ -9,6 +9,7 @@ tf.estimator's export_saved_model did. Files that go with the graph
 which TensorFlow Serving ignores.
 """
 
+import contextlib
 import os
 
 import tensorflow as tf
@@ -34,7 +35,7 @@ def check_checkpoint_holds(checkpoint_path, variables):
     checkpoint_shapes.check_shapes(expected, checkpoint_path, saved)
 
 
-def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
+def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None, cast_weights_once=False):
     """Writes the graph of `build_fn` with the variables of `checkpoint_path` (a
     checkpoint, or a directory: its newest checkpoint).
 
@@ -42,6 +43,15 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
     dicts of tensors by name that become the "serving_default" signature.
     `extra_files` maps a file name to its text, written to
     `export_dir`/assets.extra/. `export_dir` must not exist.
+
+    With `cast_weights_once`, a float32 variable that the graph reads only
+    through casts to bfloat16 (or only to float16), as a model computing in
+    16 bits reads its float32 weights, is stored in that dtype, cast once
+    from the checkpoint here: a call of the SavedModel then casts no weights,
+    and computes what the graph that casts them on every call computes. The
+    graph is then built twice (`build_fn` is called again with those
+    variables made in their 16-bit dtype). A graph with no such variable is
+    exported as without the option.
     """
     if tf.io.gfile.exists(export_dir):
         raise UsageError(f"--export_dir={export_dir} already exists; choose a new directory")
@@ -55,15 +65,21 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
     with atomic_write.staged_directory(export_dir, flag="--export_dir") as stage:
         # The SavedModel builder accepts an existing directory while it is empty.
         temp_dir = stage
-        graph = tf.Graph()
+        graph, inputs, outputs = _build_graph(build_fn, {})
+        stored_dtypes = _read_only_as_16_bits(graph) if cast_weights_once else {}
+        if stored_dtypes:
+            graph, inputs, outputs = _build_graph(build_fn, stored_dtypes)
         with graph.as_default():
-            inputs, outputs = build_fn()
-            outputs = {name: tf.identity(tensor, name=name) for name, tensor in outputs.items()}
             variables = tf.compat.v1.global_variables()
             check_checkpoint_holds(checkpoint_path, variables)
-            saver = tf.compat.v1.train.Saver(variables)
+            cast_once = [v for v in variables if v.op.name in stored_dtypes]
+            restored = [v for v in variables if v.op.name not in stored_dtypes]
+            saver = tf.compat.v1.train.Saver(restored) if restored else None
             with tf.compat.v1.Session(graph=graph) as sess:
-                saver.restore(sess, checkpoint_path)
+                if saver is not None:
+                    saver.restore(sess, checkpoint_path)
+                for variable, value in zip(cast_once, _cast_values(checkpoint_path, cast_once)):
+                    sess.run(variable.initializer, {variable.initial_value: value})
                 builder = tf.compat.v1.saved_model.Builder(temp_dir)
                 signature = tf.compat.v1.saved_model.predict_signature_def(
                     inputs=inputs, outputs=outputs
@@ -90,3 +106,73 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None):
                 with tf.io.gfile.GFile(os.path.join(extra_dir, name), "w") as f:
                     f.write(text)
     logging.info("Exported %s as a SavedModel to %s", checkpoint_path, export_dir)
+
+
+def _build_graph(build_fn, stored_dtypes):
+    """(graph, inputs, outputs) of `build_fn` in a new graph; the variables named in
+    `stored_dtypes` are made in the dtype it gives them."""
+
+    def getter(getter, name, *args, **kwargs):
+        # TensorFlow passes the next getter by this name.
+        if name in stored_dtypes:
+            kwargs["dtype"] = stored_dtypes[name]
+        return getter(name, *args, **kwargs)
+
+    graph = tf.Graph()
+    with graph.as_default():
+        scope = contextlib.nullcontext()
+        if stored_dtypes:
+            scope = tf.compat.v1.variable_scope(
+                tf.compat.v1.get_variable_scope(), custom_getter=getter
+            )
+        with scope:
+            inputs, outputs = build_fn()
+        outputs = {name: tf.identity(tensor, name=name) for name, tensor in outputs.items()}
+    return graph, inputs, outputs
+
+
+# What a variable's handle may feed besides its reads: its initialization.
+_INITIALIZING_OPS = ("AssignVariableOp", "VarIsInitializedOp")
+
+
+def _read_only_as_16_bits(graph):
+    """{name: dtype} of the float32 resource variables of `graph` whose every read goes
+    only into casts to one 16-bit float dtype (bfloat16 or float16)."""
+    found = {}
+    for variable in graph.get_collection(tf.compat.v1.GraphKeys.GLOBAL_VARIABLES):
+        handle = getattr(variable, "handle", None)
+        if (
+            variable.dtype.base_dtype != tf.float32
+            or handle is None
+            or handle.dtype != tf.resource
+        ):
+            continue
+        targets = set()
+        for consumer in handle.consumers():
+            if consumer.type in _INITIALIZING_OPS:
+                continue
+            if consumer.type != "ReadVariableOp":
+                targets.add(None)
+                continue
+            for reader in consumer.outputs[0].consumers():
+                targets.add(reader.get_attr("DstT") if reader.type == "Cast" else None)
+        if len(targets) == 1:
+            (dtype,) = targets
+            if dtype in (tf.bfloat16, tf.float16):
+                found[variable.op.name] = dtype
+    return found
+
+
+def _cast_values(checkpoint_path, variables):
+    """The checkpoint's values of `variables`, cast to each one's dtype by TensorFlow's
+    Cast (the rounding of the cast the exported graph no longer does)."""
+    if not variables:
+        return []
+    reader = tf.train.load_checkpoint(checkpoint_path)
+    with tf.Graph().as_default() as graph, tf.compat.v1.Session(graph=graph) as sess:
+        value = tf.compat.v1.placeholder(tf.float32)
+        casts = {v.dtype.base_dtype: tf.cast(value, v.dtype.base_dtype) for v in variables}
+        return [
+            sess.run(casts[v.dtype.base_dtype], {value: reader.get_tensor(v.op.name)})
+            for v in variables
+        ]

@@ -170,12 +170,19 @@ def sort_by_length(dataset, window_size, batch_size=1):
     the input. Evaluation's "loss" is the mean of the batch losses: with every
     other batch whole, that mean is the original's whatever the sorting did.
     """
-    return dataset.batch(window_size).map(lambda w: _sort_window(w, batch_size)).unbatch()
+    sort = tf.autograph.experimental.do_not_convert(
+        lambda window: _sort_window(window, batch_size)
+    )
+    return dataset.batch(window_size).map(sort).unbatch()
 
 
 def with_index(dataset):
     """Adds INDEX_KEY (int64, 0, 1, ...) to each example of an unbatched dataset of dicts."""
-    return dataset.enumerate().map(lambda index, example: {**example, INDEX_KEY: index})
+    return dataset.enumerate().map(
+        tf.autograph.experimental.do_not_convert(
+            lambda index, example: {**example, INDEX_KEY: index}
+        )
+    )
 
 
 def batch(
@@ -210,7 +217,9 @@ def batch(
         else:
             dataset = sort_by_length(with_index(dataset), window_size, batch_size)
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
-    dataset = dataset.map(lambda b: trim_batch(b, length_bucket, keys))
+    dataset = dataset.map(
+        tf.autograph.experimental.do_not_convert(lambda b: trim_batch(b, length_bucket, keys))
+    )
     if window_batches and is_training:
         dataset = dataset.shuffle(window_batches)
     return dataset

@@ -93,7 +93,9 @@ def record_input_fn_builder(
             dataset = dataset.repeat()
             dataset = dataset.shuffle(buffer_size=100)
         dataset = dataset.map(
-            lambda record: decode_record(record, name_to_features),
+            tf.autograph.experimental.do_not_convert(
+                lambda record: decode_record(record, name_to_features)
+            ),
             num_parallel_calls=tf.data.AUTOTUNE,
         )
         if padding is None:

@@ -742,7 +742,8 @@ def test_sessions_optimize_the_graph_once_unless_the_user_asks_otherwise():
     ).session_config
     assert proto.graph_options.rewrite_options.meta_optimizer_iterations == rounds.TWO
     assert proto.inter_op_parallelism_threads == 1
-    # Evaluation and prediction open their sessions with the same settings.
+    # Evaluation and prediction open their sessions with the same settings, but for
+    # the memory optimizer (test_inference_sessions.py).
     default = distribution.Distribution(config).session_config
     assert runner_config.session_config() == default
 

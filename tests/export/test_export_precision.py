@@ -6,6 +6,12 @@ the bfloat16 one's matrix multiplications run in bfloat16 (ids in, float32
 probabilities out) and its probabilities stay within bfloat16 round-off of
 float32. The script path (--precision=bf16 --export_dir) is checked the same
 way, so the flag cannot be dropped on the way.
+
+A bfloat16 export stores the weights its Transformer layers read in
+bfloat16, cast once at export: the served graph casts no variable, and its
+probabilities are bit for bit those of a graph that casts the float32
+weights on every call (the export without that step); numpy redoes the
+cast-once export on a small graph of its own.
 """
 
 import os
@@ -19,6 +25,9 @@ from helpers import tiny_bert_config, write_checkpoint
 
 import modeling
 import run_classifier
+from bert_lib import engine
+from bert_lib.engine import saved_model
+from bert_lib.export import serving
 
 NUM_LABELS = 3
 SEQ = 12
@@ -123,3 +132,113 @@ def test_script_precision_flag_reaches_the_export(tmp_path):
     assert served["fp32"][1] == {tf.float32}
     assert tf.bfloat16 in served["bf16"][1]
     np.testing.assert_allclose(served["bf16"][0], served["fp32"][0], atol=2e-2)
+
+
+def _variable_casts(graph):
+    """The Cast ops of `graph` that read a variable: the weights cast on every call."""
+    return [
+        op
+        for op in graph.get_operations()
+        if op.type == "Cast" and op.inputs[0].op.type in ("ReadVariableOp", "VariableV2")
+    ]
+
+
+def _served_as_predictor_loads_it(export_dir, feed):
+    """(probabilities, the serving function's graph, {variable name: dtype}) of an export
+    loaded with tf.saved_model.load, as predictor.Predictor loads it."""
+    model = tf.saved_model.load(export_dir)
+    serve = model.signatures["serving_default"]
+    outputs = serve(**{name: tf.constant(value) for name, value in feed.items()})
+    dtypes = {v.name.split(":")[0]: v.dtype for v in model.variables}
+    return outputs["probabilities"].numpy(), serve.graph, dtypes
+
+
+@pytest.mark.slow
+def test_bf16_export_stores_bf16_weights_and_serves_what_casting_per_call_served(tmp_path):
+    checkpoint, config, _ = _random_classifier(tmp_path)
+    feed = _inputs()
+    target = str(tmp_path / "bf16")
+    run_classifier.export_saved_model(target, checkpoint, config, NUM_LABELS, precision="bf16")
+    # The same model exported as before: float32 variables, cast on every call.
+    per_call = str(tmp_path / "bf16_cast_per_call")
+    model_fn = run_classifier.model_fn_builder(
+        config, NUM_LABELS, None, 0.0, None, None, False, False, precision="bf16"
+    )
+    engine.Estimator(model_fn, engine.RunConfig(model_dir=str(tmp_path))).export_saved_model(
+        per_call, serving.id_inputs, checkpoint
+    )
+    probabilities, graph, dtypes = _served_as_predictor_loads_it(target, feed)
+    expected, per_call_graph, per_call_dtypes = _served_as_predictor_loads_it(per_call, feed)
+    assert _variable_casts(graph) == []
+    # The reference does cast: the check above would see the casts if they came back.
+    assert len(_variable_casts(per_call_graph)) == 12 * config.num_hidden_layers
+    np.testing.assert_array_equal(probabilities, expected)
+    assert set(per_call_dtypes.values()) == {tf.float32}
+    layer_weights = {
+        name: dtype for name, dtype in dtypes.items() if name.startswith("bert/encoder/")
+    }
+    # Every dense kernel and bias of the layers is bfloat16; their LayerNorms stay float32.
+    assert {d for n, d in layer_weights.items() if "LayerNorm" not in n} == {tf.bfloat16}
+    assert {d for n, d in layer_weights.items() if "LayerNorm" in n} == {tf.float32}
+    for name in ("bert/embeddings/word_embeddings", "output_weights", "bert/pooler/dense/kernel"):
+        assert dtypes[name] == tf.float32, name
+
+
+@pytest.mark.slow
+def test_fp32_export_is_written_as_without_the_bf16_step(tmp_path):
+    checkpoint, config, _ = _random_classifier(tmp_path)
+    exported = {}
+    for cast_once in (False, True):
+        target = tmp_path / f"cast_once_{cast_once}"
+        model_fn = run_classifier.model_fn_builder(
+            config, NUM_LABELS, None, 0.0, None, None, False, False
+        )
+        estimator = engine.Estimator(model_fn, engine.RunConfig(model_dir=str(tmp_path)))
+        estimator.export_saved_model(
+            str(target), serving.id_inputs, checkpoint, cast_weights_once=cast_once
+        )
+        exported[cast_once] = [
+            (target / name).read_bytes()
+            for name in ("saved_model.pb", "variables/variables.data-00000-of-00001")
+        ]
+    assert exported[True] == exported[False]
+
+
+def test_cast_once_export_of_a_small_graph_stores_numpy_bf16_weights(tmp_path):
+    rng = np.random.RandomState(5)
+    values = {
+        "cast_only": rng.standard_normal([3, 4]).astype(np.float32),
+        "read_both_ways": rng.standard_normal([4]).astype(np.float32),
+    }
+    checkpoint = write_checkpoint(tmp_path / "model.ckpt", values)
+
+    def build():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 3], name="x")
+        cast_only = tf.compat.v1.get_variable("cast_only", [3, 4])
+        read_both_ways = tf.compat.v1.get_variable("read_both_ways", [4])
+        hidden = tf.matmul(tf.cast(x, tf.bfloat16), tf.cast(cast_only, tf.bfloat16))
+        hidden = tf.cast(hidden + tf.cast(read_both_ways, tf.bfloat16), tf.float32)
+        return {"x": x}, {"y": hidden * read_both_ways}
+
+    x = rng.standard_normal([2, 3]).astype(np.float32)
+    served = {}
+    for cast_once in (True, False):
+        target = str(tmp_path / f"export_{cast_once}")
+        saved_model.export_graph(target, checkpoint, build, cast_weights_once=cast_once)
+        model = tf.saved_model.load(target)
+        serve = model.signatures["serving_default"]
+        stored = {v.name.split(":")[0]: v.numpy() for v in model.variables}
+        served[cast_once] = (serve(x=tf.constant(x))["y"].numpy(), serve.graph, stored)
+    y, graph, stored = served[True]
+    y_per_call, graph_per_call, _ = served[False]
+    bf16 = tf.bfloat16.as_numpy_dtype
+    # numpy's (ml_dtypes') round to nearest even, as TensorFlow's Cast rounds.
+    assert stored["cast_only"].dtype == bf16
+    np.testing.assert_array_equal(stored["cast_only"], values["cast_only"].astype(bf16))
+    np.testing.assert_array_equal(stored["read_both_ways"], values["read_both_ways"])
+    # The variable also read in float32 is still cast when the graph runs; the other not.
+    assert (len(_variable_casts(graph)), len(_variable_casts(graph_per_call))) == (1, 2)
+    np.testing.assert_array_equal(y, y_per_call)
+    weights = values["cast_only"].astype(bf16).astype(np.float32)
+    hidden = x.astype(bf16).astype(np.float32) @ weights + values["read_both_ways"]
+    np.testing.assert_allclose(y, hidden * values["read_both_ways"], rtol=2e-2, atol=1e-2)
