@@ -158,7 +158,8 @@ def group_by_length(dataset, window_size, label_key=None):
     comes in length order: by length, or, when each example's `label_key` is one
     class id, by stratified_order (every run of examples keeps the window's mix
     of classes)."""
-    return dataset.batch(window_size).map(lambda w: _group_window(w, label_key)).unbatch()
+    group = tf.autograph.experimental.do_not_convert(lambda w: _group_window(w, label_key))
+    return dataset.batch(window_size).map(group).unbatch()
 
 
 def sort_by_length(dataset, window_size, batch_size=1):
