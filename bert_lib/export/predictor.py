@@ -195,9 +195,9 @@ def _model_caller(signature, export_dir):
     """A function (input_ids, input_mask, segment_ids) arrays -> the signature's output dict.
 
     A signature called by keyword first matches its arguments against its
-    structured input signature, in Python, on every call; at batch 1 that
-    was the largest cost of a call besides the model itself (BENCHMARKS.md,
-    "What was tried to cut the work around the matmuls"). The inputs are
+    structured input signature, in Python, on every call: about a third of
+    the Python of a batch-1 call (BENCHMARKS.md, "What was tried to cut the
+    work around the matmuls"). The inputs are
     always the same three int32 tensors, so the caller hands them over in
     the signature's flat order (tf.nest's: by sorted name), with the
     variables the signature captured, as the keyword call ends up doing.
@@ -224,13 +224,6 @@ def _model_caller(signature, export_dir):
         return call_flat([tf.constant(inputs[i]) for i in order], captured)
 
     return call
-
-
-def cut_to_longest(inputs):
-    """The [n, max_seq_length] model inputs cut to the longest real text (input_mask)."""
-    mask = inputs["input_mask"]
-    length = int(np.max(np.nonzero(mask)[1], initial=0)) + 1
-    return {name: value[:, :length] for name, value in inputs.items()}
 
 
 def prediction_records(pairs, outputs, label_list, multi_label, threshold):

@@ -154,3 +154,20 @@ def test_a_signature_without_the_three_id_inputs_is_refused(tmp_path):
     (tmp_path / "other" / "assets.extra" / "vocab.txt").write_text(vocab, encoding="utf-8")
     with pytest.raises(predictor.UsageError, match="takes tokens, not input_ids"):
         predictor.Predictor(target, max_seq_length=8)
+
+
+def test_a_signature_without_a_flat_entry_is_called_by_keyword(export):
+    export_dir, _, _ = export
+    model = predictor.Predictor(export_dir, batch_size=3)
+    signature = model._serve
+
+    class KeywordOnly:
+        structured_input_signature = signature.structured_input_signature
+
+        def __call__(self, **inputs):
+            assert sorted(inputs) == sorted(predictor.INPUT_NAMES)
+            return signature(**inputs)
+
+    expected = model.predict_arrays(TEXTS)
+    model._call_model = predictor._model_caller(KeywordOnly(), export_dir)
+    np.testing.assert_array_equal(model.predict_arrays(TEXTS), expected)
