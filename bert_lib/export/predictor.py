@@ -53,23 +53,43 @@ class TextEncoder:
 
         Each text is a string or a (text_a, text_b) pair.
         """
+        input_ids, input_mask, segment_ids = self.arrays(texts, cut=False)
+        return {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
+
+    def arrays(self, texts, cut=True):
+        """(input_ids, input_mask, segment_ids), int32 [n, width], of `texts`.
+
+        width is max_seq_length, or with `cut` the longest text's length (at
+        least 1): the same values as the full-width arrays' first columns,
+        built without padding what is cut off again.
+        """
+        tokenizer = self.tokenizer
+        tokenize = tokenizer.tokenize
+        max_seq_length = self.max_seq_length
         ids, masks, segments = [], [], []
+        width = 1 if cut else max_seq_length
         for text in texts:
             text_a, text_b = (text, None) if isinstance(text, str) else text
-            tokens_a = self.tokenizer.tokenize(text_a)
-            tokens_b = self.tokenizer.tokenize(text_b) if text_b else None
-            _, input_ids, input_mask, segment_ids = features.pack_pair(
-                self.tokenizer, tokens_a, tokens_b, self.max_seq_length
+            tokens_a = tokenize(text_a)
+            tokens_b = tokenize(text_b) if text_b else None
+            tokens, input_ids, input_mask, segment_ids = features.pack_pair(
+                tokenizer, tokens_a, tokens_b, max_seq_length
             )
             ids.append(input_ids)
             masks.append(input_mask)
             segments.append(segment_ids)
-        shape = [len(ids), self.max_seq_length]
-        return {
-            "input_ids": np.array(ids, np.int32).reshape(shape),
-            "input_mask": np.array(masks, np.int32).reshape(shape),
-            "segment_ids": np.array(segments, np.int32).reshape(shape),
-        }
+            if cut and len(tokens) > width:
+                width = len(tokens)
+        if width < max_seq_length:
+            ids = [row[:width] for row in ids]
+            masks = [row[:width] for row in masks]
+            segments = [row[:width] for row in segments]
+        shape = [len(ids), width]
+        return (
+            np.array(ids, np.int32).reshape(shape),
+            np.array(masks, np.int32).reshape(shape),
+            np.array(segments, np.int32).reshape(shape),
+        )
 
 
 def _check_export_dir(export_dir):
@@ -129,6 +149,7 @@ class Predictor:
         self.batch_size = batch_size
         self._model = tf.saved_model.load(export_dir)
         self._serve = self._model.signatures["serving_default"]
+        self._call_model = _model_caller(self._serve, export_dir)
         self.output_name = next(iter(self._serve.structured_outputs))
         if max_seq_length is None:
             max_seq_length = settings.get("max_seq_length")
@@ -150,11 +171,10 @@ class Predictor:
         texts = list(texts)
         outputs = []
         for start in range(0, len(texts), self.batch_size):
-            inputs = self.encode(texts[start : start + self.batch_size])
-            if self._takes_any_length:
-                inputs = cut_to_longest(inputs)
-            result = self._serve(**{name: tf.constant(v) for name, v in inputs.items()})
-            outputs.append(result[self.output_name].numpy())
+            inputs = self.encode.arrays(
+                texts[start : start + self.batch_size], cut=self._takes_any_length
+            )
+            outputs.append(self._call_model(inputs)[self.output_name].numpy())
         if not outputs:
             return np.zeros([0] + ([len(self.labels)] if self.labels else []), np.float32)
         return np.concatenate(outputs)
@@ -168,11 +188,42 @@ class Predictor:
         return prediction_records(pairs, outputs, labels, self.multi_label, self.threshold)
 
 
-def cut_to_longest(inputs):
-    """The [n, max_seq_length] model inputs cut to the longest real text (input_mask)."""
-    mask = inputs["input_mask"]
-    length = int(np.max(np.nonzero(mask)[1], initial=0)) + 1
-    return {name: value[:, :length] for name, value in inputs.items()}
+INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+
+
+def _model_caller(signature, export_dir):
+    """A function (input_ids, input_mask, segment_ids) arrays -> the signature's output dict.
+
+    A signature called by keyword first matches its arguments against its
+    structured input signature, in Python, on every call: about a third of
+    the Python of a batch-1 call (BENCHMARKS.md, "What was tried to cut the
+    work around the matmuls"). The inputs are
+    always the same three int32 tensors, so the caller hands them over in
+    the signature's flat order (tf.nest's: by sorted name), with the
+    variables the signature captured, as the keyword call ends up doing.
+    Where the concrete function has no such flat entry, it is called by
+    keyword.
+    """
+    names = sorted(signature.structured_input_signature[1])
+    if sorted(INPUT_NAMES) != names:
+        raise UsageError(
+            f"{export_dir}: its serving signature takes {', '.join(names)}, not "
+            f"{', '.join(INPUT_NAMES)}"
+        )
+    order = [INPUT_NAMES.index(name) for name in names]
+    call_flat = getattr(signature, "_call_flat", None)
+    if call_flat is None:
+
+        def call_by_name(inputs):
+            return signature(**{name: tf.constant(inputs[i]) for name, i in zip(names, order)})
+
+        return call_by_name
+    captured = signature.captured_inputs
+
+    def call(inputs):
+        return call_flat([tf.constant(inputs[i]) for i in order], captured)
+
+    return call
 
 
 def prediction_records(pairs, outputs, label_list, multi_label, threshold):
