@@ -23,6 +23,13 @@ checkpoints (with adam_m / adam_v slots and global_step) resume here.
 Training resumes from the newest checkpoint in model_dir; with no
 checkpoint the variables start from their initializers, which include
 whatever the model_fn asked tf.compat.v1.train.init_from_checkpoint for.
+Every checkpoint is checked whole before it is read (checkpoints.py): a
+damaged newest one is skipped with a warning, a damaged `checkpoint` state
+file is rebuilt from the files on disk, and a model_dir of damaged
+checkpoints only is refused rather than trained from step 0. One training
+at a time holds model_dir (plumbing/directory_lock.py); evaluate and
+predict need no lock, and take the newest checkpoint again when a training
+beside them rotated away the one they found.
 
 Training saves every save_checkpoints_steps and at the end (keeping the
 keep_checkpoint_max newest), logs step/total, loss, learning rate, steps/sec,

@@ -24,7 +24,13 @@ Every --eval_every_n_steps steps, and once more at the end of training:
   - with --early_stopping_patience=K, the K-th evaluation in a row without a
     new best ends training at that step (which is saved).
 A restarted run replays the history file, so the best value and the count
-of evaluations without improvement carry over.
+of evaluations without improvement carry over. The history is the truth:
+best/ is written before an evaluation is recorded there, the file is
+rewritten whole through a temporary name, and on resume best/ is repaired
+to hold the history's best and a checkpoint whose evaluation fell due but
+was not recorded (the run was stopped or killed during it) is evaluated
+first, so that a kill at any point ends as an uninterrupted run would.
+The whole run holds output_dir's training lock (plumbing/directory_lock.py).
 """
 
 import collections

@@ -23,7 +23,7 @@ import preemption_worker as worker
 import pytest
 
 from bert_lib import engine
-from bert_lib.engine import checkpoints, evaluation, input_position
+from bert_lib.engine import evaluation, input_position
 from bert_lib.plumbing import atomic_write, checkpoint_files, directory_lock, errors
 
 FAULT_WORKER = os.path.join(helpers.SUPPORT, "fault_worker.py")
@@ -100,7 +100,7 @@ def test_a_damaged_checkpoint_at_resume_is_named_and_the_newest_whole_one_used(
     # The state file names whole checkpoints again.
     names = checkpoint_files.parse_state((model_dir / "checkpoint").read_text(), "checkpoint")
     assert names[-1] == "model.ckpt-12"
-    assert all(checkpoints.is_whole(str(model_dir / name)) for name in names)
+    assert all(checkpoint_files.damage(str(model_dir / name)) is None for name in names)
 
 
 def test_a_directory_of_damaged_checkpoints_only_is_refused_naming_them(tmp_path):
@@ -277,7 +277,7 @@ def test_evaluation_bookkeeping_survives_a_stop_mid_write(tmp_path, trigger):
     name, results = _best(model_dir)
     assert name == f"model.ckpt-{best_step}"
     assert int(results["global_step"]) == best_step
-    assert checkpoints.is_whole(os.path.join(model_dir, "best", name))
+    assert checkpoint_files.damage(os.path.join(model_dir, "best", name)) is None
     assert _best(tmp_path / "reference")[0] == name
 
 
@@ -294,9 +294,13 @@ def test_a_sigterm_during_the_final_save_reports_training_finished(tmp_path):
 @pytest.mark.slow
 def test_the_output_directory_removed_during_a_save_is_one_error_line(tmp_path):
     model_dir = tmp_path / "model"
-    # The trigger: a save starts once step 8's input position is written.
+    # The trigger: step 8's save, its data and index written, records them in the
+    # `checkpoint` file.
     result = helpers.run_python(
-        FAULT_WORKER, str(model_dir), "train", r"RMDIR:save:model\.ckpt-8\.input$"
+        FAULT_WORKER,
+        str(model_dir),
+        "train",
+        r"RMDIR:call:update_checkpoint_state_internal:model\.ckpt-8\.index$",
     )
     assert helpers.error_line(result) == (
         f"ERROR: cannot save checkpoint {model_dir}/model.ckpt-8: the directory {model_dir} "
@@ -324,7 +328,7 @@ def test_a_second_training_in_the_same_directory_is_refused_naming_the_first(tmp
     )
     try:
         deadline = time.time() + helpers.SUBPROCESS_TIMEOUT
-        while not [name for name in os.listdir(tmp_path / "model") if ".input.tmp-" in name]:
+        while not os.path.exists(tmp_path / "waiting"):
             assert first.poll() is None, first.stderr.read()[-3000:]
             assert time.time() < deadline
             time.sleep(0.05)

@@ -12,12 +12,14 @@ TRIGGER lands a fault at the moment the run writes one of its files, seen
 by a Python audit hook on the open() or rename of a path (the engine's own
 files are written through plumbing/atomic_write, in Python):
   "ACTION:open:REGEX:N"   at the N-th open for writing of a path matching REGEX;
-  "ACTION:save:REGEX"     when a checkpoint save starts (Saver.save is called)
-                          while a file matching REGEX exists in MODEL_DIR;
+  "ACTION:call:NAME:REGEX"  when a Python function called NAME is called
+                          while a file matching REGEX exists in MODEL_DIR (a
+                          step of a checkpoint save, say);
 ACTION is "KILL" (SIGKILL to itself), "TERM" (SIGTERM to itself, then a
 pause so that the signal is recorded before the run goes on), "RMDIR"
-(MODEL_DIR removed) or "WAIT" (the run waits there until a file `release`
-appears beside MODEL_DIR, for a test to start another job meanwhile).
+(MODEL_DIR removed) or "WAIT" (the run writes a file `waiting` beside
+MODEL_DIR and waits there until a file `release` appears beside it, for a
+test to start another job meanwhile).
 """
 
 import process_setup  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
@@ -45,9 +47,14 @@ EVERY = 4
 class Trigger:
     def __init__(self, model_dir, text):
         self.model_dir = model_dir
-        self.action, self.kind, pattern, *count = text.split(":")
+        self.action, self.kind, *rest = text.split(":")
+        if self.kind == "call":
+            self.function, pattern = rest
+            self.count = 1
+        else:
+            pattern, count = rest
+            self.count = int(count)
         self.pattern = re.compile(pattern)
-        self.count = int(count[0]) if count else 1
         self.seen = 0
         self.fired = False
 
@@ -61,8 +68,9 @@ class Trigger:
         elif self.action == "RMDIR":
             shutil.rmtree(self.model_dir)
         elif self.action == "WAIT":
-            release = os.path.join(os.path.dirname(os.path.abspath(self.model_dir)), "release")
-            while not os.path.exists(release):
+            beside = os.path.dirname(os.path.abspath(self.model_dir))
+            open(os.path.join(beside, "waiting"), "w").close()
+            while not os.path.exists(os.path.join(beside, "release")):
                 time.sleep(0.05)
 
     def audit(self, event, args):
@@ -76,9 +84,7 @@ class Trigger:
 
     def profile(self, frame, event, arg):
         del arg
-        if self.fired or event != "call" or frame.f_code.co_name != "save":
-            return
-        if not frame.f_code.co_filename.endswith(os.path.join("training", "saver.py")):
+        if self.fired or event != "call" or frame.f_code.co_name != self.function:
             return
         names = os.listdir(self.model_dir) if os.path.isdir(self.model_dir) else []
         if any(self.pattern.search(name) for name in names):
