@@ -158,6 +158,7 @@ __all__ = [
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
+    "checkpoint_to_resume",
     "first_predictions",
     "newest_checkpoint",
 ]

@@ -154,6 +154,25 @@ def test_checkpoint_index_reader_finds_each_cut_and_agrees_with_tensorflow(tmp_p
     assert checkpoint_files.damage(prefix) == f"{data} is missing"
 
 
+def test_an_init_checkpoint_cut_short_is_named_at_start(tmp_path):
+    """--init_checkpoint is read whole at start too (its shapes are checked there)."""
+    from bert_lib.plumbing import checkpoint_shapes
+
+    values = {"bert/w": np.ones([40, 5], np.float32), "bert/b": np.zeros([5], np.float32)}
+    prefix = helpers.write_checkpoint(tmp_path / "bert_model.ckpt", values)
+    assert checkpoint_shapes.read_shapes(prefix, "--init_checkpoint") == {
+        "bert/w": [40, 5],
+        "bert/b": [5],
+    }
+    _cut(f"{prefix}.data-00000-of-00001", 0.5)
+    with pytest.raises(errors.UsageError) as info:
+        checkpoint_shapes.read_shapes(prefix, "--init_checkpoint")
+    assert str(info.value) == (
+        f"--init_checkpoint: checkpoint {prefix} is damaged: {prefix}.data-00000-of-00001 "
+        "is cut short (410 of 820 bytes)"
+    )
+
+
 # ---------------------------------------------------------------------------
 # Smaller things at resume
 
