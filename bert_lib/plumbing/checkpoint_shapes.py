@@ -33,9 +33,14 @@ def read_shapes(checkpoint_path, flag=None):
         raise UsageError(
             f"{where}no checkpoint at {checkpoint_path}{_nearby(checkpoint_path)}"
         ) from None
-    why = checkpoint_files.damage(checkpoint_path)
-    if why is not None:
-        raise UsageError(f"{where}checkpoint {checkpoint_path} is damaged: {why}")
+    # A directory stands for the checkpoint its state file names.
+    prefix = checkpoint_path
+    if tf.io.gfile.isdir(checkpoint_path):
+        prefix = tf.train.latest_checkpoint(checkpoint_path)
+    if prefix and tf.io.gfile.exists(prefix + ".index"):
+        why = checkpoint_files.damage(prefix)
+        if why is not None:
+            raise UsageError(f"{where}checkpoint {prefix} is damaged: {why}")
     return shapes
 
 

@@ -443,3 +443,42 @@ def test_the_input_position_file_format_still_reads_the_first_version(tmp_path):
     path.write_bytes(b"runner input position 1\n" + f"{fingerprint}\n5\n".encode() + state)
     saved = input_position.read_saved(str(tmp_path / "model.ckpt-3"))
     assert (saved.fingerprint, saved.skip, saved.state) == (fingerprint, 5, state)
+
+
+def test_the_peer_probe_tells_a_worker_from_another_program_and_from_nothing():
+    """A worker's server (gRPC) sends an HTTP/2 SETTINGS frame as a connection opens; a
+    program that merely listens sends nothing, and a closed port refuses."""
+    import threading
+
+    from bert_lib.engine import distribution
+
+    def serve(listener, reply):
+        connection = listener.accept()[0]
+        connection.sendall(reply)
+        connection.close()
+
+    addresses = {}
+    listeners = []
+    for kind, reply in (("worker", bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])), ("http", b"HTTP/1.1")):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listeners.append(listener)
+        threading.Thread(target=serve, args=(listener, reply), daemon=True).start()
+        addresses[kind] = f"127.0.0.1:{listener.getsockname()[1]}"
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen()  # accepts connections (the kernel's backlog), answers nothing
+    addresses["listening"] = f"127.0.0.1:{silent.getsockname()[1]}"
+    addresses["closed"] = f"127.0.0.1:{_free_port()}"
+    try:
+        found = {kind: distribution._probe(address) for kind, address in addresses.items()}
+    finally:
+        for listener in [*listeners, silent]:
+            listener.close()
+    assert found == {
+        "worker": distribution.WORKER,
+        "http": distribution.FOREIGN,
+        "listening": distribution.FOREIGN,
+        "closed": distribution.SILENT,
+    }
