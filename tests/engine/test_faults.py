@@ -24,7 +24,7 @@ import pytest
 
 from bert_lib import engine
 from bert_lib.engine import evaluation, input_position
-from bert_lib.plumbing import atomic_write, checkpoint_files, directory_lock, errors
+from bert_lib.plumbing import atomic_write, checkpoint_files, directory_lock, errors, eval_results
 
 FAULT_WORKER = os.path.join(helpers.SUPPORT, "fault_worker.py")
 
@@ -482,3 +482,51 @@ def test_the_peer_probe_tells_a_worker_from_another_program_and_from_nothing():
         "listening": distribution.FOREIGN,
         "closed": distribution.SILENT,
     }
+
+
+def _train_and_evaluate(model_dir, steps=16):
+    estimator = _estimator(model_dir)
+
+    def evaluate(checkpoint_path, write_summaries):
+        return estimator.evaluate(
+            worker.linear_input_fn,
+            steps=2,
+            checkpoint_path=checkpoint_path,
+            write_summaries=write_summaries,
+        )
+
+    return evaluation.train_and_evaluate(
+        estimator,
+        worker.linear_input_fn,
+        steps,
+        evaluate,
+        eval_results.write_eval_results,
+        evaluation.EvalOptions(4, "loss", None),
+    )
+
+
+def test_best_is_repaired_from_the_history_on_resume(tmp_path):
+    """What a kill between the history's line and best/ left before best/ came first:
+    the history's best is step 16, best/ still holds step 12. The next run puts step 16
+    (with its results) in best/."""
+    model_dir = tmp_path / "model"
+    _train_and_evaluate(model_dir)
+    history = _history(model_dir)
+    best = min(history, key=lambda entry: entry["loss"])
+    assert best["global_step"] == 16  # the loss falls at every evaluation
+    older = evaluation.BestCheckpoint(str(model_dir), eval_results.write_eval_results)
+    older.keep(str(model_dir / "model.ckpt-12"), history[2])
+    assert _best(model_dir)[0] == "model.ckpt-12"
+
+    _train_and_evaluate(model_dir)
+    name, results = _best(model_dir)
+    assert name == "model.ckpt-16"
+    assert float(results["loss"]) == pytest.approx(best["loss"], rel=1e-6)
+    assert sorted(os.listdir(model_dir / "best")) == [
+        "checkpoint",
+        "eval_results.txt",
+        "model.ckpt-16.data-00000-of-00001",
+        "model.ckpt-16.index",
+        "model.ckpt-16.meta",
+    ]
+    assert _history(model_dir) == history  # nothing evaluated twice
