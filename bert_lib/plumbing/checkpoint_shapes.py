@@ -40,7 +40,7 @@ def read_shapes(checkpoint_path, flag=None):
     if prefix and tf.io.gfile.exists(prefix + ".index"):
         why = checkpoint_files.damage(prefix)
         if why is not None:
-            raise UsageError(f"{where}checkpoint {prefix} is damaged: {why}")
+            raise UsageError(f"{where}cannot read {prefix} (damaged): {why}")
     return shapes
 
 

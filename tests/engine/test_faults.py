@@ -168,8 +168,8 @@ def test_an_init_checkpoint_cut_short_is_named_at_start(tmp_path):
     with pytest.raises(errors.UsageError) as info:
         checkpoint_shapes.read_shapes(prefix, "--init_checkpoint")
     assert str(info.value) == (
-        f"--init_checkpoint: checkpoint {prefix} is damaged: {prefix}.data-00000-of-00001 "
-        "is cut short (410 of 820 bytes)"
+        f"--init_checkpoint: cannot read {prefix} (damaged): {prefix}.data-00000-of-00001 is cut "
+        "short (410 of 820 bytes)"
     )
 
 
