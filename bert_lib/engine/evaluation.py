@@ -42,11 +42,10 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from ..plumbing import atomic_write
+from ..plumbing import atomic_write, checkpoint_files
 from . import input_position
 from .checkpoints import (
     checkpoint_step,
-    find_checkpoints,
     is_whole,
     newest_checkpoint,
     write_checkpoint_state,
@@ -149,11 +148,17 @@ class BestCheckpoint:
         self.write_results = write_results
 
     def holds(self):
-        """The name of the checkpoint best/'s state file names (model.ckpt-STEP), if whole."""
-        found = find_checkpoints(self.directory) if tf.io.gfile.isdir(self.directory) else None
-        if found is None or found.newest is None or found.state_problem:
+        """The name of the checkpoint best/'s state file names (model.ckpt-STEP), if that
+        file reads and the checkpoint is whole; else None."""
+        state = os.path.join(self.directory, checkpoint_files.STATE_FILE)
+        if not tf.io.gfile.exists(state):
             return None
-        return os.path.basename(found.newest)
+        try:
+            with tf.io.gfile.GFile(state) as f:
+                name = os.path.basename(checkpoint_files.parse_state(f.read(), state)[-1])
+        except (checkpoint_files.DamagedState, UnicodeDecodeError):
+            return None
+        return name if is_whole(os.path.join(self.directory, name)) else None
 
     def copy_in(self, checkpoint_path):
         """Copies checkpoint_path's files here, each through a temporary name."""
@@ -300,8 +305,7 @@ class EvalDuringTraining:
                     )
                 return held is not None
             self.best.copy_in(source)
-        result = {key: value for key, value in entry.items()}
-        self.best.commit(name, result)
+        self.best.commit(name, dict(entry))
         logging.warning(
             "Repaired %s to hold %s, the best evaluation in %s (a run was stopped while "
             "it was being written).",
