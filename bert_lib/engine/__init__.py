@@ -22,6 +22,7 @@ from .estimator import (
     UsageError,
     WorkerLostError,
     checkpoint_step,
+    checkpoint_to_resume,
     first_predictions,
     newest_checkpoint,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
+    "checkpoint_to_resume",
     "export_graph",
     "first_predictions",
     "newest_checkpoint",

@@ -10,37 +10,187 @@ message (plumbing/checkpoint_shapes.py) naming the variable.
 
 import collections
 import os
+import re
 
 import tensorflow as tf
 from absl import logging
 
-from ..plumbing import checkpoint_shapes, startup_checks
+from ..plumbing import atomic_write, checkpoint_files, checkpoint_shapes, errors, startup_checks
+from ..plumbing.errors import RunError
 from .config import CHECKPOINT_BASENAME, NanLossError, UsageError
 
 
+def _resolve(model_dir, path):
+    """A path the state file names, which a Saver writes relative to model_dir."""
+    if os.path.isabs(path) or "://" in path:
+        return path
+    return os.path.join(model_dir, path)
+
+
+def _step_of(path):
+    suffix = path.rsplit("-", 1)[-1]
+    return int(suffix) if suffix.isdigit() else -1
+
+
+def _on_disk(model_dir):
+    """The engine's checkpoints in model_dir by their files (model.ckpt-STEP.index or
+    .data-*), oldest first."""
+    pattern = os.path.join(model_dir, f"{CHECKPOINT_BASENAME}-*")
+    prefixes = set()
+    for path in tf.io.gfile.glob(pattern):
+        prefix = _FILE_OF_CHECKPOINT.match(path)
+        if prefix:
+            prefixes.add(prefix.group(1))
+    return sorted(prefixes, key=_step_of)
+
+
+# model.ckpt-STEP.index and model.ckpt-STEP.data-0000I-of-0000N (not .input, .meta, temps).
+_FILE_OF_CHECKPOINT = re.compile(r"^(.*-\d+)\.(?:index|data-\d{5}-of-\d{5})$")
+
+Found = collections.namedtuple("Found", ["newest", "whole", "damaged", "state_problem"])
+# (path, reason) pairs already warned about, so that a reader asking again is quiet.
+_WARNED = set()
+
+
+def is_whole(path):
+    """Whether every file of the checkpoint `path` is there, as long as its index says."""
+    return checkpoint_files.damage(path) is None
+
+
+def checkpoint_exists(path):
+    """Whether any file of the checkpoint `path` is there (its index or data)."""
+    return bool(tf.io.gfile.glob(path + ".index") or tf.io.gfile.glob(path + ".data-*"))
+
+
+def find_checkpoints(model_dir):
+    """What model_dir holds: Found(newest whole checkpoint or None, the whole ones (oldest
+    first), the damaged ones newer than the newest whole [(path, why)], and why its
+    state file cannot be read, or None).
+
+    The state file (`checkpoint`) decides which checkpoints count, as for
+    TensorFlow; when it is missing, empty or cut short, or names only
+    checkpoints that are damaged, the engine's own checkpoints found on disk
+    (model.ckpt-STEP) count instead, so that a damaged state file is never
+    taken for "no checkpoint". Every candidate is checked whole
+    (plumbing/checkpoint_files.py) before it is returned.
+    """
+    state_path = os.path.join(model_dir, checkpoint_files.STATE_FILE)
+    listed, state_problem = [], None
+    if tf.io.gfile.exists(state_path):
+        try:
+            with tf.io.gfile.GFile(state_path) as f:
+                text = f.read()
+            names = checkpoint_files.parse_state(text, state_path)
+            listed = [_resolve(model_dir, name) for name in names]
+        except (checkpoint_files.DamagedState, UnicodeDecodeError) as e:
+            state_problem = str(e)
+    state_usable = state_problem is None and tf.io.gfile.exists(state_path)
+    found = _check_whole([p for p in listed if checkpoint_exists(p)])
+    if not found.newest and (listed or not state_usable):
+        # No whole checkpoint the state names: the engine's own on disk, if any.
+        on_disk = _check_whole([p for p in _on_disk(model_dir) if p not in listed])
+        if on_disk.newest or not found.damaged:
+            found = on_disk._replace(damaged=found.damaged + on_disk.damaged)
+    return found._replace(state_problem=state_problem)
+
+
+def _check_whole(candidates):
+    """Found over candidates (oldest first): the whole ones, and the damaged ones after
+    the newest whole one."""
+    whole, damaged = [], []
+    for path in candidates:
+        why = checkpoint_files.damage(path)
+        if why is None:
+            whole.append(path)
+            damaged = []
+        else:
+            damaged.append((path, why))
+    return Found(whole[-1] if whole else None, whole, damaged, None)
+
+
+def _warn(found, model_dir):
+    """Says once what find_checkpoints skipped."""
+    if found.state_problem and (model_dir, found.state_problem) not in _WARNED:
+        _WARNED.add((model_dir, found.state_problem))
+        if found.newest or found.damaged:
+            logging.warning(
+                "%s; the checkpoints are taken from the files in %s instead.",
+                found.state_problem,
+                model_dir,
+            )
+    if found.newest is None:
+        return
+    for path, why in found.damaged:
+        if (path, why) not in _WARNED:
+            _WARNED.add((path, why))
+            logging.warning(
+                "Checkpoint %s is damaged: %s; using %s, the newest whole checkpoint.",
+                path,
+                why,
+                found.newest,
+            )
+
+
 def newest_checkpoint(model_dir):
-    """Returns the path prefix of the newest complete checkpoint in model_dir, or None."""
+    """Returns the path prefix of the newest whole checkpoint in model_dir, or None.
+
+    Damaged newer ones are skipped, with a warning (see find_checkpoints).
+    """
     if not model_dir or not tf.io.gfile.isdir(model_dir):
         return None
-    state = tf.train.get_checkpoint_state(model_dir)
-    if state is None:
+    found = find_checkpoints(model_dir)
+    _warn(found, model_dir)
+    return found.newest
+
+
+def no_whole_checkpoint_error(model_dir, found):
+    """The UsageError for a model_dir whose checkpoints are all damaged."""
+    named = "; ".join(why for _, why in found.damaged)
+    return UsageError(
+        f"no whole checkpoint in {model_dir}: {named}. Move the damaged checkpoint's "
+        "files away to go on from an older one (or from step 0 if there is none)"
+    )
+
+
+def checkpoint_to_resume(model_dir, repair_state=True):
+    """The checkpoint training resumes from: the newest whole one in model_dir, or None
+    when it holds none. Raises UsageError when it holds checkpoints but none is whole
+    (never a silent start from step 0). With repair_state, a damaged or missing state
+    file beside whole checkpoints is written again, naming them."""
+    if not tf.io.gfile.isdir(model_dir):
         return None
-    candidates = list(state.all_model_checkpoint_paths)
-    if state.model_checkpoint_path and state.model_checkpoint_path not in candidates:
-        candidates.append(state.model_checkpoint_path)
-    for path in reversed(candidates):
-        if tf.io.gfile.exists(path + ".index"):
-            return path
-    return None
+    found = find_checkpoints(model_dir)
+    _warn(found, model_dir)
+    if found.newest is None:
+        if found.damaged:
+            raise no_whole_checkpoint_error(model_dir, found)
+        return None
+    state_path = os.path.join(model_dir, checkpoint_files.STATE_FILE)
+    if repair_state and (found.state_problem or not tf.io.gfile.exists(state_path)):
+        write_checkpoint_state(model_dir, [os.path.basename(p) for p in found.whole])
+        logging.warning("Wrote %s again, naming %s.", state_path, found.newest)
+    return found.newest
+
+
+def write_checkpoint_state(directory, names):
+    """Writes directory's state file naming `names` (relative to it; the newest last),
+    through a temporary name."""
+    atomic_write.write_text(
+        os.path.join(directory, checkpoint_files.STATE_FILE), checkpoint_files.format_state(names)
+    )
+
+
+def whole_checkpoints(model_dir):
+    """The whole checkpoints in model_dir, oldest first (what a resumed Saver takes over)."""
+    return find_checkpoints(model_dir).whole
 
 
 def checkpoint_step(checkpoint_path):
     """Returns the global_step stored in a checkpoint (0 if it holds none)."""
     try:
         return int(tf.train.load_variable(checkpoint_path, "global_step"))
-    except (tf.errors.NotFoundError, ValueError):
-        suffix = checkpoint_path.rsplit("-", 1)[-1]
-        return int(suffix) if suffix.isdigit() else 0
+    except (tf.errors.OpError, ValueError, IndexError, RuntimeError):
+        return max(_step_of(checkpoint_path), 0)
 
 
 def check_model_dir(model_dir, create):
@@ -128,8 +278,7 @@ def restore_or_initialize(
         logging.info("Restoring parameters from %s", checkpoint_path)
         _restore(saver, session, checkpoint_path, optional)
         if model_dir is not None:
-            state = tf.train.get_checkpoint_state(model_dir)
-            saver.recover_last_checkpoints(list(state.all_model_checkpoint_paths))
+            saver.recover_last_checkpoints(whole_checkpoints(model_dir))
     else:
         session.run(init_ops.global_init)
         for scaffold in scaffolds:
@@ -141,17 +290,22 @@ def restore_or_initialize(
 
 def checkpoint_to_load(model_dir, checkpoint_path, what):
     """The checkpoint evaluate / predict use: checkpoint_path (a file or a directory), or
-    the newest in model_dir; None (with a warning) when model_dir holds none."""
+    the newest whole one in model_dir; None (with a warning) when model_dir holds none.
+    A damaged checkpoint given, or a model_dir holding only damaged ones, is a
+    UsageError naming the files."""
     if checkpoint_path:
-        if not tf.io.gfile.exists(checkpoint_path + ".index"):
+        if not checkpoint_exists(checkpoint_path):
             if tf.io.gfile.isdir(checkpoint_path):
-                found = newest_checkpoint(checkpoint_path)
+                found = checkpoint_to_resume(checkpoint_path, repair_state=False)
                 if found:
                     return found
             raise UsageError(f"checkpoint {checkpoint_path} not found")
+        why = checkpoint_files.damage(checkpoint_path)
+        if why is not None:
+            raise UsageError(f"checkpoint {checkpoint_path} is damaged: {why}")
         return checkpoint_path
     check_model_dir(model_dir, create=False)
-    found = newest_checkpoint(model_dir)
+    found = checkpoint_to_resume(model_dir, repair_state=False)
     if found is None:
         logging.warning(
             "No checkpoint in %s; %s uses the variables as the model_fn initializes "
@@ -175,8 +329,26 @@ def save_checkpoint(session, saver, weights_finite, model_dir, step, before_writ
             f"checkpoint is {newest_checkpoint(model_dir) or '(none)'}"
         )
     prefix = os.path.join(model_dir, CHECKPOINT_BASENAME)
-    if before_write is not None:
-        before_write(f"{prefix}-{step}")
-    path = saver.save(session, prefix, global_step=step)
+    try:
+        if before_write is not None:
+            before_write(f"{prefix}-{step}")
+        path = saver.save(session, prefix, global_step=step)
+    except (tf.errors.OpError, ValueError) as e:
+        if isinstance(e, ValueError) and tf.io.gfile.isdir(model_dir):
+            raise  # not the directory gone: a bug
+        raise save_error(model_dir, f"{prefix}-{step}", e) from None
     logging.info("Saved checkpoint for step %d: %s", step, path)
     return path
+
+
+def save_error(model_dir, checkpoint_path, error):
+    """The one-line error for a checkpoint that could not be written: the checkpoint and
+    why (the directory gone, a full disk), not the temporary file TensorFlow names."""
+    if not tf.io.gfile.isdir(model_dir):
+        return UsageError(
+            f"cannot save checkpoint {checkpoint_path}: the directory {model_dir} no longer "
+            "exists (was it removed while training ran?)"
+        )
+    reason = errors.first_line(error)
+    reason = re.sub(r"[^\s;:,]*tempstate[^\s;:,]*", "its temporary file", reason)
+    return RunError(f"cannot save checkpoint {checkpoint_path}: {type(error).__name__}: {reason}")

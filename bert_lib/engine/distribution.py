@@ -56,6 +56,14 @@ def _multi_worker_cluster():
     return tf.train.ClusterSpec(cluster), task_type, task_index
 
 
+def is_chief(config):
+    """Whether this process is the one that writes a training's checkpoints (worker 0 of
+    a multi-worker job; the only process otherwise)."""
+    if config.distribution_strategy != "multi_worker" or config.use_tpu:
+        return True
+    return _multi_worker_cluster()[2] == 0
+
+
 def mirrored_devices(config):
     """The devices MirroredStrategy spreads over: --num_gpus of the visible GPUs (all by
     default), else the CPU."""
@@ -134,13 +142,21 @@ class Distribution:
             self.is_chief = task_index == 0
             key = (json.dumps(cluster_spec.as_dict(), sort_keys=True), task_index)
             if key not in _SERVERS:
-                _SERVERS[key] = tf.distribute.Server(
-                    cluster_spec,
-                    job_name=task_type,
-                    task_index=task_index,
-                    protocol="grpc",
-                    config=proto,
-                )
+                address = self.worker_addresses[task_index]
+                check_own_port(address, task_index)
+                try:
+                    _SERVERS[key] = tf.distribute.Server(
+                        cluster_spec,
+                        job_name=task_type,
+                        task_index=task_index,
+                        protocol="grpc",
+                        config=proto,
+                    )
+                except tf.errors.OpError as e:
+                    raise UsageError(
+                        f"cannot start worker {task_index}'s server at {address} "
+                        f"(TF_CONFIG): {e.message.splitlines()[0]}"
+                    ) from None
             self.target = _SERVERS[key].target
         self.session_config = proto
 
@@ -284,16 +300,61 @@ _PEER_ERRORS = (
 )
 _PROBE_SECONDS = 2.0  # between two checks of a peer, and the connect timeout of one
 _MISSES = 3  # checks in a row a peer must fail to count as lost
+# How long a peer may take to start: a worker not answering by then (never started,
+# or its address held by another program) ends the job instead of a wait without end.
+_START_SECONDS = 60.0
+
+# What a peer's address gives a probe: a worker's server (gRPC speaks HTTP/2 and sends
+# its SETTINGS frame as soon as a connection opens), another program that accepts the
+# connection but is no such server, or nothing.
+WORKER, FOREIGN, SILENT = "worker", "foreign", "silent"
+_HTTP2_SETTINGS = 4  # the type of an HTTP/2 SETTINGS frame (byte 3 of its header)
+
+
+def _probe(address):
+    """What answers at host:port: WORKER, FOREIGN or SILENT."""
+    host, _, port = address.rpartition(":")
+    try:
+        connection = socket.create_connection(
+            (host.strip("[]"), int(port)), timeout=_PROBE_SECONDS
+        )
+    except (OSError, ValueError):
+        return SILENT
+    header = b""
+    with connection:
+        try:
+            while len(header) < 9:
+                data = connection.recv(9 - len(header))
+                if not data:
+                    break
+                header += data
+        except OSError:
+            pass
+    return WORKER if len(header) == 9 and header[3] == _HTTP2_SETTINGS else FOREIGN
 
 
 def _answers(address):
-    """Whether a worker's server at host:port accepts a TCP connection."""
+    """Whether a worker's server answers at host:port."""
+    return _probe(address) == WORKER
+
+
+def check_own_port(address, index):
+    """Raises UsageError when this worker's port (TF_CONFIG) is taken by another process:
+    its server could not start, and the job would wait for it."""
     host, _, port = address.rpartition(":")
     try:
-        with socket.create_connection((host.strip("[]"), int(port)), timeout=_PROBE_SECONDS):
-            return True
-    except (OSError, ValueError):
-        return False
+        port = int(port)
+    except ValueError:
+        raise UsageError(f"TF_CONFIG: worker {index}'s address {address} has no port") from None
+    with socket.socket(socket.AF_INET6 if ":" in host.strip("[]") else socket.AF_INET) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("", port))
+        except OSError as e:
+            raise UsageError(
+                f"cannot start worker {index}'s server at {address} (TF_CONFIG): port {port} "
+                f"is in use by another process ({e.strerror})"
+            ) from None
 
 
 class PeerWatch:
@@ -350,22 +411,54 @@ class PeerWatch:
 
     def _watch(self):
         seen, misses = set(), dict.fromkeys(self.peers, 0)
+        foreign = dict.fromkeys(self.peers, 0)
+        started = time.time()
         while not self._stop.wait(_PROBE_SECONDS):
             for index, address in self.peers.items():
-                if _answers(address):
+                answer = _probe(address)
+                if answer == WORKER:
                     seen.add(index)
-                    misses[index] = 0
-                elif index in seen:
+                    misses[index] = foreign[index] = 0
+                    continue
+                foreign[index] = foreign[index] + 1 if answer == FOREIGN else 0
+                if index in seen:
                     misses[index] += 1
             lost = [index for index in seen if misses[index] >= _MISSES]
             if lost:
-                self._exit(lost)
+                self._exit(self.message(lost))
+            held = [i for i in self.peers if i not in seen and foreign[i] >= _MISSES]
+            if held:
+                self._exit(self.held_message(held))
+            if time.time() - started > _START_SECONDS:
+                silent = [index for index in self.peers if index not in seen]
+                if silent:
+                    self._exit(self.silent_message(silent))
 
-    def _exit(self, lost):
+    def held_message(self, held):
+        """The line for peers whose address answers, but not as a worker's server."""
+        names = ", ".join(f"{index} ({self.peers[index]})" for index in sorted(held))
+        plural = "s" if len(held) > 1 else ""
+        return (
+            f"worker{plural} {names} of {self.num_workers}: another program holds the "
+            "address, not a worker of this job (is the port in TF_CONFIG free on that "
+            "machine?); start every worker again once it is"
+        )
+
+    def silent_message(self, silent):
+        """The line for peers that never answered within _START_SECONDS."""
+        names = ", ".join(f"{index} ({self.peers[index]})" for index in sorted(silent))
+        plural = "s" if len(silent) > 1 else ""
+        return (
+            f"worker{plural} {names} of {self.num_workers} did not answer within "
+            f"{_START_SECONDS:.0f} s: start every worker with the same TF_CONFIG (is "
+            "the address right, the machine reachable?)"
+        )
+
+    def _exit(self, line):
         with self._lock:
             if self._stopped:
                 return
             sys.stdout.flush()
-            sys.stderr.write(f"ERROR: {self.message(lost)}\n")
+            sys.stderr.write(f"ERROR: {line}\n")
             sys.stderr.flush()
             os._exit(1)

@@ -23,6 +23,13 @@ checkpoints (with adam_m / adam_v slots and global_step) resume here.
 Training resumes from the newest checkpoint in model_dir; with no
 checkpoint the variables start from their initializers, which include
 whatever the model_fn asked tf.compat.v1.train.init_from_checkpoint for.
+Every checkpoint is checked whole before it is read (checkpoints.py): a
+damaged newest one is skipped with a warning, a damaged `checkpoint` state
+file is rebuilt from the files on disk, and a model_dir of damaged
+checkpoints only is refused rather than trained from step 0. One training
+at a time holds model_dir (plumbing/directory_lock.py); evaluate and
+predict need no lock, and take the newest checkpoint again when a training
+beside them rotated away the one they found.
 
 Training saves every save_checkpoints_steps and at the end (keeping the
 keep_checkpoint_max newest), logs step/total, loss, learning rate, steps/sec,
@@ -102,6 +109,7 @@ The engine (bert_lib/engine) is layered; each module can be read alone:
 Nothing here imports BERT's modules (modeling, optimization, tokenization).
 """
 
+import contextlib
 import os
 import time
 
@@ -109,12 +117,15 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
+from ..plumbing import directory_lock
 from ..plumbing.progress import format_seconds
 from . import input_position, saved_model, signals
 from .checkpoints import (
     check_model_dir,
     checkpoint_step,
     checkpoint_to_load,
+    checkpoint_to_resume,
+    is_whole,
     newest_checkpoint,
     restore_or_initialize,
 )
@@ -128,7 +139,7 @@ from .config import (
     WorkerLostError,
     session_config,
 )
-from .distribution import Distribution
+from .distribution import Distribution, is_chief
 from .graphs import ModelBuilder, build_eval_graph, build_predict_graph, build_train_graph
 from .signals import StopSignals
 from .training import EveryNSteps, StepContext, TrainingLoop, scalar_summary
@@ -147,6 +158,7 @@ __all__ = [
     "UsageError",
     "WorkerLostError",
     "checkpoint_step",
+    "checkpoint_to_resume",
     "first_predictions",
     "newest_checkpoint",
 ]
@@ -206,17 +218,18 @@ class Estimator:
         work every N steps. Returns self.
         """
         config = self._config
-        start_checkpoint, start_step, max_steps = self._train_range(max_steps, steps)
-        if max_steps is not None and start_step >= max_steps:
-            logging.info(
-                "Checkpoint %s is already at step %d >= max_steps %d; nothing to train.",
-                start_checkpoint,
-                start_step,
-                max_steps,
-            )
-            return self
-        with StopSignals(config.model_dir) as stop_signals:
-            self._train(input_fn, start_checkpoint, max_steps, list(hooks or []), stop_signals)
+        with training_lock(config):
+            start_checkpoint, start_step, max_steps = self._train_range(max_steps, steps)
+            if max_steps is not None and start_step >= max_steps:
+                logging.info(
+                    "Checkpoint %s is already at step %d >= max_steps %d; nothing to train.",
+                    start_checkpoint,
+                    start_step,
+                    max_steps,
+                )
+                return self
+            with StopSignals(config.model_dir) as stop_signals:
+                self._train(input_fn, start_checkpoint, max_steps, list(hooks or []), stop_signals)
         return self
 
     def _train(self, input_fn, start_checkpoint, max_steps, hooks, stop_signals):
@@ -298,7 +311,9 @@ class Estimator:
             if value is not None and value <= 0:
                 raise UsageError(f"{name} must be positive, got {value}")
         check_model_dir(self._config.model_dir, create=True)
-        start_checkpoint = newest_checkpoint(self._config.model_dir)
+        start_checkpoint = checkpoint_to_resume(
+            self._config.model_dir, repair_state=is_chief(self._config)
+        )
         start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
         if max_steps is None and steps is not None:
             max_steps = start_step + steps
@@ -335,6 +350,7 @@ class Estimator:
             raise UsageError(f"eval_batch_size must be positive, got {batch_size}")
         if steps is not None and steps <= 0:
             raise UsageError(f"evaluation steps must be positive, got {steps}")
+        given = checkpoint_path
         checkpoint_path = checkpoint_to_load(self._config.model_dir, checkpoint_path, "evaluation")
         graph = tf.Graph()
         with graph.as_default():
@@ -344,7 +360,7 @@ class Estimator:
         fetch = eval_graph.update_op
         if with_predictions:
             fetch = {"update": eval_graph.update_op, "predictions": eval_graph.predictions}
-        session = _open_session(graph, eval_graph, checkpoint_path)
+        session = self._open_newest(graph, eval_graph, checkpoint_path, given)
         t_start = time.time()
         batches = []
         try:
@@ -391,6 +407,28 @@ class Estimator:
             writer.add_summary(scalar_summary(scalars), step)
             writer.close()
 
+    def _open_newest(self, graph, built, checkpoint_path, given):
+        """_open_session, retried with the newest checkpoint when the one found (not
+        `given`) was rotated away by a training in model_dir before it was read."""
+        for _ in range(_RACE_RETRIES):
+            try:
+                return _open_session(graph, built, checkpoint_path)
+            except (UsageError, tf.errors.NotFoundError, tf.errors.DataLossError):
+                if given or checkpoint_path is None or is_whole(checkpoint_path):
+                    raise
+                newer = newest_checkpoint(self._config.model_dir)
+                if newer is None or newer == checkpoint_path:
+                    raise
+                logging.warning(
+                    "%s was deleted (rotated away by the training in %s) before it was "
+                    "read; using %s, the newest now.",
+                    checkpoint_path,
+                    self._config.model_dir,
+                    newer,
+                )
+                checkpoint_path = newer
+        return _open_session(graph, built, checkpoint_path)
+
     # ---------------------------------------------------------------- predict
 
     def predict(self, input_fn, checkpoint_path=None, yield_single_examples=True):
@@ -403,11 +441,12 @@ class Estimator:
         batch_size = self._predict_batch_size
         if batch_size is None or batch_size <= 0:
             raise UsageError(f"predict_batch_size must be positive, got {batch_size}")
+        given = checkpoint_path
         checkpoint_path = checkpoint_to_load(self._config.model_dir, checkpoint_path, "prediction")
         graph = tf.Graph()
         with graph.as_default():
             predict_graph = build_predict_graph(self._builder, input_fn, batch_size)
-        session = _open_session(graph, predict_graph, checkpoint_path)
+        session = self._open_newest(graph, predict_graph, checkpoint_path, given)
         try:
             while True:
                 # Predicting while training (run_squad's evaluation): a stop signal
@@ -465,6 +504,20 @@ class Estimator:
             export_dir, checkpoint_path, build, assets_extra, cast_weights_once
         )
         return checkpoint_path
+
+
+# How many times evaluate / predict take the newest checkpoint again when a training
+# beside them rotated away the one they found.
+_RACE_RETRIES = 3
+
+
+def training_lock(config):
+    """The block one training of config.model_dir runs in (directory_lock.held): taken by
+    the process that writes the checkpoints (worker 0 of a multi-worker job)."""
+    if not is_chief(config):
+        return contextlib.nullcontext()
+    check_model_dir(config.model_dir, create=True)
+    return directory_lock.held(config.model_dir)
 
 
 def _start_session(session, built, checkpoint_path, model_dir=None):

@@ -24,7 +24,13 @@ Every --eval_every_n_steps steps, and once more at the end of training:
   - with --early_stopping_patience=K, the K-th evaluation in a row without a
     new best ends training at that step (which is saved).
 A restarted run replays the history file, so the best value and the count
-of evaluations without improvement carry over.
+of evaluations without improvement carry over. The history is the truth:
+best/ is written before an evaluation is recorded there, the file is
+rewritten whole through a temporary name, and on resume best/ is repaired
+to hold the history's best and a checkpoint whose evaluation fell due but
+was not recorded (the run was stopped or killed during it) is evaluated
+first, so that a kill at any point ends as an uninterrupted run would.
+The whole run holds output_dir's training lock (plumbing/directory_lock.py).
 """
 
 import collections
@@ -36,10 +42,16 @@ import numpy as np
 import tensorflow as tf
 from absl import logging
 
-from ..plumbing import atomic_write
+from ..plumbing import atomic_write, checkpoint_files
 from . import input_position
-from .checkpoints import checkpoint_step, newest_checkpoint
+from .checkpoints import (
+    checkpoint_step,
+    is_whole,
+    newest_checkpoint,
+    write_checkpoint_state,
+)
 from .config import CHECKPOINT_BASENAME, UsageError
+from .estimator import training_lock
 from .training import EveryNSteps
 
 HISTORY_FILE = "eval_history.jsonl"
@@ -135,34 +147,54 @@ class BestCheckpoint:
         self.directory = os.path.join(model_dir, BEST_DIR)
         self.write_results = write_results
 
-    def keep(self, checkpoint_path, result):
-        """Copies checkpoint_path's files here, then points `checkpoint` at them.
+    def holds(self):
+        """The name of the checkpoint best/'s state file names (model.ckpt-STEP), if that
+        file reads and the checkpoint is whole; else None."""
+        state = os.path.join(self.directory, checkpoint_files.STATE_FILE)
+        if not tf.io.gfile.exists(state):
+            return None
+        try:
+            with tf.io.gfile.GFile(state) as f:
+                name = os.path.basename(checkpoint_files.parse_state(f.read(), state)[-1])
+        except (checkpoint_files.DamagedState, UnicodeDecodeError):
+            return None
+        return name if is_whole(os.path.join(self.directory, name)) else None
 
-        Files go through temporary names, and the previous best is deleted
-        only once the new one is complete, so the directory always holds a
-        whole checkpoint.
-        """
+    def copy_in(self, checkpoint_path):
+        """Copies checkpoint_path's files here, each through a temporary name."""
         tf.io.gfile.makedirs(self.directory)
-        name = os.path.basename(checkpoint_path)
-        previous = tf.io.gfile.glob(os.path.join(self.directory, f"{CHECKPOINT_BASENAME}-*"))
         for source in tf.io.gfile.glob(checkpoint_path + ".*"):
-            if source.endswith(input_position.SUFFIX):
+            if source.endswith(input_position.SUFFIX) or ".tmp-" in source:
                 continue  # where training's input stood: of no use to the best model
             target = os.path.join(self.directory, os.path.basename(source))
             temp = f"{target}.tmp-{os.getpid()}"
             tf.io.gfile.copy(source, temp, overwrite=True)
             tf.io.gfile.rename(temp, target, overwrite=True)
-        # The state names the checkpoint relative to this directory, so best/
-        # still works when output_dir is moved. (update_checkpoint_state would
-        # take a bare name as relative to the working directory.)
-        atomic_write.write_text(
-            os.path.join(self.directory, "checkpoint"),
-            f'model_checkpoint_path: "{name}"\nall_model_checkpoint_paths: "{name}"\n',
-        )
+
+    def commit(self, name, result):
+        """Makes the checkpoint `name` (copied here already) best/'s: its results, then the
+        state file that names it, then the other checkpoints' files go."""
         self.write_results(os.path.join(self.directory, RESULTS_FILE), result)
-        for path in previous:
+        # The state names the checkpoint relative to this directory, so best/
+        # still works when output_dir is moved.
+        write_checkpoint_state(self.directory, [name])
+        for path in tf.io.gfile.glob(os.path.join(self.directory, f"{CHECKPOINT_BASENAME}-*")):
             if not os.path.basename(path).startswith(name + "."):
                 tf.io.gfile.remove(path)
+
+    def keep(self, checkpoint_path, result):
+        """Copies checkpoint_path's files here, then makes it the best.
+
+        Files go through temporary names, the state file is written after the
+        results, and the previous best is deleted only once the new one is
+        complete, so the directory always holds a whole checkpoint; a kill
+        between two of these leaves a state the next run repairs (see
+        EvalDuringTraining: the evaluation is recorded in the history only
+        after this returns, so it is made again on resume).
+        """
+        name = os.path.basename(checkpoint_path)
+        self.copy_in(checkpoint_path)
+        self.commit(name, result)
         logging.info("Kept %s as the best checkpoint in %s", name, self.directory)
 
 
@@ -217,18 +249,30 @@ class EvalDuringTraining:
         self.since_best += 1
         return False
 
-    def _replay_history(self):
-        """Takes over the evaluated steps, best value and patience count of earlier runs."""
+    def _read_history(self):
+        """The evaluations of the history file, in order."""
         if not tf.io.gfile.exists(self.history_path):
-            return
-        metric = self.options.best_metric
-        count = metric is not None and newest_checkpoint(self.best.directory) is not None
+            return []
         with tf.io.gfile.GFile(self.history_path) as f:
             entries = [_history_entry(line, self.history_path) for line in f if line.strip()]
-        for entry in filter(None, entries):
+        return [entry for entry in entries if entry is not None]
+
+    def _replay_history(self):
+        """Takes over the evaluated steps, best value and patience count of earlier runs.
+
+        The history is the truth: best/ is repaired to hold its best
+        checkpoint (see _repair_best).
+        """
+        metric = self.options.best_metric
+        by_step = {}
+        for entry in self._read_history():
             self.recorded_steps.add(entry["global_step"])
-            if count and metric in entry:
+            if metric is not None and metric in entry:
+                by_step[entry["global_step"]] = entry
                 self._count(entry["global_step"], _number(entry[metric]))
+        if self.best_step is not None and not self._repair_best(by_step[self.best_step]):
+            # An earlier run without this metric: no best/ to go on from.
+            self.best_value, self.best_step, self.since_best = None, None, 0
         if self.best_step is not None:
             logging.info(
                 "Best %s so far: %s at step %d; %d evaluation(s) since.",
@@ -238,6 +282,39 @@ class EvalDuringTraining:
                 self.since_best,
             )
 
+    def _repair_best(self, entry):
+        """Makes best/ hold the history's best checkpoint (a kill may have left it with
+        another one, or half of one); False when there is no best/ and the checkpoint is
+        gone from output_dir too."""
+        name = f"{CHECKPOINT_BASENAME}-{self.best_step}"
+        held = self.best.holds()
+        if held == name:
+            return True
+        if not is_whole(os.path.join(self.best.directory, name)):
+            source = os.path.join(self.model_dir, name)
+            if not is_whole(source):
+                if held is not None:
+                    logging.warning(
+                        "%s holds %s, but the best evaluation in %s is step %d, whose "
+                        "checkpoint is gone; %s stays as it is.",
+                        self.best.directory,
+                        held,
+                        self.history_path,
+                        self.best_step,
+                        self.best.directory,
+                    )
+                return held is not None
+            self.best.copy_in(source)
+        self.best.commit(name, dict(entry))
+        logging.warning(
+            "Repaired %s to hold %s, the best evaluation in %s (a run was stopped while "
+            "it was being written).",
+            self.best.directory,
+            name,
+            self.history_path,
+        )
+        return True
+
     @property
     def patience_exhausted(self):
         patience = self.options.patience
@@ -246,7 +323,12 @@ class EvalDuringTraining:
     # ------------------------------------------------------------ evaluating
 
     def evaluate(self, checkpoint_path, step):
-        """Evaluates one checkpoint and records the result everywhere; returns it."""
+        """Evaluates one checkpoint and records the result everywhere; returns it.
+
+        best/ is updated before the history records the evaluation, each
+        file through a temporary name: a run killed in between has not
+        recorded it, and evaluates the checkpoint again when resumed.
+        """
         result = dict(self.evaluate_fn(checkpoint_path, write_summaries=False))
         self.last_step, self.last_result = step, result
         scalars = {key: _number(value) for key, value in result.items()}
@@ -255,27 +337,37 @@ class EvalDuringTraining:
         )
         entry = {"global_step": step}
         entry.update((key, _plain(value)) for key, value in sorted(result.items()))
-        with tf.io.gfile.GFile(self.history_path, "a") as f:
-            f.write(json.dumps(entry) + "\n")
         shown = ", ".join(f"{key} = {entry[key]}" for key in sorted(result))
         logging.info("Evaluation of step %d: %s", step, shown)
         metric = self.options.best_metric
-        if metric is None:
-            return result
-        value = self._metric_value(result)
-        if self._count(step, value):
-            logging.info("%s = %s is the best so far.", metric, value)
-            self.best.keep(checkpoint_path, result)
-        else:
-            logging.info(
-                "%s = %s: no improvement on %s (step %d) for %d evaluation(s).",
-                metric,
-                value,
-                self.best_value,
-                self.best_step,
-                self.since_best,
-            )
+        if metric is not None:
+            value = self._metric_value(result)
+            if self._count(step, value):
+                logging.info("%s = %s is the best so far.", metric, value)
+                self.best.keep(checkpoint_path, result)
+            else:
+                logging.info(
+                    "%s = %s: no improvement on %s (step %d) for %d evaluation(s).",
+                    metric,
+                    value,
+                    self.best_value,
+                    self.best_step,
+                    self.since_best,
+                )
+        self._record(entry)
+        self.recorded_steps.add(step)
         return result
+
+    def _record(self, entry):
+        """Adds one evaluation to the history file, which is written whole through a
+        temporary name (a kill leaves the old file or the new one)."""
+        text = ""
+        if tf.io.gfile.exists(self.history_path):
+            with tf.io.gfile.GFile(self.history_path) as f:
+                text = f.read()
+            if text and not text.endswith("\n"):
+                text += "\n"  # a broken last line of an older version's kill
+        atomic_write.write_text(self.history_path, text + json.dumps(entry) + "\n")
 
     def _every_n_steps(self, step_context):
         """The EveryNSteps action: save this step, evaluate it, maybe stop."""
@@ -295,7 +387,27 @@ class EvalDuringTraining:
     def train(self, input_fn, max_steps):
         """Trains to max_steps with the evaluations; returns the final checkpoint's result."""
         _check_strategy(self.estimator.config.distribution_strategy)
+        with training_lock(self.estimator.config):
+            return self._train(input_fn, max_steps)
+
+    def _evaluate_interrupted(self):
+        """Evaluates the newest checkpoint if its evaluation fell due but was not recorded
+        (the run was stopped or killed while evaluating it)."""
+        newest = newest_checkpoint(self.model_dir)
+        if newest is None:
+            return
+        step = checkpoint_step(newest)
+        if step > 0 and step % self.options.every_n_steps == 0 and step not in self.recorded_steps:
+            logging.info(
+                "Step %d's evaluation was not recorded (the run was stopped during it); "
+                "evaluating it now.",
+                step,
+            )
+            self.evaluate(newest, step)
+
+    def _train(self, input_fn, max_steps):
         self._replay_history()
+        self._evaluate_interrupted()
         if self.patience_exhausted:
             logging.info(
                 "Training stopped early before: %d evaluations without a better %s than "

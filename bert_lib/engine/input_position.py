@@ -31,6 +31,7 @@ restore it, says so, and is built as a run without a saved position.
 
 import collections
 import hashlib
+import re
 
 import tensorflow as tf
 from absl import logging
@@ -40,9 +41,13 @@ from .config import CHECKPOINT_BASENAME
 
 SUFFIX = ".input"
 # The file: this line; the pipeline's fingerprint (hex) and a newline; the
-# batches the pipeline skipped when it was built, and a newline; the
-# iterator's state (a serialized TensorProto).
-_HEADER = b"runner input position 1\n"
+# batches the pipeline skipped when it was built, and a newline; the SHA-256
+# (hex) of what follows, and a newline; the iterator's state (a serialized
+# TensorProto). The digest tells a damaged file (cut short by a full disk or a
+# power loss) from one another pipeline wrote.
+_HEADER = b"runner input position 2\n"
+# Files of the first version have no digest line; they are still read.
+_HEADER_V1 = b"runner input position 1\n"
 # SerializeIterator: fail on state it cannot save (a Python generator's
 # position) rather than save a position that is wrong.
 _FAIL_ON_EXTERNAL_STATE = 2
@@ -54,6 +59,24 @@ def path_for(checkpoint_path):
     return checkpoint_path + SUFFIX
 
 
+def _parse(data):
+    """(fingerprint, skip, state) of a file's bytes, or None when they are not whole."""
+    if data.startswith(_HEADER):
+        fingerprint, _, rest = data[len(_HEADER) :].partition(b"\n")
+        skip, _, rest = rest.partition(b"\n")
+        digest, _, state = rest.partition(b"\n")
+        if hashlib.sha256(state).hexdigest().encode() != digest:
+            return None
+    elif data.startswith(_HEADER_V1):
+        fingerprint, _, rest = data[len(_HEADER_V1) :].partition(b"\n")
+        skip, _, state = rest.partition(b"\n")
+    else:
+        return None
+    if not re.fullmatch(rb"[0-9a-f]{64}", fingerprint) or not skip.isdigit() or not state:
+        return None
+    return fingerprint.decode(), int(skip), state
+
+
 def read_saved(checkpoint_path):
     """The SavedPosition beside checkpoint_path, or None (there is none, or it is damaged)."""
     path = path_for(checkpoint_path)
@@ -61,12 +84,15 @@ def read_saved(checkpoint_path):
         return None
     with tf.io.gfile.GFile(path, "rb") as f:
         data = f.read()
-    fingerprint, _, rest = data[len(_HEADER) :].partition(b"\n")
-    skip, _, state = rest.partition(b"\n")
-    if not data.startswith(_HEADER) or not skip.isdigit() or not state:
-        logging.warning("%s is not an input position file this code wrote; ignored.", path)
+    parsed = _parse(data)
+    if parsed is None:
+        logging.warning(
+            "%s is damaged (cut short, or not an input position file this code wrote); "
+            "the input position is not restored: the input starts as without it.",
+            path,
+        )
         return None
-    return SavedPosition(path, fingerprint.decode(), int(skip), state)
+    return SavedPosition(path, *parsed)
 
 
 def dataset_fingerprint(dataset):
@@ -144,7 +170,8 @@ class InputPosition:
         except tf.errors.OpError as e:
             self._disable(e)
             return
-        header = _HEADER + f"{self.fingerprint()}\n{self.skip}\n".encode()
+        digest = hashlib.sha256(state).hexdigest()
+        header = _HEADER + f"{self.fingerprint()}\n{self.skip}\n{digest}\n".encode()
         with atomic_write.atomic_files([path_for(checkpoint_path)], "wb") as (f,):
             f.write(header + state)
 

@@ -215,19 +215,34 @@ class TrainingLoop:
             self.dist.num_replicas,
         )
         try:
+            input_ended = False
             while (
                 (max_steps is None or self.step < max_steps)
                 and not self.stop_requested
                 and self.stop_signal() is None
             ):
                 if not self._run_once(max_steps):
+                    input_ended = True
                     break
             self._collectives_done()
             if self.dist.is_chief and self.step != self.last_saved:
                 self.save()
+            # A signal that comes once the last step has run (during the final save,
+            # say) stops nothing: training is complete, and says so.
+            finished = (
+                input_ended
+                or self.stop_requested
+                or (max_steps is not None and self.step >= max_steps)
+            )
             signum = self.stop_signal() or self._local_signal()
-            if signum is not None:
+            if signum is not None and not finished:
                 raise self._stopped(signum)
+            if signum is not None:
+                logging.warning(
+                    "%s came after the last step: training is complete at step %d.",
+                    signal_name(signum),
+                    self.step,
+                )
             logging.info(
                 "Training done at step %d (%d steps in %s); loss = %s",
                 self.step,

@@ -155,7 +155,9 @@ def check(output_dir, run, model, allow_new_task=False, trains=True, inputs=(), 
     record = checkpoint = shapes = None
     if output_dir and tf.io.gfile.isdir(output_dir):
         record = _read_record(output_dir)
-        checkpoint = engine.newest_checkpoint(output_dir)
+        # The newest whole checkpoint; one that is damaged is named (a WARNING), and a
+        # directory of damaged ones only is refused here, before anything is written.
+        checkpoint = engine.checkpoint_to_resume(output_dir, repair_state=False)
     if checkpoint:
         shapes = checkpoint_shapes.read_shapes(checkpoint, "--output_dir")
     config_file = model.bert_config_file

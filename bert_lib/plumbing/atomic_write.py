@@ -160,6 +160,29 @@ def _remove_tree(path):
             shutil.rmtree(path)
 
 
+def _process_gone(pid):
+    """Whether no process `pid` runs on this machine."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _remove_stale_stages(parent, base):
+    """Removes the staging directories of `base` in `parent` that a killed process left
+    (.BASE.tmp-PID of a PID that no longer runs)."""
+    prefix = f".{base}.tmp-"
+    with contextlib.suppress(OSError):
+        for name in os.listdir(parent):
+            pid = name[len(prefix) :]
+            if name.startswith(prefix) and pid.isdigit() and int(pid) != os.getpid():
+                if _process_gone(int(pid)):
+                    _remove_tree(os.path.join(parent, name))
+
+
 @contextlib.contextmanager
 def staged_directory(path, names=None, flag=None):
     """Yields a temporary directory to fill; when the block ends normally it becomes `path`.
@@ -168,14 +191,18 @@ def staged_directory(path, names=None, flag=None):
     existing directory (allowed only when `names` lists what the block
     writes) the files move in the order of `names`, whose last should be
     the one that makes the result usable (a checkpoint index, a config).
-    On any error the staging directory is removed.
+    On any error the staging directory is removed, and one a killed process
+    left behind is removed by the next run.
     """
     existing = not is_remote(path) and os.path.isdir(path)
     if existing and names is None:
         where = f"{flag}: " if flag else ""
         raise errors.UsageError(f"{where}{path} already exists; choose a new directory")
     parent = path if existing else os.path.dirname(os.path.abspath(path))
-    stage = os.path.join(parent, f".{os.path.basename(os.path.abspath(path))}.tmp-{os.getpid()}")
+    base = os.path.basename(os.path.abspath(path))
+    stage = os.path.join(parent, f".{base}.tmp-{os.getpid()}")
+    if not is_remote(path):
+        _remove_stale_stages(parent, base)
     try:
         if is_remote(path):
             stage = temp_path(path.rstrip("/"))

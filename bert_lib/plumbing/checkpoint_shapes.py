@@ -18,18 +18,30 @@ import re
 
 import tensorflow as tf
 
+from . import checkpoint_files
 from .errors import UsageError
 
 
 def read_shapes(checkpoint_path, flag=None):
-    """{variable name: shape list} of a checkpoint; UsageError if there is none to read."""
+    """{variable name: shape list} of a checkpoint; UsageError if there is none to read,
+    or if its files are not whole (checkpoint_files.damage: a data file cut short would
+    otherwise fail only when the tensors are read)."""
+    where = f"{flag}: " if flag else ""
     try:
-        return {name: list(shape) for name, shape in tf.train.list_variables(checkpoint_path)}
+        shapes = {name: list(shape) for name, shape in tf.train.list_variables(checkpoint_path)}
     except (tf.errors.NotFoundError, tf.errors.DataLossError, ValueError):
-        where = f"{flag}: " if flag else ""
         raise UsageError(
             f"{where}no checkpoint at {checkpoint_path}{_nearby(checkpoint_path)}"
         ) from None
+    # A directory stands for the checkpoint its state file names.
+    prefix = checkpoint_path
+    if tf.io.gfile.isdir(checkpoint_path):
+        prefix = tf.train.latest_checkpoint(checkpoint_path)
+    if prefix and tf.io.gfile.exists(prefix + ".index"):
+        why = checkpoint_files.damage(prefix)
+        if why is not None:
+            raise UsageError(f"{where}cannot read {prefix} (damaged): {why}")
+    return shapes
 
 
 def _nearby(checkpoint_path):

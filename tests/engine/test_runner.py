@@ -704,9 +704,12 @@ def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
     )
     try:
         assert process.stdout.readline() == "watching\n"
-        # The watch's first probe connects: it has seen the peer answer.
+        # The watch's first probe connects and gets what a worker's server sends first,
+        # an HTTP/2 SETTINGS frame: it has seen the peer answer.
         listener.settimeout(helpers.SUBPROCESS_TIMEOUT)
-        listener.accept()[0].close()
+        connection = listener.accept()[0]
+        connection.sendall(bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+        connection.close()
         assert process.poll() is None
         listener.close()
         _, stderr = process.communicate(timeout=helpers.SUBPROCESS_TIMEOUT)
