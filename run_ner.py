@@ -34,14 +34,14 @@ from bert_lib.export import serving
 from bert_lib.model import model_fns, output_dir_run
 from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
-from bert_lib.task_data import features, ner_data
+from bert_lib.task_data import dynamic_padding, features, ner_data
 
 FLAGS = flags.FLAGS
 
 # Required parameters.
 script_flags.define_model_flags()
 script_flags.define_fine_tuning_flags()
-script_flags.define_runner_flags(padding=False, evaluation=False)
+script_flags.define_runner_flags(evaluation=False)
 script_flags.define_flags("data_dir", "labels", "window_stride")
 
 # Specific to tagging.
@@ -189,29 +189,35 @@ def model_fn_builder(
                 loss=total_loss,
                 eval_metrics=(metric_fn, [per_token_loss, features["label_mask"]]),
                 # The entity scores need every word's tag: gathered in the same pass.
-                predictions={"probabilities": probabilities},
+                predictions=dynamic_padding.pass_index(features, {"probabilities": probabilities}),
                 scaffold_fn=scaffold_fn,
             )
 
-        return engine.EstimatorSpec(
-            mode=mode, predictions={"probabilities": probabilities}, scaffold_fn=scaffold_fn
-        )
+        predictions = dynamic_padding.pass_index(features, {"probabilities": probabilities})
+        return engine.EstimatorSpec(mode=mode, predictions=predictions, scaffold_fn=scaffold_fn)
 
     return model_fn
 
 
-def file_based_input_fn_builder(input_file, seq_length, is_training, drop_remainder):
+# Every feature of a window's record is one value per position.
+_RECORD_KEYS = ("input_ids", "input_mask", "segment_ids", "label_ids", "label_mask")
+
+
+def file_based_input_fn_builder(
+    input_file, seq_length, is_training, drop_remainder, padding=dynamic_padding.OFF
+):
     """Returns an input_fn(params) reading `input_file` in batches of params["batch_size"].
 
     Training repeats and shuffles the records (buffer 100); eval and predict
-    read them once, in order. Every feature comes out int32 [seq_length].
+    read them once, in order. Every feature comes out int32 [seq_length],
+    or cut to the batch's longest window by `padding` (dynamic_padding.Settings,
+    which may also group windows by length; their predictions carry their index).
     """
     name_to_features = {
-        name: tf.io.FixedLenFeature([seq_length], tf.int64)
-        for name in ("input_ids", "input_mask", "segment_ids", "label_ids", "label_mask")
+        name: tf.io.FixedLenFeature([seq_length], tf.int64) for name in _RECORD_KEYS
     }
     return features.record_input_fn_builder(
-        input_file, name_to_features, is_training, drop_remainder
+        input_file, name_to_features, is_training, drop_remainder, padding, cut_keys=_RECORD_KEYS
     )
 
 
@@ -285,6 +291,7 @@ def _train(estimator, train_examples, train_features, num_train_steps, settings)
         seq_length=settings.model.max_seq_length,
         is_training=True,
         drop_remainder=True,
+        padding=settings.train_padding,
     )
     estimator.train(input_fn=train_input_fn, max_steps=num_train_steps)
 
@@ -314,6 +321,7 @@ def _tag_sentences(
         seq_length=max_seq_length,
         is_training=False,
         drop_remainder=bool(use_tpu),
+        padding=settings.predict_padding,
     )
     evaluated = None
     if evaluate:
@@ -324,7 +332,8 @@ def _tag_sentences(
         )
     else:
         records = estimator.predict(input_fn=input_fn)
-    outputs = engine.first_predictions(records, "probabilities", num_actual)
+    ordered = dynamic_padding.in_input_order(records)
+    outputs = engine.first_predictions(ordered, "probabilities", num_actual)
     tags = ner_data.word_predictions(examples, feature_list, outputs, label_list)
     return evaluated, tags
 
@@ -398,8 +407,11 @@ _FLAG_NAMES = (
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the runner's
-# config and each flag of _FLAG_NAMES.
-Settings = collections.namedtuple("Settings", ["model", "run_config", *_FLAG_NAMES])
+# config, the padding of training and of evaluation / prediction
+# (dynamic_padding.Settings) and each flag of _FLAG_NAMES.
+Settings = collections.namedtuple(
+    "Settings", ["model", "run_config", "train_padding", "predict_padding", *_FLAG_NAMES]
+)
 
 # What _check_flags settles for main: the config, the window stride, the tag
 # set (and whether labels.txt is to be written), the tokenizer and each
@@ -422,12 +434,15 @@ _Checked = collections.namedtuple(
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner and batch flags that cannot
-    work (UsageError naming the flag)."""
+    """Reads the flags once into Settings; refuses runner, padding and batch flags that
+    cannot work (UsageError naming the flag)."""
     script_flags.check_batch_flags()
+    script_flags.check_padding_flags()
     return Settings(
         model=script_flags.model_settings_from_flags(),
         run_config=script_flags.run_config_from_flags(),
+        train_padding=script_flags.padding_from_flags(is_training=True),
+        predict_padding=script_flags.padding_from_flags(is_training=False),
         **{name: FLAGS[name].value for name in _FLAG_NAMES},
     )
 
