@@ -351,9 +351,9 @@ def test_a_model_garden_encoder_fine_tunes_and_a_rerun_resumes(tmp_path):
     np.testing.assert_array_equal(np.loadtxt(out / "test_results.tsv"), first_predictions)
 
     trained = checkpoint_values(str(out / "model.ckpt-4"))
-    from bert_lib.export import tfhub_encoder
+    from bert_lib.export import tfhub_import
 
-    encoder = tfhub_encoder.read_encoder(hub)
+    encoder = tfhub_import.read_encoder(hub)
     for name, value in encoder.variables.items():
         if name.startswith("bert/"):
             # 4 Adam steps of at most ~3e-3 each: started from the encoder's weights.
