@@ -192,11 +192,11 @@ def _settings_from_flags():
 
 
 def _check_flags(hub, settings):
-    """Checks the handle and the flags it replaces; returns run_classifier's Setup.
+    """Checks the handle and the flags it replaces, then run_classifier's flags and the
+    encoder as its model, before anything is written.
 
-    The encoder's files take the place of the model flags in `settings`;
-    run_classifier's checks then check everything else, still before
-    anything is written.
+    Returns (settings, bert_config, tokenizer) for run_classifier.prepare:
+    the encoder's files take the place of the model flags in `settings`.
     """
     handle = hub.bert_hub_module_handle
     for name in hub.given_encoder_flags:
@@ -219,14 +219,17 @@ def _check_flags(hub, settings):
         vocab_file=encoder.vocab_file,
         do_lower_case=encoder.do_lower_case,
     )
-    return run_classifier._check_flags(settings._replace(model=model))
+    settings = settings._replace(model=model)
+    run_classifier.check_task_flags(settings)
+    bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
+    return settings, bert_config, tokenizer
 
 
 def main(argv):
     del argv  # The script takes flags only.
     logging.set_verbosity(logging.INFO)
-    setup = _check_flags(*_settings_from_flags())
-    run_classifier.run(setup)
+    settings, bert_config, tokenizer = _check_flags(*_settings_from_flags())
+    run_classifier.run(run_classifier.prepare(settings, bert_config, tokenizer))
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ from ..model import checks
 from ..plumbing import atomic_write
 from ..plumbing import vocab_file as vocab_file_reader
 from ..plumbing.errors import UsageError
-from ..task_data import classifier_data  # the label names of --task_name
+from ..task_data import classifier_tasks  # the label names of --task_name
 from . import hf_names, tf_checkpoint
 from .safetensors import read_safetensors, write_safetensors
 
@@ -375,7 +375,7 @@ def hf_config_from_bert(config, architecture, labels=None):
 def _labels(task_name, num_labels):
     if task_name is None:
         return [f"LABEL_{i}" for i in range(num_labels)]
-    labels = classifier_data.get_processor(task_name).get_labels()
+    labels = classifier_tasks.get_processor(task_name).get_labels()
     labels = labels or ["score"]  # a regression task: one output
     if len(labels) != num_labels:
         raise UsageError(
