@@ -93,10 +93,6 @@ script_flags.define_integer(
 )
 
 
-class InputError(UsageError):
-    """Bad user input: reported as one line naming the flag or file, no traceback."""
-
-
 class TrainingInstance:
     """A single training instance (sentence pair), as token strings."""
 
@@ -311,17 +307,17 @@ def settings_from_flags():
 
 
 def _check_flags(settings):
-    """Raises InputError for settings the recipe cannot work with.
+    """Raises UsageError for settings the recipe cannot work with.
 
     The ranges each numeric flag's definition allows are checked when the
     command line is read; what is left is what they do not say.
     """
     for name in ("input_file", "output_file", "vocab_file"):
         if not getattr(settings, name):
-            raise InputError(f"--{name} is required")
+            raise UsageError(f"--{name} is required")
     max_seq_length = settings.recipe.max_seq_length
     if max_seq_length < 5:
-        raise InputError(
+        raise UsageError(
             f"--max_seq_length={max_seq_length} is too small: [CLS], two [SEP] and "
             "a token from each segment need at least 5"
         )
@@ -333,13 +329,13 @@ def _output_files(names, inputs):
     files = names.split(",")
     for path in files:
         if not path:
-            raise InputError(f"--output_file: empty entry in {names!r}")
+            raise UsageError(f"--output_file: empty entry in {names!r}")
         directory = os.path.dirname(path) or "."
         if not fileio.isdir(directory):
-            raise InputError(f"--output_file: no such directory: {directory}")
+            raise UsageError(f"--output_file: no such directory: {directory}")
         startup_checks.check_output_file(path)
     if len(set(files)) != len(files):
-        raise InputError(f"--output_file: a file is named twice in {names}")
+        raise UsageError(f"--output_file: a file is named twice in {names}")
     startup_checks.check_outputs_are_not_inputs([("--output_file", f) for f in files], inputs)
     return files
 
@@ -352,7 +348,7 @@ def _default_num_workers():
 
 
 def run(settings):
-    """Creates the output files the settings ask for; raises InputError on bad input."""
+    """Creates the output files the settings ask for; raises UsageError on bad input."""
     _check_flags(settings)
     recipe = settings.recipe
     tokenizer = checks.load_tokenizer(settings.vocab_file, settings.do_lower_case)
@@ -366,7 +362,7 @@ def run(settings):
     start = time.monotonic()
     documents = pretraining_text.read_documents(input_files, tokenizer, num_workers)
     if not documents:
-        raise InputError(f"--input_file: no text in {settings.input_file} (every line is blank)")
+        raise UsageError(f"--input_file: no text in {settings.input_file} (every line is blank)")
     logging.info("Tokenized in %.1fs with %d worker(s)", time.monotonic() - start, num_workers)
 
     encoder = tfrecord_format.PretrainingExampleEncoder(
