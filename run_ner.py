@@ -470,9 +470,12 @@ def _check_flags(settings):
         inputs=output_dir_run.directory_files("--data_dir", settings.data_dir),
     )
     output.check_trained_model(
-        {"--do_eval": settings.do_eval, "--do_predict": settings.do_predict,
-         "--export_dir": settings.export_dir}
-    )  # fmt: skip
+        {
+            "--do_eval": settings.do_eval,
+            "--do_predict": settings.do_predict,
+            "--export_dir": settings.export_dir,
+        }
+    )
     return _Checked(
         bert_config=bert_config,
         window_stride=window_stride,

@@ -99,30 +99,51 @@ def model(tmp_path_factory):
 
 # (script, flags, what its ERROR line says); the first flag is the one at fault.
 CASES = [
-    ("run_classifier", {"learning_rate": "-2e-05"},
-     "--learning_rate=-2e-05: must be 0 or positive"),
+    (
+        "run_classifier",
+        {"learning_rate": "-2e-05"},
+        "--learning_rate=-2e-05: must be 0 or positive",
+    ),
     ("run_classifier", {"learning_rate": "nan"}, "--learning_rate=nan: must be a finite number"),
-    ("run_classifier", {"warmup_proportion": "-0.1"},
-     "--warmup_proportion=-0.1: must be between 0 and 1"),
-    ("run_classifier", {"warmup_proportion": "1.5"},
-     "--warmup_proportion=1.5: must be between 0 and 1"),
+    (
+        "run_classifier",
+        {"warmup_proportion": "-0.1"},
+        "--warmup_proportion=-0.1: must be between 0 and 1",
+    ),
+    (
+        "run_classifier",
+        {"warmup_proportion": "1.5"},
+        "--warmup_proportion=1.5: must be between 0 and 1",
+    ),
     ("run_classifier", {"max_seq_length": "1"}, "--max_seq_length=1: must be at least 3"),
     ("run_classifier", {"max_seq_length": "2"}, "--max_seq_length=2: must be at least 3"),
-    ("run_classifier", {"num_train_epochs": "-1"},
-     "--num_train_epochs=-1.0: must be 0 or positive"),
-    ("run_classifier", {"save_checkpoints_steps": "0"},
-     "--save_checkpoints_steps must be positive, got 0"),
+    (
+        "run_classifier",
+        {"num_train_epochs": "-1"},
+        "--num_train_epochs=-1.0: must be 0 or positive",
+    ),
+    (
+        "run_classifier",
+        {"save_checkpoints_steps": "0"},
+        "--save_checkpoints_steps must be positive, got 0",
+    ),
     ("run_squad", {"n_best_size": "0"}, "--n_best_size must be positive, got 0"),
     ("run_squad", {"max_answer_length": "-3"}, "--max_answer_length must be positive"),
     ("run_pretraining", {"learning_rate": "inf"}, "--learning_rate=inf: must be a finite"),
-    ("run_pretraining", {"num_warmup_steps": "-5", "do_train": None, "do_eval": "true"},
-     "--num_warmup_steps=-5: must be 0 or positive"),
+    (
+        "run_pretraining",
+        {"num_warmup_steps": "-5", "do_train": None, "do_eval": "true"},
+        "--num_warmup_steps=-5: must be 0 or positive",
+    ),
     ("run_ner", {"warmup_proportion": "2"}, "--warmup_proportion=2.0: must be between 0"),
     ("extract_features", {"max_seq_length": "2"}, "--max_seq_length=2: must be at least 3"),
-    ("create_pretraining_data", {"masked_lm_prob": "nan"},
-     "--masked_lm_prob=nan: must be a finite number"),
+    (
+        "create_pretraining_data",
+        {"masked_lm_prob": "nan"},
+        "--masked_lm_prob=nan: must be a finite number",
+    ),
     ("create_vocab", {"min_frequency": "0"}, "--min_frequency must be positive, got 0"),
-]  # fmt: skip
+]
 
 
 def _script_args(script, vocab, config, tmp, flags):
@@ -135,13 +156,16 @@ def _script_args(script, vocab, config, tmp, flags):
     training = {"output_dir": str(tmp / "out"), "do_train": "true"}
     needed = {
         "run_squad": {**model, **training},
-        "run_pretraining": {"bert_config_file": config, "input_file": files["input_file"],
-                            **training},
+        "run_pretraining": {
+            "bert_config_file": config,
+            "input_file": files["input_file"],
+            **training,
+        },
         "run_ner": {**model, **training, "data_dir": str(tmp)},
         "extract_features": {**model, **files, "init_checkpoint": str(tmp / "model.ckpt")},
         "create_pretraining_data": {**files, "vocab_file": vocab},
         "create_vocab": files,
-    }[script]  # fmt: skip
+    }[script]
     return flag_args(needed, **flags)
 
 
@@ -171,11 +195,23 @@ def test_max_seq_length_too_short_for_sentence_pairs_is_refused(model, tmp_path)
     data.mkdir()
     rows = ["premise,hypothesis,label"] + [f"a {i},b {i},{'xy'[i % 2]}" for i in range(8)]
     write_lines(data / "train.csv", rows)
-    args = classifier_args(vocab, config, tmp_path / "out", task_name="custom", data_dir=data,
-                           text_a_column="premise", text_b_column="hypothesis",
-                           max_seq_length="4")  # fmt: skip
-    assert_refused(tmp_path, "run_classifier.py", args, "--max_seq_length=4",
-                   "at least 5 for the sentence pairs")  # fmt: skip
+    args = classifier_args(
+        vocab,
+        config,
+        tmp_path / "out",
+        task_name="custom",
+        data_dir=data,
+        text_a_column="premise",
+        text_b_column="hypothesis",
+        max_seq_length="4",
+    )
+    assert_refused(
+        tmp_path,
+        "run_classifier.py",
+        args,
+        "--max_seq_length=4",
+        "at least 5 for the sentence pairs",
+    )
     sentences = write_lines(tmp_path / "s.txt", ["the sun ||| is light"])
     with open(config, encoding="utf-8") as f:
         shapes = modeling.bert_variable_shapes(modeling.BertConfig.from_dict(json.load(f)))
@@ -184,8 +220,14 @@ def test_max_seq_length_too_short_for_sentence_pairs_is_refused(model, tmp_path)
         {name: np.zeros(shape, np.float32) for name, shape in shapes.items()},
     )
     args = flag_args(
-        {"input_file": sentences, "output_file": str(tmp_path / "f.jsonl"), "vocab_file": vocab,
-         "bert_config_file": config, "init_checkpoint": checkpoint, "max_seq_length": "4",
-         "layers": "-1"}
-    )  # fmt: skip
+        {
+            "input_file": sentences,
+            "output_file": str(tmp_path / "f.jsonl"),
+            "vocab_file": vocab,
+            "bert_config_file": config,
+            "init_checkpoint": checkpoint,
+            "max_seq_length": "4",
+            "layers": "-1",
+        }
+    )
     assert_refused(tmp_path, "extract_features.py", args, "--max_seq_length=4", sentences)
