@@ -97,7 +97,13 @@ flags.DEFINE_bool(
 )
 # The flags this script shares with the others (bert_lib/script_flags.py).
 script_flags.define_flags(
-    "output_dir", "bert_config_file", "vocab_file", "do_lower_case", "task_name", "show_traceback"
+    "output_dir",
+    "bert_config_file",
+    "vocab_file",
+    "do_lower_case",
+    "task_name",
+    "show_traceback",
+    module=__name__,
 )
 
 # The flags beyond --input and --output_dir each direction takes: (required, optional).

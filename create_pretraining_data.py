@@ -57,6 +57,7 @@ script_flags.define_flags(
     "do_lower_case",
     "max_seq_length",
     "max_predictions_per_seq",
+    module=__name__,
 )
 flags.DEFINE_bool(
     "do_whole_word_mask",
@@ -64,25 +65,32 @@ flags.DEFINE_bool(
     "Whether to mask all the WordPiece pieces of a word together (whole word masking).",
 )
 script_flags.define_integer(
-    "random_seed", 12345, "Random seed for data generation.", script_flags.ANY_NUMBER
+    "random_seed",
+    12345,
+    "Random seed for data generation.",
+    script_flags.ANY_NUMBER,
+    module=__name__,
 )
 script_flags.define_integer(
     "dupe_factor",
     10,
     "Number of times to duplicate the input data (with different masks).",
     script_flags.POSITIVE,
+    module=__name__,
 )
 script_flags.define_float(
     "masked_lm_prob",
     0.15,
     "Masked LM probability.",
     script_flags.Valid("in (0, 1]", lambda value: 0 < value <= 1),
+    module=__name__,
 )
 script_flags.define_float(
     "short_seq_prob",
     0.1,
     "Probability of creating sequences which are shorter than the maximum length.",
     script_flags.FRACTION,
+    module=__name__,
 )
 script_flags.define_integer(
     "num_workers",
@@ -90,6 +98,7 @@ script_flags.define_integer(
     "Processes that tokenize the input in parallel (default: all CPU cores). "
     "The output does not depend on it.",
     script_flags.POSITIVE,
+    module=__name__,
 )
 
 

@@ -50,31 +50,35 @@ from bert_lib.plumbing.progress import Progress
 
 FLAGS = flags.FLAGS
 
-script_flags.define_flags("input_file", "output_file", "do_lower_case")
+script_flags.define_flags("input_file", "output_file", "do_lower_case", module=__name__)
 script_flags.define_integer(
     "vocab_size",
     30522,
     "Number of lines of the vocabulary, special tokens included (default: the size of "
     "BERT-Base's English vocabularies). Fewer if the corpus has nothing left to merge.",
     script_flags.POSITIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "num_unused",
     0,
     "Number of [unusedN] placeholder tokens, placed as in Google's vocabularies.",
     script_flags.NON_NEGATIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "min_frequency",
     2,
     "A pair of pieces must occur this often to be merged into a new piece.",
     script_flags.POSITIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "max_input_chars_per_word",
     200,
     "Words longer than this are ignored (WordPiece turns them into [UNK] anyway).",
     script_flags.POSITIVE,
+    module=__name__,
 )
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")

@@ -25,7 +25,7 @@ import modeling
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
 from bert_lib.export import predictor, serving
-from bert_lib.model import model_fns, output_dir_run
+from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import (
@@ -42,10 +42,10 @@ from bert_lib.task_data import (
 FLAGS = flags.FLAGS
 
 # Required parameters.
-script_flags.define_model_flags()
-script_flags.define_fine_tuning_flags()
-script_flags.define_runner_flags()
-script_flags.define_flags("data_dir", "task_name", "labels", "window_stride")
+script_flags.define_model_flags(__name__)
+script_flags.define_fine_tuning_flags(__name__)
+script_flags.define_runner_flags(__name__)
+script_flags.define_flags("data_dir", "task_name", "labels", "window_stride", module=__name__)
 
 # Other parameters.
 
@@ -82,6 +82,7 @@ script_flags.define_float(
     0.5,
     "With --multi_label: a class is predicted when its probability is at least this.",
     script_flags.Valid("between 0 and 1, both excluded", lambda value: 0 < value < 1),
+    module=__name__,
 )
 flags.DEFINE_string(
     "class_weights",
@@ -805,10 +806,10 @@ def _export(setup):
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner, padding and batch flags
-    that cannot work (UsageError naming the flag)."""
+    """Reads the flags once into Settings; refuses runner and padding flags that cannot
+    work (UsageError naming the flag; each number's rule was checked as the command line
+    was read)."""
     script_flags.check_padding_flags()
-    script_flags.check_batch_flags()
     return Settings(
         model=script_flags.model_settings_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(
@@ -891,7 +892,7 @@ def _check_flags(settings):
     """Checks the flags, and the config, checkpoint and vocabulary they name, before
     anything is written; returns (bert_config, tokenizer) for prepare."""
     check_task_flags(settings)
-    return script_flags.check_model(settings.model, settings.output_dir)
+    return checks.check_model(settings.model, settings.output_dir)
 
 
 def check_task_flags(settings):
@@ -939,7 +940,7 @@ def prepare(settings, bert_config, tokenizer):
     )
     num_train_steps = num_warmup_steps = None
     if settings.do_train:
-        num_train_steps, num_warmup_steps = script_flags.train_steps(
+        num_train_steps, num_warmup_steps = model_fns.train_steps(
             len(train_examples),
             settings.train_batch_size,
             settings.num_train_epochs,

@@ -221,7 +221,7 @@ def _check_flags(hub, settings):
     )
     settings = settings._replace(model=model)
     run_classifier.check_task_flags(settings)
-    bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
+    bert_config, tokenizer = checks.check_model(settings.model, settings.output_dir)
     return settings, bert_config, tokenizer
 
 

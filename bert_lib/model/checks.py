@@ -5,8 +5,8 @@ against its positions, its vocabulary (BERT's special tokens, each token
 once, its casing against --do_lower_case, its size against the config's
 vocab_size), and --init_checkpoint against the config (shapes, missing and
 extra layers): each mistake is a UsageError naming the flag and the file,
-instead of a failure minutes later deep in a graph. script_flags.check_model
-runs them for every script; check_converted_model applies them to what a
+instead of a failure minutes later deep in a graph. check_model runs them
+for every script; check_converted_model applies them to what a
 converter (bert_lib/export) writes. Whether --output_dir's run is this run is
 output_dir_run.py's. TensorFlow (with modeling, and the checkpoint readers) is
 imported only by the checks that need it, so the data-preparation scripts
@@ -319,3 +319,39 @@ def check_converted_model(config, names, vocab, do_lower_case, sources):
         raise UsageError(f"{where} lacks {', '.join(missing)}")
     check_vocab_size(len(tokens), config, sources.vocab, sources.config, flag=sources.vocab_flag)
     check_vocab_case(tokens, do_lower_case, where, sources.lower_case)
+
+
+def check_model(model, output_dir=None, with_vocab=True):
+    """Checks the model a script starts from; returns (bert_config, tokenizer).
+
+    `model` is a script_flags.ModelSettings (the values of the model flags).
+    --do_lower_case against a released checkpoint's name (when the script
+    has the flag); the config file (readable, valid, every architecture
+    key); --max_seq_length against its positions; --init_checkpoint
+    (shapes, and every encoder variable unless
+    --allow_partial_init_checkpoint); `output_dir` not a file; the
+    vocabulary (special tokens, and its size against vocab_size). The
+    tokenizer is None without `with_vocab`. Every script runs it from its
+    _check_flags.
+    """
+    if model.do_lower_case is not None:
+        tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
+    bert_config = load_bert_config(model.bert_config_file)
+    check_seq_length(model.max_seq_length, bert_config)
+    if model.init_checkpoint:
+        check_init_checkpoint(
+            model.init_checkpoint,
+            bert_config,
+            model.bert_config_file,
+            allow_partial=bool(model.allow_partial_init_checkpoint),
+        )
+    startup_checks.check_output_dir(output_dir)
+    tokenizer = None
+    if with_vocab:
+        tokenizer = load_tokenizer(
+            model.vocab_file,
+            model.do_lower_case,
+            bert_config=bert_config,
+            config_file=model.bert_config_file,
+        )
+    return bert_config, tokenizer

@@ -19,7 +19,6 @@ from helpers import SCRIPTS, flag_args, run_code, write_checkpoint, write_lines
 
 import modeling
 from bert_lib import script_flags
-from bert_lib.plumbing import errors
 
 
 def test_valid_values_and_the_messages_of_the_others():
@@ -67,7 +66,7 @@ def test_every_numeric_flag_of_every_script_says_what_it_may_hold():
         missing = sorted(numeric - set(script_flags.NUMERIC_FLAGS))
         assert not missing, missing
         flags.FLAGS(["x"])
-        script_flags.check_numeric_flags()
+        flags.FLAGS.validate_all_flags()
         print("OK", len(numeric))
         """
     )
@@ -75,21 +74,29 @@ def test_every_numeric_flag_of_every_script_says_what_it_may_hold():
     assert result.stdout.split()[0] == "OK" and int(result.stdout.split()[1]) >= 40
 
 
-def test_check_numeric_flags_names_the_flag(monkeypatch):
+def test_a_flags_rule_refuses_its_value_on_the_command_line_naming_the_flag(capsys):
+    """The rule is an absl validator: the command line is refused as it is parsed, in the
+    rule's own words, and a value set later is refused too."""
     from absl import flags
 
+    from bert_lib.plumbing import command_line
+
     name = "test_numeric_flags_rate"
-    flags.DEFINE_float(name, 0.5, "A rate for this test.")
+    script_flags.define_float(name, 0.5, "A rate for this test.", script_flags.FRACTION, __name__)
     try:
-        monkeypatch.setitem(script_flags.NUMERIC_FLAGS, name, script_flags.FRACTION)
-        flags.FLAGS([name, f"--{name}=nan"])
-        with pytest.raises(errors.UsageError, match=f"^--{name}=nan: must be a finite number$"):
-            script_flags.check_numeric_flags()
-        flags.FLAGS[name].value = 0.25
-        script_flags.check_numeric_flags()
+        with pytest.raises(SystemExit) as exit_info:
+            command_line.parse_flags([name, f"--{name}=nan"])
+        assert exit_info.value.code == 1
+        assert capsys.readouterr().err == f"ERROR: --{name}=nan: must be a finite number\n"
+        flags.FLAGS.unparse_flags()
+        flags.FLAGS([name, f"--{name}=0.25"])
+        assert flags.FLAGS[name].value == 0.25
+        with pytest.raises(flags.IllegalFlagValueError, match=f"--{name}=1.5: must be between"):
+            setattr(flags.FLAGS, name, 1.5)
     finally:
         flags.FLAGS.unparse_flags()
         delattr(flags.FLAGS, name)
+        del script_flags.NUMERIC_FLAGS[name]
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ Checked from the sources (and imports, for the public names):
 - only the scripts and bert_lib/script_flags.py read flags: the libraries take values;
   within a script only `main` and `*_from_flags` functions read them (the
   original's few API functions that took their settings from the flags
-  apart), and every script checks its model through script_flags.check_model;
+  apart), and every script checks its model through checks.check_model;
 - modeling and optimization hold no module-level switch: no function writes
   module-level state, so what they build is in their arguments;
 - run_classifier, run_squad and run_ner alias no data-module name the
@@ -569,14 +569,14 @@ def test_only_main_and_from_flags_functions_read_flags(script):
 
 def test_the_script_flag_check_catches_each_way_of_reading_flags(tmp_path):
     readers = _script_flags_readers()
-    assert {"run_config_from_flags", "check_batch_flags", "padding_from_flags"} <= readers
+    assert {"run_config_from_flags", "check_padding_flags", "padding_from_flags"} <= readers
     assert "check_model" not in readers and "train_steps" not in readers
     path = tmp_path / "script.py"
     path.write_text(
         "def settings_from_flags():\n    return FLAGS.a\n\n\n"
         "def main(_):\n    return FLAGS.b\n\n\n"
         "def _train(settings):\n    return FLAGS.c\n\n\n"
-        "def _check_flags(settings):\n    return script_flags.check_batch_flags()\n\n\n"
+        "def _check_flags(settings):\n    return script_flags.check_padding_flags()\n\n\n"
         "def _run(settings):\n    return settings_from_flags()\n\n\n"
         "def _export(settings):\n    return script_flags.check_model(settings.model)\n\n\n"
         "class Recipe:\n    def from_flags(self):\n        return FLAGS.d\n\n"
@@ -590,13 +590,13 @@ def test_the_script_flag_check_catches_each_way_of_reading_flags(tmp_path):
     "script", [s for s in TRAINING_SCRIPTS if s != "run_classifier_with_tfhub"]
 )
 def test_each_script_checks_its_model_through_the_shared_check(script):
-    """A check added to script_flags.check_model reaches every script (run_pretraining too)."""
+    """A check added to checks.check_model reaches every script (run_pretraining too)."""
     tree = _tree(module_path(script))
     (check,) = [
         n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "_check_flags"
     ]
     calls = {ast.unparse(n.func) for n in ast.walk(check) if isinstance(n, ast.Call)}
-    assert "script_flags.check_model" in calls
+    assert "checks.check_model" in calls
 
 
 # What changes what modeling and optimization build lives in their arguments.
