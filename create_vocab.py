@@ -50,40 +50,40 @@ from bert_lib.plumbing.progress import Progress
 
 FLAGS = flags.FLAGS
 
-script_flags.define_flags("input_file", "output_file", "do_lower_case")
+script_flags.define_flags("input_file", "output_file", "do_lower_case", module=__name__)
 script_flags.define_integer(
     "vocab_size",
     30522,
     "Number of lines of the vocabulary, special tokens included (default: the size of "
     "BERT-Base's English vocabularies). Fewer if the corpus has nothing left to merge.",
     script_flags.POSITIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "num_unused",
     0,
     "Number of [unusedN] placeholder tokens, placed as in Google's vocabularies.",
     script_flags.NON_NEGATIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "min_frequency",
     2,
     "A pair of pieces must occur this often to be merged into a new piece.",
     script_flags.POSITIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "max_input_chars_per_word",
     200,
     "Words longer than this are ignored (WordPiece turns them into [UNK] anyway).",
     script_flags.POSITIVE,
+    module=__name__,
 )
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 # Google's vocabularies put this many [unused] tokens between [PAD] and [UNK].
 _UNUSED_BEFORE_UNK = 99
-
-
-class InputError(UsageError):
-    """Bad user input: reported as one line naming the flag or file, no traceback."""
 
 
 def special_tokens(num_unused):
@@ -201,7 +201,7 @@ class _PairMerger:
 def learn_vocab(word_counts, vocab_size, num_unused=0, min_frequency=2):
     """Returns the vocabulary (list of tokens) for `word_counts`.
 
-    Raises InputError if `vocab_size` cannot hold the special tokens and
+    Raises UsageError if `vocab_size` cannot hold the special tokens and
     the characters of the corpus.
     """
     vocab = special_tokens(num_unused)
@@ -212,7 +212,7 @@ def learn_vocab(word_counts, vocab_size, num_unused=0, min_frequency=2):
     chars = sorted(char_counts, key=lambda c: (-char_counts[c], c))
     needed = len(vocab) + 2 * len(chars)
     if vocab_size < needed:
-        raise InputError(
+        raise UsageError(
             f"--vocab_size={vocab_size} is too small: the special tokens and the "
             f"{len(chars)} characters of the corpus (each also as a ## piece) need {needed}"
         )
@@ -264,19 +264,19 @@ def settings_from_flags():
 def _check_flags(settings):
     for name in ("input_file", "output_file"):
         if not getattr(settings, name):
-            raise InputError(f"--{name} is required")
+            raise UsageError(f"--{name} is required")
     if settings.num_unused < 0:
-        raise InputError(f"--num_unused={settings.num_unused} must not be negative")
+        raise UsageError(f"--num_unused={settings.num_unused} must not be negative")
     minimum = len(special_tokens(settings.num_unused))
     if settings.vocab_size < minimum:
-        raise InputError(
+        raise UsageError(
             f"--vocab_size={settings.vocab_size} is too small: the special tokens alone need "
             f"{minimum}"
         )
     if settings.min_frequency < 1:
-        raise InputError(f"--min_frequency={settings.min_frequency} must be at least 1")
+        raise UsageError(f"--min_frequency={settings.min_frequency} must be at least 1")
     if settings.max_input_chars_per_word < 1:
-        raise InputError(
+        raise UsageError(
             f"--max_input_chars_per_word={settings.max_input_chars_per_word} must be at least 1"
         )
 
@@ -285,7 +285,7 @@ def _check_output(path, input_files):
     """The vocabulary goes in an existing, writable directory, over none of the corpus."""
     directory = os.path.dirname(path) or "."
     if not fileio.isdir(directory):
-        raise InputError(f"--output_file: no such directory: {directory}")
+        raise UsageError(f"--output_file: no such directory: {directory}")
     startup_checks.check_output_file(path)
     startup_checks.check_outputs_are_not_inputs(
         [("--output_file", path)], [("--input_file", f) for f in input_files]
@@ -293,14 +293,14 @@ def _check_output(path, input_files):
 
 
 def run(settings):
-    """Builds the vocabulary the settings ask for; raises InputError on bad input."""
+    """Builds the vocabulary the settings ask for; raises UsageError on bad input."""
     _check_flags(settings)
     input_files = startup_checks.expand_input_files(settings.input_file)
     _check_output(settings.output_file, input_files)
     start = time.monotonic()
     counts = count_words(input_files, settings.do_lower_case, settings.max_input_chars_per_word)
     if not counts:
-        raise InputError(f"--input_file: no words in {settings.input_file}")
+        raise UsageError(f"--input_file: no words in {settings.input_file}")
     logging.info(
         "Counted %d words, %d distinct, in %.1fs",
         sum(counts.values()),

@@ -27,7 +27,7 @@ from absl import flags, logging
 import modeling
 import tokenization
 from bert_lib import engine, script_flags
-from bert_lib.model import model_fns
+from bert_lib.model import checks, model_fns
 from bert_lib.plumbing import atomic_write, errors, fileio, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
@@ -41,14 +41,16 @@ from bert_lib.task_data.features import (
 
 FLAGS = flags.FLAGS
 
-script_flags.define_model_flags()
-script_flags.define_flags("input_file", "output_file")
+script_flags.define_model_flags(__name__)
+script_flags.define_flags("input_file", "output_file", module=__name__)
 # Prediction only: no training, distribution or evaluation-while-training flags.
-script_flags.define_runner_flags(training=False)
+script_flags.define_runner_flags(__name__, training=False)
 flags.DEFINE_string(
     "layers", "-1,-2,-3,-4", "Comma-separated encoder layers to output; -1 is the last."
 )
-script_flags.define_integer("batch_size", 32, "Batch size for predictions.", script_flags.POSITIVE)
+script_flags.define_integer(
+    "batch_size", 32, "Batch size for predictions.", script_flags.POSITIVE, module=__name__
+)
 flags.DEFINE_bool(
     "use_one_hot_embeddings",
     False,
@@ -373,10 +375,10 @@ Settings = collections.namedtuple("Settings", ["model", "padding", *_FLAG_NAMES]
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses padding and batch flags that cannot
-    work (UsageError naming the flag)."""
+    """Reads the flags once into Settings; refuses padding flags that cannot work
+    (UsageError naming the flag; each number's rule was checked as the command line was
+    read)."""
     script_flags.check_padding_flags()
-    script_flags.check_batch_flags()
     return Settings(
         model=script_flags.model_settings_from_flags(),
         padding=script_flags.padding_from_flags(is_training=False, window_batches=WINDOW_BATCHES),
@@ -391,7 +393,7 @@ def _check_flags(settings):
     """
     model, input_file = settings.model, settings.input_file
     startup_checks.check_input_file(model.bert_config_file, "--bert_config_file")
-    bert_config, tokenizer = script_flags.check_model(model)
+    bert_config, tokenizer = checks.check_model(model)
     layer_indexes = parse_layers(settings.layers, bert_config.num_hidden_layers)
     if model.max_seq_length < 3:
         raise UsageError(f"--max_seq_length must be at least 3, got {model.max_seq_length}")

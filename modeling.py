@@ -704,6 +704,25 @@ def create_attention_mask_from_input_mask(from_tensor, to_mask):
     return broadcast_ones * to_mask
 
 
+def _attention_sizes(from_tensor, to_tensor, batch_size, from_seq_length, to_seq_length):
+    """(batch_size, from_seq_length, to_seq_length) of attention_layer's inputs: read from
+    rank-3 tensors, as given for rank-2 ones (which must come with all three)."""
+    assert_rank(from_tensor, [2, 3])
+    assert_rank(to_tensor, [2, 3])
+    if from_tensor.shape.ndims != to_tensor.shape.ndims:
+        raise ValueError("The rank of `from_tensor` must match the rank of `to_tensor`.")
+
+    if from_tensor.shape.ndims == 3:
+        return _dimension(from_tensor, 0), _dimension(from_tensor, 1), _dimension(to_tensor, 1)
+    if batch_size is None or from_seq_length is None or to_seq_length is None:
+        raise ValueError(
+            "When passing in rank 2 tensors to attention_layer, the values "
+            "for `batch_size`, `from_seq_length`, and `to_seq_length` "
+            "must all be specified."
+        )
+    return batch_size, from_seq_length, to_seq_length
+
+
 def attention_layer(
     from_tensor,
     to_tensor,
@@ -751,21 +770,9 @@ def attention_layer(
       ValueError: from_tensor and to_tensor differ in rank, or rank-2 inputs
         come without the three sizes.
     """
-    assert_rank(from_tensor, [2, 3])
-    assert_rank(to_tensor, [2, 3])
-    if from_tensor.shape.ndims != to_tensor.shape.ndims:
-        raise ValueError("The rank of `from_tensor` must match the rank of `to_tensor`.")
-
-    if from_tensor.shape.ndims == 3:
-        batch_size = _dimension(from_tensor, 0)
-        from_seq_length = _dimension(from_tensor, 1)
-        to_seq_length = _dimension(to_tensor, 1)
-    elif batch_size is None or from_seq_length is None or to_seq_length is None:
-        raise ValueError(
-            "When passing in rank 2 tensors to attention_layer, the values "
-            "for `batch_size`, `from_seq_length`, and `to_seq_length` "
-            "must all be specified."
-        )
+    batch_size, from_seq_length, to_seq_length = _attention_sizes(
+        from_tensor, to_tensor, batch_size, from_seq_length, to_seq_length
+    )
 
     def split_heads(tensor_2d, seq_length):
         """[B*S, N*H] -> [B, N, S, H]."""
@@ -794,9 +801,13 @@ def attention_layer(
     value_layer = split_heads(value_layer, to_seq_length)  # [B, N, T, H]
 
     context_layer = _scaled_dot_product_attention(
-        query_layer, key_layer, value_layer, attention_mask, size_per_head,
+        query_layer,
+        key_layer,
+        value_layer,
+        attention_mask,
+        size_per_head,
         attention_probs_dropout_prob,
-    )  # fmt: skip
+    )
     context_layer = tf.transpose(context_layer, [0, 2, 1, 3])  # [B, F, N, H]
 
     if do_return_2d_tensor:

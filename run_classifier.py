@@ -25,18 +25,27 @@ import modeling
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
 from bert_lib.export import predictor, serving
-from bert_lib.model import model_fns, output_dir_run
+from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
-from bert_lib.task_data import classifier_data, dynamic_padding, features
+from bert_lib.task_data import (
+    classifier_data,
+    classifier_features,
+    classifier_metrics,
+    classifier_output,
+    classifier_tasks,
+    custom_data,
+    dynamic_padding,
+    features,
+)
 
 FLAGS = flags.FLAGS
 
 # Required parameters.
-script_flags.define_model_flags()
-script_flags.define_fine_tuning_flags()
-script_flags.define_runner_flags()
-script_flags.define_flags("data_dir", "task_name", "labels", "window_stride")
+script_flags.define_model_flags(__name__)
+script_flags.define_fine_tuning_flags(__name__)
+script_flags.define_runner_flags(__name__)
+script_flags.define_flags("data_dir", "task_name", "labels", "window_stride", module=__name__)
 
 # Other parameters.
 
@@ -73,6 +82,7 @@ script_flags.define_float(
     0.5,
     "With --multi_label: a class is predicted when its probability is at least this.",
     script_flags.Valid("between 0 and 1, both excluded", lambda value: 0 < value < 1),
+    module=__name__,
 )
 flags.DEFINE_string(
     "class_weights",
@@ -106,8 +116,10 @@ XnliProcessor = classifier_data.XnliProcessor
 MnliProcessor = classifier_data.MnliProcessor
 MrpcProcessor = classifier_data.MrpcProcessor
 ColaProcessor = classifier_data.ColaProcessor
-convert_single_example = classifier_data.convert_single_example
-file_based_convert_examples_to_features = classifier_data.file_based_convert_examples_to_features
+convert_single_example = classifier_features.convert_single_example
+file_based_convert_examples_to_features = (
+    classifier_features.file_based_convert_examples_to_features
+)
 
 
 def file_based_input_fn_builder(
@@ -380,7 +392,7 @@ def input_fn_builder(features, seq_length, is_training, drop_remainder):
     return input_fn
 
 
-convert_examples_to_features = classifier_data.convert_examples_to_features
+convert_examples_to_features = classifier_features.convert_examples_to_features
 
 
 def export_saved_model(
@@ -403,7 +415,7 @@ def export_saved_model(
     ([batch]). The graph is model_fn_builder's in PREDICT mode, with its
     Transformer layers computing in `precision` (its outputs float32; at bf16
     or fp16 their weights stored in 16 bits) and with XLA if `use_xla`, as predict does.
-    `predictor_files` (classifier_data.predictor_files) go to
+    `predictor_files` (classifier_output.predictor_files) go to
     assets.extra/ for predictor.Predictor. `export_dir` must not exist; a
     checkpoint without the classifier's variables is a UsageError. main's
     --export_dir comes here.
@@ -450,7 +462,7 @@ Settings = collections.namedtuple(
     ["model", "run_config", "eval_options", "train_padding", "predict_padding", *_FLAG_NAMES],
 )
 
-# What _check_flags settles before any work, from the Settings: the model
+# What prepare settles before any work, from the Settings: the model
 # config, the task's processor and label names (None for regression), the
 # tokenizer, the examples of each split and of --predict_text_file asked for
 # (else None), the classes' loss weights and the training and warm-up steps
@@ -571,7 +583,7 @@ def _example_outputs(predictions, output_name, count, owners=None):
         return engine.first_predictions(ordered, output_name, count)
     num_records = sum(1 for owner in owners if owner < count)
     records = engine.first_predictions(ordered, output_name, num_records)
-    return classifier_data.combine_windows(records, owners[:num_records], count)
+    return classifier_metrics.combine_windows(records, owners[:num_records], count)
 
 
 def evaluate_dev_set(
@@ -611,18 +623,18 @@ def evaluate_dev_set(
     predictions = _example_outputs(records, output_name, dev_set.num_actual, dev_set.owners)
     if metric_names:
         result.update(
-            classifier_data.official_metrics(metric_names, real, predictions, label_list)
+            classifier_metrics.official_metrics(metric_names, real, predictions, label_list)
         )
     if multi_label or dev_set.owners is not None:
         # Scores over whole examples, from each example's averaged windows.
         if dev_set.owners is not None and label_list is not None:
             result.update(
-                classifier_data.window_metrics(predictions, real, label_list, multi_label)
+                classifier_metrics.window_metrics(predictions, real, label_list, multi_label)
             )
         if multi_label:
-            gold = [classifier_data.multi_hot(e, label_list) for e in real]
+            gold = [classifier_features.multi_hot(e, label_list) for e in real]
             result.update(
-                classifier_data.multi_label_metrics(gold, predictions, multi_label_threshold)
+                classifier_metrics.multi_label_metrics(gold, predictions, multi_label_threshold)
             )
     return result
 
@@ -683,7 +695,7 @@ def _predict(estimator, setup, output_name):
     logging.info("***** Predict results *****")
     atomic_write.write_text(
         os.path.join(settings.output_dir, "test_results.tsv"),
-        classifier_data.format_test_results(outputs),
+        classifier_output.format_test_results(outputs),
     )
     submission_file = settings.glue_submission_file
     if submission_file:
@@ -691,7 +703,7 @@ def _predict(estimator, setup, output_name):
         if submission_dir:
             tf.io.gfile.makedirs(submission_dir)
         atomic_write.write_text(
-            submission_file, classifier_data.format_glue_submission(outputs, setup.label_list)
+            submission_file, classifier_output.format_glue_submission(outputs, setup.label_list)
         )
 
 
@@ -723,7 +735,7 @@ def predict_text_file(estimator, setup, output_name):
     """Classifies the examples of --predict_text_file into output_dir/text_predictions.jsonl."""
     settings, label_list, examples = setup.settings, setup.label_list, setup.text_examples
     multi_label, max_seq_length = settings.multi_label, settings.model.max_seq_length
-    feature_list, owners = classifier_data.convert_examples_with_owners(
+    feature_list, owners = classifier_features.convert_examples_with_owners(
         examples,
         label_list,
         max_seq_length,
@@ -769,7 +781,7 @@ def _export(setup):
             f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
             "--init_checkpoint to export"
         )
-    files = classifier_data.predictor_files(
+    files = classifier_output.predictor_files(
         model.vocab_file,
         model.do_lower_case,
         label_list,
@@ -795,10 +807,10 @@ def _export(setup):
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner, padding and batch flags
-    that cannot work (UsageError naming the flag)."""
+    """Reads the flags once into Settings; refuses runner and padding flags that cannot
+    work (UsageError naming the flag; each number's rule was checked as the command line
+    was read)."""
     script_flags.check_padding_flags()
-    script_flags.check_batch_flags()
     return Settings(
         model=script_flags.model_settings_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(
@@ -843,54 +855,18 @@ def _check_custom_flags(settings, is_custom):
 
 
 def _custom_processor(settings):
-    """A CustomProcessor as the settings say, its label set resolved.
-
-    The labels come from --labels, else from output_dir/labels.txt of an
-    earlier run, else from the training file (sorted); a --labels that
-    differs from labels.txt is an error, as the checkpoint's class order
-    follows labels.txt.
-    """
-    data_dir, multi_label = settings.data_dir, settings.multi_label
-    processor = classifier_data.CustomProcessor(
+    """A CustomProcessor as the settings say, its label set resolved
+    (custom_data.resolve_labels)."""
+    processor = custom_data.CustomProcessor(
         text_a_column=settings.text_a_column,
         text_b_column=settings.text_b_column,
         label_column=settings.label_column,
-        multi_label=multi_label,
+        multi_label=settings.multi_label,
         label_delimiter=settings.label_delimiter,
     )
-    labels_path = os.path.join(settings.output_dir, classifier_data.LABELS_FILE)
-    saved = None
-    if tf.io.gfile.exists(labels_path):
-        saved = classifier_data.read_labels_file(labels_path)
-    if settings.labels:
-        labels, source = classifier_data.parse_labels_flag(settings.labels), "--labels"
-        if saved is not None and saved != labels:
-            raise UsageError(
-                f"--labels={settings.labels} differs from {labels_path} ({','.join(saved)}) of "
-                "an earlier run; use another --output_dir"
-            )
-    elif saved is not None:
-        labels, source = saved, labels_path
-    else:
-        if not settings.do_train:
-            try:
-                classifier_data.find_split_file(data_dir, "train")
-            except ValueError:
-                raise UsageError(
-                    f"--task_name=custom: no {labels_path} and no train file in "
-                    f"--data_dir={data_dir} to take the labels from; pass --labels"
-                ) from None
-        train_examples = processor.get_train_examples(data_dir)
-        labels = classifier_data.labels_from_examples(train_examples, multi_label)
-        train_file = classifier_data.find_split_file(data_dir, "train")
-        source = f"{train_file} ({len(train_examples)} rows)"
-    if len(labels) < (1 if multi_label else 2):
-        found = ", ".join(labels) if labels else "none"
-        raise UsageError(
-            f"--task_name=custom: {source} gives the labels {found}; a classifier needs at "
-            "least two labels"
-        )
-    processor.set_labels(labels)
+    custom_data.resolve_labels(
+        processor, settings.data_dir, settings.output_dir, settings.labels, settings.do_train
+    )
     return processor
 
 
@@ -905,7 +881,7 @@ def _read_splits(settings, processor, label_list):
     if settings.do_predict:
         test = _nonempty(processor.get_test_examples(data_dir), "test", settings)
     if settings.predict_text_file:
-        texts = classifier_data.read_text_examples(
+        texts = classifier_features.read_text_examples(
             settings.predict_text_file, label_list, settings.multi_label
         )
     every = [e for split in (train, dev, test, texts) for e in split or ()]
@@ -914,13 +890,15 @@ def _read_splits(settings, processor, label_list):
 
 
 def _check_flags(settings):
-    """Checks the settings, config, checkpoints, vocabulary and data before anything is
-    written.
+    """Checks the flags, and the config, checkpoint and vocabulary they name, before
+    anything is written; returns (bert_config, tokenizer) for prepare."""
+    check_task_flags(settings)
+    return checks.check_model(settings.model, settings.output_dir)
 
-    Every split the settings ask for is read here, so that a bad row stops
-    the run before hours of training rather than after. Returns the run's
-    Setup.
-    """
+
+def check_task_flags(settings):
+    """The flags of the task and its outputs, checked before any work (this script's and
+    run_classifier_with_tfhub.py's)."""
     if not (
         settings.do_train
         or settings.do_eval
@@ -936,49 +914,51 @@ def _check_flags(settings):
         raise UsageError("--glue_submission_file needs --do_predict")
     if settings.glue_submission_file:
         startup_checks.check_output_file(settings.glue_submission_file, "--glue_submission_file")
-    bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
+    processor = classifier_tasks.get_processor(settings.task_name)
+    _check_custom_flags(settings, isinstance(processor, custom_data.CustomProcessor))
+    startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
 
-    processor = classifier_data.get_processor(settings.task_name)
-    is_custom = isinstance(processor, classifier_data.CustomProcessor)
-    _check_custom_flags(settings, is_custom)
+
+def prepare(settings, bert_config, tokenizer):
+    """The run's Setup, settled before anything is written: the task's processor and
+    labels (resolved for custom data), the output directory checked against earlier
+    runs, every split asked for read, the steps and class weights.
+
+    Every split the settings ask for is read here, so that a bad row stops
+    the run before hours of training rather than after. Both classifier
+    scripts call it once their flags and model are checked (_check_flags).
+    """
+    processor = classifier_tasks.get_processor(settings.task_name)
+    is_custom = isinstance(processor, custom_data.CustomProcessor)
     if is_custom:
         processor = _custom_processor(settings)
     label_list = processor.get_labels()
     if settings.class_weights and label_list is None:
         raise UsageError(f"--class_weights: task {settings.task_name} is a regression task")
-    num_labels = 1 if label_list is None else len(label_list)
-    startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
-    head = {"output_weights": [num_labels, bert_config.hidden_size], "output_bias": [num_labels]}
-    output = output_dir_run.check(
-        settings.output_dir,
-        output_dir_run.Run(f"classification --task_name={settings.task_name.lower()}",
-                           label_list, bert_config, head, is_custom),
-        settings.model, settings.allow_new_task_in_output_dir, settings.do_train,
-        inputs=[*output_dir_run.directory_files("--data_dir", settings.data_dir),
-                ("--predict_text_file", settings.predict_text_file)],
-        outputs=[("--glue_submission_file", settings.glue_submission_file)],
-    )  # fmt: skip
-
+    output = _check_output_dir(settings, bert_config, label_list, is_custom)
     train_examples, eval_examples, predict_examples, text_examples = _read_splits(
         settings, processor, label_list
     )
     num_train_steps = num_warmup_steps = None
     if settings.do_train:
-        num_train_steps, num_warmup_steps = script_flags.train_steps(
+        num_train_steps, num_warmup_steps = model_fns.train_steps(
             len(train_examples),
             settings.train_batch_size,
             settings.num_train_epochs,
             settings.warmup_proportion,
             f"--data_dir={settings.data_dir}",
         )
-
     output.check_trained_model(
-        {"--do_eval": settings.do_eval, "--do_predict": settings.do_predict,
-         "--predict_text_file": settings.predict_text_file, "--export_dir": settings.export_dir}
-    )  # fmt: skip
+        {
+            "--do_eval": settings.do_eval,
+            "--do_predict": settings.do_predict,
+            "--predict_text_file": settings.predict_text_file,
+            "--export_dir": settings.export_dir,
+        }
+    )
     class_weights = None
     if settings.class_weights:
-        class_weights = classifier_data.parse_class_weights(
+        class_weights = custom_data.parse_class_weights(
             settings.class_weights, label_list, train_examples, settings.multi_label
         )
         logging.info("Class weights: %s", dict(zip(label_list, class_weights)))
@@ -999,6 +979,31 @@ def _check_flags(settings):
     )
 
 
+def _check_output_dir(settings, bert_config, label_list, is_custom):
+    """--output_dir's earlier run must be this run (output_dir_run); returns its OutputDir."""
+    num_labels = 1 if label_list is None else len(label_list)
+    head = {"output_weights": [num_labels, bert_config.hidden_size], "output_bias": [num_labels]}
+    run = output_dir_run.Run(
+        f"classification --task_name={settings.task_name.lower()}",
+        label_list,
+        bert_config,
+        head,
+        is_custom,
+    )
+    return output_dir_run.check(
+        settings.output_dir,
+        run,
+        settings.model,
+        settings.allow_new_task_in_output_dir,
+        settings.do_train,
+        inputs=[
+            *output_dir_run.directory_files("--data_dir", settings.data_dir),
+            ("--predict_text_file", settings.predict_text_file),
+        ],
+        outputs=[("--glue_submission_file", settings.glue_submission_file)],
+    )
+
+
 def run(setup):
     """Trains, evaluates, predicts and exports as a checked Setup asks (main's work
     after the checks; run_classifier_with_tfhub's too)."""
@@ -1006,8 +1011,8 @@ def run(setup):
     output_name = "score" if label_list is None else "probabilities"
 
     setup.output.start()
-    labels_path = os.path.join(settings.output_dir, classifier_data.LABELS_FILE)
-    is_custom = isinstance(setup.processor, classifier_data.CustomProcessor)
+    labels_path = os.path.join(settings.output_dir, custom_data.LABELS_FILE)
+    is_custom = isinstance(setup.processor, custom_data.CustomProcessor)
     if is_custom and not tf.io.gfile.exists(labels_path):
         atomic_write.write_text(labels_path, "".join(f"{name}\n" for name in label_list))
 
@@ -1058,8 +1063,9 @@ def run(setup):
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    setup = _check_flags(settings_from_flags())
-    run(setup)
+    settings = settings_from_flags()
+    bert_config, tokenizer = _check_flags(settings)
+    run(prepare(settings, bert_config, tokenizer))
 
 
 if __name__ == "__main__":

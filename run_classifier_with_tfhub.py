@@ -8,7 +8,7 @@ writes one), or a TF Hub / Kaggle handle that tensorflow_hub resolves where
 that package is installed (it is never required). The encoder stands for
 run_classifier.py's --bert_config_file, --init_checkpoint, --vocab_file and
 --do_lower_case: it is read as BertModel's config and variables
-(tfhub_encoder.read_encoder, which refuses what is not a BERT encoder), its
+(tfhub_import.read_encoder, which refuses what is not a BERT encoder), its
 weights written as a checkpoint to a temporary directory that is removed
 when the process exits, and the run is run_classifier.py's own on those
 files: the same training, evaluation and prediction, eval_results.txt and
@@ -35,7 +35,7 @@ from absl import flags, logging
 
 import run_classifier  # every run_classifier flag, as the original's import gave them
 from bert_lib import script_flags
-from bert_lib.export import tfhub_encoder
+from bert_lib.export import tfhub_import
 from bert_lib.model import checks, model_fns
 from bert_lib.plumbing.errors import UsageError
 
@@ -86,11 +86,11 @@ def encoder_files(bert_hub_module_handle):
 
 
 def _write_encoder_files(handle):
-    path = tfhub_encoder.resolve_handle(handle)
-    encoder = tfhub_encoder.read_encoder(path, "--bert_hub_module_handle")
+    path = tfhub_import.resolve_handle(handle)
+    encoder = tfhub_import.read_encoder(path, "--bert_hub_module_handle")
     directory = tempfile.mkdtemp(prefix="bert_hub_encoder_")
     atexit.register(shutil.rmtree, directory, ignore_errors=True)
-    checkpoint = tfhub_encoder.write_encoder(encoder, directory)
+    checkpoint = tfhub_import.write_encoder(encoder, directory)
     logging.info("Encoder %s written for the run to %s", handle, directory)
     return EncoderFiles(
         encoder.config,
@@ -192,11 +192,11 @@ def _settings_from_flags():
 
 
 def _check_flags(hub, settings):
-    """Checks the handle and the flags it replaces; returns run_classifier's Setup.
+    """Checks the handle and the flags it replaces, then run_classifier's flags and the
+    encoder as its model, before anything is written.
 
-    The encoder's files take the place of the model flags in `settings`;
-    run_classifier's checks then check everything else, still before
-    anything is written.
+    Returns (settings, bert_config, tokenizer) for run_classifier.prepare:
+    the encoder's files take the place of the model flags in `settings`.
     """
     handle = hub.bert_hub_module_handle
     for name in hub.given_encoder_flags:
@@ -219,14 +219,17 @@ def _check_flags(hub, settings):
         vocab_file=encoder.vocab_file,
         do_lower_case=encoder.do_lower_case,
     )
-    return run_classifier._check_flags(settings._replace(model=model))
+    settings = settings._replace(model=model)
+    run_classifier.check_task_flags(settings)
+    bert_config, tokenizer = checks.check_model(settings.model, settings.output_dir)
+    return settings, bert_config, tokenizer
 
 
 def main(argv):
     del argv  # The script takes flags only.
     logging.set_verbosity(logging.INFO)
-    setup = _check_flags(*_settings_from_flags())
-    run_classifier.run(setup)
+    settings, bert_config, tokenizer = _check_flags(*_settings_from_flags())
+    run_classifier.run(run_classifier.prepare(settings, bert_config, tokenizer))
 
 
 if __name__ == "__main__":

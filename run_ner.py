@@ -31,7 +31,7 @@ from absl import flags, logging
 import modeling
 from bert_lib import engine, script_flags
 from bert_lib.export import serving
-from bert_lib.model import model_fns, output_dir_run
+from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import dynamic_padding, features, ner_data
@@ -39,10 +39,10 @@ from bert_lib.task_data import dynamic_padding, features, ner_data
 FLAGS = flags.FLAGS
 
 # Required parameters.
-script_flags.define_model_flags()
-script_flags.define_fine_tuning_flags()
-script_flags.define_runner_flags(evaluation=False)
-script_flags.define_flags("data_dir", "labels", "window_stride")
+script_flags.define_model_flags(__name__)
+script_flags.define_fine_tuning_flags(__name__)
+script_flags.define_runner_flags(__name__, evaluation=False)
+script_flags.define_flags("data_dir", "labels", "window_stride", module=__name__)
 
 # Specific to tagging.
 script_flags.define_integer(
@@ -51,6 +51,7 @@ script_flags.define_integer(
     "Which column of train.txt / dev.txt holds the tag: 0-based, negative counts from the "
     "end (default -1, the last). Column 0 is the word. test.txt needs no tags.",
     script_flags.ANY_NUMBER,
+    module=__name__,
 )
 flags.DEFINE_enum(
     "tag_scheme",
@@ -434,9 +435,9 @@ _Checked = collections.namedtuple(
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner, padding and batch flags that
-    cannot work (UsageError naming the flag)."""
-    script_flags.check_batch_flags()
+    """Reads the flags once into Settings; refuses runner and padding flags that cannot
+    work (UsageError naming the flag; each number's rule was checked as the command line
+    was read)."""
     script_flags.check_padding_flags()
     return Settings(
         model=script_flags.model_settings_from_flags(),
@@ -460,7 +461,7 @@ def _check_flags(settings):
             "(or --export_dir set)."
         )
 
-    bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
+    bert_config, tokenizer = checks.check_model(settings.model, settings.output_dir)
     max_seq_length = settings.model.max_seq_length
     if max_seq_length < 3:
         raise UsageError(f"--max_seq_length={max_seq_length}: needs room for [CLS] x [SEP]")
@@ -487,9 +488,12 @@ def _check_flags(settings):
         inputs=output_dir_run.directory_files("--data_dir", settings.data_dir),
     )
     output.check_trained_model(
-        {"--do_eval": settings.do_eval, "--do_predict": settings.do_predict,
-         "--export_dir": settings.export_dir}
-    )  # fmt: skip
+        {
+            "--do_eval": settings.do_eval,
+            "--do_predict": settings.do_predict,
+            "--export_dir": settings.export_dir,
+        }
+    )
     return _Checked(
         bert_config=bert_config,
         window_stride=window_stride,
@@ -519,7 +523,7 @@ def main(_):
     train_features = num_train_steps = num_warmup_steps = None
     if settings.do_train:
         train_features = convert(train_examples)
-        num_train_steps, num_warmup_steps = script_flags.train_steps(
+        num_train_steps, num_warmup_steps = model_fns.train_steps(
             len(train_features),
             settings.train_batch_size,
             settings.num_train_epochs,

@@ -22,7 +22,7 @@ import modeling
 import optimization
 from bert_lib import engine, script_flags
 from bert_lib.engine import evaluation
-from bert_lib.model import model_fns, output_dir_run
+from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import errors, eval_results, startup_checks, tfrecord_format
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features as features_lib
@@ -46,18 +46,31 @@ script_flags.define_flags(
     "save_checkpoints_steps",
     "iterations_per_loop",
     "allow_new_task_in_output_dir",
+    module=__name__,
 )
-script_flags.define_runner_flags(padding=False)
+script_flags.define_runner_flags(__name__, padding=False)
 
 # Other parameters.
 script_flags.define_integer(
-    "num_train_steps", 100000, "Number of training steps.", script_flags.NON_NEGATIVE
+    "num_train_steps",
+    100000,
+    "Number of training steps.",
+    script_flags.NON_NEGATIVE,
+    module=__name__,
 )
 script_flags.define_integer(
-    "num_warmup_steps", 10000, "Number of warmup steps.", script_flags.NON_NEGATIVE
+    "num_warmup_steps",
+    10000,
+    "Number of warmup steps.",
+    script_flags.NON_NEGATIVE,
+    module=__name__,
 )
 script_flags.define_integer(
-    "max_eval_steps", 100, "Maximum number of eval steps.", script_flags.NON_NEGATIVE
+    "max_eval_steps",
+    100,
+    "Maximum number of eval steps.",
+    script_flags.NON_NEGATIVE,
+    module=__name__,
 )
 # Beyond the original: LAMB for large-batch pre-training.
 flags.DEFINE_enum(
@@ -508,9 +521,7 @@ def _check_flags(settings):
     ):
         if not value:
             raise UsageError(f"--{name} must be set")
-    bert_config, _ = script_flags.check_model(
-        settings.model, settings.output_dir, with_vocab=False
-    )
+    bert_config, _ = checks.check_model(settings.model, settings.output_dir, with_vocab=False)
     positive = {
         "max_seq_length": settings.model.max_seq_length,
         "max_predictions_per_seq": settings.max_predictions_per_seq,

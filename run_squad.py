@@ -41,9 +41,9 @@ from bert_lib.task_data.features import record_input_fn_builder
 FLAGS = flags.FLAGS
 
 # Required parameters.
-script_flags.define_model_flags()
-script_flags.define_fine_tuning_flags(with_eval=False)
-script_flags.define_runner_flags()
+script_flags.define_model_flags(__name__)
+script_flags.define_fine_tuning_flags(__name__, with_eval=False)
+script_flags.define_runner_flags(__name__)
 
 # Other parameters.
 flags.DEFINE_string("train_file", None, "SQuAD json for training, e.g. train-v1.1.json.")
@@ -55,18 +55,21 @@ script_flags.define_integer(
     128,
     "How far to slide the window when splitting a long document.",
     script_flags.POSITIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "max_query_length",
     64,
     "Maximum question length in WordPiece tokens; longer questions are cut.",
     script_flags.POSITIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "n_best_size",
     20,
     "How many n-best predictions to keep in nbest_predictions.json.",
     script_flags.POSITIVE,
+    module=__name__,
 )
 script_flags.define_integer(
     "max_answer_length",
@@ -74,6 +77,7 @@ script_flags.define_integer(
     "Longest answer, in WordPiece tokens, that may be predicted (start and end are "
     "predicted independently, so this bounds the pair).",
     script_flags.POSITIVE,
+    module=__name__,
 )
 flags.DEFINE_bool(
     "verbose_logging",
@@ -90,6 +94,7 @@ script_flags.define_float(
     0.0,
     "Predict no answer when null score - best non-null score exceeds this.",
     script_flags.ANY_NUMBER,
+    module=__name__,
 )
 
 
@@ -547,7 +552,7 @@ TrainSet = collections.namedtuple("TrainSet", ["examples", "num_train_steps", "n
 def _train_set(settings):
     """Reads --train_file, shuffled, and the steps it makes; refuses a file too small for one."""
     train_examples = _read_examples(settings.train_file, True, settings)
-    num_train_steps, num_warmup_steps = script_flags.train_steps(
+    num_train_steps, num_warmup_steps = model_fns.train_steps(
         len(train_examples),
         settings.train_batch_size,
         settings.num_train_epochs,
@@ -601,8 +606,9 @@ Settings = collections.namedtuple(
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner, padding and batch flags
-    that cannot work (UsageError naming the flag).
+    """Reads the flags once into Settings; refuses runner and padding flags that cannot
+    work (UsageError naming the flag; each number's rule was checked as the command line
+    was read).
 
     Prediction batches are cut only when --length_bucket is given: SQuAD
     windows are mostly full already (doc_stride fills them), and at full
@@ -613,7 +619,6 @@ def settings_from_flags():
     top n_best_size.
     """
     script_flags.check_padding_flags()
-    script_flags.check_batch_flags()
     predict_padding = dynamic_padding.OFF
     if FLAGS["length_bucket"].present:
         predict_padding = script_flags.padding_from_flags(is_training=False)
@@ -636,7 +641,7 @@ def _check_flags(settings):
     Returns (bert_config, tokenizer, train_set, the checked output_dir_run.OutputDir);
     train_set is None without --do_train.
     """
-    bert_config, tokenizer = script_flags.check_model(settings.model, settings.output_dir)
+    bert_config, tokenizer = checks.check_model(settings.model, settings.output_dir)
     _check_settings(settings, bert_config)
     if settings.do_train:
         startup_checks.check_input_file(settings.train_file, "--train_file")

@@ -322,7 +322,7 @@ def prepare_serving(cfg):
 
     import modeling
     import run_classifier
-    from bert_lib.task_data import classifier_data
+    from bert_lib.task_data import classifier_output
 
     work = cfg["work_dir"]
     documents = original_speed.read_documents(original_speed.CORPUS)
@@ -360,7 +360,7 @@ def prepare_serving(cfg):
             session.run(tf.compat.v1.global_variables_initializer())
             saver.save(session, checkpoint)
     export_dir = os.path.join(work, f"export_{cfg['precision']}")
-    files = classifier_data.predictor_files(
+    files = classifier_output.predictor_files(
         original_speed.VOCAB, True, LABELS, False, 0.5, cfg["seq_length"]
     )
     run_classifier.export_saved_model(

@@ -3,11 +3,13 @@
 Each script defines the flags that are its own and takes the shared ones
 by group, as the original scripts' flags were:
 
-    script_flags.define_model_flags()          # bert_config_file, vocab_file, ...
-    script_flags.define_fine_tuning_flags()    # output_dir, do_train, batch sizes, ...
-    script_flags.define_runner_flags()         # devices, precision, XLA, padding, ...
-    script_flags.define_flags("input_file")    # any other shared flag, by name
+    script_flags.define_model_flags(__name__)        # bert_config_file, vocab_file, ...
+    script_flags.define_fine_tuning_flags(__name__)  # output_dir, do_train, batch sizes, ...
+    script_flags.define_runner_flags(__name__)       # devices, precision, XLA, padding, ...
+    script_flags.define_flags("input_file", module=__name__)  # any other, by name
 
+Each shared flag is one entry of SHARED_FLAGS: its definition, its group
+(the define_*_flags that takes it) and, for a number, its rule.
 A shared flag has one definition, one default and one help text in a
 process, whichever scripts are imported into it, and is listed under each
 script that takes it by `--helpshort`. The one default that differs
@@ -17,20 +19,22 @@ set by that script when it runs (`run_main(main, max_seq_length=384)`).
 A script defines only the flags it reads (define_runner_flags leaves out
 what prediction alone does not need, with training=False, and the padding
 and evaluation-while-training groups on request). Every integer and float
-flag says where it is defined which values it may take (a Valid: positive,
-a fraction, ...); run_main checks them all before `main` runs.
+flag says where it is defined which values it may take (its rule, a Valid:
+positive, a fraction, ...), registered as its absl validator, so that a
+command line giving another value is refused as it is parsed.
 
 Libraries (modeling, optimization, tokenization, the engine, the data
 modules) never read flags: each script reads them once, in `main` and its
 `settings_from_flags()`, through the `*_from_flags` functions here, and
-passes the values down; check_model and train_steps take those values.
+passes the values down (the model's checks, model/checks.py's check_model,
+and the training steps, model/model_fns.py's train_steps, take them).
 Each setting takes one road: the engine's (devices, seeding, checkpoints,
 XLA, micro-batches) into RunConfig (run_config_from_flags); the model's
 (--precision, --num_accumulation_steps, the learning rate, ...) into the
 script's settings and from there, as arguments of its model_fn_builder,
-into the model_fn. `run_main` is the scripts' entry point: it checks every
-numeric flag, then runs plumbing/command_line.py's, which parses the flags
-and turns a user's mistake into one "ERROR: ..." line (plumbing/errors.py).
+into the model_fn. `run_main` is the scripts' entry point:
+plumbing/command_line.py's, which parses the flags and turns a user's
+mistake into one "ERROR: ..." line (plumbing/errors.py).
 """
 
 import collections
@@ -39,7 +43,7 @@ import sys
 
 from absl import flags
 
-from .plumbing import command_line, errors
+from .plumbing import command_line
 
 FLAGS = flags.FLAGS
 
@@ -53,9 +57,9 @@ _DEFINE = {
 
 
 # ---------------------------------------------------------------------------
-# What a numeric flag may hold. Every integer and float flag a script
-# defines says so where it is defined (SHARED_FLAGS' `valid`, define_integer
-# and define_float); check_numeric_flags checks them all at start-up.
+# What a numeric flag may hold: its rule, given where it is defined
+# (SHARED_FLAGS' `rule`, define_integer and define_float) and checked by
+# absl whenever the flag is set, the command line included.
 
 
 class Valid(collections.namedtuple("Valid", ["words", "test"])):
@@ -91,51 +95,72 @@ SEQUENCE_LENGTH = at_least(3, "[CLS], a word piece and [SEP]")
 NUMERIC_FLAGS = {}
 
 
-def define_integer(name, default, help_text, valid):
-    """flags.DEFINE_integer for the calling script, with the values it may take (a Valid)."""
-    flags.DEFINE_integer(name, default, help_text, module_name=_script_module_name())
-    NUMERIC_FLAGS[name] = valid
+def _add_rule(name, rule):
+    """Registers `rule` (a Valid) as flag `name`'s absl validator: a value it refuses is
+    an IllegalFlagValueError whose message is the rule's, and a command line giving one
+    is refused as any other (one ERROR line, plumbing/command_line.py). An unset flag
+    (None) is left to the script."""
+    NUMERIC_FLAGS[name] = rule
 
-
-def define_float(name, default, help_text, valid):
-    """flags.DEFINE_float for the calling script, with the values it may take (a Valid)."""
-    flags.DEFINE_float(name, default, help_text, module_name=_script_module_name())
-    NUMERIC_FLAGS[name] = valid
-
-
-def check_numeric_flags():
-    """Refuses, naming the flag, any numeric flag whose value its definition does not allow.
-
-    A float must also be finite (no nan, no inf). An unset flag (None) is
-    left to the script.
-    """
-    for name, valid in NUMERIC_FLAGS.items():
-        value = FLAGS[name].value if name in FLAGS else None
-        if value is None:
-            continue
-        problem = valid.problem(name, value)
+    def check(value):
+        problem = None if value is None else rule.problem(name, value)
         if problem:
-            raise errors.UsageError(problem)
+            raise flags.ValidationError(problem)
+        return True
+
+    flags.register_validator(name, check)
 
 
-def _shared(kind, default, help_text, *enum_values, valid=None):
-    return (kind, default, help_text, enum_values, valid)
+def define_integer(name, default, help_text, rule, module):
+    """flags.DEFINE_integer for the script `module` (its __name__), with its rule (a Valid)."""
+    flags.DEFINE_integer(name, default, help_text, module_name=_absl_module_name(module))
+    _add_rule(name, rule)
 
 
-# Every flag more than one script takes: (kind, default, help, enum values, and for
-# numbers the values allowed).
+def define_float(name, default, help_text, rule, module):
+    """flags.DEFINE_float for the script `module` (its __name__), with its rule (a Valid)."""
+    flags.DEFINE_float(name, default, help_text, module_name=_absl_module_name(module))
+    _add_rule(name, rule)
+
+
+def _absl_module_name(module):
+    """The name absl gives a script's module: a script run as a program is named by its
+    path, as it appears in sys.argv[0]."""
+    return sys.argv[0] if module == "__main__" else module
+
+
+# The groups of shared flags a script takes together (define_model_flags, ...).
+MODEL = "model"
+FINE_TUNING = "fine tuning"
+RUNNER = "runner"
+TRAINING_RUNNER = "training runner"
+PADDING = "padding"
+EVALUATION = "evaluation"
+
+# One shared flag: how absl defines it, its group (None: taken by name) and,
+# for a number, its rule.
+SharedFlag = collections.namedtuple("SharedFlag", "kind default help_text enum_values rule group")
+
+
+def _shared(kind, default, help_text, *enum_values, rule=None, group=None):
+    return SharedFlag(kind, default, help_text, enum_values, rule, group)
+
+
+# Every flag more than one script takes, each with its definition, its group
+# and (numbers) its rule.
 SHARED_FLAGS = {
     # The pre-trained model and its vocabulary.
     "bert_config_file": _shared(
         "string",
         None,
         "The config json file of the pre-trained BERT model; it sets the architecture.",
+        group=MODEL,
     ),
     "vocab_file": _shared(
-        "string", None, "The WordPiece vocabulary file the BERT model was trained on."
+        "string", None, "The WordPiece vocabulary file the BERT model was trained on.", group=MODEL
     ),
     "init_checkpoint": _shared(
-        "string", None, "Initial checkpoint (usually from a pre-trained BERT model)."
+        "string", None, "Initial checkpoint (usually from a pre-trained BERT model).", group=MODEL
     ),
     "allow_partial_init_checkpoint": _shared(
         "bool",
@@ -144,6 +169,7 @@ SHARED_FLAGS = {
         "depth, say, to grow a model) from their initializers, and leave out the encoder "
         "layers it holds beyond the config's (to start from the first layers of a bigger "
         "model), instead of refusing the run; the log says what started fresh or was left out.",
+        group=MODEL,
     ),
     "allow_new_task_in_output_dir": _shared(
         "bool",
@@ -152,11 +178,13 @@ SHARED_FLAGS = {
         "--task_name, other labels, another script's head): its checkpoint is continued with "
         "this task and its results are replaced as this run writes its own; the log says "
         "what is reused. Without it such a directory is refused.",
+        group=FINE_TUNING,
     ),
     "do_lower_case": _shared(
         "bool",
         True,
         "Whether to lower case the input text. True for uncased models, False for cased ones.",
+        group=MODEL,
     ),
     "max_seq_length": _shared(
         "integer",
@@ -165,14 +193,15 @@ SHARED_FLAGS = {
         "for run_squad.py). Longer inputs are truncated, or cut into windows where the "
         "script says so (SQuAD contexts, NER sentences, --long_text_windows); shorter ones "
         "are padded. For pre-training it must match the data.",
-        valid=SEQUENCE_LENGTH,
+        rule=SEQUENCE_LENGTH,
+        group=MODEL,
     ),
     "max_predictions_per_seq": _shared(
         "integer",
         20,
         "Maximum number of masked LM predictions per sequence. Must match between "
         "create_pretraining_data.py and run_pretraining.py.",
-        valid=POSITIVE,
+        rule=POSITIVE,
     ),
     # Files.
     "input_file": _shared(
@@ -201,6 +230,7 @@ SHARED_FLAGS = {
         None,
         "The output directory where checkpoints, records, results and converted models are "
         "written.",
+        group=FINE_TUNING,
     ),
     "task_name": _shared(
         "string",
@@ -222,15 +252,16 @@ SHARED_FLAGS = {
         "How many word pieces apart consecutive windows of a text too long for one "
         "sequence start (run_classifier.py with --long_text_windows; run_ner.py, moved on "
         "to a word start). Default: half a window, (max_seq_length - 2) // 2.",
-        valid=POSITIVE,
+        rule=POSITIVE,
     ),
     # What a run does.
-    "do_train": _shared("bool", False, "Whether to run training."),
-    "do_eval": _shared("bool", False, "Whether to run eval on the dev set."),
+    "do_train": _shared("bool", False, "Whether to run training.", group=FINE_TUNING),
+    "do_eval": _shared("bool", False, "Whether to run eval on the dev set.", group=FINE_TUNING),
     "do_predict": _shared(
         "bool",
         False,
         "Whether to run the model on the test set (run_squad.py: on --predict_file).",
+        group=FINE_TUNING,
     ),
     "export_dir": _shared(
         "string",
@@ -240,73 +271,96 @@ SHARED_FLAGS = {
         "input_mask and segment_ids and returns what prediction writes (class "
         "probabilities or score, start and end logits, tag probabilities). The directory "
         "must not exist yet.",
+        group=FINE_TUNING,
     ),
     # Training.
-    "train_batch_size": _shared("integer", 32, "Total batch size for training.", valid=POSITIVE),
-    "eval_batch_size": _shared("integer", 8, "Total batch size for eval.", valid=POSITIVE),
-    "predict_batch_size": _shared("integer", 8, "Total batch size for predict.", valid=POSITIVE),
+    "train_batch_size": _shared(
+        "integer", 32, "Total batch size for training.", rule=POSITIVE, group=FINE_TUNING
+    ),
+    "eval_batch_size": _shared(
+        "integer", 8, "Total batch size for eval.", rule=POSITIVE, group=FINE_TUNING
+    ),
+    "predict_batch_size": _shared(
+        "integer", 8, "Total batch size for predict.", rule=POSITIVE, group=FINE_TUNING
+    ),
     "learning_rate": _shared(
-        "float", 5e-5, "The initial learning rate for Adam.", valid=NON_NEGATIVE
+        "float", 5e-5, "The initial learning rate for Adam.", rule=NON_NEGATIVE, group=FINE_TUNING
     ),
     "num_train_epochs": _shared(
-        "float", 3.0, "Total number of training epochs to perform.", valid=NON_NEGATIVE
+        "float",
+        3.0,
+        "Total number of training epochs to perform.",
+        rule=NON_NEGATIVE,
+        group=FINE_TUNING,
     ),
     "warmup_proportion": _shared(
         "float",
         0.1,
         "Proportion of training to perform linear learning rate warmup for (0.1 = 10%).",
-        valid=FRACTION,
+        rule=FRACTION,
+        group=FINE_TUNING,
     ),
     "save_checkpoints_steps": _shared(
-        "integer", 1000, "How often to save the model checkpoint.", valid=POSITIVE
+        "integer",
+        1000,
+        "How often to save the model checkpoint.",
+        rule=POSITIVE,
+        group=FINE_TUNING,
     ),
     "iterations_per_loop": _shared(
         "integer",
         1000,
         "How many steps to make in each estimator call (the original's TPU host loop). "
         "Ignored here, with a warning when given; see --steps_per_run.",
-        valid=POSITIVE,
+        rule=POSITIVE,
+        group=FINE_TUNING,
     ),
     "keep_checkpoint_max": _shared(
         "integer",
         5,
         "How many of the newest checkpoints training keeps in output_dir (older ones are "
         "deleted; 0 keeps all); output_dir/best/ is never counted or deleted.",
-        valid=NON_NEGATIVE,
+        rule=NON_NEGATIVE,
+        group=TRAINING_RUNNER,
     ),
     "tf_random_seed": _shared(
         "integer",
         None,
         "If set, make training reproducible: fixed graph-level seed, deterministic input "
         "order, and a resumed run skips the batches already trained on.",
-        valid=ANY_NUMBER,
+        rule=ANY_NUMBER,
+        group=TRAINING_RUNNER,
     ),
     # Devices: the original's TPU flags, then data parallelism on GPUs / CPUs / workers.
-    "use_tpu": _shared("bool", False, "Whether to use TPU or GPU/CPU."),
+    "use_tpu": _shared("bool", False, "Whether to use TPU or GPU/CPU.", group=RUNNER),
     "tpu_name": _shared(
         "string",
         None,
         "The Cloud TPU to use for training. This should be either the name used when "
         "creating the Cloud TPU, or a grpc://ip.address.of.tpu:8470 url.",
+        group=RUNNER,
     ),
     "tpu_zone": _shared(
         "string",
         None,
         "[Optional] GCE zone where the Cloud TPU is located in. If not specified, we will "
         "attempt to automatically detect the GCE project from metadata.",
+        group=RUNNER,
     ),
     "gcp_project": _shared(
         "string",
         None,
         "[Optional] Project name for the Cloud TPU-enabled project. If not specified, we "
         "will attempt to automatically detect the GCE project from metadata.",
+        group=RUNNER,
     ),
-    "master": _shared("string", None, "[Optional] TensorFlow master URL."),
+    "master": _shared("string", None, "[Optional] TensorFlow master URL.", group=RUNNER),
     "num_tpu_cores": _shared(
         "integer",
         8,
         "Only used if `use_tpu` is True. Total number of TPU cores to use.",
-        valid=POSITIVE,
+        rule=POSITIVE,
+        group=RUNNER,
     ),
     "distribution_strategy": _shared(
         "enum",
@@ -317,12 +371,14 @@ SHARED_FLAGS = {
         "one_device",
         "mirrored",
         "multi_worker",
+        group=TRAINING_RUNNER,
     ),
     "num_gpus": _shared(
         "integer",
         None,
         "With --distribution_strategy=mirrored: how many local GPUs to use (default: all).",
-        valid=NON_NEGATIVE,
+        rule=NON_NEGATIVE,
+        group=TRAINING_RUNNER,
     ),
     # Speed (the defaults keep the original's arithmetic exactly).
     "use_xla": _shared(
@@ -330,6 +386,7 @@ SHARED_FLAGS = {
         False,
         "Compile the model's training step (forward, backward and optimizer update) and its "
         "eval/predict computation with XLA.",
+        group=RUNNER,
     ),
     "precision": _shared(
         "enum",
@@ -341,6 +398,7 @@ SHARED_FLAGS = {
         "fp32",
         "bf16",
         "fp16",
+        group=RUNNER,
     ),
     "num_accumulation_steps": _shared(
         "integer",
@@ -348,7 +406,8 @@ SHARED_FLAGS = {
         "Split each training batch into this many micro-batches run one after another, "
         "applying their averaged gradient once: the same optimizer step on "
         "train_batch_size examples, with the memory of train_batch_size / N.",
-        valid=POSITIVE,
+        rule=POSITIVE,
+        group=TRAINING_RUNNER,
     ),
     "steps_per_run": _shared(
         "integer",
@@ -357,7 +416,8 @@ SHARED_FLAGS = {
         "original's iterations_per_loop on TPU), fewer when a log, summary, checkpoint or "
         "evaluation falls due sooner. One device, without gradient accumulation; hooks then "
         "see one call per run.",
-        valid=POSITIVE,
+        rule=POSITIVE,
+        group=TRAINING_RUNNER,
     ),
     "length_bucket": _shared(
         "integer",
@@ -365,13 +425,15 @@ SHARED_FLAGS = {
         "Evaluation and prediction cut each batch to its longest real sequence rounded up "
         "to a multiple of this many positions (and group examples by length); the outputs "
         "stay the same to float32 round-off. 0 computes every batch at max_seq_length.",
-        valid=NON_NEGATIVE,
+        rule=NON_NEGATIVE,
+        group=PADDING,
     ),
     "dynamic_padding": _shared(
         "bool",
         False,
         "Also cut training batches as --length_bucket says (dropout masks then differ from "
         "a full-length run).",
+        group=PADDING,
     ),
     "group_by_length": _shared(
         "bool",
@@ -379,6 +441,7 @@ SHARED_FLAGS = {
         "With --dynamic_padding: batch training examples of similar lengths together, "
         "shuffling windows of 16 batches, sorting each by length (each class on its own, "
         "so that every batch keeps the window's mix of labels), then shuffling the batches.",
+        group=PADDING,
     ),
     # Evaluating while training.
     "eval_every_n_steps": _shared(
@@ -388,7 +451,8 @@ SHARED_FLAGS = {
         "training steps (and at the end), writing the metrics to the log, to "
         "output_dir/eval for TensorBoard and as one JSON line each to "
         "output_dir/eval_history.jsonl.",
-        valid=POSITIVE,
+        rule=POSITIVE,
+        group=EVALUATION,
     ),
     "best_checkpoint_metric": _shared(
         "string",
@@ -397,13 +461,15 @@ SHARED_FLAGS = {
         "eval_accuracy) whose best value so far keeps its checkpoint in output_dir/best/, "
         "with the results that made it best in best/eval_results.txt. Keys containing "
         "'loss' are minimised, all others maximised.",
+        group=EVALUATION,
     ),
     "early_stopping_patience": _shared(
         "integer",
         None,
         "With --best_checkpoint_metric: stop training after this many evaluations in a row "
         "without a new best value.",
-        valid=POSITIVE,
+        rule=POSITIVE,
+        group=EVALUATION,
     ),
     # Errors.
     "show_traceback": _shared(
@@ -411,104 +477,63 @@ SHARED_FLAGS = {
         False,
         "On a user error (bad flag, missing file, ...) print the full traceback, not just "
         "the one-line message.",
+        group=RUNNER,
     ),
 }
 
-MODEL_FLAGS = (
-    "bert_config_file",
-    "vocab_file",
-    "init_checkpoint",
-    "allow_partial_init_checkpoint",
-    "do_lower_case",
-    "max_seq_length",
-)
-FINE_TUNING_FLAGS = (
-    "output_dir",
-    "do_train",
-    "do_eval",
-    "do_predict",
-    "train_batch_size",
-    "eval_batch_size",
-    "predict_batch_size",
-    "learning_rate",
-    "num_train_epochs",
-    "warmup_proportion",
-    "save_checkpoints_steps",
-    "iterations_per_loop",
-    "export_dir",
-    "allow_new_task_in_output_dir",
-)
+
+def _group(group):
+    return tuple(name for name, flag in SHARED_FLAGS.items() if flag.group == group)
+
+
+MODEL_FLAGS = _group(MODEL)
+FINE_TUNING_FLAGS = _group(FINE_TUNING)
 # Devices and speed: every script that runs the model takes these.
-RUNNER_FLAGS = (
-    "use_tpu",
-    "tpu_name",
-    "tpu_zone",
-    "gcp_project",
-    "master",
-    "num_tpu_cores",
-    "use_xla",
-    "precision",
-    "show_traceback",
-)
+RUNNER_FLAGS = _group(RUNNER)
 # What only training reads: data parallelism, seeding, steps, checkpoints kept.
-TRAINING_RUNNER_FLAGS = (
-    "distribution_strategy",
-    "num_gpus",
-    "tf_random_seed",
-    "num_accumulation_steps",
-    "steps_per_run",
-    "keep_checkpoint_max",
-)
+TRAINING_RUNNER_FLAGS = _group(TRAINING_RUNNER)
 # Cutting batches to their longest sequence (the scripts whose input_fns do).
-PADDING_FLAGS = ("length_bucket", "dynamic_padding", "group_by_length")
+PADDING_FLAGS = _group(PADDING)
 # Evaluating while training (the scripts that run train_and_evaluate).
-EVALUATION_FLAGS = ("eval_every_n_steps", "best_checkpoint_metric", "early_stopping_patience")
+EVALUATION_FLAGS = _group(EVALUATION)
 
 
-def _script_module_name():
-    """The name absl gives the module that called into this one (a script)."""
-    frame = sys._getframe(1)
-    while frame.f_globals.get("__name__") == __name__:
-        frame = frame.f_back
-    name = frame.f_globals.get("__name__")
-    # absl names a script run as a program by its path, as it appears in sys.argv[0].
-    return sys.argv[0] if name == "__main__" else name
+def define_flags(*names, module):
+    """Defines the shared flags `names` (those not defined yet) for the script `module`
+    (its __name__).
 
-
-def define_flags(*names):
-    """Defines the shared flags `names` (those not defined yet) for the calling script.
-
-    Each is defined once per process, with its one default and help, and
-    made a key flag of the calling script, so that its --helpshort lists it.
+    Each is defined once per process, with its one default, help and rule,
+    and made a key flag of the script, so that its --helpshort lists it.
     """
-    script = _script_module_name()
     for name in names:
         if name not in FLAGS:
-            kind, default, help_text, enum_values, valid = SHARED_FLAGS[name]
-            if kind == "enum":
-                flags.DEFINE_enum(name, default, list(enum_values), help_text)
+            flag = SHARED_FLAGS[name]
+            if flag.kind == "enum":
+                flags.DEFINE_enum(name, flag.default, list(flag.enum_values), flag.help_text)
             else:
-                _DEFINE[kind](name, default, help_text)
-            if valid is not None:
-                NUMERIC_FLAGS[name] = valid
-        FLAGS.register_key_flag_for_module(script, FLAGS[name])
+                _DEFINE[flag.kind](name, flag.default, flag.help_text)
+            if flag.rule is not None:
+                _add_rule(name, flag.rule)
+        FLAGS.register_key_flag_for_module(_absl_module_name(module), FLAGS[name])
 
 
-def define_model_flags():
-    """The pre-trained model and its input: bert_config_file, vocab_file, init_checkpoint,
-    allow_partial_init_checkpoint, do_lower_case, max_seq_length."""
-    define_flags(*MODEL_FLAGS)
+def define_model_flags(module):
+    """The pre-trained model and its input (MODEL_FLAGS: bert_config_file, vocab_file,
+    init_checkpoint, allow_partial_init_checkpoint, do_lower_case, max_seq_length)."""
+    define_flags(*MODEL_FLAGS, module=module)
 
 
-def define_fine_tuning_flags(with_eval=True):
-    """output_dir, do_train / do_eval / do_predict, the batch sizes, learning rate, epochs,
-    warm-up, checkpoint frequency, export_dir and allow_new_task_in_output_dir
-    (with_eval=False: no do_eval and eval_batch_size, as run_squad.py)."""
+def define_fine_tuning_flags(module, with_eval=True):
+    """FINE_TUNING_FLAGS: output_dir, do_train / do_eval / do_predict, the batch sizes,
+    learning rate, epochs, warm-up, checkpoint frequency, export_dir and
+    allow_new_task_in_output_dir (with_eval=False: no do_eval and eval_batch_size, as
+    run_squad.py)."""
     eval_only = ("do_eval", "eval_batch_size")
-    define_flags(*(name for name in FINE_TUNING_FLAGS if with_eval or name not in eval_only))
+    names = [name for name in FINE_TUNING_FLAGS if with_eval or name not in eval_only]
+    define_flags(*names, module=module)
 
 
-def define_runner_flags(training=True, padding=True, evaluation=True):
+def define_runner_flags(module, training=True, padding=True, evaluation=True):
     """Devices (TPU), speed (precision, XLA) and --show_traceback; with `training`, data
     parallelism, accumulation, steps per run, checkpoints kept and seeding; with
     `padding`, the length-cutting flags (all three with `training`, else --length_bucket);
@@ -520,7 +545,7 @@ def define_runner_flags(training=True, padding=True, evaluation=True):
         names += PADDING_FLAGS if training else PADDING_FLAGS[:1]
     if training and evaluation:
         names += EVALUATION_FLAGS
-    define_flags(*names)
+    define_flags(*names, module=module)
 
 
 # ---------------------------------------------------------------------------
@@ -543,30 +568,42 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
     (the micro-batches) and, through the script's settings, to its
     model_fn_builder (the step that averages them).
     """
+    import inspect
+
     from .engine import config, distribution  # TensorFlow: only scripts that run models
 
     if model_dir is None:
         model_dir = FLAGS.output_dir
     if save_checkpoints_steps is None:
         save_checkpoints_steps = flag_value("save_checkpoints_steps", 1000)
-    defined = {name: FLAGS[name].value for name in _RUN_CONFIG_FLAGS if name in FLAGS}
+    defaults = inspect.signature(config.RunConfig).parameters
+
+    def value(name):
+        """The flag's value where the script defines it, else RunConfig's default."""
+        return FLAGS[name].value if name in FLAGS else defaults[name].default
+
     run_config = config.RunConfig(
-        model_dir=model_dir, save_checkpoints_steps=save_checkpoints_steps, **defined
+        model_dir=model_dir,
+        save_checkpoints_steps=save_checkpoints_steps,
+        keep_checkpoint_max=value("keep_checkpoint_max"),
+        iterations_per_loop=value("iterations_per_loop"),
+        tf_random_seed=value("tf_random_seed"),
+        distribution_strategy=value("distribution_strategy"),
+        num_gpus=value("num_gpus"),
+        use_tpu=value("use_tpu"),
+        tpu_name=value("tpu_name"),
+        tpu_zone=value("tpu_zone"),
+        gcp_project=value("gcp_project"),
+        master=value("master"),
+        num_tpu_cores=value("num_tpu_cores"),
+        use_xla=value("use_xla"),
+        num_accumulation_steps=value("num_accumulation_steps"),
+        steps_per_run=value("steps_per_run"),
     )
     # TF_CONFIG, GPUs and the batch's split over them: before any work.
     trains = flag_value("do_train", False)
     distribution.check_devices(run_config, flag_value("train_batch_size") if trains else None)
     return run_config
-
-
-# The flags RunConfig takes under their own names: the runner's, but for
-# show_traceback (main's) and precision (the model's, the model_fn_builder's
-# argument), and iterations_per_loop (the original's, ignored).
-_RUN_CONFIG_FLAGS = (
-    tuple(name for name in RUNNER_FLAGS if name not in ("show_traceback", "precision"))
-    + TRAINING_RUNNER_FLAGS
-    + ("iterations_per_loop",)
-)
 
 
 # The model flags' values (MODEL_FLAGS) as a script read them; None for a
@@ -586,82 +623,6 @@ def model_settings_from_flags():
     return settings._replace(
         init_checkpoint=startup_checks.checkpoint_prefix(settings.init_checkpoint)
     )
-
-
-def check_model(model, output_dir=None, with_vocab=True):
-    """Checks the model a script starts from; returns (bert_config, tokenizer).
-
-    `model` is a ModelSettings. --do_lower_case against a released
-    checkpoint's name (when the script has the flag); the config file
-    (readable, valid, every architecture key); --max_seq_length against its
-    positions; --init_checkpoint (shapes, and every encoder variable unless
-    --allow_partial_init_checkpoint); `output_dir` not a file; the
-    vocabulary (special tokens, and its size against vocab_size). The
-    tokenizer is None without `with_vocab`.
-    """
-    import tokenization
-
-    from .model import checks
-    from .plumbing import startup_checks
-
-    if model.do_lower_case is not None:
-        tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
-    bert_config = checks.load_bert_config(model.bert_config_file)
-    checks.check_seq_length(model.max_seq_length, bert_config)
-    if model.init_checkpoint:
-        checks.check_init_checkpoint(
-            model.init_checkpoint,
-            bert_config,
-            model.bert_config_file,
-            allow_partial=bool(model.allow_partial_init_checkpoint),
-        )
-    startup_checks.check_output_dir(output_dir)
-    tokenizer = None
-    if with_vocab:
-        tokenizer = checks.load_tokenizer(
-            model.vocab_file,
-            model.do_lower_case,
-            bert_config=bert_config,
-            config_file=model.bert_config_file,
-        )
-    return bert_config, tokenizer
-
-
-def check_batch_flags():
-    """Every batch-size flag the script has must be positive (a 0 would divide by zero).
-
-    For a `main` called from code: run_main checks every numeric flag already.
-    """
-    for name in ("train_batch_size", "eval_batch_size", "predict_batch_size", "batch_size"):
-        if name in FLAGS and FLAGS[name].value is not None:
-            problem = POSITIVE.problem(name, FLAGS[name].value)
-            if problem:
-                raise errors.UsageError(problem)
-
-
-def train_steps(
-    num_examples,
-    train_batch_size,
-    num_train_epochs,
-    warmup_proportion,
-    source,
-    noun="training examples",
-):
-    """(num_train_steps, num_warmup_steps) of `num_examples` training examples, as the
-    original computes them from --train_batch_size, --num_train_epochs and
-    --warmup_proportion; refuses, naming the numbers, a run of no step at all.
-
-    `source` names where the examples come from, `noun` what they are.
-    """
-    num_train_steps = int(num_examples / train_batch_size * num_train_epochs)
-    if num_train_steps < 1:
-        raise errors.UsageError(
-            f"{source}: {num_examples} {noun} make {num_train_steps} steps at "
-            f"--train_batch_size={train_batch_size} and --num_train_epochs="
-            f"{num_train_epochs}; at least one step is needed (more examples or "
-            "epochs, or a smaller batch)"
-        )
-    return num_train_steps, int(num_train_steps * warmup_proportion)
 
 
 def check_padding_flags():
@@ -718,17 +679,11 @@ def evaluation_options_from_flags(can_evaluate, needs):
 
 
 def run_main(main, argv=None, **script_defaults):
-    """The scripts' entry point: command_line.run_main, with every numeric flag checked
-    (check_numeric_flags) before `main` runs.
+    """The scripts' entry point: plumbing/command_line.py's run_main.
 
-    A number its flag does not allow is then one "ERROR: ..." line, exit
-    status 1, as a refused command line is. `script_defaults` set the
-    defaults that are the script's own for shared flags (run_squad.py:
-    max_seq_length=384).
+    The flags' rules are absl validators, so a number its flag does not
+    allow is refused as the command line is parsed: one "ERROR: ..." line,
+    exit status 1. `script_defaults` set the defaults that are the script's
+    own for shared flags (run_squad.py: max_seq_length=384).
     """
-
-    def checked_main(args):
-        check_numeric_flags()
-        return main(args)
-
-    command_line.run_main(checked_main, argv, **script_defaults)
+    command_line.run_main(main, argv, **script_defaults)

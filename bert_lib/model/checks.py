@@ -5,14 +5,15 @@ against its positions, its vocabulary (BERT's special tokens, each token
 once, its casing against --do_lower_case, its size against the config's
 vocab_size), and --init_checkpoint against the config (shapes, missing and
 extra layers): each mistake is a UsageError naming the flag and the file,
-instead of a failure minutes later deep in a graph. script_flags.check_model
-runs them for every script; convert_checkpoint.py applies the vocabulary's
-to what it writes. Whether --output_dir's run is this run is
+instead of a failure minutes later deep in a graph. check_model runs them
+for every script; check_converted_model applies them to what a
+converter (bert_lib/export) writes. Whether --output_dir's run is this run is
 output_dir_run.py's. TensorFlow (with modeling, and the checkpoint readers) is
 imported only by the checks that need it, so the data-preparation scripts
 check their vocabulary without paying for it.
 """
 
+import collections
 import json
 import re
 
@@ -21,6 +22,7 @@ from absl import logging
 import tokenization
 
 from ..plumbing import fileio, startup_checks
+from ..plumbing import vocab_file as vocab_file_reader
 from ..plumbing.errors import UsageError
 
 
@@ -213,11 +215,7 @@ def load_tokenizer(
 
 def _vocab_file_tokens(vocab_file):
     """The tokens of a vocabulary file, one a line, as tokenization.load_vocab reads them."""
-    with fileio.open_binary(vocab_file) as f:
-        lines = f.read().decode("utf-8").split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [line.strip() for line in lines]
+    return vocab_file_reader.tokens(vocab_file_reader.read_lines(vocab_file))
 
 
 def check_vocab_tokens(tokens, source):
@@ -285,3 +283,75 @@ def check_vocab_case(tokens, do_lower_case, source, lower_case_source="--do_lowe
             lower_case_source,
             lower_case_source,
         )
+
+
+# Where the parts of a converted model come from, for the messages: its
+# config, its weights, its vocabulary (and the flag that gives it) and its
+# do_lower_case.
+Sources = collections.namedtuple("Sources", "config weights vocab vocab_flag lower_case")
+
+
+def check_converted_model(config, names, vocab, do_lower_case, sources):
+    """The one consistency check of every conversion, before anything is written.
+
+    config: the modeling.BertConfig written; names: the names of the
+    weights in our layout (bert/encoder/layer_0/..., optimizer slots
+    included); vocab: the vocabulary's lines; do_lower_case: the
+    tokenization written or printed. The weights must hold exactly the
+    config's encoder layers (the converters read only those: more would be
+    dropped), and the vocabulary must be one the scripts take: each token
+    once, BERT's special tokens, as many lines as the embedding has rows
+    (up to the padding some models add) and a casing do_lower_case fits.
+    """
+    layers = encoder_layers(names)
+    if layers != list(range(config.num_hidden_layers)):
+        raise UsageError(
+            f"{sources.weights} holds {len(layers)} encoder layers but num_hidden_layers is "
+            f"{config.num_hidden_layers} in {sources.config}: the converted model would "
+            f"{'drop' if len(layers) > config.num_hidden_layers else 'lack'} layers; give the "
+            "config of these weights"
+        )
+    tokens = vocab_file_reader.tokens(vocab)
+    where = f"{sources.vocab_flag}: {sources.vocab}"
+    check_vocab_tokens(tokens, where)
+    missing = [token for token in tokenization.SPECIAL_TOKENS if token not in tokens]
+    if missing:
+        raise UsageError(f"{where} lacks {', '.join(missing)}")
+    check_vocab_size(len(tokens), config, sources.vocab, sources.config, flag=sources.vocab_flag)
+    check_vocab_case(tokens, do_lower_case, where, sources.lower_case)
+
+
+def check_model(model, output_dir=None, with_vocab=True):
+    """Checks the model a script starts from; returns (bert_config, tokenizer).
+
+    `model` is a script_flags.ModelSettings (the values of the model flags).
+    --do_lower_case against a released checkpoint's name (when the script
+    has the flag); the config file (readable, valid, every architecture
+    key); --max_seq_length against its positions; --init_checkpoint
+    (shapes, and every encoder variable unless
+    --allow_partial_init_checkpoint); `output_dir` not a file; the
+    vocabulary (special tokens, and its size against vocab_size). The
+    tokenizer is None without `with_vocab`. Every script runs it from its
+    _check_flags.
+    """
+    if model.do_lower_case is not None:
+        tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
+    bert_config = load_bert_config(model.bert_config_file)
+    check_seq_length(model.max_seq_length, bert_config)
+    if model.init_checkpoint:
+        check_init_checkpoint(
+            model.init_checkpoint,
+            bert_config,
+            model.bert_config_file,
+            allow_partial=bool(model.allow_partial_init_checkpoint),
+        )
+    startup_checks.check_output_dir(output_dir)
+    tokenizer = None
+    if with_vocab:
+        tokenizer = load_tokenizer(
+            model.vocab_file,
+            model.do_lower_case,
+            bert_config=bert_config,
+            config_file=model.bert_config_file,
+        )
+    return bert_config, tokenizer

@@ -19,6 +19,7 @@ import modeling
 import optimization
 
 from .. import engine
+from ..plumbing.errors import UsageError
 
 # The compute dtype of the Transformer layers for each --precision (None:
 # float32, the original graph).
@@ -107,3 +108,28 @@ def warm_start_from_checkpoint(init_checkpoint, use_tpu=False):
         note = ", *INIT_FROM_CKPT*" if var.name in loaded_names else ""
         logging.info("  name = %s, shape = %s%s", var.name, var.shape, note)
     return scaffold_fn
+
+
+def train_steps(
+    num_examples,
+    train_batch_size,
+    num_train_epochs,
+    warmup_proportion,
+    source,
+    noun="training examples",
+):
+    """(num_train_steps, num_warmup_steps) of `num_examples` training examples, as the
+    original computes them from --train_batch_size, --num_train_epochs and
+    --warmup_proportion; refuses, naming the numbers, a run of no step at all.
+
+    `source` names where the examples come from, `noun` what they are.
+    """
+    num_train_steps = int(num_examples / train_batch_size * num_train_epochs)
+    if num_train_steps < 1:
+        raise UsageError(
+            f"{source}: {num_examples} {noun} make {num_train_steps} steps at "
+            f"--train_batch_size={train_batch_size} and --num_train_epochs="
+            f"{num_train_epochs}; at least one step is needed (more examples or "
+            "epochs, or a smaller batch)"
+        )
+    return num_train_steps, int(num_train_steps * warmup_proportion)

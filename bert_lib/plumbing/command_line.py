@@ -41,6 +41,10 @@ def _flag_error(error):
     )
     if required:
         return f"--{required.group(1)} is required"
+    # A flag's rule (an absl validator, script_flags) names the flag and value itself.
+    refused = re.match(r"flag --(\w+)=.*?: (--\1[= ].*)$", message)
+    if isinstance(error, flags.IllegalFlagValueError) and refused:
+        return refused.group(2)
     return message
 
 

@@ -2,15 +2,17 @@
 
 A mistake the user can fix is raised as a UsageError where the bad value
 enters (a flag, a file, a line of a file, a key of a config), with a message
-naming it (modeling.py and tokenization.py raise their own InputError, see
-below). That, a RunError (a run that cannot go on, say a NaN loss), an
-OSError (a missing or unreadable file, a full disk) and TensorFlow's errors
-about data (not found, corrupt, truncated) are reported in one line with no
-traceback; anything else, a plain ValueError included, is a bug and keeps
-its traceback. This module imports no TensorFlow, so the data-preparation
-scripts can use it without paying for TensorFlow: TensorFlow's errors are
-recognised by the module their class comes from. Scripts reach it through
-their entry point, run_main (command_line.py).
+naming it: the one class the package and the scripts raise for bad input.
+modeling.py and tokenization.py, which must work copied alone, raise their
+own InputError, recognised here as the same (is_user_error). That, a
+RunError (a run that cannot go on, say a NaN loss), an OSError (a missing or
+unreadable file, a full disk) and TensorFlow's errors about data (not found,
+corrupt, truncated) are reported in one line with no traceback; anything
+else, a plain ValueError included, is a bug and keeps its traceback. This
+module imports no TensorFlow, so the data-preparation scripts can use it
+without paying for TensorFlow: TensorFlow's errors are recognised by the
+module their class comes from. Scripts reach it through their entry point,
+run_main (command_line.py).
 
 A script stopped by SIGTERM or Ctrl-C (SIGINT) ends with one line,
 "STOPPED: <what was saved, how to go on>", and exit status 128 + the

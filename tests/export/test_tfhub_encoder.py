@@ -1,4 +1,4 @@
-"""tfhub_encoder: TF Hub-format BERT encoders out of checkpoints and back in.
+"""tfhub_export and tfhub_import: TF Hub-format BERT encoders out of checkpoints and back in.
 
 What is checked against what:
   * an exported encoder's outputs against the float64 numpy BERT of
@@ -29,7 +29,13 @@ from helpers import (
 )
 
 import modeling
-from bert_lib.export import tfhub_encoder
+from bert_lib.export import (
+    tf_checkpoint,
+    tfhub_encoder,
+    tfhub_export,
+    tfhub_import,
+    tfhub_mapping,
+)
 from bert_lib.plumbing.errors import UsageError
 
 VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + [f"word{i}" for i in range(35)]
@@ -161,9 +167,7 @@ def exported(tmp_path_factory):
     root = tmp_path_factory.mktemp("exported")
     config, checkpoint, config_file, vocab_file, weights = tiny_checkpoint(str(root / "source"))
     hub_dir = str(root / "hub")
-    tfhub_encoder.export_encoder(
-        checkpoint, config_file, vocab_file, False, hub_dir, with_mlm=True
-    )
+    tfhub_export.export_encoder(checkpoint, config_file, vocab_file, False, hub_dir, with_mlm=True)
     return {
         "config": config,
         "checkpoint": checkpoint,
@@ -267,19 +271,19 @@ def test_bert_outputs_equal_numpy_bert_and_mlm_head(seq_length):
     ],
 )
 def test_variables_are_recognised_by_name_whatever_the_prefix(name, ours):
-    assert tfhub_encoder._role(name.removesuffix(":0")) == ours
+    assert tfhub_mapping._role(name.removesuffix(":0")) == ours
 
 
 def test_model_garden_attention_weights_flatten_heads_row_major():
     kernel = np.arange(6 * 2 * 3, dtype=np.float32).reshape(6, 2, 3)  # [hidden, heads, size]
-    flat, heads = tfhub_encoder._to_our_layout(
+    flat, heads = tfhub_mapping._to_our_layout(
         "bert/encoder/layer_0/attention/self/key/kernel", kernel
     )
     assert heads == 2 and flat.shape == (6, 6)
     # Column h * size + d of ours is head h, dimension d: how BertModel splits heads.
     assert flat[4, 1 * 3 + 2] == kernel[4, 1, 2]
     output = np.arange(2 * 3 * 6, dtype=np.float32).reshape(2, 3, 6)  # [heads, size, hidden]
-    flat, heads = tfhub_encoder._to_our_layout(
+    flat, heads = tfhub_mapping._to_our_layout(
         "bert/encoder/layer_0/attention/output/dense/kernel", output
     )
     assert heads == 2 and flat.shape == (6, 6) and flat[1 * 3 + 0, 5] == output[1, 0, 5]
@@ -288,22 +292,22 @@ def test_model_garden_attention_weights_flatten_heads_row_major():
 def test_import_refuses_missing_directory_and_non_saved_model(tmp_path):
     missing = str(tmp_path / "nowhere")
     with pytest.raises(UsageError, match=f"^--input={re.escape(missing)}: no such directory$"):
-        tfhub_encoder.import_encoder(missing, str(tmp_path / "out"))
+        tfhub_import.import_encoder(missing, str(tmp_path / "out"))
     empty = tmp_path / "empty"
     empty.mkdir()
     with pytest.raises(UsageError, match="empty: not a SavedModel \\(no saved_model.pb\\)$"):
-        tfhub_encoder.import_encoder(str(empty), str(tmp_path / "out"))
+        tfhub_import.import_encoder(str(empty), str(tmp_path / "out"))
     tf1 = tmp_path / "tf1"
     tf1.mkdir()
     (tf1 / "tfhub_module.pb").write_bytes(b"")
     (tf1 / "saved_model.pb").write_bytes(b"")
     with pytest.raises(UsageError, match="tf1: a TF1 Hub module \\(tfhub_module.pb\\)"):
-        tfhub_encoder.import_encoder(str(tf1), str(tmp_path / "out"))
+        tfhub_import.import_encoder(str(tf1), str(tmp_path / "out"))
     corrupt = tmp_path / "corrupt"
     corrupt.mkdir()
     (corrupt / "saved_model.pb").write_bytes(b"\x08\x01not a protobuf at all")
     with pytest.raises(UsageError, match="corrupt: TensorFlow cannot load this SavedModel"):
-        tfhub_encoder.import_encoder(str(corrupt), str(tmp_path / "out"))
+        tfhub_import.import_encoder(str(corrupt), str(tmp_path / "out"))
     assert not (tmp_path / "out").exists()
 
 
@@ -312,9 +316,9 @@ def test_import_refuses_an_output_directory_that_holds_a_checkpoint(tmp_path):
     out.mkdir()
     (out / "bert_config.json").write_text("{}")
     with pytest.raises(UsageError, match="already holds bert_config.json"):
-        tfhub_encoder.import_encoder(str(tmp_path), str(out))
+        tfhub_import.import_encoder(str(tmp_path), str(out))
     with pytest.raises(UsageError, match="--output_dir is required"):
-        tfhub_encoder.import_encoder(str(tmp_path), "")
+        tfhub_import.import_encoder(str(tmp_path), "")
 
 
 def test_export_refuses_bad_input_before_writing_anything(tmp_path):
@@ -330,7 +334,7 @@ def test_export_refuses_bad_input_before_writing_anything(tmp_path):
             output_dir=out,
         )
         args.update(overrides)
-        tfhub_encoder.export_encoder(**args)
+        tfhub_export.export_encoder(**args)
 
     nowhere = str(tmp_path / "nowhere")
     with pytest.raises(UsageError, match=f"^--bert_config_file={re.escape(nowhere)}: no such f"):
@@ -358,14 +362,14 @@ def test_export_refuses_bad_input_before_writing_anything(tmp_path):
 def test_resolve_handle_takes_a_directory_and_needs_tensorflow_hub_for_the_rest(
     tmp_path, monkeypatch
 ):
-    assert tfhub_encoder.resolve_handle(str(tmp_path)) == str(tmp_path)
+    assert tfhub_import.resolve_handle(str(tmp_path)) == str(tmp_path)
     missing = re.escape(str(tmp_path / "nowhere"))
     with pytest.raises(UsageError, match=f"^--bert_hub_module_handle={missing}: no such dir"):
-        tfhub_encoder.resolve_handle(str(tmp_path / "nowhere"))
+        tfhub_import.resolve_handle(str(tmp_path / "nowhere"))
     handle = "https://tfhub.dev/tensorflow/bert_en_uncased_L-12_H-768_A-12/4"
     monkeypatch.setitem(sys.modules, "tensorflow_hub", None)
     with pytest.raises(UsageError, match="needs the tensorflow_hub package"):
-        tfhub_encoder.resolve_handle(handle)
+        tfhub_import.resolve_handle(handle)
 
     class FakeHub:
         @staticmethod
@@ -375,9 +379,9 @@ def test_resolve_handle_takes_a_directory_and_needs_tensorflow_hub_for_the_rest(
             return f"/cache/{name.rsplit('/', 1)[-1]}"
 
     monkeypatch.setitem(sys.modules, "tensorflow_hub", FakeHub)
-    assert tfhub_encoder.resolve_handle(handle) == "/cache/4"
+    assert tfhub_import.resolve_handle(handle) == "/cache/4"
     with pytest.raises(UsageError, match="tensorflow_hub cannot resolve it \\(no network\\)"):
-        tfhub_encoder.resolve_handle("kaggle.com/models/google/bert")
+        tfhub_import.resolve_handle("kaggle.com/models/google/bert")
 
 
 # ---------------------------------------------------------------------------
@@ -447,7 +451,7 @@ def test_exported_encoder_carries_vocab_and_casing_and_fine_tunes(exported):
 
 @pytest.mark.slow
 def test_export_then_import_gives_back_the_same_values_exactly(exported, tmp_path):
-    result = tfhub_encoder.import_encoder(exported["hub_dir"], str(tmp_path / "back"))
+    result = tfhub_import.import_encoder(exported["hub_dir"], str(tmp_path / "back"))
     values = checkpoint_values(result["checkpoint"])
     assert sorted(values) == sorted(exported["weights"])
     for name, value in exported["weights"].items():
@@ -458,7 +462,7 @@ def test_export_then_import_gives_back_the_same_values_exactly(exported, tmp_pat
         assert f.read() == g.read()
     assert result["do_lower_case"] is False and result["with_mlm"] and result["assumed"] == []
     assert result["hidden_act_source"] == "its bert_config.json"
-    assert sorted(os.listdir(tmp_path / "back")) == sorted(tfhub_encoder.CHECKPOINT_FILES)
+    assert sorted(os.listdir(tmp_path / "back")) == sorted(tf_checkpoint.CHECKPOINT_FILES)
     assert result["message"].endswith(
         f"--bert_config_file={tmp_path}/back/bert_config.json "
         f"--vocab_file={tmp_path}/back/vocab.txt "
@@ -468,22 +472,22 @@ def test_export_then_import_gives_back_the_same_values_exactly(exported, tmp_pat
 
 @pytest.mark.slow
 def test_checkpoint_in_writes_once_and_reuses_only_the_same_encoder(exported, tmp_path):
-    encoder = tfhub_encoder.read_encoder(exported["hub_dir"], "--bert_hub_module_handle")
+    encoder = tfhub_import.read_encoder(exported["hub_dir"], "--bert_hub_module_handle")
     assert encoder.vocab_file.startswith(exported["hub_dir"])
     directory = str(tmp_path / "init")
-    prefix = tfhub_encoder.checkpoint_in(encoder, directory)
+    prefix = tfhub_import.checkpoint_in(encoder, directory)
     written = os.path.getmtime(prefix + ".index")
-    assert tfhub_encoder.checkpoint_in(encoder, directory) == prefix
+    assert tfhub_import.checkpoint_in(encoder, directory) == prefix
     assert os.path.getmtime(prefix + ".index") == written
     values = checkpoint_values(prefix)
     for name, value in exported["weights"].items():
         np.testing.assert_array_equal(values[name], value, err_msg=name)
     encoder.variables["bert/pooler/dense/bias"] = encoder.variables["bert/pooler/dense/bias"] + 1
     with pytest.raises(UsageError, match="init holds the checkpoint of another encoder"):
-        tfhub_encoder.checkpoint_in(encoder, directory)
+        tfhub_import.checkpoint_in(encoder, directory)
     os.remove(os.path.join(directory, "vocab.txt"))
     with pytest.raises(UsageError, match="init already holds bert_config.json"):
-        tfhub_encoder.checkpoint_in(encoder, directory)
+        tfhub_import.checkpoint_in(encoder, directory)
 
 
 @pytest.mark.slow
@@ -495,15 +499,15 @@ def test_an_unrecorded_activation_and_head_count_are_found_by_running_the_encode
         str(tmp_path / "src"), hidden_act=hidden_act, num_attention_heads=4
     )
     hub_dir = str(tmp_path / "hub")
-    tfhub_encoder.export_encoder(checkpoint, config_file, vocab_file, True, hub_dir)
+    tfhub_export.export_encoder(checkpoint, config_file, vocab_file, True, hub_dir)
     # As a foreign encoder with [hidden, hidden] attention kernels: no config to read.
-    monkeypatch.setattr(tfhub_encoder, "_saved_config", lambda loaded, sizes, where: None)
-    encoder = tfhub_encoder.read_encoder(hub_dir)
+    monkeypatch.setattr(tfhub_import, "_saved_config", lambda loaded, sizes, where: None)
+    encoder = tfhub_import.read_encoder(hub_dir)
     assert encoder.config.hidden_act == hidden_act
     assert encoder.config.num_attention_heads == 4
     assert encoder.hidden_act_source.startswith("its outputs, matched by BertModel")
     assert "match too" not in encoder.hidden_act_source
-    assert encoder.assumed == sorted(tfhub_encoder.ASSUMED_SETTINGS)
+    assert encoder.assumed == sorted(tfhub_import.ASSUMED_SETTINGS)
     assert encoder.with_mlm is False and encoder.do_lower_case is True
     for name, value in weights.items():
         if not name.startswith("cls/"):
@@ -524,9 +528,9 @@ def test_activations_the_weights_cannot_tell_apart_are_both_named(tmp_path, monk
     weights = {name: value.astype(np.float32) for name, value in weights.items()}
     checkpoint = write_checkpoint(tmp_path / "small.ckpt", weights)
     hub_dir = str(tmp_path / "hub")
-    tfhub_encoder.export_encoder(checkpoint, config_file, vocab_file, True, hub_dir)
-    monkeypatch.setattr(tfhub_encoder, "_saved_config", lambda loaded, sizes, where: None)
-    encoder = tfhub_encoder.read_encoder(hub_dir)
+    tfhub_export.export_encoder(checkpoint, config_file, vocab_file, True, hub_dir)
+    monkeypatch.setattr(tfhub_import, "_saved_config", lambda loaded, sizes, where: None)
+    encoder = tfhub_import.read_encoder(hub_dir)
     other = {"gelu": "gelu_erf", "gelu_erf": "gelu"}[encoder.config.hidden_act]
     assert encoder.hidden_act_source.endswith(f"({other} match too on these weights)")
 
@@ -534,7 +538,7 @@ def test_activations_the_weights_cannot_tell_apart_are_both_named(tmp_path, monk
 @pytest.mark.slow
 def test_model_garden_encoder_imports_to_a_checkpoint_computing_its_outputs(tmp_path):
     hub_dir = unpack("model_garden_bert_mlm.tar.xz", str(tmp_path))
-    result = tfhub_encoder.import_encoder(hub_dir, str(tmp_path / "ckpt"))
+    result = tfhub_import.import_encoder(hub_dir, str(tmp_path / "ckpt"))
     config = modeling.BertConfig.from_json_file(result["bert_config_file"])
     sizes = {k: v for k, v in config.to_dict().items() if k in tiny_bert_config(0)}
     assert sizes == {
@@ -601,7 +605,7 @@ def test_non_bert_encoders_are_refused_in_one_line(tmp_path, archive, message):
     hub_dir = unpack(archive, str(tmp_path / "in"))
     out = tmp_path / "out"
     with pytest.raises(UsageError, match=f"^--input={re.escape(hub_dir)}: {message}") as e:
-        tfhub_encoder.import_encoder(hub_dir, str(out))
+        tfhub_import.import_encoder(hub_dir, str(out))
     assert "\n" not in str(e.value)
     assert not out.exists()
     assert os.listdir(tmp_path) == ["in"]
@@ -609,12 +613,12 @@ def test_non_bert_encoders_are_refused_in_one_line(tmp_path, archive, message):
 
 def save_module(path, variables, vocab=True, callable_=True):
     """A SavedModel of bare variables (named as given), with or without the rest of the API."""
-    module = tfhub_encoder._Reusable()
+    module = tfhub_export._Reusable()
     module.variables = [tf.Variable(value, name=name) for name, value in variables.items()]
     module.trainable_variables = list(module.variables)
     if callable_:
         identity = tf.function(lambda inputs, training=False: dict(inputs), autograph=False)
-        identity.get_concrete_function(tfhub_encoder._input_specs())
+        identity.get_concrete_function(tfhub_encoder.input_specs())
         module.__call__ = identity
     if vocab:
         vocab_file = write_lines(os.path.join(os.path.dirname(path), "vocab.txt"), VOCAB)
@@ -693,7 +697,7 @@ def test_encoders_missing_a_part_are_refused_naming_it(
 ):
     hub_dir = save_module(str(tmp_path / "hub"), variables, vocab, callable_)
     with pytest.raises(UsageError, match=f"^{re.escape(hub_dir)}: {message}"):
-        tfhub_encoder.read_encoder(hub_dir)
+        tfhub_import.read_encoder(hub_dir)
 
 
 @pytest.mark.slow
@@ -701,12 +705,12 @@ def test_a_failed_export_or_import_leaves_nothing(exported, tmp_path, monkeypatc
     def fail(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(tfhub_encoder, "write_checkpoint", fail)
+    monkeypatch.setattr(tf_checkpoint, "write_checkpoint", fail)
     with pytest.raises(OSError):
-        tfhub_encoder.import_encoder(exported["hub_dir"], str(tmp_path / "back"))
+        tfhub_import.import_encoder(exported["hub_dir"], str(tmp_path / "back"))
     monkeypatch.setattr(tf.saved_model, "save", fail)
     with pytest.raises(OSError):
-        tfhub_encoder.export_encoder(
+        tfhub_export.export_encoder(
             exported["checkpoint"],
             exported["config_file"],
             exported["vocab_file"],

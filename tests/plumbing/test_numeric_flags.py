@@ -19,7 +19,6 @@ from helpers import SCRIPTS, flag_args, run_code, write_checkpoint, write_lines
 
 import modeling
 from bert_lib import script_flags
-from bert_lib.plumbing import errors
 
 
 def test_valid_values_and_the_messages_of_the_others():
@@ -67,7 +66,7 @@ def test_every_numeric_flag_of_every_script_says_what_it_may_hold():
         missing = sorted(numeric - set(script_flags.NUMERIC_FLAGS))
         assert not missing, missing
         flags.FLAGS(["x"])
-        script_flags.check_numeric_flags()
+        flags.FLAGS.validate_all_flags()
         print("OK", len(numeric))
         """
     )
@@ -75,21 +74,29 @@ def test_every_numeric_flag_of_every_script_says_what_it_may_hold():
     assert result.stdout.split()[0] == "OK" and int(result.stdout.split()[1]) >= 40
 
 
-def test_check_numeric_flags_names_the_flag(monkeypatch):
+def test_a_flags_rule_refuses_its_value_on_the_command_line_naming_the_flag(capsys):
+    """The rule is an absl validator: the command line is refused as it is parsed, in the
+    rule's own words, and a value set later is refused too."""
     from absl import flags
 
+    from bert_lib.plumbing import command_line
+
     name = "test_numeric_flags_rate"
-    flags.DEFINE_float(name, 0.5, "A rate for this test.")
+    script_flags.define_float(name, 0.5, "A rate for this test.", script_flags.FRACTION, __name__)
     try:
-        monkeypatch.setitem(script_flags.NUMERIC_FLAGS, name, script_flags.FRACTION)
-        flags.FLAGS([name, f"--{name}=nan"])
-        with pytest.raises(errors.UsageError, match=f"^--{name}=nan: must be a finite number$"):
-            script_flags.check_numeric_flags()
-        flags.FLAGS[name].value = 0.25
-        script_flags.check_numeric_flags()
+        with pytest.raises(SystemExit) as exit_info:
+            command_line.parse_flags([name, f"--{name}=nan"])
+        assert exit_info.value.code == 1
+        assert capsys.readouterr().err == f"ERROR: --{name}=nan: must be a finite number\n"
+        flags.FLAGS.unparse_flags()
+        flags.FLAGS([name, f"--{name}=0.25"])
+        assert flags.FLAGS[name].value == 0.25
+        with pytest.raises(flags.IllegalFlagValueError, match=f"--{name}=1.5: must be between"):
+            setattr(flags.FLAGS, name, 1.5)
     finally:
         flags.FLAGS.unparse_flags()
         delattr(flags.FLAGS, name)
+        del script_flags.NUMERIC_FLAGS[name]
 
 
 @pytest.fixture(scope="module")
@@ -99,30 +106,51 @@ def model(tmp_path_factory):
 
 # (script, flags, what its ERROR line says); the first flag is the one at fault.
 CASES = [
-    ("run_classifier", {"learning_rate": "-2e-05"},
-     "--learning_rate=-2e-05: must be 0 or positive"),
+    (
+        "run_classifier",
+        {"learning_rate": "-2e-05"},
+        "--learning_rate=-2e-05: must be 0 or positive",
+    ),
     ("run_classifier", {"learning_rate": "nan"}, "--learning_rate=nan: must be a finite number"),
-    ("run_classifier", {"warmup_proportion": "-0.1"},
-     "--warmup_proportion=-0.1: must be between 0 and 1"),
-    ("run_classifier", {"warmup_proportion": "1.5"},
-     "--warmup_proportion=1.5: must be between 0 and 1"),
+    (
+        "run_classifier",
+        {"warmup_proportion": "-0.1"},
+        "--warmup_proportion=-0.1: must be between 0 and 1",
+    ),
+    (
+        "run_classifier",
+        {"warmup_proportion": "1.5"},
+        "--warmup_proportion=1.5: must be between 0 and 1",
+    ),
     ("run_classifier", {"max_seq_length": "1"}, "--max_seq_length=1: must be at least 3"),
     ("run_classifier", {"max_seq_length": "2"}, "--max_seq_length=2: must be at least 3"),
-    ("run_classifier", {"num_train_epochs": "-1"},
-     "--num_train_epochs=-1.0: must be 0 or positive"),
-    ("run_classifier", {"save_checkpoints_steps": "0"},
-     "--save_checkpoints_steps must be positive, got 0"),
+    (
+        "run_classifier",
+        {"num_train_epochs": "-1"},
+        "--num_train_epochs=-1.0: must be 0 or positive",
+    ),
+    (
+        "run_classifier",
+        {"save_checkpoints_steps": "0"},
+        "--save_checkpoints_steps must be positive, got 0",
+    ),
     ("run_squad", {"n_best_size": "0"}, "--n_best_size must be positive, got 0"),
     ("run_squad", {"max_answer_length": "-3"}, "--max_answer_length must be positive"),
     ("run_pretraining", {"learning_rate": "inf"}, "--learning_rate=inf: must be a finite"),
-    ("run_pretraining", {"num_warmup_steps": "-5", "do_train": None, "do_eval": "true"},
-     "--num_warmup_steps=-5: must be 0 or positive"),
+    (
+        "run_pretraining",
+        {"num_warmup_steps": "-5", "do_train": None, "do_eval": "true"},
+        "--num_warmup_steps=-5: must be 0 or positive",
+    ),
     ("run_ner", {"warmup_proportion": "2"}, "--warmup_proportion=2.0: must be between 0"),
     ("extract_features", {"max_seq_length": "2"}, "--max_seq_length=2: must be at least 3"),
-    ("create_pretraining_data", {"masked_lm_prob": "nan"},
-     "--masked_lm_prob=nan: must be a finite number"),
+    (
+        "create_pretraining_data",
+        {"masked_lm_prob": "nan"},
+        "--masked_lm_prob=nan: must be a finite number",
+    ),
     ("create_vocab", {"min_frequency": "0"}, "--min_frequency must be positive, got 0"),
-]  # fmt: skip
+]
 
 
 def _script_args(script, vocab, config, tmp, flags):
@@ -135,13 +163,16 @@ def _script_args(script, vocab, config, tmp, flags):
     training = {"output_dir": str(tmp / "out"), "do_train": "true"}
     needed = {
         "run_squad": {**model, **training},
-        "run_pretraining": {"bert_config_file": config, "input_file": files["input_file"],
-                            **training},
+        "run_pretraining": {
+            "bert_config_file": config,
+            "input_file": files["input_file"],
+            **training,
+        },
         "run_ner": {**model, **training, "data_dir": str(tmp)},
         "extract_features": {**model, **files, "init_checkpoint": str(tmp / "model.ckpt")},
         "create_pretraining_data": {**files, "vocab_file": vocab},
         "create_vocab": files,
-    }[script]  # fmt: skip
+    }[script]
     return flag_args(needed, **flags)
 
 
@@ -171,11 +202,23 @@ def test_max_seq_length_too_short_for_sentence_pairs_is_refused(model, tmp_path)
     data.mkdir()
     rows = ["premise,hypothesis,label"] + [f"a {i},b {i},{'xy'[i % 2]}" for i in range(8)]
     write_lines(data / "train.csv", rows)
-    args = classifier_args(vocab, config, tmp_path / "out", task_name="custom", data_dir=data,
-                           text_a_column="premise", text_b_column="hypothesis",
-                           max_seq_length="4")  # fmt: skip
-    assert_refused(tmp_path, "run_classifier.py", args, "--max_seq_length=4",
-                   "at least 5 for the sentence pairs")  # fmt: skip
+    args = classifier_args(
+        vocab,
+        config,
+        tmp_path / "out",
+        task_name="custom",
+        data_dir=data,
+        text_a_column="premise",
+        text_b_column="hypothesis",
+        max_seq_length="4",
+    )
+    assert_refused(
+        tmp_path,
+        "run_classifier.py",
+        args,
+        "--max_seq_length=4",
+        "at least 5 for the sentence pairs",
+    )
     sentences = write_lines(tmp_path / "s.txt", ["the sun ||| is light"])
     with open(config, encoding="utf-8") as f:
         shapes = modeling.bert_variable_shapes(modeling.BertConfig.from_dict(json.load(f)))
@@ -184,8 +227,14 @@ def test_max_seq_length_too_short_for_sentence_pairs_is_refused(model, tmp_path)
         {name: np.zeros(shape, np.float32) for name, shape in shapes.items()},
     )
     args = flag_args(
-        {"input_file": sentences, "output_file": str(tmp_path / "f.jsonl"), "vocab_file": vocab,
-         "bert_config_file": config, "init_checkpoint": checkpoint, "max_seq_length": "4",
-         "layers": "-1"}
-    )  # fmt: skip
+        {
+            "input_file": sentences,
+            "output_file": str(tmp_path / "f.jsonl"),
+            "vocab_file": vocab,
+            "bert_config_file": config,
+            "init_checkpoint": checkpoint,
+            "max_seq_length": "4",
+            "layers": "-1",
+        }
+    )
     assert_refused(tmp_path, "extract_features.py", args, "--max_seq_length=4", sentences)

@@ -10,8 +10,10 @@ that it catches what it is meant to:
   process run_tf1.py starts those names stay free for the user's own files;
 - bert_lib's parts import only downwards (LAYERS): plumbing nothing of the
   package, task_data and engine only plumbing, model (BERT on the engine)
-  the engine and plumbing, export and tf1 the engine, task_data and
-  plumbing, script_flags anything; nothing in the package imports a script;
+  the engine and plumbing, export the engine, task_data, model (its
+  converters check what they write with the model's checks) and
+  plumbing, tf1 the engine, task_data and plumbing, script_flags
+  anything; nothing in the package imports a script;
   the TF 1.x layer, which stands for user code, reaches the engine through
   its front door only (bert_lib/engine/__init__.py);
 - no module of the project removes entries from sys.modules, and only the
@@ -32,7 +34,7 @@ LAYERS = {
     "task_data": {"plumbing"},
     "engine": {"plumbing"},
     "model": {"engine", "plumbing"},
-    "export": {"engine", "task_data", "plumbing"},
+    "export": {"engine", "task_data", "model", "plumbing"},
     "tf1": {"engine", "task_data", "plumbing"},
     "script_flags": {"plumbing", "task_data", "engine", "model", "export", "tf1"},
 }

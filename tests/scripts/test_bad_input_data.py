@@ -108,15 +108,21 @@ def _squad(model, tmp, **flags):
 
 def _cases(model, tmp, flags):
     return {
-        "run_classifier": ("run_classifier.py",
-                           classifier_args(model["vocab"], model["config"], tmp / "out", **flags)),
+        "run_classifier": (
+            "run_classifier.py",
+            classifier_args(model["vocab"], model["config"], tmp / "out", **flags),
+        ),
         "extract_features": ("extract_features.py", _features(model, tmp, **flags)),
-        "create_pretraining_data": ("create_pretraining_data.py",
-                                    _pretraining_data(model, tmp, **flags)),
+        "create_pretraining_data": (
+            "create_pretraining_data.py",
+            _pretraining_data(model, tmp, **flags),
+        ),
         "run_ner": ("run_ner.py", _ner(model, tmp, **flags)),
-        "run_squad": ("run_squad.py", _squad(model, tmp, do_predict="true",
-                                             predict_file=_squad_file(tmp, 4), **flags)),
-    }  # fmt: skip
+        "run_squad": (
+            "run_squad.py",
+            _squad(model, tmp, do_predict="true", predict_file=_squad_file(tmp, 4), **flags),
+        ),
+    }
 
 
 SCRIPTS = ["run_classifier", "extract_features", "create_pretraining_data", "run_ner", "run_squad"]
@@ -126,8 +132,7 @@ SCRIPTS = ["run_classifier", "extract_features", "create_pretraining_data", "run
 def test_vocabulary_listing_a_token_twice_is_refused(model, tmp_path, script):
     name, args = _cases(model, tmp_path, {"vocab_file": model["vocab_twice"]})[script]
     token = uncased_tokens()[400]
-    assert_refused(tmp_path, name, args, model["vocab_twice"], "line 901", repr(token),
-                   "line 401")  # fmt: skip
+    assert_refused(tmp_path, name, args, model["vocab_twice"], "line 901", repr(token), "line 401")
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -139,10 +144,15 @@ def test_uncased_vocabulary_with_do_lower_case_false_is_refused(model, tmp_path,
 def test_cased_vocabulary_with_do_lower_case_false_is_accepted(model, tmp_path):
     assert_runs(
         "extract_features.py",
-        *_features(model, tmp_path, do_lower_case="false", vocab_file=model["cased_vocab"],
-                   bert_config_file=model["cased_config"],
-                   init_checkpoint=model["cased_checkpoint"]),
-    )  # fmt: skip
+        *_features(
+            model,
+            tmp_path,
+            do_lower_case="false",
+            vocab_file=model["cased_vocab"],
+            bert_config_file=model["cased_config"],
+            init_checkpoint=model["cased_checkpoint"],
+        ),
+    )
     with open(tmp_path / "out" / "features.jsonl", encoding="utf-8") as f:
         tokens = [feature["token"] for feature in json.loads(f.readline())["features"]]
     assert tokens[:2] == ["[CLS]", "The"]  # the cased piece, found in the cased text
@@ -156,32 +166,45 @@ def _squad_file(tmp, count, misplaced=0, repeat_id=False, impossible=False, name
     answer_start of the first `misplaced` points at the next word instead. With
     repeat_id the last question repeats the first's id; with impossible one more is
     SQuAD 2.0's unanswerable kind."""
-    words = ("alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
-             "november oscar papa quebec romeo sierra tango").split()  # fmt: skip
+    words = (
+        "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike "
+        "november oscar papa quebec romeo sierra tango"
+    ).split()
     context = " ".join(words) + " ."
     starts = [context.index(word) for word in words]
     qas = []
     for i in range(count):
         j = i % len(words)
         start = starts[(j + 1) % len(words)] if i < misplaced else starts[j]
-        qas.append({"id": f"q{i}", "question": f"where is {words[j]} ?",
-                    "answers": [{"text": words[j], "answer_start": start}]})  # fmt: skip
+        qas.append(
+            {
+                "id": f"q{i}",
+                "question": f"where is {words[j]} ?",
+                "answers": [{"text": words[j], "answer_start": start}],
+            }
+        )
     if repeat_id:
         qas[-1]["id"] = qas[0]["id"]
     if impossible:
         qas.append({"id": "none", "question": "why ?", "answers": [], "is_impossible": True})
-    data = {"version": "1.1", "data": [{"title": "t", "paragraphs": [
-        {"context": context, "qas": qas}]}]}  # fmt: skip
+    data = {
+        "version": "1.1",
+        "data": [{"title": "t", "paragraphs": [{"context": context, "qas": qas}]}],
+    }
     return write_text(os.path.join(tmp, name), json.dumps(data))
 
 
 def test_squad_answers_mostly_off_their_answer_start_are_refused(model, tmp_path):
     train = _squad_file(tmp_path, 40, misplaced=26)
     assert_refused(
-        tmp_path, "run_squad.py",
+        tmp_path,
+        "run_squad.py",
         _squad(model, tmp_path, do_train="true", train_file=train, init_checkpoint=None),
-        train, "26 of 40", "answer_start", "question id q0",
-    )  # fmt: skip
+        train,
+        "26 of 40",
+        "answer_start",
+        "question id q0",
+    )
 
 
 def test_a_few_squad_answers_off_their_answer_start_are_skipped(tmp_path):
@@ -196,19 +219,32 @@ def test_a_few_squad_answers_off_their_answer_start_are_skipped(tmp_path):
 def test_repeated_question_ids_to_predict_are_refused(model, tmp_path):
     predict = _squad_file(tmp_path, 5, repeat_id=True)
     assert_refused(
-        tmp_path, "run_squad.py",
-        _squad(model, tmp_path, do_predict="true", predict_file=predict,
-               init_checkpoint=model["checkpoint"]),
-        predict, "question id 'q0' is used twice", "qas[0]", "qas[4]",
-    )  # fmt: skip
+        tmp_path,
+        "run_squad.py",
+        _squad(
+            model,
+            tmp_path,
+            do_predict="true",
+            predict_file=predict,
+            init_checkpoint=model["checkpoint"],
+        ),
+        predict,
+        "question id 'q0' is used twice",
+        "qas[0]",
+        "qas[4]",
+    )
 
 
 def test_squad_2_training_data_names_the_flag(model, tmp_path):
     train = _squad_file(tmp_path, 20, impossible=True)
     assert_refused(
-        tmp_path, "run_squad.py", _squad(model, tmp_path, do_train="true", train_file=train),
-        train, "question id none", "--version_2_with_negative",
-    )  # fmt: skip
+        tmp_path,
+        "run_squad.py",
+        _squad(model, tmp_path, do_train="true", train_file=train),
+        train,
+        "question id none",
+        "--version_2_with_negative",
+    )
 
 
 # ---------------------------------------------------------------- columns named twice
@@ -226,37 +262,50 @@ def _custom_split(tmp, train_text, name):
 @pytest.mark.parametrize(
     "name, text, names",
     [
-        ("train.csv", "label,text,text\na,one,two\nb,three,four\n",
-         ["line 1", "'text' twice", "columns 2 and 3"]),
+        (
+            "train.csv",
+            "label,text,text\na,one,two\nb,three,four\n",
+            ["line 1", "'text' twice", "columns 2 and 3"],
+        ),
         ("train.tsv", "text\tlabel\tlabel\none\ta\tb\n", ["line 1", "'label' twice"]),
-        ("train.jsonl",
-         '{"text": "one", "label": "a"}\n{"text": "x", "text": "y", "label": "b"}\n',
-         ["line 2", "'text' is given twice"]),
+        (
+            "train.jsonl",
+            '{"text": "one", "label": "a"}\n{"text": "x", "text": "y", "label": "b"}\n',
+            ["line 2", "'text' is given twice"],
+        ),
     ],
     ids=["csv", "tsv", "jsonl"],
-)  # fmt: skip
+)
 def test_a_column_named_twice_is_refused(model, tmp_path, name, text, names):
     data, train = _custom_split(tmp_path, text, name)
     assert_refused(
-        tmp_path, "run_classifier.py",
-        classifier_args(model["vocab"], model["config"], tmp_path / "out", task_name="custom",
-                        data_dir=data, do_eval="true"),
-        train, *names,
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        classifier_args(
+            model["vocab"],
+            model["config"],
+            tmp_path / "out",
+            task_name="custom",
+            data_dir=data,
+            do_eval="true",
+        ),
+        train,
+        *names,
+    )
 
 
 def test_unnamed_trailing_columns_stay_accepted(tmp_path):
     """Spreadsheets write empty header cells for empty trailing columns: not names."""
-    from bert_lib.task_data import classifier_data
+    from bert_lib.task_data import custom_data
 
     path = write_text(tmp_path / "train.csv", "text,label,,\none,a,,\ntwo,b,,\n")
-    rows = classifier_data.read_rows(path)
+    rows = custom_data.read_rows(path)
     assert [row["text"] for row in rows] == ["one", "two"]
 
 
 def test_glue_data_is_still_read_as_before(model, tmp_path):
     """SST-2's files name their columns once; training on them runs."""
     assert_runs(
-        "run_classifier.py", *classifier_args(model["vocab"], model["config"], tmp_path / "out",
-                                              data_dir=SENTIMENT),
-    )  # fmt: skip
+        "run_classifier.py",
+        *classifier_args(model["vocab"], model["config"], tmp_path / "out", data_dir=SENTIMENT),
+    )

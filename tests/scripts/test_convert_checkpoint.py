@@ -1,4 +1,4 @@
-"""convert_checkpoint.py: Hugging Face <-> our checkpoints, checked against numpy math.
+"""Hugging Face <-> our checkpoints (export/hugging_face.py, convert_checkpoint.py), against numpy.
 
 The Hugging Face side is built here with numpy only: random tensors under
 Hugging Face's names, written and read by the minimal safetensors reader and
@@ -29,8 +29,29 @@ from helpers import (
     write_lines,
 )
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "dog", "is", "hairy", "cat",
-         "##s", "run", "good", "bad", "movie", "a", "very", "not", "."]  # fmt: skip
+from bert_lib.export import hf_names, hugging_face, tf_checkpoint
+
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "dog",
+    "is",
+    "hairy",
+    "cat",
+    "##s",
+    "run",
+    "good",
+    "bad",
+    "movie",
+    "a",
+    "very",
+    "not",
+    ".",
+]
 HIDDEN, LAYERS, HEADS, INTERMEDIATE, POSITIONS, TYPES = 32, 2, 4, 48, 24, 2
 HF_CONFIG = {
     "architectures": ["BertModel"],
@@ -54,6 +75,12 @@ HF_CONFIG = {
 
 @pytest.fixture(scope="module")
 def cc():
+    """The Hugging Face format's converters (the module convert_checkpoint.py runs)."""
+    return hugging_face
+
+
+@pytest.fixture(scope="module")
+def script():
     return load_script("convert_checkpoint")
 
 
@@ -218,8 +245,8 @@ def our_variables(cc, heads, num_labels=3):
     """Random variables under our names (via the HF names and the inverse layout)."""
     hf = hf_tensors(heads, num_labels=num_labels, seed=7, pooler=True)
     hf = {k[len("bert.") :] if k.startswith("bert.") else k: v for k, v in hf.items()}
-    pairs = cc._encoder_names(LAYERS) + cc.POOLER
-    for head_pairs in cc.HEADS.values():
+    pairs = hf_names.encoder_names(LAYERS) + hf_names.POOLER
+    for head_pairs in hf_names.HEADS.values():
         pairs += head_pairs
     return {ours: (hf[t].T.copy() if tr else hf[t]) for ours, t, tr in pairs if t in hf}
 
@@ -717,7 +744,7 @@ def test_existing_checkpoint_in_output_dir_is_not_overwritten(cc, tmp_path):
     (out / "bert_model.ckpt.index").unlink()
     (out / "notes.txt").write_text("mine")
     cc.hf_to_tf(hf_dir, str(out))
-    assert sorted(os.listdir(out)) == sorted(cc.TF_FILES + ("notes.txt",))
+    assert sorted(os.listdir(out)) == sorted(tf_checkpoint.CHECKPOINT_FILES + ("notes.txt",))
 
 
 def test_a_failure_while_writing_leaves_nothing(cc, tmp_path, monkeypatch):
@@ -727,7 +754,7 @@ def test_a_failure_while_writing_leaves_nothing(cc, tmp_path, monkeypatch):
         open(prefix + ".index", "w").close()
         raise OSError("disk full")
 
-    monkeypatch.setattr(cc, "write_tf_checkpoint", fail)
+    monkeypatch.setattr(tf_checkpoint, "write_checkpoint", fail)
     with pytest.raises(OSError):
         cc.hf_to_tf(hf_dir, str(tmp_path / "out"))
     assert sorted(os.listdir(tmp_path)) == ["hf"]
@@ -778,7 +805,7 @@ def test_command_line_errors_are_one_line(tmp_path):
 
 
 @pytest.fixture
-def parsed_flags(cc):
+def parsed_flags(script):
     """Parses convert_checkpoint's flags in-process; undone after the test."""
     from absl import flags
 
@@ -807,11 +834,11 @@ def parsed_flags(cc):
     ],
 )
 def test_a_flag_of_another_direction_is_refused_before_any_work(
-    cc, parsed_flags, tmp_path, direction, extra, message
+    script, parsed_flags, tmp_path, direction, extra, message
 ):
     parsed_flags(
         f"--direction={direction}", f"--input={tmp_path}", f"--output_dir={tmp_path / 'o'}", *extra
     )
     with pytest.raises(ValueError, match=message):
-        cc.main([])
+        script.main([])
     assert os.listdir(tmp_path) == []

@@ -16,7 +16,9 @@ import tensorflow as tf
 from absl import flags
 from helpers import GOLDEN, REPO, VOCAB_UNCASED, error_line, load_script, run_code, run_python
 
+from bert_lib import script_flags
 from bert_lib.plumbing import fileio, tfrecord_format
+from bert_lib.task_data import pretraining_text, random_draws
 
 SCRIPT = os.path.join(REPO, "create_pretraining_data.py")
 GOLDEN_DIR = os.path.join(GOLDEN, "pretraining")
@@ -64,14 +66,14 @@ def run_subprocess(args):
 
 
 def run_in_process(cpd, args, capsys=None):
-    """Runs the script's main with `args`; returns (exit code, stderr text)."""
+    """Runs the script's main as its command line does (the flags parsed and checked by
+    script_flags.run_main); returns (exit code, stderr text)."""
     flags.FLAGS.unparse_flags()
-    flags.FLAGS(["create_pretraining_data.py", *args])
     code = 0
     try:
-        cpd.main([])
+        script_flags.run_main(cpd.main, argv=["create_pretraining_data.py", *args])
     except SystemExit as e:
-        code = e.code
+        code = e.code or 0
     finally:
         flags.FLAGS.unparse_flags()
     err = capsys.readouterr().err if capsys is not None else ""
@@ -274,7 +276,7 @@ def test_multi_file_corpus_matches_reference(cpd, corpus, vocab_cased, tmp_path,
 
 def test_output_does_not_depend_on_num_workers(cpd, corpus, tmp_path, monkeypatch):
     # Small chunks so that both workers get several of them.
-    monkeypatch.setattr(cpd, "_LINES_PER_CHUNK", 37)
+    monkeypatch.setattr(pretraining_text, "_LINES_PER_CHUNK", 37)
     settings = dict(do_whole_word_mask=True, max_seq_length=64, dupe_factor=2)
     one = run_ours(cpd, corpus, [tmp_path / "one.tfrecord"], settings, num_workers=1)
     two = run_ours(cpd, corpus, [tmp_path / "two.tfrecord"], settings, num_workers=2)
@@ -374,10 +376,10 @@ def test_glob_lists_files_as_tensorflow_does(cpd, tmp_path, monkeypatch):
 
 
 def test_library_fallback_draws_give_the_same_records(cpd, corpus, tmp_path, monkeypatch):
-    assert cpd._FAST_DRAWS  # the direct getrandbits path is live on this Python
+    assert random_draws.FAST_DRAWS  # the direct getrandbits path is live on this Python
     settings = dict(do_whole_word_mask=True, max_seq_length=40, dupe_factor=1)
     fast = run_ours(cpd, corpus, [tmp_path / "fast.tfrecord"], settings)
-    monkeypatch.setattr(cpd, "_FAST_DRAWS", False)
+    monkeypatch.setattr(random_draws, "FAST_DRAWS", False)
     slow = run_ours(cpd, corpus, [tmp_path / "slow.tfrecord"], settings)
     assert fast == slow
 
@@ -563,10 +565,14 @@ def _bad_vocab(tmp_path):
         ("max_seq_length too small", {"max_seq_length": "4"}, "--max_seq_length=4"),
         ("masked_lm_prob zero", {"masked_lm_prob": "0"}, "--masked_lm_prob=0.0"),
         ("masked_lm_prob above one", {"masked_lm_prob": "1.5"}, "--masked_lm_prob=1.5"),
-        ("dupe_factor zero", {"dupe_factor": "0"}, "--dupe_factor=0"),
-        ("no predictions", {"max_predictions_per_seq": "0"}, "--max_predictions_per_seq=0"),
+        ("dupe_factor zero", {"dupe_factor": "0"}, "--dupe_factor must be positive, got 0"),
+        (
+            "no predictions",
+            {"max_predictions_per_seq": "0"},
+            "--max_predictions_per_seq must be pos",
+        ),
         ("short_seq_prob negative", {"short_seq_prob": "-0.1"}, "--short_seq_prob=-0.1"),
-        ("no workers", {"num_workers": "0"}, "--num_workers=0"),
+        ("no workers", {"num_workers": "0"}, "--num_workers must be positive, got 0"),
         ("input not UTF-8", {"input_file": "LATIN1"}, "line 2 is not UTF-8"),
     ],
 )

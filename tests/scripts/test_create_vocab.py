@@ -10,6 +10,7 @@ from absl import flags
 from helpers import REPO, VOCAB_UNCASED, load_script, run_python
 
 import tokenization
+from bert_lib import script_flags
 
 SCRIPT = os.path.join(REPO, "create_vocab.py")
 
@@ -63,14 +64,14 @@ def corpus(tmp_path_factory):
 
 
 def run_main(cv, args, capsys=None):
-    """Runs create_vocab's main with `args`; returns (exit code, stderr text)."""
+    """Runs create_vocab's main as its command line does (the flags parsed and checked by
+    script_flags.run_main); returns (exit code, stderr text)."""
     flags.FLAGS.unparse_flags()
-    flags.FLAGS(["create_vocab.py", *args])
     code = 0
     try:
-        cv.main([])
+        script_flags.run_main(cv.main, argv=["create_vocab.py", *args])
     except SystemExit as e:
-        code = e.code
+        code = e.code or 0
     finally:
         flags.FLAGS.unparse_flags()
     return code, capsys.readouterr().err if capsys is not None else ""
@@ -235,8 +236,12 @@ def test_command_line_writes_the_vocabulary(corpus, tmp_path):
         ("size below specials", {"vocab_size": "4"}, "--vocab_size=4 is too small"),
         ("size below characters", {"vocab_size": "20"}, "--vocab_size=20 is too small"),
         ("negative unused", {"num_unused": "-1"}, "--num_unused=-1"),
-        ("zero min frequency", {"min_frequency": "0"}, "--min_frequency=0"),
-        ("zero word length", {"max_input_chars_per_word": "0"}, "--max_input_chars_per_word=0"),
+        ("zero min frequency", {"min_frequency": "0"}, "--min_frequency must be positive, got 0"),
+        (
+            "zero word length",
+            {"max_input_chars_per_word": "0"},
+            "--max_input_chars_per_word must be pos",
+        ),
         ("blank corpus", {"input_file": "BLANK"}, "--input_file: no words in"),
         ("not UTF-8", {"input_file": "LATIN1"}, "line 2 is not UTF-8"),
     ],

@@ -19,7 +19,7 @@ from classifier_helpers import (
 from helpers import error_line, load_script, tiny_bert_config, write_lines
 
 import tokenization
-from bert_lib.task_data import classifier_data
+from bert_lib.task_data import classifier_tasks
 
 
 @pytest.fixture(scope="module")
@@ -110,8 +110,12 @@ def test_records_round_trip_through_the_input_fn(rc, tokenizer, tmp_path):
 
     first = tf.train.Example.FromString(next(iter(tf.data.TFRecordDataset(path))).numpy())
     assert sorted(first.features.feature) == [
-        "input_ids", "input_mask", "is_real_example", "label_ids", "segment_ids"
-    ]  # fmt: skip
+        "input_ids",
+        "input_mask",
+        "is_real_example",
+        "label_ids",
+        "segment_ids",
+    ]
 
     input_fn = rc.file_based_input_fn_builder(path, 8, is_training=False, drop_remainder=False)
     batches = list(input_fn({"batch_size": 2}))
@@ -154,9 +158,16 @@ def test_head_variables_and_math(rc, tmp_path, is_regression):
         else:
             labels = tf.constant([2, 0], dtype=tf.int32)
         loss, per_example, logits, output = rc.create_model(
-            config, False, ids, mask, segments, labels, num_labels, False,
+            config,
+            False,
+            ids,
+            mask,
+            segments,
+            labels,
+            num_labels,
+            False,
             is_regression=is_regression,
-        )  # fmt: skip
+        )
         head = {v.name: v for v in tf.compat.v1.global_variables() if "bert/" not in v.name}
         assert sorted(head) == ["output_bias:0", "output_weights:0"]
         assert head["output_weights:0"].shape.as_list() == [num_labels, 32]
@@ -169,9 +180,16 @@ def test_head_variables_and_math(rc, tmp_path, is_regression):
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(head["output_bias:0"].assign(np.arange(num_labels, dtype=np.float32) / 10))
             values = sess.run(
-                [loss, per_example, logits, output, pooled, head["output_weights:0"],
-                 head["output_bias:0"]]
-            )  # fmt: skip
+                [
+                    loss,
+                    per_example,
+                    logits,
+                    output,
+                    pooled,
+                    head["output_weights:0"],
+                    head["output_bias:0"],
+                ]
+            )
     loss_v, per_example_v, logits_v, output_v, pooled_v, w, b = values
     expected_logits = pooled_v.astype(np.float64) @ w.T.astype(np.float64) + b
     np.testing.assert_allclose(logits_v, expected_logits, rtol=1e-5, atol=1e-6)
@@ -221,15 +239,24 @@ def sst2_run(tmp_path_factory):
     vocab, config = model_files(root)
     out = root / "out"
     proc = run_classifier_script(
-        "--task_name=SST-2", "--do_train=true", "--do_eval=true", "--do_predict=true",
-        f"--data_dir={data}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-        "--max_seq_length=16", "--train_batch_size=16", "--learning_rate=2e-3",
-        "--num_train_epochs=10", f"--output_dir={out}", f"--export_dir={root / 'export'}",
-        f"--glue_submission_file={root / 'SST-2.tsv'}", "--tf_random_seed=1",
-    )  # fmt: skip
+        "--task_name=SST-2",
+        "--do_train=true",
+        "--do_eval=true",
+        "--do_predict=true",
+        f"--data_dir={data}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--max_seq_length=16",
+        "--train_batch_size=16",
+        "--learning_rate=2e-3",
+        "--num_train_epochs=10",
+        f"--output_dir={out}",
+        f"--export_dir={root / 'export'}",
+        f"--glue_submission_file={root / 'SST-2.tsv'}",
+        "--tf_random_seed=1",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return {"root": root, "out": out, "vocab": vocab, "config": config, "dev": dev,
-            "test": test}  # fmt: skip
+    return {"root": root, "out": out, "vocab": vocab, "config": config, "dev": dev, "test": test}
 
 
 @pytest.mark.slow
@@ -266,8 +293,9 @@ def test_test_results_hold_one_probability_row_per_test_example(sst2_run):
 @pytest.mark.slow
 def test_saved_model_gives_the_predict_probabilities(rc, sst2_run):
     tokenizer = tokenization.FullTokenizer(sst2_run["vocab"], do_lower_case=True)
-    examples = [rc.InputExample(f"t-{i}", s, None, "0") for i, (s, _) in
-                enumerate(sst2_run["test"])]  # fmt: skip
+    examples = [
+        rc.InputExample(f"t-{i}", s, None, "0") for i, (s, _) in enumerate(sst2_run["test"])
+    ]
     served = _serve(str(sst2_run["root"] / "export"), tokenizer, rc, examples, "probabilities")
     predicted = np.loadtxt(str(sst2_run["out"] / "test_results.tsv"), delimiter="\t")
     np.testing.assert_allclose(served, predicted, rtol=1e-5, atol=1e-6)
@@ -284,10 +312,15 @@ def test_cola_eval_reports_matthews_of_all_dev_predictions(rc, sst2_run, tmp_pat
     out = tmp_path / "out"
     shutil.copytree(sst2_run["out"], out)
     proc = run_classifier_script(
-        "--task_name=cola", "--do_eval=true", f"--data_dir={data}",
-        f"--vocab_file={sst2_run['vocab']}", f"--bert_config_file={sst2_run['config']}",
-        "--max_seq_length=16", "--eval_batch_size=7", f"--output_dir={out}",
-    )  # fmt: skip
+        "--task_name=cola",
+        "--do_eval=true",
+        f"--data_dir={data}",
+        f"--vocab_file={sst2_run['vocab']}",
+        f"--bert_config_file={sst2_run['config']}",
+        "--max_seq_length=16",
+        "--eval_batch_size=7",
+        f"--output_dir={out}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = read_eval_results(out / "eval_results.txt")
     assert sorted(result) == ["eval_accuracy", "eval_loss", "eval_mcc", "global_step", "loss"]
@@ -333,18 +366,27 @@ def test_sts_b_regression_run_reports_correlations_and_scores(rc, tmp_path):
     vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
     proc = run_classifier_script(
-        "--task_name=STS-B", "--do_train=true", "--do_eval=true", "--do_predict=true",
-        f"--data_dir={data}", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-        "--max_seq_length=16", "--train_batch_size=8", "--learning_rate=1e-3",
-        "--num_train_epochs=2", f"--output_dir={out}", f"--export_dir={tmp_path / 'export'}",
+        "--task_name=STS-B",
+        "--do_train=true",
+        "--do_eval=true",
+        "--do_predict=true",
+        f"--data_dir={data}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--max_seq_length=16",
+        "--train_batch_size=8",
+        "--learning_rate=1e-3",
+        "--num_train_epochs=2",
+        f"--output_dir={out}",
+        f"--export_dir={tmp_path / 'export'}",
         f"--glue_submission_file={tmp_path / 'STS-B.tsv'}",
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = read_eval_results(out / "eval_results.txt")
     assert sorted(result) == ["eval_loss", "eval_pearson", "eval_spearman", "global_step", "loss"]
 
     tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
-    processor = classifier_data.get_processor("sts-b")
+    processor = classifier_tasks.get_processor("sts-b")
     dev_examples = processor.get_dev_examples(str(data))
     served_dev = _serve(str(tmp_path / "export"), tokenizer, rc, dev_examples, "score")
     gold = np.array([float(e.label) for e in dev_examples])
@@ -374,9 +416,14 @@ def test_bad_training_row_is_one_line_error_before_any_work(tmp_path):
     vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
     proc = run_classifier_script(
-        "--task_name=sst-2", "--do_train=true", f"--data_dir={data}", f"--vocab_file={vocab}",
-        f"--bert_config_file={config}", "--max_seq_length=16", f"--output_dir={out}",
-    )  # fmt: skip
+        "--task_name=sst-2",
+        "--do_train=true",
+        f"--data_dir={data}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--max_seq_length=16",
+        f"--output_dir={out}",
+    )
     assert error_line(proc) == (
         f"ERROR: {data / 'train.tsv'}, line 5: label '2' is not one of 0, 1"
     )
@@ -392,11 +439,17 @@ def parsed_flags(rc, tmp_path):
 
     def parse(*args):
         flags.FLAGS.unparse_flags()
-        flags.FLAGS([
-            "run_classifier.py", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-            f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}", "--max_seq_length=16",
-            *args,
-        ])  # fmt: skip
+        flags.FLAGS(
+            [
+                "run_classifier.py",
+                f"--vocab_file={vocab}",
+                f"--bert_config_file={config}",
+                f"--data_dir={tmp_path}",
+                f"--output_dir={tmp_path / 'out'}",
+                "--max_seq_length=16",
+                *args,
+            ]
+        )
 
     yield parse
     flags.FLAGS.unparse_flags()
@@ -438,10 +491,14 @@ def test_flag_errors_come_before_any_work(rc, parsed_flags, tmp_path, args, mess
 def test_checkpoint_with_another_head_is_refused_before_any_work(rc, sst2_run, parsed_flags):
     mnli = sst2_run["root"] / "mnli"
     mnli.mkdir()
-    parsed_flags("--task_name=mnli", "--do_predict", f"--data_dir={mnli}",
-                 f"--output_dir={sst2_run['out']}")  # fmt: skip
-    with pytest.raises(ValueError, match=r"variable output_weights has shape \[3, 32\] in the "
-                       r"model but \[2, 32\] in the checkpoint .*another"):  # fmt: skip
+    parsed_flags(
+        "--task_name=mnli", "--do_predict", f"--data_dir={mnli}", f"--output_dir={sst2_run['out']}"
+    )
+    with pytest.raises(
+        ValueError,
+        match=r"variable output_weights has shape \[3, 32\] in the "
+        r"model but \[2, 32\] in the checkpoint .*another",
+    ):
         rc.main([])
 
 
@@ -452,8 +509,11 @@ def test_export_checks_every_variable_shape(rc, sst2_run, tmp_path):
     config = modeling.BertConfig.from_json_file(sst2_run["config"])
     checkpoint = str(sst2_run["out"] / f"model.ckpt-{int(TRAIN_ROWS / 16 * 10)}")
     target = tmp_path / "export"
-    with pytest.raises(ValueError, match=r"variable output_weights has shape \[1, 32\] in the "
-                       r"model but \[2, 32\] in the checkpoint"):  # fmt: skip
+    with pytest.raises(
+        ValueError,
+        match=r"variable output_weights has shape \[1, 32\] in the "
+        r"model but \[2, 32\] in the checkpoint",
+    ):
         rc.export_saved_model(str(target), checkpoint, config, 1, is_regression=True)
     assert os.listdir(tmp_path) == []
     rc.export_saved_model(str(target), checkpoint, config, 2)

@@ -55,11 +55,18 @@ TFHUB_DATA = os.path.join(DATA, "tfhub")
 NO_DROPOUT = {"hidden_dropout_prob": 0.0, "attention_probs_dropout_prob": 0.0}
 TRAIN_STEPS = 8  # 64 rows, batch 16, 2 epochs
 RUN_FLAGS = (
-    "--task_name=SST-2", "--do_train=true", "--do_eval=true", "--do_predict=true",
-    "--max_seq_length=16", "--train_batch_size=16", "--eval_batch_size=8",
-    "--predict_batch_size=8", "--learning_rate=2e-3", "--num_train_epochs=2",
+    "--task_name=SST-2",
+    "--do_train=true",
+    "--do_eval=true",
+    "--do_predict=true",
+    "--max_seq_length=16",
+    "--train_batch_size=16",
+    "--eval_batch_size=8",
+    "--predict_batch_size=8",
+    "--learning_rate=2e-3",
+    "--num_train_epochs=2",
     "--tf_random_seed=1",
-)  # fmt: skip
+)
 
 
 class Process:
@@ -146,13 +153,18 @@ def runs(tmp_path_factory):
             "--do_lower_case=True",
             "--with_mlm",
             f"--output_dir={hub}",
-        )  # fmt: skip
+        )
     )
     hub_run = Process(
-        root, "hub", "run_classifier_with_tfhub.py", *flags, f"--bert_hub_module_handle={hub}",
-        f"--output_dir={root / 'out_hub'}", f"--export_dir={root / 'export'}",
+        root,
+        "hub",
+        "run_classifier_with_tfhub.py",
+        *flags,
+        f"--bert_hub_module_handle={hub}",
+        f"--output_dir={root / 'out_hub'}",
+        f"--export_dir={root / 'export'}",
         env=tmpdir_env(root / "tmp_hub"),
-    )  # fmt: skip
+    )
     import_stdout, _ = succeeded(
         Process(
             root,
@@ -161,20 +173,30 @@ def runs(tmp_path_factory):
             "--direction=hub_to_tf",
             f"--input={hub}",
             f"--output_dir={root / 'imported'}",
-        )  # fmt: skip
+        )
     )
     printed = shlex.split(import_stdout.split("Use the model with:")[1])
     printed_run = Process(
-        root, "printed", "run_classifier.py", *flags, *printed,
+        root,
+        "printed",
+        "run_classifier.py",
+        *flags,
+        *printed,
         f"--output_dir={root / 'out_printed'}",
-    )  # fmt: skip
+    )
     succeeded(hub_run)
     succeeded(printed_run)
     return {
-        "root": root, "config": config, "weights": weights, "hub": hub, "vocab": vocab,
-        "export_stdout": export_stdout, "import_stdout": import_stdout, "printed": printed,
+        "root": root,
+        "config": config,
+        "weights": weights,
+        "hub": hub,
+        "vocab": vocab,
+        "export_stdout": export_stdout,
+        "import_stdout": import_stdout,
+        "printed": printed,
         "test": test,
-    }  # fmt: skip
+    }
 
 
 def assert_imported_is_the_source(runs):
@@ -310,9 +332,13 @@ def test_the_tokenizer_comes_from_the_encoder(runs):
 
 # Its settings, as tests/data/README.md records them.
 MODEL_GARDEN_CONFIG = tiny_bert_config(
-    100, hidden_size=16, num_attention_heads=4, intermediate_size=24,
-    max_position_embeddings=24, type_vocab_size=3,
-)  # fmt: skip
+    100,
+    hidden_size=16,
+    num_attention_heads=4,
+    intermediate_size=24,
+    max_position_embeddings=24,
+    type_vocab_size=3,
+)
 
 
 @pytest.mark.slow
@@ -337,11 +363,19 @@ def test_a_model_garden_encoder_fine_tunes_and_a_rerun_resumes(tmp_path):
     data = write_sst2_data(tmp_path / "data", rows(32), rows(12), test)
     out = tmp_path / "out"
     command = (
-        "run_classifier_with_tfhub.py", "--task_name=sst-2", "--do_train=true",
-        "--do_eval=true", "--do_predict=true", f"--data_dir={data}",
-        f"--bert_hub_module_handle={hub}", "--max_seq_length=16", "--train_batch_size=8",
-        "--learning_rate=1e-3", "--num_train_epochs=1", f"--output_dir={out}",
-    )  # fmt: skip
+        "run_classifier_with_tfhub.py",
+        "--task_name=sst-2",
+        "--do_train=true",
+        "--do_eval=true",
+        "--do_predict=true",
+        f"--data_dir={data}",
+        f"--bert_hub_module_handle={hub}",
+        "--max_seq_length=16",
+        "--train_batch_size=8",
+        "--learning_rate=1e-3",
+        "--num_train_epochs=1",
+        f"--output_dir={out}",
+    )
     succeeded(Process(tmp_path, "first", *command))
     first_results = (out / "eval_results.txt").read_text()
     first_predictions = np.loadtxt(out / "test_results.tsv")
@@ -351,9 +385,9 @@ def test_a_model_garden_encoder_fine_tunes_and_a_rerun_resumes(tmp_path):
     np.testing.assert_array_equal(np.loadtxt(out / "test_results.tsv"), first_predictions)
 
     trained = checkpoint_values(str(out / "model.ckpt-4"))
-    from bert_lib.export import tfhub_encoder
+    from bert_lib.export import tfhub_import
 
-    encoder = tfhub_encoder.read_encoder(hub)
+    encoder = tfhub_import.read_encoder(hub)
     for name, value in encoder.variables.items():
         if name.startswith("bert/"):
             # 4 Adam steps of at most ~3e-3 each: started from the encoder's weights.
@@ -363,10 +397,11 @@ def test_a_model_garden_encoder_fine_tunes_and_a_rerun_resumes(tmp_path):
     tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=True)
     rc = load_script("run_classifier")
     features = [
-        rc.convert_single_example(i, rc.InputExample(f"t-{i}", text, None, "0"), ["0", "1"],
-                                  16, tokenizer)
+        rc.convert_single_example(
+            i, rc.InputExample(f"t-{i}", text, None, "0"), ["0", "1"], 16, tokenizer
+        )
         for i, (text, _) in enumerate(test)
-    ]  # fmt: skip
+    ]
     ids, mask, types = (
         np.array([getattr(f, k) for f in features])
         for k in ("input_ids", "input_mask", "segment_ids")
@@ -417,7 +452,7 @@ def test_bad_handles_and_flags_are_one_line_errors_and_leave_nothing(tmp_path):
             f"--output_dir={tmp_path / 'out'}",
             *args,
             env=env,
-        )  # fmt: skip
+        )
         for name, (args, _, _) in cases.items()
     }
     for name, (_, culprit, reason) in cases.items():
@@ -434,16 +469,25 @@ def test_bad_handles_and_flags_are_one_line_errors_and_leave_nothing(tmp_path):
 
 ORIGINAL_PARAMETERS = {
     "create_model": (
-        "is_training", "input_ids", "input_mask", "segment_ids", "labels", "num_labels",
+        "is_training",
+        "input_ids",
+        "input_mask",
+        "segment_ids",
+        "labels",
+        "num_labels",
         "bert_hub_module_handle",
     ),
     "model_fn_builder": (
-        "num_labels", "learning_rate", "num_train_steps", "num_warmup_steps", "use_tpu",
+        "num_labels",
+        "learning_rate",
+        "num_train_steps",
+        "num_warmup_steps",
+        "use_tpu",
         "bert_hub_module_handle",
     ),
     "create_tokenizer_from_hub_module": ("bert_hub_module_handle",),
     "main": ("argv",),
-}  # fmt: skip
+}
 
 
 def test_the_originals_names_and_parameters_are_there():
@@ -470,10 +514,16 @@ def parsed_flags(tmp_path):
 
     def parse(*args):
         flags.FLAGS.unparse_flags()
-        flags.FLAGS([
-            "run_classifier_with_tfhub.py", "--task_name=sst-2", "--do_train",
-            f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}", *args,
-        ])  # fmt: skip
+        flags.FLAGS(
+            [
+                "run_classifier_with_tfhub.py",
+                "--task_name=sst-2",
+                "--do_train",
+                f"--data_dir={tmp_path}",
+                f"--output_dir={tmp_path / 'out'}",
+                *args,
+            ]
+        )
         return hub_script
 
     yield parse

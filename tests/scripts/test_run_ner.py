@@ -22,8 +22,26 @@ from bert_lib.task_data import ner_data
 DEMO = os.path.join(REPO, "demo_data", "ner")
 
 # id:     0       1       2       3       4        5      6      7     8        9      10
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "dog", "is", "hairy", "cat",
-         "##s", "run", "lind", "##q", "##vist", "in", "oslo", "."]  # fmt: skip
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "dog",
+    "is",
+    "hairy",
+    "cat",
+    "##s",
+    "run",
+    "lind",
+    "##q",
+    "##vist",
+    "in",
+    "oslo",
+    ".",
+]
 #        11     12      13     14        15    16      17
 
 
@@ -60,13 +78,17 @@ def test_conll_reading_splits_sentences_and_keeps_line_numbers(ner, tmp_path):
 @pytest.mark.parametrize(
     "text,tag_column,message",
     [
-        ("a B-PER\nb O\nc\n", -1, r"train.txt, line 3: 1 columns where the file's first word "
-         r"line has 2"),
+        (
+            "a B-PER\nb O\nc\n",
+            -1,
+            r"train.txt, line 3: 1 columns where the file's first word "
+            r"line has 2",
+        ),
         ("a O\n", 0, r"train.txt, line 1: --tag_column=0 does not name a tag column"),
         ("\n\n-DOCSTART- O\n\n", -1, r"train.txt: no sentences"),
         ("", -1, r"train.txt: no sentences"),
     ],
-)  # fmt: skip
+)
 def test_bad_files_name_file_and_line(ner, tmp_path, text, tag_column, message):
     path = write_text(tmp_path / "train.txt", text)
     with pytest.raises(ValueError, match=message):
@@ -176,11 +198,17 @@ def parsed_flags(ner, tmp_path):
 
     def parse(*args):
         flags.FLAGS.unparse_flags()
-        flags.FLAGS([
-            "run_ner.py", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-            f"--data_dir={data}", f"--output_dir={tmp_path / 'out'}", "--max_seq_length=16",
-            *args,
-        ])  # fmt: skip
+        flags.FLAGS(
+            [
+                "run_ner.py",
+                f"--vocab_file={vocab}",
+                f"--bert_config_file={config}",
+                f"--data_dir={data}",
+                f"--output_dir={tmp_path / 'out'}",
+                "--max_seq_length=16",
+                *args,
+            ]
+        )
         return data
 
     yield parse
@@ -190,28 +218,44 @@ def parsed_flags(ner, tmp_path):
 @pytest.mark.parametrize(
     "files,args,message",
     [
-        ({"train.txt": "a B-PER\nb O\n\nc E-PER\n"}, ["--do_train"],
-         r"train.txt, line 4: tag 'E-PER' is not O or B-, I-<TYPE> \(--tag_scheme=IOB2\)"),
-        ({"train.txt": "a B-PER\n", "dev.txt": "a B-PER\n\nb B-ORG\n"},
-         ["--do_train", "--do_eval"],
-         r"dev.txt, line 3: tag 'B-ORG' is not in the label set \(O, B-PER\)"),
+        (
+            {"train.txt": "a B-PER\nb O\n\nc E-PER\n"},
+            ["--do_train"],
+            r"train.txt, line 4: tag 'E-PER' is not O or B-, I-<TYPE> \(--tag_scheme=IOB2\)",
+        ),
+        (
+            {"train.txt": "a B-PER\n", "dev.txt": "a B-PER\n\nb B-ORG\n"},
+            ["--do_train", "--do_eval"],
+            r"dev.txt, line 3: tag 'B-ORG' is not in the label set \(O, B-PER\)",
+        ),
         ({"dev.txt": "a O\n"}, ["--do_eval"], r"no tag set: --output_dir=.* has no labels.txt"),
         ({"dev.txt": "a O\n"}, ["--do_eval", "--labels=O,B-X,B-X"], r"a tag is given twice"),
         ({"dev.txt": "a O\n"}, ["--do_eval", "--labels=O,S-X"], r"--labels: tag 'S-X' is not"),
-        ({"dev.txt": "a O\n"}, ["--do_eval", "--labels=O", "--window_stride=15"],
-         r"--window_stride=15 must be between 1 and max_seq_length - 2 = 14"),
-        ({"dev.txt": "a O\n"}, ["--do_eval", "--labels=O", "--window_stride=0"],
-         r"--window_stride=0 must be between 1 and"),
+        (
+            {"dev.txt": "a O\n"},
+            ["--do_eval", "--labels=O", "--window_stride=15"],
+            r"--window_stride=15 must be between 1 and max_seq_length - 2 = 14",
+        ),
         ({}, ["--do_predict", "--labels=O"], r"test.txt: no such file"),
         ({}, [], r"At least one of `do_train`, `do_eval` or `do_predict'"),
     ],
-)  # fmt: skip
+)
 def test_bad_input_stops_before_any_work(ner, parsed_flags, tmp_path, files, args, message):
     data = parsed_flags(*args)
     for name, text in files.items():
         write_text(data / name, text)
     with pytest.raises(ValueError, match=message):
         ner.main([])
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_window_stride_its_rule_refuses_stops_the_command_line(parsed_flags, tmp_path):
+    """--window_stride=0 is refused as the flags are parsed (its rule: positive), before
+    main runs."""
+    from absl import flags
+
+    with pytest.raises(flags.IllegalFlagValueError, match="--window_stride must be positive"):
+        parsed_flags("--do_eval", "--labels=O", "--window_stride=0")
     assert not (tmp_path / "out").exists()
 
 
@@ -250,12 +294,21 @@ def demo_run(tmp_path_factory):
     config = write_bert_config(root / "bert_config.json", 30522)
     out = root / "out"
     proc = run_script(
-        "run_ner.py", "--do_train", "--do_eval", "--do_predict", f"--data_dir={data}",
-        f"--vocab_file={VOCAB_UNCASED}", f"--bert_config_file={config}",
-        f"--max_seq_length={SEQ}", "--train_batch_size=16", "--learning_rate=3e-3",
-        "--num_train_epochs=3", f"--output_dir={out}", f"--export_dir={root / 'export'}",
+        "run_ner.py",
+        "--do_train",
+        "--do_eval",
+        "--do_predict",
+        f"--data_dir={data}",
+        f"--vocab_file={VOCAB_UNCASED}",
+        f"--bert_config_file={config}",
+        f"--max_seq_length={SEQ}",
+        "--train_batch_size=16",
+        "--learning_rate=3e-3",
+        "--num_train_epochs=3",
+        f"--output_dir={out}",
+        f"--export_dir={root / 'export'}",
         "--tf_random_seed=1",
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return {"root": root, "out": out, "data": data}
 
@@ -268,13 +321,24 @@ def _results(path):
 def test_demo_run_beats_the_majority_tag_by_far(demo_run):
     result = _results(demo_run["out"] / "eval_results.txt")
     assert sorted(result) == [
-        "eval_f1", "eval_f1_LOC", "eval_f1_MISC", "eval_f1_ORG", "eval_f1_PER", "eval_loss",
-        "eval_precision", "eval_recall", "eval_token_accuracy", "global_step",
-    ]  # fmt: skip
+        "eval_f1",
+        "eval_f1_LOC",
+        "eval_f1_MISC",
+        "eval_f1_ORG",
+        "eval_f1_PER",
+        "eval_loss",
+        "eval_precision",
+        "eval_recall",
+        "eval_token_accuracy",
+        "global_step",
+    ]
     # Tagging every word O (the majority tag) finds no entity: F1 0.0, and its token
     # accuracy is the share of O in dev.txt, 0.672 (928 of 1381 words).
-    dev_tags = [line.split()[-1] for line in _lines(os.path.join(DEMO, "dev.txt")) if line
-                and not line.startswith("-DOCSTART-")]  # fmt: skip
+    dev_tags = [
+        line.split()[-1]
+        for line in _lines(os.path.join(DEMO, "dev.txt"))
+        if line and not line.startswith("-DOCSTART-")
+    ]
     majority_accuracy = dev_tags.count("O") / len(dev_tags)
     assert majority_accuracy == pytest.approx(0.672, abs=1e-3)
     # The tiny model after 3 epochs (81 steps) reached F1 0.92, token accuracy 0.986.
@@ -314,8 +378,16 @@ def test_predictions_have_one_line_per_input_line_and_match_eval(demo_run):
     rescored = ner_data.conll_scores(gold, guesses)
     assert rescored["eval_f1"] == pytest.approx(result["eval_f1"], abs=1e-6)
     assert _lines(demo_run["out"] / "labels.txt") == [
-        "O", "B-LOC", "B-MISC", "B-ORG", "B-PER", "I-LOC", "I-MISC", "I-ORG", "I-PER"
-    ]  # fmt: skip
+        "O",
+        "B-LOC",
+        "B-MISC",
+        "B-ORG",
+        "B-PER",
+        "I-LOC",
+        "I-MISC",
+        "I-ORG",
+        "I-PER",
+    ]
 
 
 @pytest.mark.slow
@@ -409,9 +481,14 @@ def test_bad_line_is_one_error_line_and_nothing_written(tmp_path):
     config = write_bert_config(tmp_path / "bert_config.json", len(VOCAB))
     out = tmp_path / "out"
     proc = run_script(
-        "run_ner.py", "--do_train", f"--data_dir={data}", f"--vocab_file={vocab}",
-        f"--bert_config_file={config}", "--max_seq_length=16", f"--output_dir={out}",
-    )  # fmt: skip
+        "run_ner.py",
+        "--do_train",
+        f"--data_dir={data}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--max_seq_length=16",
+        f"--output_dir={out}",
+    )
     assert error_line(proc) == (
         f"ERROR: {data / 'train.txt'}, line 6: 3 columns where the file's first word line has 2"
     )

@@ -10,7 +10,12 @@ import tensorflow as tf
 from helpers import GOLDEN, VOCAB_UNCASED, load_script, tiny_bert_config, write_text
 
 from bert_lib.export import predictor
-from bert_lib.task_data import classifier_data
+from bert_lib.task_data import (
+    classifier_data,
+    classifier_features,
+    classifier_metrics,
+    custom_data,
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,28 +35,28 @@ def test_csv_tsv_and_jsonl_give_the_same_rows_with_their_line_numbers(tmp_path):
         tmp_path / "b.jsonl",
         '{"text": "good, very good", "label": "pos"}\n\n{"text": "bad", "label": 3}\n',
     )
-    rows = classifier_data.read_rows(csv_path)
+    rows = custom_data.read_rows(csv_path)
     assert [dict(r) for r in rows] == [
         {"label": "pos", "text": "good, very good"},
         {"label": "neg", "text": "two\nlines"},
         {"label": "neg", "text": "bad"},
     ]
     assert [r.line_number for r in rows] == [2, 4, 6]
-    rows = classifier_data.read_rows(tsv_path)  # no quoting in TSV
+    rows = custom_data.read_rows(tsv_path)  # no quoting in TSV
     assert [r["text"] for r in rows] == ["good, very good", "two", '"bad']
     assert [r.line_number for r in rows] == [2, 4, 5]
-    rows = classifier_data.read_rows(jsonl_path)
+    rows = custom_data.read_rows(jsonl_path)
     assert [r.line_number for r in rows] == [1, 3]
-    assert classifier_data.row_labels(rows[1], "label", False, "|") == "3"
-    assert classifier_data.row_labels(rows[0], "label", True, "|") == ("pos",)
+    assert custom_data.row_labels(rows[1], "label", False, "|") == "3"
+    assert custom_data.row_labels(rows[0], "label", True, "|") == ("pos",)
 
 
 def test_multi_label_fields_split_on_the_delimiter_or_come_as_json_lists(tmp_path):
-    row = classifier_data.Row({"y": " a | b||a ", "z": ["c", "a"], "e": ""}, "f", 1)
-    assert classifier_data.row_labels(row, "y", True, "|") == ("a", "b")
-    assert classifier_data.row_labels(row, "z", True, "|") == ("c", "a")
-    assert classifier_data.row_labels(row, "e", True, "|") == ()
-    assert classifier_data.row_labels(row, "missing", True, "|") is None
+    row = custom_data.Row({"y": " a | b||a ", "z": ["c", "a"], "e": ""}, "f", 1)
+    assert custom_data.row_labels(row, "y", True, "|") == ("a", "b")
+    assert custom_data.row_labels(row, "z", True, "|") == ("c", "a")
+    assert custom_data.row_labels(row, "e", True, "|") == ()
+    assert custom_data.row_labels(row, "missing", True, "|") is None
 
 
 @pytest.mark.parametrize(
@@ -65,17 +70,17 @@ def test_multi_label_fields_split_on_the_delimiter_or_come_as_json_lists(tmp_pat
 )
 def test_malformed_rows_are_named_by_file_and_line(tmp_path, name, text, message):
     with pytest.raises(ValueError, match=message):
-        classifier_data.read_rows(write_text(tmp_path / name, text))
+        custom_data.read_rows(write_text(tmp_path / name, text))
 
 
 def test_split_files_are_found_by_extension(tmp_path):
     with pytest.raises(ValueError, match=r"no dev file \(looked for dev.csv, dev.tsv, dev.jsonl"):
-        classifier_data.find_split_file(str(tmp_path), "dev")
+        custom_data.find_split_file(str(tmp_path), "dev")
     write_text(tmp_path / "dev.jsonl", "")
-    assert classifier_data.find_split_file(str(tmp_path), "dev") == str(tmp_path / "dev.jsonl")
+    assert custom_data.find_split_file(str(tmp_path), "dev") == str(tmp_path / "dev.jsonl")
     write_text(tmp_path / "dev.csv", "")
     with pytest.raises(ValueError, match="several dev files"):
-        classifier_data.find_split_file(str(tmp_path), "dev")
+        custom_data.find_split_file(str(tmp_path), "dev")
 
 
 def test_custom_processor_checks_labels_and_allows_an_unlabeled_test_file(rc, tmp_path):
@@ -84,14 +89,14 @@ def test_custom_processor_checks_labels_and_allows_an_unlabeled_test_file(rc, tm
         tmp_path / "dev.jsonl", '{"q": "hi", "a": "x", "y": "a"}\n{"q": "o", "a": "p", "y": "c"}\n'
     )
     write_text(tmp_path / "test.tsv", "q\ta\nwhat\tnow\n")
-    processor = classifier_data.CustomProcessor(
-        text_a_column="q", text_b_column="a", label_column="y"
-    )
+    processor = custom_data.CustomProcessor(text_a_column="q", text_b_column="a", label_column="y")
     train = processor.get_train_examples(str(tmp_path))
     assert [(e.text_a, e.text_b, e.label) for e in train] == [
-        ("hi", "there", "b"), ("yo", "you", "a"), ("x", "z", "b")
-    ]  # fmt: skip
-    assert classifier_data.labels_from_examples(train, False) == ["a", "b"]
+        ("hi", "there", "b"),
+        ("yo", "you", "a"),
+        ("x", "z", "b"),
+    ]
+    assert custom_data.labels_from_examples(train, False) == ["a", "b"]
     processor.set_labels(["a", "b"])
     with pytest.raises(ValueError, match=r"dev.jsonl, line 2: label 'c' is not one of a, b"):
         processor.get_dev_examples(str(tmp_path))
@@ -110,18 +115,20 @@ class _Example:
 def test_balanced_class_weights_are_inverse_frequencies_counted_by_hand():
     examples = [_Example(y) for y in ["a", "a", "a", "b", "b", "c"]]
     # n / (k * count): 6 / (3 * 3), 6 / (3 * 2), 6 / (3 * 1)
-    weights = classifier_data.parse_class_weights("balanced", ["a", "b", "c"], examples, False)
+    weights = custom_data.parse_class_weights("balanced", ["a", "b", "c"], examples, False)
     np.testing.assert_allclose(weights, [2 / 3, 1.0, 2.0])
     multi = [_Example(y) for y in [("a", "b"), ("a",), ("b",), ("a",)]]
-    weights = classifier_data.parse_class_weights("balanced", ["a", "b"], multi, True)
+    weights = custom_data.parse_class_weights("balanced", ["a", "b"], multi, True)
     np.testing.assert_allclose(weights, [4 / (2 * 3), 4 / (2 * 2)])
-    assert classifier_data.parse_class_weights("c:3, a:0.5", ["a", "b", "c"], None, False) == [
-        0.5, 1.0, 3.0
-    ]  # fmt: skip
+    assert custom_data.parse_class_weights("c:3, a:0.5", ["a", "b", "c"], None, False) == [
+        0.5,
+        1.0,
+        3.0,
+    ]
     with pytest.raises(ValueError, match="'d:2' is not label:weight with a label of a, b"):
-        classifier_data.parse_class_weights("d:2", ["a", "b"], None, False)
+        custom_data.parse_class_weights("d:2", ["a", "b"], None, False)
     with pytest.raises(ValueError, match="label 'c' never occurs in the training set"):
-        classifier_data.parse_class_weights("balanced", ["a", "b", "c"], examples[:5], False)
+        custom_data.parse_class_weights("balanced", ["a", "b", "c"], examples[:5], False)
 
 
 def test_multi_label_metrics_match_hand_counts():
@@ -129,20 +136,20 @@ def test_multi_label_metrics_match_hand_counts():
     probabilities = [[0.9, 0.2, 0.4], [0.1, 0.7, 0.5], [0.8, 0.6, 0.1], [0.2, 0.3, 0.1]]
     # Predicted at 0.5: [1,0,0], [0,1,1], [1,1,0], [0,0,0].
     # Class 0: tp 2. Class 1: tp 2. Class 2: fn 1, fp 1. Micro: tp 4, fp 1, fn 1.
-    result = classifier_data.multi_label_metrics(gold, probabilities, 0.5)
+    result = classifier_metrics.multi_label_metrics(gold, probabilities, 0.5)
     assert result["eval_micro_f1"] == pytest.approx(8 / 10)
     assert result["eval_macro_f1"] == pytest.approx((1 + 1 + 0) / 3)
     assert result["eval_subset_accuracy"] == pytest.approx(2 / 4)
-    result = classifier_data.multi_label_metrics(gold, probabilities, 0.45)
+    result = classifier_metrics.multi_label_metrics(gold, probabilities, 0.45)
     assert result["eval_subset_accuracy"] == pytest.approx(2 / 4)  # row 1 now [0,1,1]
     assert result["eval_micro_f1"] == pytest.approx(8 / 10)
 
 
 def test_window_spans_cover_the_text_with_overlap():
-    assert classifier_data.window_spans(3, 4, 2) == [(0, 3)]
-    assert classifier_data.window_spans(10, 4, 3) == [(0, 4), (3, 4), (6, 4)]
-    assert classifier_data.window_spans(9, 4, 3) == [(0, 4), (3, 4), (6, 3)]
-    assert classifier_data.window_spans(6, 4, 4) == [(0, 4), (4, 2)]
+    assert classifier_features.window_spans(3, 4, 2) == [(0, 3)]
+    assert classifier_features.window_spans(10, 4, 3) == [(0, 4), (3, 4), (6, 4)]
+    assert classifier_features.window_spans(9, 4, 3) == [(0, 4), (3, 4), (6, 3)]
+    assert classifier_features.window_spans(6, 4, 4) == [(0, 4), (4, 2)]
 
 
 def test_windows_of_a_long_text_carry_its_label(rc, tmp_path):
@@ -151,14 +158,18 @@ def test_windows_of_a_long_text_carry_its_label(rc, tmp_path):
     vocab = write_text(tmp_path / "v.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\na\nb\nc\nd\ne\nf\n")
     tokenizer = tokenization.FullTokenizer(vocab, do_lower_case=True)
     example = rc.InputExample("x", "a b c d e f", None, "1")
-    windows = classifier_data.convert_example_windows(0, example, ["0", "1"], 6, tokenizer, 2)
+    windows = classifier_features.convert_example_windows(0, example, ["0", "1"], 6, tokenizer, 2)
     # Four pieces a window, starting 2 apart: a b c d | c d e f.
     assert [w.input_ids for w in windows] == [[2, 4, 5, 6, 7, 3], [2, 6, 7, 8, 9, 3]]
     assert all(w.label_id == 1 and w.input_mask == [1] * 6 for w in windows)
     short_example = rc.InputExample("y", "a b", None, "0")
-    short = classifier_data.convert_example_windows(0, short_example, ["0", "1"], 6, tokenizer, 2)
+    short = classifier_features.convert_example_windows(
+        0, short_example, ["0", "1"], 6, tokenizer, 2
+    )
     assert [w.input_ids for w in short] == [[2, 4, 5, 3, 0, 0]]
-    combined = classifier_data.combine_windows([[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]], [0, 0, 1], 2)
+    combined = classifier_metrics.combine_windows(
+        [[0.2, 0.8], [0.6, 0.4], [0.5, 0.5]], [0, 0, 1], 2
+    )
     np.testing.assert_allclose(combined, [[0.4, 0.6], [0.5, 0.5]], rtol=1e-6)
 
 
@@ -171,15 +182,24 @@ def _head_outputs(rc, labels, num_labels, **kwargs):
         ids = tf.constant([[2, 5, 6, 3], [2, 9, 3, 0], [2, 7, 8, 3]], tf.int32)
         mask = tf.cast(ids > 0, tf.int32)
         loss, per_example, logits, probabilities = rc.create_model(
-            config, False, ids, mask, tf.zeros_like(ids), tf.constant(labels), num_labels,
-            False, **kwargs,
-        )  # fmt: skip
+            config,
+            False,
+            ids,
+            mask,
+            tf.zeros_like(ids),
+            tf.constant(labels),
+            num_labels,
+            False,
+            **kwargs,
+        )
         bias = [v for v in tf.compat.v1.global_variables() if v.op.name == "output_bias"][0]
         with tf.compat.v1.Session() as sess:
             sess.run(tf.compat.v1.global_variables_initializer())
             sess.run(bias.assign(np.linspace(-1, 1, num_labels).astype(np.float32)))
-            return [np.asarray(v, np.float64) for v in
-                    sess.run([loss, per_example, logits, probabilities])]  # fmt: skip
+            return [
+                np.asarray(v, np.float64)
+                for v in sess.run([loss, per_example, logits, probabilities])
+            ]
 
 
 def test_multi_label_loss_with_class_weights_matches_numpy(rc):
@@ -230,9 +250,10 @@ def test_predictor_encoder_gives_the_original_tokenizer_ids_on_the_golden_inputs
     expected = [cls] + records[0]["ids"] + [sep] + records[1]["ids"] + [sep]
     assert pair["input_ids"][0, : len(expected)].tolist() == expected
     assert pair["segment_ids"][0].tolist() == (
-        [0] * (len(records[0]["ids"]) + 2) + [1] * (len(records[1]["ids"]) + 1)
+        [0] * (len(records[0]["ids"]) + 2)
+        + [1] * (len(records[1]["ids"]) + 1)
         + [0] * (64 - len(expected))
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -245,9 +266,17 @@ def parse_flags(rc, tmp_path):
 
     def parse(*args):
         flags.FLAGS.unparse_flags()
-        flags.FLAGS(["run_classifier.py", f"--vocab_file={vocab}", f"--bert_config_file={config}",
-                     f"--data_dir={tmp_path}", f"--output_dir={tmp_path / 'out'}",
-                     "--max_seq_length=16", *args])  # fmt: skip
+        flags.FLAGS(
+            [
+                "run_classifier.py",
+                f"--vocab_file={vocab}",
+                f"--bert_config_file={config}",
+                f"--data_dir={tmp_path}",
+                f"--output_dir={tmp_path / 'out'}",
+                "--max_seq_length=16",
+                *args,
+            ]
+        )
 
     yield parse
     flags.FLAGS.unparse_flags()
@@ -256,18 +285,24 @@ def parse_flags(rc, tmp_path):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--task_name=sst-2", "--do_train", "--multi_label"],
-         "--multi_label needs --task_name=custom"),
-        (["--task_name=custom", "--do_train", "--long_text_windows", "--window_stride=15"],
-         "--window_stride=15: must be between 1 and max_seq_length - 2 (14)"),
+        (
+            ["--task_name=sst-2", "--do_train", "--multi_label"],
+            "--multi_label needs --task_name=custom",
+        ),
+        (
+            ["--task_name=custom", "--do_train", "--long_text_windows", "--window_stride=15"],
+            "--window_stride=15: must be between 1 and max_seq_length - 2 (14)",
+        ),
         (["--task_name=custom", "--do_predict"], "no train file in --data_dir="),
         (["--task_name=sts-b", "--do_eval", "--class_weights=balanced"], "is a regression task"),
         (["--task_name=custom", "--do_predict", "--labels=a,,b"], "--labels=a,,b: empty label"),
         (["--task_name=custom", "--do_predict", "--labels=a"], "needs at least two labels"),
-        (["--task_name=custom", "--predict_text_file=/no/such.txt"],
-         "--predict_text_file: no such file: /no/such.txt"),
+        (
+            ["--task_name=custom", "--predict_text_file=/no/such.txt"],
+            "--predict_text_file: no such file: /no/such.txt",
+        ),
     ],
-)  # fmt: skip
+)
 def test_new_flag_errors_come_before_any_work(rc, parse_flags, tmp_path, args, message):
     parse_flags(*args)
     with pytest.raises(ValueError) as info:
@@ -278,39 +313,47 @@ def test_new_flag_errors_come_before_any_work(rc, parse_flags, tmp_path, args, m
 
 def test_text_file_lines_become_examples_and_records(rc, tmp_path):
     path = write_text(tmp_path / "t.txt", "one text\n\n  a ||| b  \nx ||| y ||| z\n")
-    examples = classifier_data.read_text_examples(path, ["neg", "pos"], False)
+    examples = classifier_features.read_text_examples(path, ["neg", "pos"], False)
     assert [(e.text_a, e.text_b) for e in examples] == [
-        ("one text", None), ("a", "b"), ("x ||| y", "z")
-    ]  # fmt: skip
+        ("one text", None),
+        ("a", "b"),
+        ("x ||| y", "z"),
+    ]
     records = predictor.prediction_records(
-        [(e.text_a, e.text_b) for e in examples[:2]], [[0.3, 0.7], [0.9, 0.1]], ["neg", "pos"],
-        False, 0.5,
-    )  # fmt: skip
+        [(e.text_a, e.text_b) for e in examples[:2]],
+        [[0.3, 0.7], [0.9, 0.1]],
+        ["neg", "pos"],
+        False,
+        0.5,
+    )
     assert records == [
         {"text_a": "one text", "label": "pos", "probabilities": {"neg": 0.3, "pos": 0.7}},
         {"text_a": "a", "text_b": "b", "label": "neg", "probabilities": {"neg": 0.9, "pos": 0.1}},
     ]
-    (multi,) = predictor.prediction_records([("t", None)], [[0.6, 0.2, 0.5]], ["a", "b", "c"],
-                                            True, 0.5)  # fmt: skip
+    (multi,) = predictor.prediction_records(
+        [("t", None)], [[0.6, 0.2, 0.5]], ["a", "b", "c"], True, 0.5
+    )
     assert multi["labels"] == ["a", "c"]
     with pytest.raises(ValueError, match="no text in the file"):
-        classifier_data.read_text_examples(write_text(tmp_path / "e.txt", "\n \n"), None, False)
+        classifier_features.read_text_examples(
+            write_text(tmp_path / "e.txt", "\n \n"), None, False
+        )
 
 
 def test_a_csv_saved_by_excel_with_a_byte_order_mark_is_read(tmp_path):
     """Excel's "CSV UTF-8" starts the file with U+FEFF; it is not part of the first name."""
     path = tmp_path / "train.csv"
     path.write_bytes("\ufefftext,label\nsehr gut,pos\n".encode("utf-8"))
-    (row,) = classifier_data.read_rows(str(path))
-    assert classifier_data.row_text(row, "text") == "sehr gut"
-    assert classifier_data.row_labels(row, "label", False, "|") == "pos"
+    (row,) = custom_data.read_rows(str(path))
+    assert custom_data.row_text(row, "text") == "sehr gut"
+    assert custom_data.row_labels(row, "label", False, "|") == "pos"
 
 
 def test_a_non_utf8_row_names_the_file_and_line(tmp_path):
     path = tmp_path / "train.tsv"
     path.write_bytes(b"text\tlabel\ngood\tpos\ncaf\xe9\tneg\n")
     with pytest.raises(classifier_data.UsageError, match=r"train.tsv: line 3 is not UTF-8 text"):
-        classifier_data.read_rows(str(path))
+        custom_data.read_rows(str(path))
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bert_lib.plumbing import eval_results
-from bert_lib.task_data import classifier_data
+from bert_lib.task_data import classifier_metrics, classifier_output
 
 LABELS = [1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1]
 PREDS = [1, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0, 0]
@@ -64,31 +64,35 @@ def _ranks_by_counting(values):
 
 def test_matthews_matches_the_signed_correlation():
     expected = _mcc_from_signed_correlation(LABELS, PREDS)
-    assert classifier_data.matthews_corrcoef(LABELS, PREDS) == pytest.approx(expected, abs=1e-12)
+    assert classifier_metrics.matthews_corrcoef(LABELS, PREDS) == pytest.approx(
+        expected, abs=1e-12
+    )
     # A hand count as well: tp=5 tn=3 fp=2 fn=2 -> (15-4)/sqrt(7*7*5*5) = 11/35.
-    assert classifier_data.matthews_corrcoef(LABELS, PREDS) == pytest.approx(11 / 35, abs=1e-12)
+    assert classifier_metrics.matthews_corrcoef(LABELS, PREDS) == pytest.approx(11 / 35, abs=1e-12)
 
 
 def test_matthews_for_three_classes_matches_one_hot_covariance():
     labels = [0, 1, 2, 2, 1, 0, 0, 2, 1, 1]
     preds = [0, 2, 2, 1, 1, 0, 1, 2, 1, 0]
     expected = _mcc_from_one_hot_covariance(labels, preds, 3)
-    assert classifier_data.matthews_corrcoef(labels, preds) == pytest.approx(expected, abs=1e-12)
+    assert classifier_metrics.matthews_corrcoef(labels, preds) == pytest.approx(
+        expected, abs=1e-12
+    )
 
 
 def test_matthews_is_zero_when_one_side_is_constant():
-    assert classifier_data.matthews_corrcoef([0, 1, 1, 0], [1, 1, 1, 1]) == 0.0
+    assert classifier_metrics.matthews_corrcoef([0, 1, 1, 0], [1, 1, 1, 1]) == 0.0
 
 
 def test_f1_and_accuracy():
-    assert classifier_data.f1_score(LABELS, PREDS) == pytest.approx(
+    assert classifier_metrics.f1_score(LABELS, PREDS) == pytest.approx(
         _f1_from_precision_recall(LABELS, PREDS), abs=1e-12
     )
-    assert classifier_data.f1_score(LABELS, PREDS) == pytest.approx(
+    assert classifier_metrics.f1_score(LABELS, PREDS) == pytest.approx(
         10 / 14, abs=1e-12
     )  # 2*5/(10+2+2)
-    assert classifier_data.accuracy(LABELS, PREDS) == pytest.approx(8 / 12)
-    assert classifier_data.f1_score([0, 0], [0, 0]) == 0.0
+    assert classifier_metrics.accuracy(LABELS, PREDS) == pytest.approx(8 / 12)
+    assert classifier_metrics.f1_score([0, 0], [0, 0]) == 0.0
 
 
 SCORES_GOLD = [5.0, 3.8, 0.0, 2.5, 2.5, 4.2, 1.0, 0.4, 2.5, 3.0]
@@ -97,7 +101,7 @@ SCORES_PRED = [4.6, 3.1, 0.7, 2.0, 3.3, 4.4, 1.5, 0.7, 2.2, 3.1]
 
 def test_pearson_matches_the_sums_formula():
     expected = _pearson_from_sums(SCORES_GOLD, SCORES_PRED)
-    assert classifier_data.pearson_correlation(SCORES_GOLD, SCORES_PRED) == pytest.approx(
+    assert classifier_metrics.pearson_correlation(SCORES_GOLD, SCORES_PRED) == pytest.approx(
         expected, abs=1e-12
     )
 
@@ -106,22 +110,22 @@ def test_spearman_averages_tied_ranks():
     # Both vectors have ties (2.5 three times, 0.7 twice).
     assert _ranks_by_counting([2.5, 1.0, 2.5, 2.5, 0.0]) == [4.0, 2.0, 4.0, 4.0, 1.0]
     expected = _pearson_from_sums(_ranks_by_counting(SCORES_GOLD), _ranks_by_counting(SCORES_PRED))
-    got = classifier_data.spearman_correlation(SCORES_GOLD, SCORES_PRED)
+    got = classifier_metrics.spearman_correlation(SCORES_GOLD, SCORES_PRED)
     assert got == pytest.approx(expected, abs=1e-12)
     # A monotone transform leaves Spearman unchanged but not Pearson.
     cubed = [v**3 for v in SCORES_PRED]
-    assert classifier_data.spearman_correlation(SCORES_GOLD, cubed) == pytest.approx(
+    assert classifier_metrics.spearman_correlation(SCORES_GOLD, cubed) == pytest.approx(
         got, abs=1e-12
     )
-    assert classifier_data.pearson_correlation(SCORES_GOLD, cubed) != pytest.approx(
-        classifier_data.pearson_correlation(SCORES_GOLD, SCORES_PRED), abs=1e-3
+    assert classifier_metrics.pearson_correlation(SCORES_GOLD, cubed) != pytest.approx(
+        classifier_metrics.pearson_correlation(SCORES_GOLD, SCORES_PRED), abs=1e-3
     )
 
 
 def test_compute_metrics_names_keys_after_the_metric():
-    result = classifier_data.compute_metrics(("mcc",), LABELS, PREDS)
+    result = classifier_metrics.compute_metrics(("mcc",), LABELS, PREDS)
     assert list(result) == ["eval_mcc"]
-    result = classifier_data.compute_metrics(("pearson", "spearman"), SCORES_GOLD, SCORES_PRED)
+    result = classifier_metrics.compute_metrics(("pearson", "spearman"), SCORES_GOLD, SCORES_PRED)
     assert sorted(result) == ["eval_pearson", "eval_spearman"]
 
 
@@ -152,9 +156,10 @@ def test_test_results_print_str_of_each_float32():
         np.array([0.1, 0.9], dtype=np.float32),
         np.array([1 / 3, 2 / 3], dtype=np.float32),
     ]
-    assert classifier_data.format_test_results(outputs) == "0.1\t0.9\n0.33333334\t0.6666667\n"
+    assert classifier_output.format_test_results(outputs) == "0.1\t0.9\n0.33333334\t0.6666667\n"
     assert (
-        classifier_data.format_test_results([np.float32(2.5), np.float32(0.125)]) == "2.5\n0.125\n"
+        classifier_output.format_test_results([np.float32(2.5), np.float32(0.125)])
+        == "2.5\n0.125\n"
     )
 
 
@@ -164,9 +169,9 @@ def test_glue_submission_uses_label_names_and_scores():
         np.array([0.5, 0.1, 0.4], dtype=np.float32),
     ]
     labels = ["contradiction", "entailment", "neutral"]
-    assert classifier_data.format_glue_submission(outputs, labels) == (
+    assert classifier_output.format_glue_submission(outputs, labels) == (
         "index\tprediction\n0\tentailment\n1\tcontradiction\n"
     )
-    assert classifier_data.format_glue_submission(
+    assert classifier_output.format_glue_submission(
         [np.float32(3.14159), np.float32(0.5)], None
     ) == ("index\tprediction\n0\t3.142\n1\t0.500\n")

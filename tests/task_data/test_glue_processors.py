@@ -6,7 +6,7 @@ import os
 import pytest
 from helpers import load_script
 
-from bert_lib.task_data import classifier_data
+from bert_lib.task_data import classifier_tasks
 
 
 @pytest.fixture(scope="module")
@@ -23,10 +23,19 @@ def _write(directory, files):
 
 
 MNLI_HEADER_TRAIN = [
-    "index", "promptID", "pairID", "genre", "sentence1_binary_parse",
-    "sentence2_binary_parse", "sentence1_parse", "sentence2_parse", "sentence1",
-    "sentence2", "label1", "gold_label",
-]  # fmt: skip
+    "index",
+    "promptID",
+    "pairID",
+    "genre",
+    "sentence1_binary_parse",
+    "sentence2_binary_parse",
+    "sentence1_parse",
+    "sentence2_parse",
+    "sentence1",
+    "sentence2",
+    "label1",
+    "gold_label",
+]
 MNLI_HEADER_DEV = (
     MNLI_HEADER_TRAIN[:11] + ["label2", "label3", "label4", "label5"] + ["gold_label"]
 )
@@ -34,23 +43,61 @@ MNLI_HEADER_TEST = MNLI_HEADER_TRAIN[:10]
 
 
 def _mnli_row(index, s1, s2, labels=()):
-    return [str(index), "31193", f"{index}n", "government", "( ( x ) )", "( y )", "(ROOT x)",
-            "(ROOT y)", s1, s2] + list(labels)  # fmt: skip
+    return [
+        str(index),
+        "31193",
+        f"{index}n",
+        "government",
+        "( ( x ) )",
+        "( y )",
+        "(ROOT x)",
+        "(ROOT y)",
+        s1,
+        s2,
+    ] + list(labels)
 
 
-STSB_HEADER = ["index", "genre", "filename", "year", "old_index", "source1", "source2",
-               "sentence1", "sentence2"]  # fmt: skip
+STSB_HEADER = [
+    "index",
+    "genre",
+    "filename",
+    "year",
+    "old_index",
+    "source1",
+    "source2",
+    "sentence1",
+    "sentence2",
+]
 
 
 def _stsb_row(index, s1, s2, score=None):
-    row = [str(index), "main-captions", "MSRvid", "2012test", f"000{index}", "none", "none",
-           s1, s2]  # fmt: skip
+    row = [
+        str(index),
+        "main-captions",
+        "MSRvid",
+        "2012test",
+        f"000{index}",
+        "none",
+        "none",
+        s1,
+        s2,
+    ]
     return row + ([score] if score is not None else [])
 
 
-XNLI_DEV_HEADER = ["language", "gold_label", "sentence1_binary_parse",
-                   "sentence2_binary_parse", "sentence1_parse", "sentence2_parse",
-                   "sentence1", "sentence2", "promptID", "pairID", "genre"]  # fmt: skip
+XNLI_DEV_HEADER = [
+    "language",
+    "gold_label",
+    "sentence1_binary_parse",
+    "sentence2_binary_parse",
+    "sentence1_parse",
+    "sentence2_parse",
+    "sentence1",
+    "sentence2",
+    "promptID",
+    "pairID",
+    "genre",
+]
 
 
 def _xnli_row(lang, label, s1, s2):
@@ -361,7 +408,7 @@ CASES = {
 def test_processor_reads_the_real_layout(rc, tmp_path, task):
     files, expectations = CASES[task]
     _write(str(tmp_path), files)
-    processor = classifier_data.get_processor(task.upper())
+    processor = classifier_tasks.get_processor(task.upper())
     for split, expected in expectations:
         examples = getattr(processor, f"get_{split}_examples")(str(tmp_path))
         got = [(e.guid, e.text_a, e.text_b, e.label) for e in examples]
@@ -370,8 +417,8 @@ def test_processor_reads_the_real_layout(rc, tmp_path, task):
 
 def test_labels_and_metrics_of_each_task(rc):
     labels = {
-        name: classifier_data.get_processor(name).get_labels()
-        for name in classifier_data.PROCESSORS
+        name: classifier_tasks.get_processor(name).get_labels()
+        for name in classifier_tasks.PROCESSORS
     }
     assert labels["cola"] == labels["mrpc"] == labels["sst-2"] == ["0", "1"]
     assert labels["qqp"] == labels["wnli"] == ["0", "1"]
@@ -380,8 +427,8 @@ def test_labels_and_metrics_of_each_task(rc):
     assert labels["qnli"] == labels["rte"] == ["entailment", "not_entailment"]
     assert labels["sts-b"] is None
     metrics = {
-        name: classifier_data.get_processor(name).metric_names
-        for name in classifier_data.PROCESSORS
+        name: classifier_tasks.get_processor(name).metric_names
+        for name in classifier_tasks.PROCESSORS
     }
     assert metrics["cola"] == ("mcc",)
     assert metrics["mrpc"] == metrics["qqp"] == ("f1",)
@@ -394,24 +441,50 @@ def test_original_public_names_keep_their_signatures(rc):
         assert issubclass(getattr(rc, name), rc.DataProcessor)
     expected = {
         "InputExample": ["guid", "text_a", "text_b", "label"],
-        "InputFeatures": ["input_ids", "input_mask", "segment_ids", "label_id",
-                          "is_real_example"],
-        "convert_single_example": ["ex_index", "example", "label_list", "max_seq_length",
-                                   "tokenizer"],
-        "file_based_convert_examples_to_features": ["examples", "label_list",
-                                                    "max_seq_length", "tokenizer",
-                                                    "output_file"],
-        "file_based_input_fn_builder": ["input_file", "seq_length", "is_training",
-                                        "drop_remainder"],
-        "create_model": ["bert_config", "is_training", "input_ids", "input_mask",
-                         "segment_ids", "labels", "num_labels", "use_one_hot_embeddings"],
-        "model_fn_builder": ["bert_config", "num_labels", "init_checkpoint", "learning_rate",
-                             "num_train_steps", "num_warmup_steps", "use_tpu",
-                             "use_one_hot_embeddings"],
+        "InputFeatures": ["input_ids", "input_mask", "segment_ids", "label_id", "is_real_example"],
+        "convert_single_example": [
+            "ex_index",
+            "example",
+            "label_list",
+            "max_seq_length",
+            "tokenizer",
+        ],
+        "file_based_convert_examples_to_features": [
+            "examples",
+            "label_list",
+            "max_seq_length",
+            "tokenizer",
+            "output_file",
+        ],
+        "file_based_input_fn_builder": [
+            "input_file",
+            "seq_length",
+            "is_training",
+            "drop_remainder",
+        ],
+        "create_model": [
+            "bert_config",
+            "is_training",
+            "input_ids",
+            "input_mask",
+            "segment_ids",
+            "labels",
+            "num_labels",
+            "use_one_hot_embeddings",
+        ],
+        "model_fn_builder": [
+            "bert_config",
+            "num_labels",
+            "init_checkpoint",
+            "learning_rate",
+            "num_train_steps",
+            "num_warmup_steps",
+            "use_tpu",
+            "use_one_hot_embeddings",
+        ],
         "input_fn_builder": ["features", "seq_length", "is_training", "drop_remainder"],
-        "convert_examples_to_features": ["examples", "label_list", "max_seq_length",
-                                         "tokenizer"],
-    }  # fmt: skip
+        "convert_examples_to_features": ["examples", "label_list", "max_seq_length", "tokenizer"],
+    }
     for name, params in expected.items():
         signature = inspect.signature(getattr(rc, name))
         got = [p for p in signature.parameters if p != "self"]
@@ -432,11 +505,22 @@ def test_read_tsv_does_no_quote_processing(rc, tmp_path):
 
 def test_unknown_task_lists_the_known_ones(rc):
     with pytest.raises(ValueError) as info:
-        classifier_data.get_processor("glue-x")
+        classifier_tasks.get_processor("glue-x")
     message = str(info.value)
     assert message.startswith("Task not found: glue-x")
-    for name in ("cola", "mnli", "mnli-mm", "mrpc", "qnli", "qqp", "rte", "sst-2", "sts-b",
-                 "wnli", "xnli"):  # fmt: skip
+    for name in (
+        "cola",
+        "mnli",
+        "mnli-mm",
+        "mrpc",
+        "qnli",
+        "qqp",
+        "rte",
+        "sst-2",
+        "sts-b",
+        "wnli",
+        "xnli",
+    ):
         assert name in message
 
 
@@ -494,11 +578,11 @@ def test_unknown_task_lists_the_known_ones(rc):
 def test_bad_rows_name_the_file_and_line(rc, tmp_path, task, name, rows, pattern):
     _write(str(tmp_path), {name: rows})
     with pytest.raises(ValueError, match=pattern) as info:
-        classifier_data.get_processor(task).get_train_examples(str(tmp_path))
+        classifier_tasks.get_processor(task).get_train_examples(str(tmp_path))
     assert str(tmp_path / name) in str(info.value)
     assert "\n" not in str(info.value)
 
 
 def test_missing_file_is_a_clear_error(rc, tmp_path):
     with pytest.raises(ValueError, match=r"dev\.tsv: no such file"):
-        classifier_data.get_processor("rte").get_dev_examples(str(tmp_path))
+        classifier_tasks.get_processor("rte").get_dev_examples(str(tmp_path))
