@@ -44,10 +44,15 @@ def framework_module():
     names = {
         name: getattr(_V1.train, name)
         for name in (
-            "list_variables", "load_checkpoint", "load_variable", "init_from_checkpoint",
-            "get_or_create_global_step", "get_global_step", "create_global_step",
+            "list_variables",
+            "load_checkpoint",
+            "load_variable",
+            "init_from_checkpoint",
+            "get_or_create_global_step",
+            "get_global_step",
+            "create_global_step",
         )
-    }  # fmt: skip
+    }
     names.update(
         {
             "get_variables_to_restore": get_variables_to_restore,

@@ -63,12 +63,18 @@ def _checkpoint_management():
     return {
         name: getattr(_V1.train, name)
         for name in (
-            "CheckpointState", "checkpoint_exists", "generate_checkpoint_state_proto",
-            "get_checkpoint_mtimes", "get_checkpoint_state", "latest_checkpoint",
-            "remove_checkpoint", "update_checkpoint_state", "CheckpointManager",
+            "CheckpointState",
+            "checkpoint_exists",
+            "generate_checkpoint_state_proto",
+            "get_checkpoint_mtimes",
+            "get_checkpoint_state",
+            "latest_checkpoint",
+            "remove_checkpoint",
+            "update_checkpoint_state",
+            "CheckpointManager",
         )
         if hasattr(_V1.train, name)
-    }  # fmt: skip
+    }
 
 
 def _tf1_names(path):
@@ -120,14 +126,26 @@ def _own_modules(tf1):
     tpu = tf1.contrib.tpu
     estimator_names = {
         name: getattr(estimator, name)
-        for name in ("Estimator", "EstimatorSpec", "ModeKeys", "RunConfig", "TrainSpec",
-                     "EvalSpec", "train_and_evaluate")
-    }  # fmt: skip
+        for name in (
+            "Estimator",
+            "EstimatorSpec",
+            "ModeKeys",
+            "RunConfig",
+            "TrainSpec",
+            "EvalSpec",
+            "train_and_evaluate",
+        )
+    }
     tpu_names = {
         name: getattr(tpu, name)
-        for name in ("TPUEstimator", "TPUEstimatorSpec", "RunConfig", "TPUConfig",
-                     "InputPipelineConfig")
-    }  # fmt: skip
+        for name in (
+            "TPUEstimator",
+            "TPUEstimatorSpec",
+            "RunConfig",
+            "TPUConfig",
+            "InputPipelineConfig",
+        )
+    }
     return {
         "estimator": estimator_names,
         "estimator.estimator": estimator_names,
@@ -193,8 +211,9 @@ def python_module(tf1):
 
     # tensorflow.python.layers.core.Dense and the like are tf.layers; tensorflow.python.keras
     # is tf.keras (its layers, initializers, ...).
-    layer_modules = {(name,) for name in ("base", "core", "layers", "normalization",
-                                          "convolutional", "pooling")}  # fmt: skip
+    layer_modules = {
+        (name,) for name in ("base", "core", "layers", "normalization", "convolutional", "pooling")
+    }
     aliases = {
         "layers": ModulePath("tensorflow.python.layers", tf1.layers, layer_modules),
         "keras": tf1.keras,

@@ -75,9 +75,24 @@ def _run_alone(module, tmp_path, source, *args):
 # ---------------------------------------------------------------- tokenization
 
 VOCAB = [
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "un", "##aff", "##able",
-    "hotel", "##s", ",", "!", "caf", "##e", "我", "是",
-]  # fmt: skip
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "un",
+    "##aff",
+    "##able",
+    "hotel",
+    "##s",
+    ",",
+    "!",
+    "caf",
+    "##e",
+    "我",
+    "是",
+]
 
 
 def test_tokenization_alone_without_tensorflow(tmp_path):
@@ -121,9 +136,20 @@ def test_tokenization_alone_without_tensorflow(tmp_path):
     # "cafe"), punctuation and each CJK character split off, then the longest
     # vocabulary piece first; "xyz" has no pieces.
     assert result["tokens"] == [
-        "the", "un", "##aff", "##able", "hotel", "##s", ",", "caf", "##e", "!",
-        "我", "是", "[UNK]",
-    ]  # fmt: skip
+        "the",
+        "un",
+        "##aff",
+        "##able",
+        "hotel",
+        "##s",
+        ",",
+        "caf",
+        "##e",
+        "!",
+        "我",
+        "是",
+        "[UNK]",
+    ]
     assert result["ids"] == [5, 6, 7, 8, 9, 10, 11, 13, 14, 12, 15, 16, 1]
     assert result["back"] == ["[CLS]", "hotel", "##s", "[SEP]"]
     assert result["cased"] == ["[UNK]", "hotel", "##s"]  # "The" is not in the vocabulary

@@ -475,9 +475,10 @@ def _record_starts(data):
 def test_flipped_byte_in_pretraining_records_names_file_and_record(inputs, tmp_path, which):
     records = tmp_path / "records.tfrecord"
     result = _run(
-        "create_pretraining_data.py", *_records_args(tmp_path, records.name),
+        "create_pretraining_data.py",
+        *_records_args(tmp_path, records.name),
         f"--vocab_file={inputs['vocab']}",
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
     data = bytearray(records.read_bytes())
     starts = _record_starts(data)

@@ -611,14 +611,15 @@ def test_config_with_more_layers_than_the_init_checkpoint(inputs, tmp_path):
     last = _assert_fails(
         tmp_path,
         "run_classifier.py",
-        _classifier(inputs, tmp_path / "out", bert_config_file=bigger,
-                    init_checkpoint=inputs["ckpt"]),
+        _classifier(
+            inputs, tmp_path / "out", bert_config_file=bigger, init_checkpoint=inputs["ckpt"]
+        ),
         bigger,
         inputs["ckpt"],
         "2 layers",
         "1 in the checkpoint",
         "--allow_partial_init_checkpoint",
-    )  # fmt: skip
+    )
     assert "bert/encoder/layer_1/" in last
 
 
@@ -638,9 +639,12 @@ def test_config_missing_an_architecture_key(inputs, tmp_path):
     del config["num_hidden_layers"]
     path = write_text(tmp_path / "no_layers.json", json.dumps(config))
     _assert_fails(
-        tmp_path, "run_squad.py", _squad(inputs, tmp_path / "out", bert_config_file=path),
-        path, "num_hidden_layers",
-    )  # fmt: skip
+        tmp_path,
+        "run_squad.py",
+        _squad(inputs, tmp_path / "out", bert_config_file=path),
+        path,
+        "num_hidden_layers",
+    )
 
 
 @pytest.mark.parametrize("vocab_size, words", [(400, "400"), (len(SPECIAL) + 10, "ids from")])
@@ -652,8 +656,11 @@ def test_vocab_that_does_not_fit_vocab_size(inputs, tmp_path, vocab_size, words)
         tmp_path,
         "run_classifier.py",
         _classifier(inputs, tmp_path / "out", bert_config_file=config),
-        inputs["vocab"], config, str(len(SPECIAL) + len(WORDS)), words,
-    )  # fmt: skip
+        inputs["vocab"],
+        config,
+        str(len(SPECIAL) + len(WORDS)),
+        words,
+    )
 
 
 def test_extract_features_refuses_an_input_without_text(inputs, tmp_path):
@@ -665,9 +672,12 @@ def test_extract_features_refuses_an_input_without_text(inputs, tmp_path):
 
 def test_squad_doc_stride_larger_than_a_window(inputs, tmp_path):
     _assert_fails(
-        tmp_path, "run_squad.py", _squad(inputs, tmp_path / "out", doc_stride="40"),
-        "--doc_stride=40", "29",
-    )  # fmt: skip
+        tmp_path,
+        "run_squad.py",
+        _squad(inputs, tmp_path / "out", doc_stride="40"),
+        "--doc_stride=40",
+        "29",
+    )
 
 
 # ---------------------------------------------------------------- text that is not UTF-8,
@@ -687,8 +697,7 @@ def _with_latin1_line(path, lines, bad_line=3):
 def _glue_tsv(inputs, tmp):
     data = tmp / "glue"
     data.mkdir()
-    rows = ["sentence\tlabel", "the film was good .\t1", "the food was bad .\t0",
-            "awful .\t0"]  # fmt: skip
+    rows = ["sentence\tlabel", "the film was good .\t1", "the food was bad .\t0", "awful .\t0"]
     for split in ("train", "dev", "test"):
         _with_latin1_line(data / f"{split}.tsv", rows)
     return str(data / "train.tsv"), _classifier(inputs, tmp / "out", data_dir=data)
@@ -705,9 +714,13 @@ def _custom_csv(inputs, tmp):
 def _text_file(inputs, tmp):
     path = _with_latin1_line(tmp / "texts.txt", ["good", "bad", "fine"])
     return path, _classifier(
-        inputs, tmp / "out", do_train=None, do_eval=None, predict_text_file=path,
+        inputs,
+        tmp / "out",
+        do_train=None,
+        do_eval=None,
+        predict_text_file=path,
         init_checkpoint=inputs["ckpt"],
-    )  # fmt: skip
+    )
 
 
 def _conll(inputs, tmp):
@@ -717,11 +730,14 @@ def _conll(inputs, tmp):
     path = _with_latin1_line(data / "train.txt", lines)
     args = flag_args(
         {
-            "data_dir": str(data), "do_train": "true", "vocab_file": inputs["vocab"],
-            "bert_config_file": inputs["config"], "max_seq_length": "32",
+            "data_dir": str(data),
+            "do_train": "true",
+            "vocab_file": inputs["vocab"],
+            "bert_config_file": inputs["config"],
+            "max_seq_length": "32",
             "output_dir": str(tmp / "out"),
         }
-    )  # fmt: skip
+    )
     return path, args
 
 
@@ -755,19 +771,23 @@ def test_text_that_is_not_utf8_is_named_by_file_and_line(inputs, tmp_path, scrip
 @pytest.mark.parametrize("batch", ["0", "-4"])
 def test_non_positive_batch_size(inputs, tmp_path, batch):
     _assert_fails(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         _classifier(inputs, tmp_path / "out", train_batch_size=batch),
         f"--train_batch_size must be positive, got {batch}",
-    )  # fmt: skip
+    )
 
 
 def test_too_few_examples_for_one_step_names_the_numbers(inputs, tmp_path):
     _assert_fails(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         _classifier(inputs, tmp_path / "out", train_batch_size="4096", num_train_epochs="1"),
-        SENTIMENT, "training examples make 0 steps", "--train_batch_size=4096",
+        SENTIMENT,
+        "training examples make 0 steps",
+        "--train_batch_size=4096",
         "--num_train_epochs=1.0",
-    )  # fmt: skip
+    )
 
 
 @pytest.mark.parametrize("text", ["", "text,label\n"], ids=["empty", "header_only"])
@@ -777,15 +797,19 @@ def test_custom_train_file_without_rows_is_named(inputs, tmp_path, text):
     train = write_text(data / "train.csv", text)
     write_text(data / "dev.csv", "text,label\ngood,pos\n")
     _assert_fails(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         _classifier(inputs, tmp_path / "out", task_name="custom", data_dir=data),
-        train, "0 rows", "at least two labels",
-    )  # fmt: skip
+        train,
+        "0 rows",
+        "at least two labels",
+    )
 
 
 def test_unknown_flag_names_the_one_meant(inputs, tmp_path):
-    result = _run("run_classifier.py", *_classifier(inputs, tmp_path / "out"),
-                  "--num_train_steps=10")  # fmt: skip
+    result = _run(
+        "run_classifier.py", *_classifier(inputs, tmp_path / "out"), "--num_train_steps=10"
+    )
     last = [line for line in result.stderr.splitlines() if line.strip()][-1]
     assert result.returncode == 1
     assert last == (
@@ -796,5 +820,9 @@ def test_unknown_flag_names_the_one_meant(inputs, tmp_path):
 
 
 def test_missing_required_flag_of_a_data_script(tmp_path):
-    _assert_fails(tmp_path, "create_vocab.py", [f"--output_file={tmp_path / 'v.txt'}"],
-                  "--input_file is required")  # fmt: skip
+    _assert_fails(
+        tmp_path,
+        "create_vocab.py",
+        [f"--output_file={tmp_path / 'v.txt'}"],
+        "--input_file is required",
+    )

@@ -91,8 +91,9 @@ def test_checkpoint_converters_refuse_an_inconsistent_model(
 ):
     flags = {name: model.get(value, value) for name, value in flags.items()}
     out = tmp_path / "out"
-    assert_refused(tmp_path, "convert_checkpoint.py", _tf_args(model, direction, out, **flags),
-                   *names)  # fmt: skip
+    assert_refused(
+        tmp_path, "convert_checkpoint.py", _tf_args(model, direction, out, **flags), *names
+    )
     assert not out.exists()
 
 
@@ -150,14 +151,23 @@ def test_hub_to_tf_refuses_a_vocabulary_that_does_not_fit_the_embedding(model, t
 def test_converted_models_are_accepted_by_the_scripts(model, tmp_path):
     """What the converters write in each direction runs in a script that reads it."""
     back = tmp_path / "back"
-    assert_runs("convert_checkpoint.py", "--direction=hf_to_tf", f"--input={model['hf']}",
-                f"--output_dir={back}")  # fmt: skip
+    assert_runs(
+        "convert_checkpoint.py",
+        "--direction=hf_to_tf",
+        f"--input={model['hf']}",
+        f"--output_dir={back}",
+    )
     sentences = write_lines(tmp_path / "s.txt", ["the sun is light .", "water ||| air"])
     assert_runs(
-        "extract_features.py", f"--input_file={sentences}", f"--output_file={tmp_path}/f.jsonl",
-        f"--vocab_file={back}/vocab.txt", f"--bert_config_file={back}/bert_config.json",
-        f"--init_checkpoint={back}/bert_model.ckpt", "--max_seq_length=16", "--layers=-1",
-    )  # fmt: skip
+        "extract_features.py",
+        f"--input_file={sentences}",
+        f"--output_file={tmp_path}/f.jsonl",
+        f"--vocab_file={back}/vocab.txt",
+        f"--bert_config_file={back}/bert_config.json",
+        f"--init_checkpoint={back}/bert_model.ckpt",
+        "--max_seq_length=16",
+        "--layers=-1",
+    )
 
 
 def test_a_cased_vocabulary_converts_with_do_lower_case_false(model, tmp_path):

@@ -43,10 +43,14 @@ def model(tmp_path_factory):
     )
     records = str(directory / "records.tfrecord")
     assert_runs(
-        "create_pretraining_data.py", f"--input_file={CORPUS}", f"--output_file={records}",
-        f"--vocab_file={vocab}", "--max_seq_length=32", "--max_predictions_per_seq=5",
+        "create_pretraining_data.py",
+        f"--input_file={CORPUS}",
+        f"--output_file={records}",
+        f"--vocab_file={vocab}",
+        "--max_seq_length=32",
+        "--max_predictions_per_seq=5",
         "--dupe_factor=1",
-    )  # fmt: skip
+    )
     return {"vocab": vocab, "config": config, "checkpoint": checkpoint, "records": records}
 
 
@@ -57,11 +61,16 @@ def _unchanged(path):
 
 def _pretraining(model, out, **flags):
     defaults = {
-        "input_file": model["records"], "output_dir": str(out),
-        "bert_config_file": model["config"], "do_train": "true", "max_seq_length": "32",
-        "max_predictions_per_seq": "5", "train_batch_size": "4", "num_train_steps": "2",
+        "input_file": model["records"],
+        "output_dir": str(out),
+        "bert_config_file": model["config"],
+        "do_train": "true",
+        "max_seq_length": "32",
+        "max_predictions_per_seq": "5",
+        "train_batch_size": "4",
+        "num_train_steps": "2",
         "num_warmup_steps": "0",
-    }  # fmt: skip
+    }
     return flag_args(defaults, **flags)
 
 
@@ -72,10 +81,12 @@ def test_create_vocab_refuses_to_write_over_its_corpus(tmp_path):
     corpus = write_text(tmp_path / "corpus.txt", "the sun is light .\n" * 50)
     before = _unchanged(corpus)
     assert_refused(
-        tmp_path, "create_vocab.py", [f"--input_file={corpus}", f"--output_file={corpus}",
-                                      "--vocab_size=100"],
-        f"--output_file={corpus}", f"--input_file={corpus}",
-    )  # fmt: skip
+        tmp_path,
+        "create_vocab.py",
+        [f"--input_file={corpus}", f"--output_file={corpus}", "--vocab_size=100"],
+        f"--output_file={corpus}",
+        f"--input_file={corpus}",
+    )
     assert _unchanged(corpus) == before
 
 
@@ -83,11 +94,16 @@ def test_create_vocab_compares_files_not_spellings(tmp_path):
     corpus = write_text(tmp_path / "corpus.txt", "the sun is light .\n" * 50)
     os.symlink(corpus, tmp_path / "link.txt")
     assert_refused(
-        tmp_path, "create_vocab.py",
-        [f"--input_file={tmp_path}/*.txt", f"--output_file={tmp_path}/./link.txt",
-         "--vocab_size=100"],
-        "--output_file", "is also the input",
-    )  # fmt: skip
+        tmp_path,
+        "create_vocab.py",
+        [
+            f"--input_file={tmp_path}/*.txt",
+            f"--output_file={tmp_path}/./link.txt",
+            "--vocab_size=100",
+        ],
+        "--output_file",
+        "is also the input",
+    )
 
 
 @pytest.mark.parametrize("over", ["input_file", "vocab_file"])
@@ -99,11 +115,17 @@ def test_create_pretraining_data_refuses_to_write_over_its_inputs(model, tmp_pat
     target = corpus if over == "input_file" else vocab
     before = _unchanged(target)
     assert_refused(
-        tmp_path, "create_pretraining_data.py",
-        [f"--input_file={corpus}", f"--output_file={tmp_path}/a.tfrecord,{target}",
-         f"--vocab_file={vocab}", "--max_seq_length=32"],
-        f"--output_file={target}", f"--{over}",
-    )  # fmt: skip
+        tmp_path,
+        "create_pretraining_data.py",
+        [
+            f"--input_file={corpus}",
+            f"--output_file={tmp_path}/a.tfrecord,{target}",
+            f"--vocab_file={vocab}",
+            "--max_seq_length=32",
+        ],
+        f"--output_file={target}",
+        f"--{over}",
+    )
     assert _unchanged(target) == before
 
 
@@ -113,13 +135,22 @@ def test_extract_features_refuses_to_write_over_its_input(model, tmp_path, poole
     before = _unchanged(sentences)
     flags = {"output_file": sentences}
     if pooled:
-        flags = {"output_file": str(tmp_path / "f.jsonl"), "pooling": "mean",
-                 "pooled_output_file": sentences}  # fmt: skip
+        flags = {
+            "output_file": str(tmp_path / "f.jsonl"),
+            "pooling": "mean",
+            "pooled_output_file": sentences,
+        }
     args = flag_args(
-        {"input_file": sentences, "vocab_file": model["vocab"],
-         "bert_config_file": model["config"], "init_checkpoint": model["checkpoint"],
-         "max_seq_length": "16", "layers": "-1", **flags}
-    )  # fmt: skip
+        {
+            "input_file": sentences,
+            "vocab_file": model["vocab"],
+            "bert_config_file": model["config"],
+            "init_checkpoint": model["checkpoint"],
+            "max_seq_length": "16",
+            "layers": "-1",
+            **flags,
+        }
+    )
     assert_refused(tmp_path, "extract_features.py", args, sentences, "--input_file")
     assert _unchanged(sentences) == before
 
@@ -132,11 +163,19 @@ def test_run_classifier_refuses_a_submission_file_over_its_data(model, tmp_path)
             write_text(data / f"{split}.tsv", f.read())
     before = _unchanged(data / "test.tsv")
     assert_refused(
-        tmp_path, "run_classifier.py",
-        classifier_args(model["vocab"], model["config"], tmp_path / "out", data_dir=data,
-                        do_predict="true", glue_submission_file=data / "test.tsv"),
-        f"--glue_submission_file={data / 'test.tsv'}", "--data_dir",
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        classifier_args(
+            model["vocab"],
+            model["config"],
+            tmp_path / "out",
+            data_dir=data,
+            do_predict="true",
+            glue_submission_file=data / "test.tsv",
+        ),
+        f"--glue_submission_file={data / 'test.tsv'}",
+        "--data_dir",
+    )
     assert _unchanged(data / "test.tsv") == before
 
 
@@ -145,10 +184,12 @@ def test_run_classifier_refuses_an_output_dir_file_over_its_input(model, tmp_pat
     out.mkdir()
     texts = write_lines(out / "text_predictions.jsonl", ["the sun is light ."])
     assert_refused(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         classifier_args(model["vocab"], model["config"], out, predict_text_file=texts),
-        "text_predictions.jsonl", "--predict_text_file",
-    )  # fmt: skip
+        "text_predictions.jsonl",
+        "--predict_text_file",
+    )
 
 
 # ---------------------------------------------------------------- where outputs go
@@ -158,8 +199,13 @@ def test_run_classifier_refuses_an_output_dir_file_over_its_input(model, tmp_pat
 def test_output_dir_under_a_file_names_the_flag(model, tmp_path, script):
     a_file = write_text(tmp_path / "a_file", "keep me\n")
     out = os.path.join(a_file, "out")
-    common = {"vocab_file": model["vocab"], "bert_config_file": model["config"],
-              "max_seq_length": "32", "output_dir": out, "do_train": "true"}  # fmt: skip
+    common = {
+        "vocab_file": model["vocab"],
+        "bert_config_file": model["config"],
+        "max_seq_length": "32",
+        "output_dir": out,
+        "do_train": "true",
+    }
     squad = write_text(tmp_path / "squad.json", json.dumps({"data": []}))
     args = {
         "run_classifier": classifier_args(model["vocab"], model["config"], out),
@@ -175,18 +221,29 @@ def test_output_nobody_can_write_names_the_flag(model, tmp_path, script):
     """/proc takes no new directory or file, not even from root."""
     sentences = write_lines(tmp_path / "s.txt", ["the sun is light ."])
     args, flag = {
-        "run_classifier": (classifier_args(model["vocab"], model["config"], "/proc/bert_out"),
-                           "--output_dir"),
-        "create_vocab": ([f"--input_file={CORPUS}", "--output_file=/proc/vocab.txt"],
-                         "--output_file"),
-        "extract_features": (
-            flag_args({"input_file": sentences, "output_file": "/proc/x/f.jsonl",
-                       "vocab_file": model["vocab"], "bert_config_file": model["config"],
-                       "init_checkpoint": model["checkpoint"], "layers": "-1",
-                       "max_seq_length": "16"}),
+        "run_classifier": (
+            classifier_args(model["vocab"], model["config"], "/proc/bert_out"),
+            "--output_dir",
+        ),
+        "create_vocab": (
+            [f"--input_file={CORPUS}", "--output_file=/proc/vocab.txt"],
             "--output_file",
         ),
-    }[script]  # fmt: skip
+        "extract_features": (
+            flag_args(
+                {
+                    "input_file": sentences,
+                    "output_file": "/proc/x/f.jsonl",
+                    "vocab_file": model["vocab"],
+                    "bert_config_file": model["config"],
+                    "init_checkpoint": model["checkpoint"],
+                    "layers": "-1",
+                    "max_seq_length": "16",
+                }
+            ),
+            "--output_file",
+        ),
+    }[script]
     assert_refused(tmp_path, f"{script}.py", args, flag, "cannot write in /proc")
 
 
@@ -208,20 +265,28 @@ def test_tf_config_mistake_leaves_no_output_dir_and_no_training_records(script, 
     training records."""
     out = tmp_path / "out"
     assert_refused(
-        tmp_path, script, [*_training(script, model, out), "--distribution_strategy=multi_worker"],
-        "TF_CONFIG", env=BAD_TF_CONFIG,
-    )  # fmt: skip
+        tmp_path,
+        script,
+        [*_training(script, model, out), "--distribution_strategy=multi_worker"],
+        "TF_CONFIG",
+        env=BAD_TF_CONFIG,
+    )
     assert not out.exists()
 
 
 def test_more_gpus_than_visible_is_refused_before_the_records(model, tmp_path):
     out = tmp_path / "out"
     assert_refused(
-        tmp_path, "run_classifier.py",
-        [*classifier_args(model["vocab"], model["config"], out),
-         "--distribution_strategy=mirrored", "--num_gpus=2"],
-        "--num_gpus=2", "GPU(s) are visible",
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        [
+            *classifier_args(model["vocab"], model["config"], out),
+            "--distribution_strategy=mirrored",
+            "--num_gpus=2",
+        ],
+        "--num_gpus=2",
+        "GPU(s) are visible",
+    )
     assert not out.exists()
 
 
@@ -230,10 +295,12 @@ def test_batch_that_does_not_split_into_micro_batches_is_refused_before_the_reco
 ):
     out = tmp_path / "out"
     assert_refused(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         [*classifier_args(model["vocab"], model["config"], out), "--num_accumulation_steps=3"],
-        "train_batch_size=16", "--num_accumulation_steps=3",
-    )  # fmt: skip
+        "train_batch_size=16",
+        "--num_accumulation_steps=3",
+    )
     assert not out.exists()
 
 
@@ -245,8 +312,11 @@ def test_truncated_records_are_found_before_training(model, tmp_path):
     cut.write_bytes(data[: len(data) - 100])
     out = tmp_path / "out"
     assert_refused(
-        tmp_path, "run_pretraining.py",
+        tmp_path,
+        "run_pretraining.py",
         _pretraining(model, out, input_file=str(cut), num_train_steps="1"),
-        "--input_file", str(cut), "cut short",
-    )  # fmt: skip
+        "--input_file",
+        str(cut),
+        "cut short",
+    )
     assert not out.exists()

@@ -62,9 +62,14 @@ def sst2_run(model, tmp_path_factory):
     out = tmp_path_factory.mktemp("sst2") / "out"
     assert_runs(
         "run_classifier.py",
-        *classifier_args(model["vocab"], model["config"], out, do_eval="true",
-                         init_checkpoint=model["pretrained"]),
-    )  # fmt: skip
+        *classifier_args(
+            model["vocab"],
+            model["config"],
+            out,
+            do_eval="true",
+            init_checkpoint=model["pretrained"],
+        ),
+    )
     return str(out)
 
 
@@ -74,10 +79,14 @@ def pretraining_run(model, tmp_path_factory):
     directory = tmp_path_factory.mktemp("pretraining")
     records = str(directory / "records.tfrecord")
     assert_runs(
-        "create_pretraining_data.py", f"--input_file={CORPUS}", f"--output_file={records}",
-        f"--vocab_file={model['vocab']}", "--max_seq_length=32", "--max_predictions_per_seq=5",
+        "create_pretraining_data.py",
+        f"--input_file={CORPUS}",
+        f"--output_file={records}",
+        f"--vocab_file={model['vocab']}",
+        "--max_seq_length=32",
+        "--max_predictions_per_seq=5",
         "--dupe_factor=1",
-    )  # fmt: skip
+    )
     out = directory / "out"
     assert_runs("run_pretraining.py", *_pretraining_args(model["config"], records, out))
     return {"records": records, "out": str(out)}
@@ -85,10 +94,16 @@ def pretraining_run(model, tmp_path_factory):
 
 def _pretraining_args(config, records, out, **flags):
     defaults = {
-        "input_file": records, "output_dir": str(out), "bert_config_file": config,
-        "do_train": "true", "max_seq_length": "32", "max_predictions_per_seq": "5",
-        "train_batch_size": "4", "num_train_steps": "2", "num_warmup_steps": "0",
-    }  # fmt: skip
+        "input_file": records,
+        "output_dir": str(out),
+        "bert_config_file": config,
+        "do_train": "true",
+        "max_seq_length": "32",
+        "max_predictions_per_seq": "5",
+        "train_batch_size": "4",
+        "num_train_steps": "2",
+        "num_warmup_steps": "0",
+    }
     return flag_args(defaults, **flags)
 
 
@@ -98,10 +113,14 @@ def _pretraining_args(config, records, out, **flags):
 def test_resuming_classifier_with_a_smaller_config_is_refused(model, sst2_run, tmp_path):
     out = copy_run(sst2_run, tmp_path / "out")
     assert_refused(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         classifier_args(model["vocab"], model["config_one_layer"], out, num_train_epochs="1"),
-        f"--output_dir={out}", "another model", "2 encoder layers", model["config_one_layer"],
-    )  # fmt: skip
+        f"--output_dir={out}",
+        "another model",
+        "2 encoder layers",
+        model["config_one_layer"],
+    )
 
 
 def test_resuming_pretraining_with_a_smaller_config_is_refused(model, pretraining_run, tmp_path):
@@ -117,9 +136,13 @@ def test_resuming_with_another_architecture_recorded_is_refused(model, sst2_run,
     out = copy_run(sst2_run, tmp_path / "out")
     _, relu = write_model_files(str(tmp_path / "relu"), hidden_act="relu")
     assert_refused(
-        tmp_path, "run_classifier.py", classifier_args(model["vocab"], relu, out),
-        f"--output_dir={out}", "hidden_act is gelu there", "but relu",
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        classifier_args(model["vocab"], relu, out),
+        f"--output_dir={out}",
+        "hidden_act is gelu there",
+        "but relu",
+    )
 
 
 # ---------------------------------------------------------------- another task
@@ -129,11 +152,15 @@ def test_resuming_with_another_task_is_refused(model, sst2_run, tmp_path):
     out = copy_run(sst2_run, tmp_path / "out")
     data = write_custom_data(tmp_path / "spam")
     last = assert_refused(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         classifier_args(model["vocab"], model["config"], out, task_name="custom", data_dir=data),
-        f"--output_dir={out}", "another task", "--task_name=sst-2", "--task_name=custom",
+        f"--output_dir={out}",
+        "another task",
+        "--task_name=sst-2",
+        "--task_name=custom",
         "--allow_new_task_in_output_dir",
-    )  # fmt: skip
+    )
     assert "eval_results.txt" in last  # the other run's results are named
 
 
@@ -145,11 +172,19 @@ def test_training_another_glue_task_in_a_run_is_refused(model, sst2_run, tmp_pat
     rows = "".join(f"src\t{i % 2}\t\tsentence number {i}\n" for i in range(40))
     write_text(cola / "train.tsv", rows)
     assert_refused(
-        tmp_path, "run_classifier.py",
-        classifier_args(model["vocab"], model["config"], out, task_name="cola", data_dir=cola,
-                        num_train_epochs="1"),
-        "another task", "--task_name=sst-2",
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        classifier_args(
+            model["vocab"],
+            model["config"],
+            out,
+            task_name="cola",
+            data_dir=cola,
+            num_train_epochs="1",
+        ),
+        "another task",
+        "--task_name=sst-2",
+    )
 
 
 def test_legacy_run_without_labels_file_is_not_continued_as_custom(model, sst2_run, tmp_path):
@@ -158,19 +193,27 @@ def test_legacy_run_without_labels_file_is_not_continued_as_custom(model, sst2_r
     os.remove(os.path.join(out, "run.json"))
     data = write_custom_data(tmp_path / "spam")
     assert_refused(
-        tmp_path, "run_classifier.py",
+        tmp_path,
+        "run_classifier.py",
         classifier_args(model["vocab"], model["config"], out, task_name="custom", data_dir=data),
-        "another task", "labels.txt",
-    )  # fmt: skip
+        "another task",
+        "labels.txt",
+    )
 
 
 def test_tagging_over_a_classifier_run_is_refused(model, sst2_run, tmp_path):
     out = copy_run(sst2_run, tmp_path / "out")
     args = flag_args(
-        {"data_dir": NER, "do_train": "true", "vocab_file": model["vocab"],
-         "bert_config_file": model["config"], "max_seq_length": "32",
-         "num_train_epochs": "0.1", "output_dir": out}
-    )  # fmt: skip
+        {
+            "data_dir": NER,
+            "do_train": "true",
+            "vocab_file": model["vocab"],
+            "bert_config_file": model["config"],
+            "max_seq_length": "32",
+            "num_train_epochs": "0.1",
+            "output_dir": out,
+        }
+    )
     assert_refused(tmp_path, "run_ner.py", args, "another task", "classification")
 
 
@@ -179,10 +222,16 @@ def test_allow_new_task_continues_the_run_and_says_what_it_reuses(model, sst2_ru
     data = write_custom_data(tmp_path / "spam")
     log = assert_runs(
         "run_classifier.py",
-        *classifier_args(model["vocab"], model["config"], out, task_name="custom",
-                         data_dir=data, num_train_epochs="1"),
+        *classifier_args(
+            model["vocab"],
+            model["config"],
+            out,
+            task_name="custom",
+            data_dir=data,
+            num_train_epochs="1",
+        ),
         "--allow_new_task_in_output_dir",
-    )  # fmt: skip
+    )
     warning = [line for line in log.splitlines() if "--allow_new_task_in_output_dir:" in line]
     assert warning and "continuing its checkpoint" in warning[0], log[-3000:]
     assert "--task_name=sst-2" in warning[0] and "eval_results.txt" in warning[0]
@@ -197,11 +246,19 @@ def test_allow_new_task_continues_the_run_and_says_what_it_reuses(model, sst2_ru
 
 def test_init_checkpoint_with_more_layers_than_the_config_is_refused(model, tmp_path):
     last = assert_refused(
-        tmp_path, "run_classifier.py",
-        classifier_args(model["vocab"], model["config_one_layer"], tmp_path / "out",
-                        init_checkpoint=model["pretrained"]),
-        model["pretrained"], "2 in the checkpoint", "layer_1", "--allow_partial_init_checkpoint",
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        classifier_args(
+            model["vocab"],
+            model["config_one_layer"],
+            tmp_path / "out",
+            init_checkpoint=model["pretrained"],
+        ),
+        model["pretrained"],
+        "2 in the checkpoint",
+        "layer_1",
+        "--allow_partial_init_checkpoint",
+    )
     assert not os.path.exists(tmp_path / "out")
     assert last.startswith("ERROR: --init_checkpoint")
 
@@ -210,10 +267,11 @@ def test_allow_partial_init_checkpoint_loads_the_first_layers_and_says_so(model,
     out = tmp_path / "out"
     log = assert_runs(
         "run_classifier.py",
-        *classifier_args(model["vocab"], model["config_one_layer"], out,
-                         init_checkpoint=model["pretrained"]),
+        *classifier_args(
+            model["vocab"], model["config_one_layer"], out, init_checkpoint=model["pretrained"]
+        ),
         "--allow_partial_init_checkpoint",
-    )  # fmt: skip
+    )
     assert "its layer_1 are not loaded" in log
     # Layer 0 started from the checkpoint: one step of fine-tuning moves it only a little.
     trained = checkpoint_values(str(out))
@@ -233,11 +291,15 @@ def test_checkpoint_named_by_its_index_file_is_read_as_the_checkpoint(model, tmp
     ):
         outputs[name] = str(tmp_path / f"{name}.jsonl")
         log = assert_runs(
-            "extract_features.py", f"--input_file={sentences}",
-            f"--output_file={outputs[name]}", f"--vocab_file={model['vocab']}",
-            f"--bert_config_file={model['config']}", f"--init_checkpoint={checkpoint}",
-            "--max_seq_length=16", "--layers=-1",
-        )  # fmt: skip
+            "extract_features.py",
+            f"--input_file={sentences}",
+            f"--output_file={outputs[name]}",
+            f"--vocab_file={model['vocab']}",
+            f"--bert_config_file={model['config']}",
+            f"--init_checkpoint={checkpoint}",
+            "--max_seq_length=16",
+            "--layers=-1",
+        )
         if name != "prefix":
             assert "reading that checkpoint" in log
     with open(outputs["prefix"]) as a, open(outputs["index"]) as b, open(outputs["data"]) as c:
@@ -247,27 +309,37 @@ def test_checkpoint_named_by_its_index_file_is_read_as_the_checkpoint(model, tmp
 def test_checkpoint_prefix_without_its_step_names_the_checkpoints_there(model, sst2_run, tmp_path):
     missing = os.path.join(sst2_run, "model.ckpt")
     assert_refused(
-        tmp_path, "run_classifier.py",
-        classifier_args(model["vocab"], model["config"], tmp_path / "out",
-                        init_checkpoint=missing),
-        f"no checkpoint at {missing}", "model.ckpt-",
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        classifier_args(
+            model["vocab"], model["config"], tmp_path / "out", init_checkpoint=missing
+        ),
+        f"no checkpoint at {missing}",
+        "model.ckpt-",
+    )
 
 
 def test_checkpoint_of_no_bert_variable_is_refused_even_partially(model, tmp_path):
     other = write_checkpoint(str(tmp_path / "other" / "model.ckpt"), {"dense/kernel": np.ones(3)})
     assert_refused(
-        tmp_path, "run_classifier.py",
-        classifier_args(model["vocab"], model["config"], tmp_path / "out",
-                        init_checkpoint=other),
-        other, "none of the embedding and encoder variables",
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        classifier_args(model["vocab"], model["config"], tmp_path / "out", init_checkpoint=other),
+        other,
+        "none of the embedding and encoder variables",
+    )
     assert_refused(
-        tmp_path, "run_classifier.py",
-        [*classifier_args(model["vocab"], model["config"], tmp_path / "out",
-                          init_checkpoint=other), "--allow_partial_init_checkpoint"],
-        other, "none of the embedding and encoder variables",
-    )  # fmt: skip
+        tmp_path,
+        "run_classifier.py",
+        [
+            *classifier_args(
+                model["vocab"], model["config"], tmp_path / "out", init_checkpoint=other
+            ),
+            "--allow_partial_init_checkpoint",
+        ],
+        other,
+        "none of the embedding and encoder variables",
+    )
 
 
 # ---------------------------------------------------------------- no trained head
@@ -276,12 +348,30 @@ def test_checkpoint_of_no_bert_variable_is_refused_even_partially(model, tmp_pat
 def _untrained_cases(model, tmp):
     squad = write_text(
         tmp / "squad.json",
-        json.dumps({"data": [{"paragraphs": [{"context": "the sun is light .", "qas": [
-            {"id": "q1", "question": "what is the sun ?", "answers": []}]}]}]}),
-    )  # fmt: skip
+        json.dumps(
+            {
+                "data": [
+                    {
+                        "paragraphs": [
+                            {
+                                "context": "the sun is light .",
+                                "qas": [
+                                    {"id": "q1", "question": "what is the sun ?", "answers": []}
+                                ],
+                            }
+                        ]
+                    }
+                ]
+            }
+        ),
+    )
     texts = write_lines(tmp / "texts.txt", ["the sun is light ."])
-    common = {"vocab_file": model["vocab"], "bert_config_file": model["config"],
-              "max_seq_length": "32", "output_dir": str(tmp / "typo")}  # fmt: skip
+    common = {
+        "vocab_file": model["vocab"],
+        "bert_config_file": model["config"],
+        "max_seq_length": "32",
+        "output_dir": str(tmp / "typo"),
+    }
     classifier = {**common, "task_name": "sst-2", "data_dir": SENTIMENT}
     return {
         "eval_from_pretrained": (
@@ -310,7 +400,7 @@ def _untrained_cases(model, tmp):
                 init_checkpoint=model["pretrained"],
             ),
             ["--do_predict", "cls/squad/output_weights"],
-        ),  # fmt: skip
+        ),
         "ner_eval_with_no_checkpoint": (
             "run_ner.py",
             flag_args(
@@ -320,7 +410,7 @@ def _untrained_cases(model, tmp):
                 labels="O,B-PER,I-PER,B-LOC,I-LOC,B-ORG,I-ORG,B-MISC,I-MISC",
             ),
             ["--do_eval", "no checkpoint"],
-        ),  # fmt: skip
+        ),
     }
 
 
@@ -344,7 +434,13 @@ def test_evaluating_a_fine_tuned_init_checkpoint_still_works(model, sst2_run, tm
     """The check asks for a trained head, which a fine-tuned checkpoint elsewhere has."""
     assert_runs(
         "run_classifier.py",
-        *classifier_args(model["vocab"], model["config"], tmp_path / "out", do_train=None,
-                         do_eval="true", init_checkpoint=sst2_run),
-    )  # fmt: skip
+        *classifier_args(
+            model["vocab"],
+            model["config"],
+            tmp_path / "out",
+            do_train=None,
+            do_eval="true",
+            init_checkpoint=sst2_run,
+        ),
+    )
     assert os.path.exists(tmp_path / "out" / "eval_results.txt")

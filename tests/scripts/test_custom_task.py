@@ -15,8 +15,12 @@ from bert_lib.export.predictor import Predictor
 
 pytestmark = pytest.mark.slow
 
-COMMON = ["--max_seq_length=16", "--train_batch_size=16", "--learning_rate=2e-3",
-          "--tf_random_seed=1"]  # fmt: skip
+COMMON = [
+    "--max_seq_length=16",
+    "--train_batch_size=16",
+    "--learning_rate=2e-3",
+    "--tf_random_seed=1",
+]
 
 
 def _sentences(rng, count, extra_words=(), p=0.5):
@@ -59,25 +63,47 @@ def single_label_run(tmp_path_factory):
     data.mkdir()
     # About one text in four holds "good": the classes are unbalanced.
     train, dev, test = (_sentences(rng, n, ["good"], p=0.25) for n in (96, 40, 20))
-    _write_csv(data / "train.csv", ["id", "review", "sentiment"],
-               [(i, t, _sentiment(t)) for i, t in enumerate(train)])  # fmt: skip
-    _write_csv(data / "dev.csv", ["id", "review", "sentiment"],
-               [(i, t, _sentiment(t)) for i, t in enumerate(dev)])  # fmt: skip
+    _write_csv(
+        data / "train.csv",
+        ["id", "review", "sentiment"],
+        [(i, t, _sentiment(t)) for i, t in enumerate(train)],
+    )
+    _write_csv(
+        data / "dev.csv",
+        ["id", "review", "sentiment"],
+        [(i, t, _sentiment(t)) for i, t in enumerate(dev)],
+    )
     _write_csv(data / "test.csv", ["id", "review"], [(i, t) for i, t in enumerate(test)])
     (root / "texts.txt").write_text("\n".join(test) + "\n\n", encoding="utf-8")
     vocab, config = model_files(root)
     out = root / "out"
     model_flags = [f"--vocab_file={vocab}", f"--bert_config_file={config}", *COMMON]
     proc = run_classifier_script(
-        "--task_name=custom", "--do_train", "--do_eval", "--do_predict",
-        f"--data_dir={data}", f"--output_dir={out}", "--text_a_column=review",
-        "--label_column=sentiment", "--class_weights=balanced", "--num_train_epochs=10",
-        f"--predict_text_file={root / 'texts.txt'}", f"--export_dir={root / 'export'}",
+        "--task_name=custom",
+        "--do_train",
+        "--do_eval",
+        "--do_predict",
+        f"--data_dir={data}",
+        f"--output_dir={out}",
+        "--text_a_column=review",
+        "--label_column=sentiment",
+        "--class_weights=balanced",
+        "--num_train_epochs=10",
+        f"--predict_text_file={root / 'texts.txt'}",
+        f"--export_dir={root / 'export'}",
         *model_flags,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return {"root": root, "out": out, "data": data, "test": test, "dev": dev,
-            "train": train, "flags": model_flags, "log": proc.stderr}  # fmt: skip
+    return {
+        "root": root,
+        "out": out,
+        "data": data,
+        "test": test,
+        "dev": dev,
+        "train": train,
+        "flags": model_flags,
+        "log": proc.stderr,
+    }
 
 
 def test_labels_come_sorted_from_the_training_file_and_are_written(single_label_run):
@@ -121,8 +147,9 @@ def test_predictor_answers_raw_strings_like_the_script(single_label_run):
     expected = _jsonl(single_label_run["out"] / "text_predictions.jsonl")
     assert [r["label"] for r in records] == [r["label"] for r in expected]
     for got, want in zip(records, expected):
-        np.testing.assert_allclose(list(got["probabilities"].values()),
-                                   list(want["probabilities"].values()), atol=1e-5)  # fmt: skip
+        np.testing.assert_allclose(
+            list(got["probabilities"].values()), list(want["probabilities"].values()), atol=1e-5
+        )
     assert predictor([]) == []
 
 
@@ -136,13 +163,21 @@ def test_a_later_predict_run_reuses_labels_txt(single_label_run, tmp_path):
     out = single_label_run["out"]
     before = (out / "test_results.tsv").read_text()
     (out / "test_results.tsv").unlink()
-    args = ["--task_name=custom", "--do_predict", f"--data_dir={data}", f"--output_dir={out}",
-            "--text_a_column=review", *single_label_run["flags"]]  # fmt: skip
+    args = [
+        "--task_name=custom",
+        "--do_predict",
+        f"--data_dir={data}",
+        f"--output_dir={out}",
+        "--text_a_column=review",
+        *single_label_run["flags"],
+    ]
     proc = run_classifier_script(*args)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    np.testing.assert_allclose(_test_results(out / "test_results.tsv"),
-                               np.array([[float(v) for v in ln.split("\t")]
-                                         for ln in before.splitlines()]), atol=1e-6)  # fmt: skip
+    np.testing.assert_allclose(
+        _test_results(out / "test_results.tsv"),
+        np.array([[float(v) for v in ln.split("\t")] for ln in before.splitlines()]),
+        atol=1e-6,
+    )
     proc = run_classifier_script(*args, "--labels=pos,neg")
     assert proc.returncode == 1
     assert proc.stderr.strip().splitlines()[-1] == (
@@ -159,9 +194,15 @@ def test_bad_dev_row_is_named_and_nothing_is_trained(tmp_path):
     vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
     proc = run_classifier_script(
-        "--task_name=custom", "--do_train", "--do_eval", f"--data_dir={data}",
-        f"--output_dir={out}", f"--vocab_file={vocab}", f"--bert_config_file={config}", *COMMON,
-    )  # fmt: skip
+        "--task_name=custom",
+        "--do_train",
+        "--do_eval",
+        f"--data_dir={data}",
+        f"--output_dir={out}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        *COMMON,
+    )
     assert error_line(proc) == (
         f"ERROR: {data / 'dev.csv'}, line 3: label 'maybe' is not one of neg, pos"
     )
@@ -216,18 +257,35 @@ def test_multi_label_run_reports_f1_and_subset_accuracy_of_its_probabilities(tmp
     vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
     proc = run_classifier_script(
-        "--task_name=custom", "--multi_label", "--label_delimiter=;", "--do_train",
-        "--do_eval", "--do_predict", "--num_train_epochs=8", "--multi_label_threshold=0.4",
-        "--class_weights=praise:2", f"--data_dir={data}", f"--output_dir={out}",
-        f"--vocab_file={vocab}", f"--bert_config_file={config}", *COMMON,
-        f"--predict_text_file={texts}", f"--export_dir={tmp_path / 'export'}",
-    )  # fmt: skip
+        "--task_name=custom",
+        "--multi_label",
+        "--label_delimiter=;",
+        "--do_train",
+        "--do_eval",
+        "--do_predict",
+        "--num_train_epochs=8",
+        "--multi_label_threshold=0.4",
+        "--class_weights=praise:2",
+        f"--data_dir={data}",
+        f"--output_dir={out}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        *COMMON,
+        f"--predict_text_file={texts}",
+        f"--export_dir={tmp_path / 'export'}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     labels = ["negation", "pets", "praise"]
     assert (out / "labels.txt").read_text() == "".join(f"{x}\n" for x in labels)
     result = read_eval_results(out / "eval_results.txt")
-    assert sorted(result) == ["eval_loss", "eval_macro_f1", "eval_micro_f1",
-                              "eval_subset_accuracy", "global_step", "loss"]  # fmt: skip
+    assert sorted(result) == [
+        "eval_loss",
+        "eval_macro_f1",
+        "eval_micro_f1",
+        "eval_subset_accuracy",
+        "global_step",
+        "loss",
+    ]
     probabilities = _test_results(out / "test_results.tsv")  # the dev texts again
     assert probabilities.shape == (30, 3)
     gold = np.array([[x in _topics(t) for x in labels] for t in dev])
@@ -256,20 +314,33 @@ def test_long_texts_average_the_probabilities_of_their_windows(tmp_path, monkeyp
     rng = random.Random(9)
     data = tmp_path / "data"
     data.mkdir()
-    texts = [" ".join(rng.choice(FILLER + ["good"]) for _ in range(rng.randint(4, 15)))
-             for _ in range(64)]  # fmt: skip
+    texts = [
+        " ".join(rng.choice(FILLER + ["good"]) for _ in range(rng.randint(4, 15)))
+        for _ in range(64)
+    ]
     _write_csv(data / "train.csv", ["text", "label"], [(t, _sentiment(t)) for t in texts[:48]])
     _write_csv(data / "dev.csv", ["text", "label"], [(t, _sentiment(t)) for t in texts[48:]])
     _write_csv(data / "test.csv", ["text"], [(t,) for t in texts[48:]])
     vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
     proc = run_classifier_script(
-        "--task_name=custom", "--do_train", "--do_eval", "--do_predict", "--long_text_windows",
-        "--window_stride=3", "--max_seq_length=8", "--num_train_epochs=2",
-        "--train_batch_size=16", "--learning_rate=2e-3", "--tf_random_seed=1",
-        f"--data_dir={data}", f"--output_dir={out}", f"--vocab_file={vocab}",
-        f"--bert_config_file={config}", f"--export_dir={tmp_path / 'export'}",
-    )  # fmt: skip
+        "--task_name=custom",
+        "--do_train",
+        "--do_eval",
+        "--do_predict",
+        "--long_text_windows",
+        "--window_stride=3",
+        "--max_seq_length=8",
+        "--num_train_epochs=2",
+        "--train_batch_size=16",
+        "--learning_rate=2e-3",
+        "--tf_random_seed=1",
+        f"--data_dir={data}",
+        f"--output_dir={out}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        f"--export_dir={tmp_path / 'export'}",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     probabilities = _test_results(out / "test_results.tsv")
     assert probabilities.shape == (16, 2)
@@ -286,8 +357,11 @@ def test_long_texts_average_the_probabilities_of_their_windows(tmp_path, monkeyp
         windows = [["[CLS]"] + pieces[s : s + 6] + ["[SEP]"] for s in starts]
         ids = [tokenizer.convert_tokens_to_ids(w) + [0] * (8 - len(w)) for w in windows]
         masks = [[1] * len(w) + [0] * (8 - len(w)) for w in windows]
-        served = serve(input_ids=tf.constant(ids), input_mask=tf.constant(masks),
-                       segment_ids=tf.zeros([len(ids), 8], tf.int32))["probabilities"]  # fmt: skip
+        served = serve(
+            input_ids=tf.constant(ids),
+            input_mask=tf.constant(masks),
+            segment_ids=tf.zeros([len(ids), 8], tf.int32),
+        )["probabilities"]
         expected.append(served.numpy().mean(axis=0))
     assert max(len(tokenizer.tokenize(t)) for t in texts[48:]) > 9  # some have 3+ windows
     np.testing.assert_allclose(probabilities, expected, atol=1e-5)

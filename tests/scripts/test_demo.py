@@ -159,9 +159,17 @@ def test_ner_tagger_eval_and_predictions(demo):
     windows = sum(1 for _ in tf.data.TFRecordDataset(str(out / "ner" / "train.tf_record")))
     results = _results(out / "ner" / "eval_results.txt")
     assert sorted(results) == [
-        "eval_f1", "eval_f1_LOC", "eval_f1_MISC", "eval_f1_ORG", "eval_f1_PER", "eval_loss",
-        "eval_precision", "eval_recall", "eval_token_accuracy", "global_step",
-    ]  # fmt: skip
+        "eval_f1",
+        "eval_f1_LOC",
+        "eval_f1_MISC",
+        "eval_f1_ORG",
+        "eval_f1_PER",
+        "eval_loss",
+        "eval_precision",
+        "eval_recall",
+        "eval_token_accuracy",
+        "global_step",
+    ]
     assert int(results["global_step"]) == int(windows / 32 * EPOCHS)
     assert all(0.0 <= float(v) <= 1.0 for k, v in results.items() if k.startswith("eval_f1"))
     test = _lines(os.path.join(REPO, "demo_data", "ner", "test.txt"))
@@ -212,8 +220,10 @@ def test_custom_data_step_reads_its_csv_and_jsonl_and_predicts_plain_text(demo):
     results = _results(out / "custom" / "eval_results.txt")
     assert sorted(results) == ["eval_accuracy", "eval_loss", "global_step", "loss"]
     test_rows = len(_lines(os.path.join(sentiment, "test.tsv"))) - 1
-    predictions = [[float(x) for x in line.split("\t")]
-                   for line in _lines(out / "custom" / "test_results.tsv")]  # fmt: skip
+    predictions = [
+        [float(x) for x in line.split("\t")]
+        for line in _lines(out / "custom" / "test_results.tsv")
+    ]
     assert len(predictions) == test_rows
 
     texts = _lines(out / "texts.txt")
@@ -223,8 +233,11 @@ def test_custom_data_step_reads_its_csv_and_jsonl_and_predicts_plain_text(demo):
     for record, answer in zip(records, served):
         assert record["label"] == answer["label"]
         assert list(record["probabilities"]) == ["negative", "positive"]
-        np.testing.assert_allclose(list(record["probabilities"].values()),
-                                   list(answer["probabilities"].values()), atol=1e-5)  # fmt: skip
+        np.testing.assert_allclose(
+            list(record["probabilities"].values()),
+            list(answer["probabilities"].values()),
+            atol=1e-5,
+        )
     assert "predictor.Predictor on" in stdout
 
 

@@ -125,9 +125,11 @@ def test_classifier_keeps_the_best_stops_early_and_serves_the_best(tmp_path):
         assert float(evaluated[key]) == pytest.approx(float(best_results[key]), rel=1e-5)
     # The export serves the best weights: its dev accuracy and loss, in numpy.
     probabilities = np.array(
-        [[row["probabilities"][label] for label in ("0", "1")] for row in
-         Predictor(str(export))([text for text, _ in dev])]
-    )  # fmt: skip
+        [
+            [row["probabilities"][label] for label in ("0", "1")]
+            for row in Predictor(str(export))([text for text, _ in dev])
+        ]
+    )
     gold = np.array([label for _, label in dev])
     accuracy = np.mean(probabilities.argmax(axis=1) == gold)
     loss = -np.mean(np.log(probabilities[np.arange(len(gold)), gold]))

@@ -140,8 +140,11 @@ def test_pooled_vectors_match_numpy_over_the_per_token_output(model_files, tmp_p
     proc = run_extract_features(model_files, tmp_path, "-2,-1", f"--pooling={pooling}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = tmp_path / "out"
-    assert sorted(os.listdir(out)) == ["features.jsonl", "features.pooled.jsonl",
-                                       "features.pooled.npy"]  # fmt: skip
+    assert sorted(os.listdir(out)) == [
+        "features.jsonl",
+        "features.pooled.jsonl",
+        "features.pooled.npy",
+    ]
     with open(out / "features.jsonl", encoding="utf-8") as f:
         per_token = [json.loads(line) for line in f]
     with open(out / "features.pooled.jsonl", encoding="utf-8") as f:

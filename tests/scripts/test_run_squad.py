@@ -126,12 +126,21 @@ def test_v2_training_learns_when_there_is_no_answer(tmp_path):
     results = _read_results(out / "eval_results.txt")
     assert sorted(results) == sorted(
         [
-            "exact", "f1", "total",
-            "HasAns_exact", "HasAns_f1", "HasAns_total",
-            "NoAns_exact", "NoAns_f1", "NoAns_total",
-            "best_exact", "best_exact_thresh", "best_f1", "best_f1_thresh",
+            "exact",
+            "f1",
+            "total",
+            "HasAns_exact",
+            "HasAns_f1",
+            "HasAns_total",
+            "NoAns_exact",
+            "NoAns_f1",
+            "NoAns_total",
+            "best_exact",
+            "best_exact_thresh",
+            "best_f1",
+            "best_f1_thresh",
         ]
-    )  # fmt: skip
+    )
     num_no_ans = sum(1 for g in golds.values() if not g)
     assert results["total"] == 40
     assert results["NoAns_total"] == num_no_ans
@@ -246,8 +255,14 @@ ORIGINAL_NAMES = {
     "input_fn_builder": None,
     "RawResult": None,
     "write_predictions": [
-        "all_examples", "all_features", "all_results", "n_best_size", "max_answer_length",
-        "do_lower_case", "output_prediction_file", "output_nbest_file",
+        "all_examples",
+        "all_features",
+        "all_results",
+        "n_best_size",
+        "max_answer_length",
+        "do_lower_case",
+        "output_prediction_file",
+        "output_nbest_file",
         "output_null_log_odds_file",
     ],
     "get_final_text": ["pred_text", "orig_text", "do_lower_case"],
@@ -258,7 +273,7 @@ ORIGINAL_NAMES = {
     "_check_is_max_context": None,
     "_get_best_indexes": None,
     "_compute_softmax": None,
-}  # fmt: skip
+}
 # Ours, which docs/squad.md documents as squad_data's (the script keeps the original's names
 # only).
 DOCUMENTED_NAMES = ["squad_v1_scores", "squad_v2_scores", "read_simple_questions"]

@@ -67,14 +67,21 @@ def test_plain_questions_get_the_answers_of_the_nested_file_and_export_serves_lo
     sizes = ["--max_seq_length=24", "--doc_stride=8", "--max_query_length=8"]
     out = tmp_path / "out"
     proc = run_squad_script(
-        model_flags + sizes + [
-            "--do_train", "--do_predict", "--train_batch_size=16", "--learning_rate=1e-3",
-            "--num_train_epochs=2", "--tf_random_seed=7",
+        model_flags
+        + sizes
+        + [
+            "--do_train",
+            "--do_predict",
+            "--train_batch_size=16",
+            "--learning_rate=1e-3",
+            "--num_train_epochs=2",
+            "--tf_random_seed=7",
             f"--train_file={write_json(tmp_path / 'train.json', train)}",
             f"--predict_file={write_json(tmp_path / 'dev.json', dev)}",
-            f"--output_dir={out}", f"--export_dir={tmp_path / 'export'}",
+            f"--output_dir={out}",
+            f"--export_dir={tmp_path / 'export'}",
         ]
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     nested = json.loads((out / "predictions.json").read_text())
 
@@ -85,10 +92,16 @@ def test_plain_questions_get_the_answers_of_the_nested_file_and_export_serves_lo
         encoding="utf-8",
     )
     plain_out = tmp_path / "plain"
-    proc = run_squad_script(model_flags + sizes + [
-        "--do_predict", f"--predict_file={questions}", f"--output_dir={plain_out}",
-        f"--init_checkpoint={out / 'model.ckpt-12'}",
-    ])  # fmt: skip
+    proc = run_squad_script(
+        model_flags
+        + sizes
+        + [
+            "--do_predict",
+            f"--predict_file={questions}",
+            f"--output_dir={plain_out}",
+            f"--init_checkpoint={out / 'model.ckpt-12'}",
+        ]
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     answers = json.loads((plain_out / "predictions.json").read_text())
     assert list(answers) == [str(i) for i in range(len(plain))]
@@ -100,11 +113,18 @@ def test_plain_questions_get_the_answers_of_the_nested_file_and_export_serves_lo
     tokenizer = tokenization.FullTokenizer(str(tmp_path / "vocab.txt"), do_lower_case=True)
     features = []
     rs.convert_examples_to_features(
-        squad_data.read_squad_examples(str(questions), False, False), tokenizer, 24, 8, 8, False,
+        squad_data.read_squad_examples(str(questions), False, False),
+        tokenizer,
+        24,
+        8,
+        8,
+        False,
         features.append,
-    )  # fmt: skip
-    inputs = {name: np.array([getattr(f, name) for f in features], np.int32)
-              for name in ("input_ids", "input_mask", "segment_ids")}  # fmt: skip
+    )
+    inputs = {
+        name: np.array([getattr(f, name) for f in features], np.int32)
+        for name in ("input_ids", "input_mask", "segment_ids")
+    }
     serve = tf.saved_model.load(str(tmp_path / "export")).signatures["serving_default"]
     served = serve(**{k: tf.constant(v) for k, v in inputs.items()})
     assert sorted(served) == ["end_logits", "start_logits"]

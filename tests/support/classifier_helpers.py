@@ -4,8 +4,27 @@ import re
 
 from helpers import run_script, write_bert_config, write_lines
 
-VOCAB = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "dog", "is", "hairy", "cat",
-         "##s", "run", "good", "bad", "movie", "a", "very", "not", "."]  # fmt: skip
+VOCAB = [
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "the",
+    "dog",
+    "is",
+    "hairy",
+    "cat",
+    "##s",
+    "run",
+    "good",
+    "bad",
+    "movie",
+    "a",
+    "very",
+    "not",
+    ".",
+]
 
 FILLER = ["the", "dog", "is", "hairy", "cat", "run", "movie", "a", "very", "not", "bad", "."]
 

@@ -7,9 +7,25 @@ from helpers import run_script, tiny_bert_config, write_bert_config, write_lines
 import modeling
 
 VOCAB = [
-    "[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
-    "steve", "smith", "was", "born", "who", "is", "cafe", "(", ")", "-", ".", "1895", "1943",
-]  # fmt: skip
+    "[PAD]",
+    "[UNK]",
+    "[CLS]",
+    "[SEP]",
+    "[MASK]",
+    "steve",
+    "smith",
+    "was",
+    "born",
+    "who",
+    "is",
+    "cafe",
+    "(",
+    ")",
+    "-",
+    ".",
+    "1895",
+    "1943",
+]
 CONFIG = tiny_bert_config(len(VOCAB), max_position_embeddings=16, initializer_range=0.2)
 SEQ_LENGTH = 12
 LINES = [

@@ -263,16 +263,28 @@ def classifier_runs(tmp_path_factory):
     (data / "test.tsv").write_text("index\tsentence\n" + test)
     vocab, config = model_files(root)
     common = [
-        "--task_name=SST-2", f"--data_dir={data}", f"--vocab_file={vocab}",
-        f"--bert_config_file={config}", "--max_seq_length=32", "--eval_batch_size=5",
-        "--predict_batch_size=5", "--do_eval=true", "--do_predict=true",
-    ]  # fmt: skip
+        "--task_name=SST-2",
+        f"--data_dir={data}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--max_seq_length=32",
+        "--eval_batch_size=5",
+        "--predict_batch_size=5",
+        "--do_eval=true",
+        "--do_predict=true",
+    ]
     cut = root / "cut"
     proc = run_classifier_script(
-        *common, "--do_train=true", "--train_batch_size=16", "--num_train_epochs=2",
-        "--learning_rate=1e-3", "--tf_random_seed=1", f"--output_dir={cut}",
-        f"--export_dir={root / 'export'}", "--length_bucket=4",
-    )  # fmt: skip
+        *common,
+        "--do_train=true",
+        "--train_batch_size=16",
+        "--num_train_epochs=2",
+        "--learning_rate=1e-3",
+        "--tf_random_seed=1",
+        f"--output_dir={cut}",
+        f"--export_dir={root / 'export'}",
+        "--length_bucket=4",
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     # Training kept its full length; evaluation and prediction did not.
     assert "name = input_ids, shape = (16, 32)" in proc.stderr
@@ -357,9 +369,13 @@ def test_squad_predictions_are_those_of_full_length(tmp_path):
     dev, _ = toy_squad(21, seed=2)
     common = toy_model_flags(tmp_path) + [
         f"--predict_file={write_json(tmp_path / 'dev.json', dev)}",
-        "--do_predict", "--max_seq_length=24", "--doc_stride=8", "--max_query_length=8",
-        "--predict_batch_size=4", "--n_best_size=5",
-    ]  # fmt: skip
+        "--do_predict",
+        "--max_seq_length=24",
+        "--doc_stride=8",
+        "--max_query_length=8",
+        "--predict_batch_size=4",
+        "--n_best_size=5",
+    ]
     cut = tmp_path / "cut"
     proc = run_squad_script(
         common
@@ -372,7 +388,7 @@ def test_squad_predictions_are_those_of_full_length(tmp_path):
             "--learning_rate=1e-3",
             "--tf_random_seed=7",
             "--length_bucket=4",
-        ]  # fmt: skip
+        ]
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     full = tmp_path / "full"
@@ -456,11 +472,19 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
     vocab_size = len(open(vocab, encoding="utf-8").read().split())
     config = write_bert_config(tmp_path / "bert_config.json", vocab_size)
     common = [
-        "--task_name=SST-2", f"--data_dir={os.path.join(REPO, 'demo_data', 'sentiment')}",
-        f"--vocab_file={vocab}", f"--bert_config_file={config}", "--max_seq_length=64",
-        "--do_train=true", "--do_eval=true", "--train_batch_size=16", "--num_train_epochs=10",
-        "--learning_rate=5e-4", "--tf_random_seed=2", "--save_checkpoints_steps=100000",
-    ]  # fmt: skip
+        "--task_name=SST-2",
+        f"--data_dir={os.path.join(REPO, 'demo_data', 'sentiment')}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--max_seq_length=64",
+        "--do_train=true",
+        "--do_eval=true",
+        "--train_batch_size=16",
+        "--num_train_epochs=10",
+        "--learning_rate=5e-4",
+        "--tf_random_seed=2",
+        "--save_checkpoints_steps=100000",
+    ]
     accuracies = {}
     for name, flags in (
         ("full", ["--length_bucket=0"]),
@@ -494,9 +518,13 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
 def test_contradictory_padding_flags_stop_before_any_work(tmp_path, flags, message):
     vocab, config = model_files(tmp_path)
     proc = run_classifier_script(
-        "--task_name=SST-2", f"--data_dir={os.path.join(REPO, 'demo_data', 'sentiment')}",
-        f"--vocab_file={vocab}", f"--bert_config_file={config}", "--do_train=true",
-        f"--output_dir={tmp_path / 'out'}", *flags,
-    )  # fmt: skip
+        "--task_name=SST-2",
+        f"--data_dir={os.path.join(REPO, 'demo_data', 'sentiment')}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--do_train=true",
+        f"--output_dir={tmp_path / 'out'}",
+        *flags,
+    )
     assert error_line(proc) == f"ERROR: {message}"
     assert not (tmp_path / "out").exists()

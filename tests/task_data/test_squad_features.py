@@ -68,15 +68,38 @@ def test_training_answer_maps_to_words_and_is_refined_to_pieces(rs, tmp_path, to
 
     (feature,) = _features(rs, examples, tokenizer, 32, 8, 8, train=True)
     assert feature.tokens == [
-        "[CLS]", "when", "?", "[SEP]",
-        "cafe", "(", "1895", "-", "1943", ")", ".", "steve", "smith", "'", "s",
+        "[CLS]",
+        "when",
+        "?",
         "[SEP]",
-    ]  # fmt: skip
+        "cafe",
+        "(",
+        "1895",
+        "-",
+        "1943",
+        ")",
+        ".",
+        "steve",
+        "smith",
+        "'",
+        "s",
+        "[SEP]",
+    ]
     # The word "(1895-1943)." is pieces 1..6; the answer is piece 1895 alone.
     assert (feature.start_position, feature.end_position) == (6, 6)
     assert feature.token_to_orig_map == {
-        4: 0, 5: 1, 6: 1, 7: 1, 8: 1, 9: 1, 10: 1, 11: 2, 12: 3, 13: 3, 14: 3
-    }  # fmt: skip
+        4: 0,
+        5: 1,
+        6: 1,
+        7: 1,
+        8: 1,
+        9: 1,
+        10: 1,
+        11: 2,
+        12: 3,
+        13: 3,
+        14: 3,
+    }
     assert all(feature.token_is_max_context.values())
     assert sorted(feature.token_is_max_context) == list(range(4, 15))
     vocab = tokenizer.vocab
@@ -203,8 +226,17 @@ def test_uncased_unicode_question_and_prediction_mode(rs, tmp_path, tokenizer):
     examples = _read(rs, tmp_path, [("STEVE Smith's", [qa("q", "WHO Is?")])], train=False)
     (feature,) = _features(rs, examples, tokenizer, 16, 8, 64, train=False)
     assert feature.tokens == [
-        "[CLS]", "who", "is", "?", "[SEP]", "steve", "smith", "'", "s", "[SEP]"
-    ]  # fmt: skip
+        "[CLS]",
+        "who",
+        "is",
+        "?",
+        "[SEP]",
+        "steve",
+        "smith",
+        "'",
+        "s",
+        "[SEP]",
+    ]
     assert feature.token_to_orig_map == {5: 0, 6: 1, 7: 1, 8: 1}
     assert feature.start_position is None and feature.end_position is None
 
@@ -228,9 +260,14 @@ def test_feature_writer_records_and_input_fn(rs, tmp_path, tokenizer):
     records = list(tf.compat.v1.io.tf_record_iterator(path))
     parsed = [tf.train.Example.FromString(r).features.feature for r in records]
     assert sorted(parsed[1].keys()) == [
-        "end_positions", "input_ids", "input_mask", "is_impossible",
-        "segment_ids", "start_positions", "unique_ids",
-    ]  # fmt: skip
+        "end_positions",
+        "input_ids",
+        "input_mask",
+        "is_impossible",
+        "segment_ids",
+        "start_positions",
+        "unique_ids",
+    ]
     assert [p["start_positions"].int64_list.value[0] for p in parsed] == [0, 5, 0]
     assert [p["end_positions"].int64_list.value[0] for p in parsed] == [0, 8, 0]
     assert list(parsed[2]["input_ids"].int64_list.value) == features[2].input_ids

@@ -444,9 +444,14 @@ def test_a_derived_classifier_with_its_own_modeling_trains_evaluates_and_predict
     out = str(tmp_path / "out")
     script = os.path.join(SCRIPTS, "classifier", "run_sentiment.py")
     result = run_tf1(
-        script, f"--data_dir={data}", f"--output_dir={out}", "--do_train", "--do_eval",
-        "--do_predict", cwd=str(tmp_path),
-    )  # fmt: skip
+        script,
+        f"--data_dir={data}",
+        f"--output_dir={out}",
+        "--do_train",
+        "--do_eval",
+        "--do_predict",
+        cwd=str(tmp_path),
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     reader = tf.train.load_checkpoint(out)
     assert reader.get_tensor("global_step") == 32

@@ -82,8 +82,11 @@ def test_batch_normalization_refuses_renorm_and_applies_regularizers():
             layer(V1.placeholder(tf.float32, [2, 3]))
             assert len(layer.losses) == 1
             assert [name.split("/")[-1] for name in _names()] == [
-                "gamma", "beta", "moving_mean", "moving_variance",
-            ]  # fmt: skip
+                "gamma",
+                "beta",
+                "moving_mean",
+                "moving_variance",
+            ]
 
 
 def test_rnn_cells_take_their_scope_under_the_loops_scope():

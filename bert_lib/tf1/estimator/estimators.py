@@ -440,14 +440,23 @@ class Estimator:
                 yield prediction
 
     def export_saved_model(
-        self, export_dir_base, serving_input_receiver_fn, assets_extra=None, as_text=False,
-        checkpoint_path=None, **unused,
-    ):  # fmt: skip
+        self,
+        export_dir_base,
+        serving_input_receiver_fn,
+        assets_extra=None,
+        as_text=False,
+        checkpoint_path=None,
+        **unused,
+    ):
         """The PREDICT graph and the newest checkpoint as a SavedModel (export.py)."""
         return tf1_export.export_saved_model(
-            self, self._predictions_for_export, export_dir_base, serving_input_receiver_fn,
-            assets_extra, checkpoint_path,
-        )  # fmt: skip
+            self,
+            self._predictions_for_export,
+            export_dir_base,
+            serving_input_receiver_fn,
+            assets_extra,
+            checkpoint_path,
+        )
 
     export_savedmodel = export_saved_model
 

@@ -103,9 +103,13 @@ def _timestamped_dir(export_dir_base):
 
 
 def export_saved_model(
-    estimator, model_fn, export_dir_base, serving_input_receiver_fn, assets_extra=None,
+    estimator,
+    model_fn,
+    export_dir_base,
+    serving_input_receiver_fn,
+    assets_extra=None,
     checkpoint_path=None,
-):  # fmt: skip
+):
     """Writes estimator's PREDICT graph and a checkpoint's weights; returns the directory.
 
     model_fn(features) is the estimator's model_fn in PREDICT mode, returning

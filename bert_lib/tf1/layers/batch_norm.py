@@ -29,8 +29,12 @@ class BatchNormMath:
     # without renormalization; `fused` and `adjustment` only how the kernel runs).
     _NOT_APPLIED = ("renorm_clipping", "renorm_momentum", "fused", "adjustment")
     # Arguments of both APIs for the trainable variables, as add_weight takes them.
-    _WEIGHT_OPTIONS = ("beta_regularizer", "gamma_regularizer", "beta_constraint",
-                       "gamma_constraint")  # fmt: skip
+    _WEIGHT_OPTIONS = (
+        "beta_regularizer",
+        "gamma_regularizer",
+        "beta_constraint",
+        "gamma_constraint",
+    )
 
     @classmethod
     def _check_arguments(cls, api, renorm, virtual_batch_size, kwargs):

@@ -414,9 +414,18 @@ class _KernelLayer(KernelAndBias, Layer):
     """Dense and the convolutions: the arguments they share, activations and initializers
     given by name or as callables."""
 
-    def __init__(self, activation, use_bias, kernel_initializer, bias_initializer,
-                 kernel_regularizer, bias_regularizer, kernel_constraint, bias_constraint,
-                 **kwargs):  # fmt: skip
+    def __init__(
+        self,
+        activation,
+        use_bias,
+        kernel_initializer,
+        bias_initializer,
+        kernel_regularizer,
+        bias_regularizer,
+        kernel_constraint,
+        bias_constraint,
+        **kwargs,
+    ):
         super().__init__(**kwargs)
         self.activation = get_activation(activation)
         self.use_bias = use_bias
@@ -446,10 +455,17 @@ class Dense(_KernelLayer):
         **kwargs,
     ):
         super().__init__(
-            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-            bias_regularizer, kernel_constraint, bias_constraint,
-            activity_regularizer=activity_regularizer, **kwargs,
-        )  # fmt: skip
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+            kernel_constraint,
+            bias_constraint,
+            activity_regularizer=activity_regularizer,
+            **kwargs,
+        )
         self.units = int(units)
 
     def build(self, input_shape):
@@ -763,10 +779,17 @@ class _Conv(_KernelLayer):
         **kwargs,
     ):
         super().__init__(
-            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-            bias_regularizer, kernel_constraint, bias_constraint,
-            activity_regularizer=activity_regularizer, **kwargs,
-        )  # fmt: skip
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+            kernel_constraint,
+            bias_constraint,
+            activity_regularizer=activity_regularizer,
+            **kwargs,
+        )
         if data_format not in (None, "channels_last"):
             raise unsupported(
                 f"tf.keras.layers.{type(self).__name__}(data_format={data_format!r})"
@@ -884,10 +907,21 @@ class BatchNormalization(BatchNormMath, Layer):
     ):
         options = self._check_arguments("tf.keras.layers", renorm, virtual_batch_size, kwargs)
         super().__init__(**kwargs)
-        initializers = (beta_initializer, gamma_initializer, moving_mean_initializer,
-                        moving_variance_initializer)  # fmt: skip
-        self._setup(axis, momentum, epsilon, center, scale,
-                    tuple(get_initializer(i) for i in initializers), options)  # fmt: skip
+        initializers = (
+            beta_initializer,
+            gamma_initializer,
+            moving_mean_initializer,
+            moving_variance_initializer,
+        )
+        self._setup(
+            axis,
+            momentum,
+            epsilon,
+            center,
+            scale,
+            tuple(get_initializer(i) for i in initializers),
+            options,
+        )
 
     def _record_update(self, update):
         self._updates.append(update)
@@ -976,12 +1010,33 @@ def layers_names(recurrent_layers):
     names = {
         cls.__name__: cls
         for cls in (
-            Layer, Dense, Embedding, LayerNormalization, Dropout, Activation, Flatten, Reshape,
-            Permute, Lambda, Concatenate, Add, Subtract, Multiply, Average, Maximum, Conv1D,
-            Conv2D, MaxPooling1D, AveragePooling1D, MaxPooling2D, AveragePooling2D,
-            GlobalMaxPooling1D, GlobalAveragePooling1D, BatchNormalization,
+            Layer,
+            Dense,
+            Embedding,
+            LayerNormalization,
+            Dropout,
+            Activation,
+            Flatten,
+            Reshape,
+            Permute,
+            Lambda,
+            Concatenate,
+            Add,
+            Subtract,
+            Multiply,
+            Average,
+            Maximum,
+            Conv1D,
+            Conv2D,
+            MaxPooling1D,
+            AveragePooling1D,
+            MaxPooling2D,
+            AveragePooling2D,
+            GlobalMaxPooling1D,
+            GlobalAveragePooling1D,
+            BatchNormalization,
         )
-    }  # fmt: skip
+    }
     names.update(
         {
             "MaxPool1D": MaxPooling1D,

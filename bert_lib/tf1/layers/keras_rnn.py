@@ -56,16 +56,27 @@ class _Recurrent(Layer):
         if stateful:
             raise unsupported(f"tf.keras.layers.{type(self).__name__}(stateful=True)")
         self._init_args = dict(
-            units=units, activation=activation, recurrent_activation=recurrent_activation,
-            use_bias=use_bias, kernel_initializer=kernel_initializer,
-            recurrent_initializer=recurrent_initializer, bias_initializer=bias_initializer,
-            kernel_regularizer=kernel_regularizer, recurrent_regularizer=recurrent_regularizer,
-            bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
-            recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint,
-            dropout=dropout, recurrent_dropout=recurrent_dropout,
-            return_sequences=return_sequences, return_state=return_state,
-            go_backwards=go_backwards, time_major=time_major, **self._extra_args(kwargs),
-        )  # fmt: skip
+            units=units,
+            activation=activation,
+            recurrent_activation=recurrent_activation,
+            use_bias=use_bias,
+            kernel_initializer=kernel_initializer,
+            recurrent_initializer=recurrent_initializer,
+            bias_initializer=bias_initializer,
+            kernel_regularizer=kernel_regularizer,
+            recurrent_regularizer=recurrent_regularizer,
+            bias_regularizer=bias_regularizer,
+            kernel_constraint=kernel_constraint,
+            recurrent_constraint=recurrent_constraint,
+            bias_constraint=bias_constraint,
+            dropout=dropout,
+            recurrent_dropout=recurrent_dropout,
+            return_sequences=return_sequences,
+            return_state=return_state,
+            go_backwards=go_backwards,
+            time_major=time_major,
+            **self._extra_args(kwargs),
+        )
         super().__init__(activity_regularizer=activity_regularizer, **kwargs)
         self.units = units
         self.activation = get_activation(activation)

@@ -41,9 +41,21 @@ class _KernelLayer(KernelAndBias, Layer):
     bias_initializer is given, the kernel from the variable scope's default initializer),
     and the activity regularizer's loss, added to tf.GraphKeys.REGULARIZATION_LOSSES."""
 
-    def __init__(self, activation, use_bias, kernel_initializer, bias_initializer,
-                 kernel_regularizer, bias_regularizer, activity_regularizer, kernel_constraint,
-                 bias_constraint, trainable, name, **kwargs):  # fmt: skip
+    def __init__(
+        self,
+        activation,
+        use_bias,
+        kernel_initializer,
+        bias_initializer,
+        kernel_regularizer,
+        bias_regularizer,
+        activity_regularizer,
+        kernel_constraint,
+        bias_constraint,
+        trainable,
+        name,
+        **kwargs,
+    ):
         super().__init__(trainable=trainable, name=name, **kwargs)
         self.activation = activation
         self.use_bias = use_bias
@@ -84,10 +96,19 @@ class Dense(_KernelLayer):
         **kwargs,
     ):
         super().__init__(
-            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
-            trainable, name, **kwargs,
-        )  # fmt: skip
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+            activity_regularizer,
+            kernel_constraint,
+            bias_constraint,
+            trainable,
+            name,
+            **kwargs,
+        )
         self.units = int(units)
 
     def build(self, input_shape):
@@ -107,17 +128,41 @@ class Dense(_KernelLayer):
         return self._outputs(outputs)
 
 
-def dense(inputs, units, activation=None, use_bias=True, kernel_initializer=None,
-          bias_initializer=None, kernel_regularizer=None, bias_regularizer=None,
-          activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
-          trainable=True, name=None, reuse=None):  # fmt: skip
+def dense(
+    inputs,
+    units,
+    activation=None,
+    use_bias=True,
+    kernel_initializer=None,
+    bias_initializer=None,
+    kernel_regularizer=None,
+    bias_regularizer=None,
+    activity_regularizer=None,
+    kernel_constraint=None,
+    bias_constraint=None,
+    trainable=True,
+    name=None,
+    reuse=None,
+):
     """tf.layers.dense: a Dense layer in scope `name` (else `dense`, `dense_1`, ...)."""
     inputs = tf.convert_to_tensor(inputs)
     layer = Dense(
-        units, activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-        bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
-        trainable, name=name, dtype=_float_dtype(inputs), _scope=name, _reuse=reuse,
-    )  # fmt: skip
+        units,
+        activation,
+        use_bias,
+        kernel_initializer,
+        bias_initializer,
+        kernel_regularizer,
+        bias_regularizer,
+        activity_regularizer,
+        kernel_constraint,
+        bias_constraint,
+        trainable,
+        name=name,
+        dtype=_float_dtype(inputs),
+        _scope=name,
+        _reuse=reuse,
+    )
     return layer(inputs)
 
 
@@ -190,11 +235,19 @@ class BatchNormalization(BatchNormMath, Layer):
         options = self._check_arguments("tf.layers", renorm, virtual_batch_size, kwargs)
         super().__init__(trainable=trainable, name=name, **kwargs)
         self._setup(
-            axis, momentum, epsilon, center, scale,
-            (beta_initializer, gamma_initializer, moving_mean_initializer,
-             moving_variance_initializer),
+            axis,
+            momentum,
+            epsilon,
+            center,
+            scale,
+            (
+                beta_initializer,
+                gamma_initializer,
+                moving_mean_initializer,
+                moving_variance_initializer,
+            ),
             options,
-        )  # fmt: skip
+        )
         self.updates = []
 
     def _record_update(self, update):
@@ -205,17 +258,40 @@ class BatchNormalization(BatchNormMath, Layer):
         return self._normalize(inputs, training)
 
 
-def batch_normalization(inputs, axis=-1, momentum=0.99, epsilon=1e-3, center=True, scale=True,
-                        beta_initializer=_ZEROS, gamma_initializer=_ONES,
-                        moving_mean_initializer=_ZEROS, moving_variance_initializer=_ONES,
-                        training=False, trainable=True, name=None, reuse=None,
-                        **kwargs):  # fmt: skip
+def batch_normalization(
+    inputs,
+    axis=-1,
+    momentum=0.99,
+    epsilon=1e-3,
+    center=True,
+    scale=True,
+    beta_initializer=_ZEROS,
+    gamma_initializer=_ONES,
+    moving_mean_initializer=_ZEROS,
+    moving_variance_initializer=_ONES,
+    training=False,
+    trainable=True,
+    name=None,
+    reuse=None,
+    **kwargs,
+):
     """tf.layers.batch_normalization: a BatchNormalization layer in scope `name`."""
     layer = BatchNormalization(
-        axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
-        moving_mean_initializer, moving_variance_initializer, trainable, name=name,
-        _scope=name, _reuse=reuse, **kwargs,
-    )  # fmt: skip
+        axis,
+        momentum,
+        epsilon,
+        center,
+        scale,
+        beta_initializer,
+        gamma_initializer,
+        moving_mean_initializer,
+        moving_variance_initializer,
+        trainable,
+        name=name,
+        _scope=name,
+        _reuse=reuse,
+        **kwargs,
+    )
     return layer(inputs, training=training)
 
 
@@ -246,10 +322,19 @@ class _Conv(_KernelLayer):
         **kwargs,
     ):
         super().__init__(
-            activation, use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
-            trainable, name, **kwargs,
-        )  # fmt: skip
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+            activity_regularizer,
+            kernel_constraint,
+            bias_constraint,
+            trainable,
+            name,
+            **kwargs,
+        )
         if data_format != "channels_last":
             raise ValueError(
                 "tf.layers convolutions: only data_format='channels_last' is provided"
@@ -280,18 +365,50 @@ class Conv2D(_Conv):
 
 
 def _conv_function(layer_class, default_strides):
-    def conv(inputs, filters, kernel_size, strides=default_strides, padding="valid",
-             data_format="channels_last", dilation_rate=1, activation=None, use_bias=True,
-             kernel_initializer=None, bias_initializer=None, kernel_regularizer=None,
-             bias_regularizer=None, activity_regularizer=None, kernel_constraint=None,
-             bias_constraint=None, trainable=True, name=None, reuse=None):  # fmt: skip
+    def conv(
+        inputs,
+        filters,
+        kernel_size,
+        strides=default_strides,
+        padding="valid",
+        data_format="channels_last",
+        dilation_rate=1,
+        activation=None,
+        use_bias=True,
+        kernel_initializer=None,
+        bias_initializer=None,
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        trainable=True,
+        name=None,
+        reuse=None,
+    ):
         inputs = tf.convert_to_tensor(inputs)
         layer = layer_class(
-            filters, kernel_size, strides, padding, data_format, dilation_rate, activation,
-            use_bias, kernel_initializer, bias_initializer, kernel_regularizer,
-            bias_regularizer, activity_regularizer, kernel_constraint, bias_constraint,
-            trainable, name=name, dtype=_float_dtype(inputs), _scope=name, _reuse=reuse,
-        )  # fmt: skip
+            filters,
+            kernel_size,
+            strides,
+            padding,
+            data_format,
+            dilation_rate,
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+            activity_regularizer,
+            kernel_constraint,
+            bias_constraint,
+            trainable,
+            name=name,
+            dtype=_float_dtype(inputs),
+            _scope=name,
+            _reuse=reuse,
+        )
         return layer(inputs)
 
     name = layer_class.__name__.lower()
@@ -307,8 +424,9 @@ conv2d = _conv_function(Conv2D, (1, 1))
 class _Pooling(Pooling, Layer):
     """tf.layers max / average pooling (no variables): pool_size and strides required."""
 
-    def __init__(self, pool_size, strides, padding="valid", data_format="channels_last",
-                 name=None, **kwargs):  # fmt: skip
+    def __init__(
+        self, pool_size, strides, padding="valid", data_format="channels_last", name=None, **kwargs
+    ):
         super().__init__(name=name, **kwargs)
         self._set_windows(pool_size, strides, padding, data_format, "tf.layers pooling")
 
@@ -539,9 +657,14 @@ def fully_connected(
 
 
 def contrib_dropout(
-    inputs, keep_prob=0.5, noise_shape=None, is_training=True, outputs_collections=None,
-    scope=None, seed=None,
-):  # fmt: skip
+    inputs,
+    keep_prob=0.5,
+    noise_shape=None,
+    is_training=True,
+    outputs_collections=None,
+    scope=None,
+    seed=None,
+):
     """tf.contrib.layers.dropout: keeps `keep_prob` of the inputs when is_training."""
     with _V1.name_scope(scope, "Dropout", [inputs]):
         outputs = Dropout(1 - keep_prob, noise_shape, seed)(inputs, training=is_training)

@@ -197,17 +197,31 @@ def bidirectional_dynamic_rnn(
     with _V1.variable_scope(scope or "bidirectional_rnn"):
         with _V1.variable_scope("fw") as fw_scope:
             output_fw, state_fw = dynamic_rnn(
-                cell_fw, inputs, sequence_length, initial_state_fw, dtype,
-                parallel_iterations, swap_memory, time_major, scope=fw_scope,
-            )  # fmt: skip
+                cell_fw,
+                inputs,
+                sequence_length,
+                initial_state_fw,
+                dtype,
+                parallel_iterations,
+                swap_memory,
+                time_major,
+                scope=fw_scope,
+            )
         with _V1.variable_scope("bw") as bw_scope:
             reversed_inputs = tf.nest.map_structure(
                 lambda x: _reverse(x, sequence_length, time_axis, batch_axis), inputs
             )
             reversed_output, state_bw = dynamic_rnn(
-                cell_bw, reversed_inputs, sequence_length, initial_state_bw, dtype,
-                parallel_iterations, swap_memory, time_major, scope=bw_scope,
-            )  # fmt: skip
+                cell_bw,
+                reversed_inputs,
+                sequence_length,
+                initial_state_bw,
+                dtype,
+                parallel_iterations,
+                swap_memory,
+                time_major,
+                scope=bw_scope,
+            )
     output_bw = tf.nest.map_structure(
         lambda x: _reverse(x, sequence_length, time_axis, batch_axis), reversed_output
     )
@@ -408,10 +422,19 @@ def linear(args, output_size, bias, bias_initializer=None, kernel_initializer=No
 _RNN_CELL = {
     name: getattr(rnn_cells, name)
     for name in (
-        "RNNCell", "LayerRNNCell", "BasicRNNCell", "BasicLSTMCell", "LSTMCell", "GRUCell",
-        "LSTMStateTuple", "MultiRNNCell", "DropoutWrapper", "ResidualWrapper", "DeviceWrapper",
+        "RNNCell",
+        "LayerRNNCell",
+        "BasicRNNCell",
+        "BasicLSTMCell",
+        "LSTMCell",
+        "GRUCell",
+        "LSTMStateTuple",
+        "MultiRNNCell",
+        "DropoutWrapper",
+        "ResidualWrapper",
+        "DeviceWrapper",
     )
-}  # fmt: skip
+}
 
 _LOOPS = {
     "dynamic_rnn": dynamic_rnn,
