@@ -42,7 +42,7 @@ from absl import flags, logging
 
 import tokenization
 from bert_lib import script_flags
-from bert_lib.model import checks
+from bert_lib.bert_runs import checks
 from bert_lib.plumbing import errors, fileio, startup_checks, tfrecord_format
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import pretraining_data, pretraining_text

@@ -27,7 +27,7 @@ from absl import flags, logging
 import modeling
 import tokenization
 from bert_lib import engine, script_flags
-from bert_lib.model import checks, model_fns
+from bert_lib.bert_runs import checks, model_fns
 from bert_lib.plumbing import atomic_write, errors, fileio, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
@@ -44,7 +44,7 @@ FLAGS = flags.FLAGS
 script_flags.define_model_flags(__name__)
 script_flags.define_flags("input_file", "output_file", module=__name__)
 # Prediction only: no training, distribution or evaluation-while-training flags.
-script_flags.define_runner_flags(__name__, training=False)
+script_flags.define_engine_flags(__name__, training=False)
 flags.DEFINE_string(
     "layers", "-1,-2,-3,-4", "Comma-separated encoder layers to output; -1 is the last."
 )
@@ -445,7 +445,7 @@ def main(_):
     pooled = {}
     if pooling:
         pooled_jsonl, pooled_npy = pooled_output_paths(output_file, settings.pooled_output_file)
-    # Nothing is trained or saved; the runner only needs a scratch directory.
+    # Nothing is trained or saved; the engine only needs a scratch directory.
     scratch_dir = tempfile.mkdtemp(prefix="extract_features-")
     try:
         estimator = engine.Estimator(

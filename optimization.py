@@ -9,7 +9,7 @@ optimizer="lamb" the update is `LAMBOptimizer`'s instead (the same moments,
 then a per-variable trust ratio, for large-batch pre-training); everything
 else stays.
 
-The pieces are public so a runner can insert steps between them (gradient
+The pieces are public so an engine can insert steps between them (gradient
 accumulation, loss scaling) without changing the arithmetic:
 
     learning_rate = create_learning_rate(init_lr, num_train_steps, num_warmup_steps)

@@ -2,7 +2,7 @@
 
 Same flags, files and outputs as the original script: examples are read by a
 per-task processor, turned into output_dir/{train,eval,predict}.tf_record,
-trained with the runner, evaluated into eval_results.txt and predicted into
+trained with the engine, evaluated into eval_results.txt and predicted into
 test_results.tsv. Beyond it: every GLUE task (STS-B as regression), each
 task's official metric, a GLUE submission file and a SavedModel export; a
 task of one's own without writing a processor (--task_name=custom: CSV, TSV
@@ -23,9 +23,9 @@ from absl import flags, logging
 
 import modeling
 from bert_lib import engine, script_flags
+from bert_lib.bert_runs import checks, model_fns, output_dir_run
 from bert_lib.engine import evaluation
 from bert_lib.export import predictor, serving
-from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import (
@@ -44,7 +44,7 @@ FLAGS = flags.FLAGS
 # Required parameters.
 script_flags.define_model_flags(__name__)
 script_flags.define_fine_tuning_flags(__name__)
-script_flags.define_runner_flags(__name__)
+script_flags.define_engine_flags(__name__)
 script_flags.define_flags("data_dir", "task_name", "labels", "window_stride", module=__name__)
 
 # Other parameters.
@@ -454,7 +454,7 @@ _FLAG_NAMES = (
     "predict_text_file precision num_accumulation_steps allow_new_task_in_output_dir"
 ).split()
 
-# What settings_from_flags reads: the model flags (model), the runner's
+# What settings_from_flags reads: the model flags (model), the engine's
 # config, evaluation while training (eval_options, or None), the padding of
 # training and of eval / predict batches, and each flag of _FLAG_NAMES.
 Settings = collections.namedtuple(
@@ -807,7 +807,7 @@ def _export(setup):
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner and padding flags that cannot
+    """Reads the flags once into Settings; refuses engine and padding flags that cannot
     work (UsageError naming the flag; each number's rule was checked as the command line
     was read)."""
     script_flags.check_padding_flags()

@@ -35,8 +35,8 @@ from absl import flags, logging
 
 import run_classifier  # every run_classifier flag, as the original's import gave them
 from bert_lib import script_flags
+from bert_lib.bert_runs import checks, model_fns
 from bert_lib.export import tfhub_import
-from bert_lib.model import checks, model_fns
 from bert_lib.plumbing.errors import UsageError
 
 FLAGS = flags.FLAGS

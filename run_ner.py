@@ -8,7 +8,7 @@ into overlapping windows with each word predicted in exactly one of them
 (the one where it has the most context on both sides), and evaluation
 scores whole entities as conlleval does.
 
-Same spine, flags, checkpoints and runner as run_classifier.py: CoNLL files
+Same spine, flags, checkpoints and engine as run_classifier.py: CoNLL files
 in --data_dir become output_dir/{train,eval,predict}.tf_record, training
 writes the checkpoints, evaluation eval_results.txt, prediction
 test_predictions.txt (test.txt with a predicted tag column) and
@@ -30,8 +30,8 @@ from absl import flags, logging
 
 import modeling
 from bert_lib import engine, script_flags
+from bert_lib.bert_runs import checks, model_fns, output_dir_run
 from bert_lib.export import serving
-from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import dynamic_padding, features, ner_data
@@ -41,7 +41,7 @@ FLAGS = flags.FLAGS
 # Required parameters.
 script_flags.define_model_flags(__name__)
 script_flags.define_fine_tuning_flags(__name__)
-script_flags.define_runner_flags(__name__, evaluation=False)
+script_flags.define_engine_flags(__name__, evaluation=False)
 script_flags.define_flags("data_dir", "labels", "window_stride", module=__name__)
 
 # Specific to tagging.
@@ -407,7 +407,7 @@ _FLAG_NAMES = (
     "allow_new_task_in_output_dir"
 ).split()
 
-# What settings_from_flags reads: the model flags (model), the runner's
+# What settings_from_flags reads: the model flags (model), the engine's
 # config, the padding of training and of evaluation / prediction
 # (dynamic_padding.Settings) and each flag of _FLAG_NAMES.
 Settings = collections.namedtuple(
@@ -435,7 +435,7 @@ _Checked = collections.namedtuple(
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner and padding flags that cannot
+    """Reads the flags once into Settings; refuses engine and padding flags that cannot
     work (UsageError naming the flag; each number's rule was checked as the command line
     was read)."""
     script_flags.check_padding_flags()

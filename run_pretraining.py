@@ -21,8 +21,8 @@ from absl import flags, logging
 import modeling
 import optimization
 from bert_lib import engine, script_flags
+from bert_lib.bert_runs import checks, model_fns, output_dir_run
 from bert_lib.engine import evaluation
-from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import errors, eval_results, startup_checks, tfrecord_format
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features as features_lib
@@ -48,7 +48,7 @@ script_flags.define_flags(
     "allow_new_task_in_output_dir",
     module=__name__,
 )
-script_flags.define_runner_flags(__name__, padding=False)
+script_flags.define_engine_flags(__name__, padding=False)
 
 # Other parameters.
 script_flags.define_integer(
@@ -342,7 +342,7 @@ def input_fn_builder(
     """Returns the input_fn(params) reading pre-training TFRecords.
 
     Training: the file list shuffled and repeated, files read in parallel
-    (interleaved, order not guaranteed unless the runner asks for a
+    (interleaved, order not guaranteed unless the engine asks for a
     deterministic pipeline), records shuffled with a buffer of 100.
     Eval: files in the given order, repeated. Both batch
     params["batch_size"] examples and drop the remainder.
@@ -371,7 +371,7 @@ def input_fn_builder(
                 num_parallel_calls=cycle_length,
             )
             # Sloppy reading, as the original: files interleave in whatever
-            # order they deliver (the runner turns this off for seeded runs).
+            # order they deliver (the engine turns this off for seeded runs).
             options = tf.data.Options()
             options.deterministic = False
             d = d.with_options(options)
@@ -487,7 +487,7 @@ _FLAG_NAMES = (
     "allow_new_task_in_output_dir"
 ).split()
 
-# What settings_from_flags reads: the model flags (model), the runner's
+# What settings_from_flags reads: the model flags (model), the engine's
 # config, evaluation while training (eval_options, or None) and each flag of
 # _FLAG_NAMES.
 Settings = collections.namedtuple(
@@ -496,7 +496,7 @@ Settings = collections.namedtuple(
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner flags that cannot work."""
+    """Reads the flags once into Settings; refuses engine flags that cannot work."""
     return Settings(
         model=script_flags.model_settings_from_flags(),
         eval_options=script_flags.evaluation_options_from_flags(

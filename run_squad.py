@@ -29,9 +29,9 @@ from absl import flags, logging
 import modeling
 import tokenization
 from bert_lib import engine, script_flags
+from bert_lib.bert_runs import checks, model_fns, output_dir_run
 from bert_lib.engine import evaluation
 from bert_lib.export import serving
-from bert_lib.model import checks, model_fns, output_dir_run
 from bert_lib.plumbing import eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
@@ -43,7 +43,7 @@ FLAGS = flags.FLAGS
 # Required parameters.
 script_flags.define_model_flags(__name__)
 script_flags.define_fine_tuning_flags(__name__, with_eval=False)
-script_flags.define_runner_flags(__name__)
+script_flags.define_engine_flags(__name__)
 
 # Other parameters.
 flags.DEFINE_string("train_file", None, "SQuAD json for training, e.g. train-v1.1.json.")
@@ -587,7 +587,7 @@ _FLAG_NAMES = (
     "null_score_diff_threshold precision num_accumulation_steps allow_new_task_in_output_dir"
 ).split()
 
-# What settings_from_flags reads: the model flags (model), the runner's
+# What settings_from_flags reads: the model flags (model), the engine's
 # config, evaluation while training (eval_options, or None), the padding of
 # training and of prediction batches, whether --doc_stride was given, and
 # each flag of _FLAG_NAMES.
@@ -606,7 +606,7 @@ Settings = collections.namedtuple(
 
 
 def settings_from_flags():
-    """Reads the flags once into Settings; refuses runner and padding flags that cannot
+    """Reads the flags once into Settings; refuses engine and padding flags that cannot
     work (UsageError naming the flag; each number's rule was checked as the command line
     was read).
 

@@ -1,13 +1,13 @@
 """Measures run_pretraining training speed (steps/sec) on this machine.
 
-Trains run_pretraining's own model_fn and input_fn through the runner, as
+Trains run_pretraining's own model_fn and input_fn through the engine, as
 `run_pretraining.py --do_train` does, and times the steps after a warm-up
 (graph building, session start and the first steps are left out). The
 model is a BERT of --num_hidden_layers layers, --hidden_size wide, with
 --num_attention_heads heads and --intermediate_size, on records of
 --bench_seq_length tokens (the golden default.tfrecord has 128). With
 --bare_session it also times the same model_fn and input_fn in a plain
-session.run loop, which shows what the runner itself costs.
+session.run loop, which shows what the engine itself costs.
 
     .venv/bin/python benchmarks/pretraining_speed.py \\
         --num_hidden_layers=6 --hidden_size=384 --num_attention_heads=6 \\
@@ -46,8 +46,8 @@ flags.DEFINE_integer("warmup_steps", 10, "Untimed steps before timing starts.")
 flags.DEFINE_bool(
     "bare_session",
     False,
-    "Also time the same model_fn and input_fn in a bare session.run loop (no runner), "
-    "to show what the runner itself costs.",
+    "Also time the same model_fn and input_fn in a bare session.run loop (no engine), "
+    "to show what the engine itself costs.",
 )
 flags.DEFINE_string(
     "records",
@@ -57,7 +57,7 @@ flags.DEFINE_string(
 
 
 class _StepTimer:
-    """Times training steps from `warmup` on (a runner hook)."""
+    """Times training steps from `warmup` on (an engine hook)."""
 
     def __init__(self, warmup):
         self._warmup = warmup

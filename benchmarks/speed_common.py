@@ -104,7 +104,7 @@ def dataset_fn(data, keys, repeat=True):
 
 
 class StepTimer:
-    """Runner hook: wall and CPU seconds of each training step after `warmup` steps.
+    """Engine hook: wall and CPU seconds of each training step after `warmup` steps.
 
     `window_seconds()` gives the steps' times; `total()` the wall and CPU
     seconds from the end of the warm-up to the end of step warmup + steps.

@@ -5,7 +5,7 @@ by group, as the original scripts' flags were:
 
     script_flags.define_model_flags(__name__)        # bert_config_file, vocab_file, ...
     script_flags.define_fine_tuning_flags(__name__)  # output_dir, do_train, batch sizes, ...
-    script_flags.define_runner_flags(__name__)       # devices, precision, XLA, padding, ...
+    script_flags.define_engine_flags(__name__)       # devices, precision, XLA, padding, ...
     script_flags.define_flags("input_file", module=__name__)  # any other, by name
 
 Each shared flag is one entry of SHARED_FLAGS: its definition, its group
@@ -16,7 +16,7 @@ script that takes it by `--helpshort`. The one default that differs
 between the original scripts, run_squad.py's max_seq_length of 384, is
 set by that script when it runs (`run_main(main, max_seq_length=384)`).
 
-A script defines only the flags it reads (define_runner_flags leaves out
+A script defines only the flags it reads (define_engine_flags leaves out
 what prediction alone does not need, with training=False, and the padding
 and evaluation-while-training groups on request). Every integer and float
 flag says where it is defined which values it may take (its rule, a Valid:
@@ -132,8 +132,8 @@ def _absl_module_name(module):
 # The groups of shared flags a script takes together (define_model_flags, ...).
 MODEL = "model"
 FINE_TUNING = "fine tuning"
-RUNNER = "runner"
-TRAINING_RUNNER = "training runner"
+ENGINE = "engine"
+TRAINING_ENGINE = "training engine"
 PADDING = "padding"
 EVALUATION = "evaluation"
 
@@ -321,7 +321,7 @@ SHARED_FLAGS = {
         "How many of the newest checkpoints training keeps in output_dir (older ones are "
         "deleted; 0 keeps all); output_dir/best/ is never counted or deleted.",
         rule=NON_NEGATIVE,
-        group=TRAINING_RUNNER,
+        group=TRAINING_ENGINE,
     ),
     "tf_random_seed": _shared(
         "integer",
@@ -329,38 +329,38 @@ SHARED_FLAGS = {
         "If set, make training reproducible: fixed graph-level seed, deterministic input "
         "order, and a resumed run skips the batches already trained on.",
         rule=ANY_NUMBER,
-        group=TRAINING_RUNNER,
+        group=TRAINING_ENGINE,
     ),
     # Devices: the original's TPU flags, then data parallelism on GPUs / CPUs / workers.
-    "use_tpu": _shared("bool", False, "Whether to use TPU or GPU/CPU.", group=RUNNER),
+    "use_tpu": _shared("bool", False, "Whether to use TPU or GPU/CPU.", group=ENGINE),
     "tpu_name": _shared(
         "string",
         None,
         "The Cloud TPU to use for training. This should be either the name used when "
         "creating the Cloud TPU, or a grpc://ip.address.of.tpu:8470 url.",
-        group=RUNNER,
+        group=ENGINE,
     ),
     "tpu_zone": _shared(
         "string",
         None,
         "[Optional] GCE zone where the Cloud TPU is located in. If not specified, we will "
         "attempt to automatically detect the GCE project from metadata.",
-        group=RUNNER,
+        group=ENGINE,
     ),
     "gcp_project": _shared(
         "string",
         None,
         "[Optional] Project name for the Cloud TPU-enabled project. If not specified, we "
         "will attempt to automatically detect the GCE project from metadata.",
-        group=RUNNER,
+        group=ENGINE,
     ),
-    "master": _shared("string", None, "[Optional] TensorFlow master URL.", group=RUNNER),
+    "master": _shared("string", None, "[Optional] TensorFlow master URL.", group=ENGINE),
     "num_tpu_cores": _shared(
         "integer",
         8,
         "Only used if `use_tpu` is True. Total number of TPU cores to use.",
         rule=POSITIVE,
-        group=RUNNER,
+        group=ENGINE,
     ),
     "distribution_strategy": _shared(
         "enum",
@@ -371,14 +371,14 @@ SHARED_FLAGS = {
         "one_device",
         "mirrored",
         "multi_worker",
-        group=TRAINING_RUNNER,
+        group=TRAINING_ENGINE,
     ),
     "num_gpus": _shared(
         "integer",
         None,
         "With --distribution_strategy=mirrored: how many local GPUs to use (default: all).",
         rule=NON_NEGATIVE,
-        group=TRAINING_RUNNER,
+        group=TRAINING_ENGINE,
     ),
     # Speed (the defaults keep the original's arithmetic exactly).
     "use_xla": _shared(
@@ -386,7 +386,7 @@ SHARED_FLAGS = {
         False,
         "Compile the model's training step (forward, backward and optimizer update) and its "
         "eval/predict computation with XLA.",
-        group=RUNNER,
+        group=ENGINE,
     ),
     "precision": _shared(
         "enum",
@@ -398,7 +398,7 @@ SHARED_FLAGS = {
         "fp32",
         "bf16",
         "fp16",
-        group=RUNNER,
+        group=ENGINE,
     ),
     "num_accumulation_steps": _shared(
         "integer",
@@ -407,7 +407,7 @@ SHARED_FLAGS = {
         "applying their averaged gradient once: the same optimizer step on "
         "train_batch_size examples, with the memory of train_batch_size / N.",
         rule=POSITIVE,
-        group=TRAINING_RUNNER,
+        group=TRAINING_ENGINE,
     ),
     "steps_per_run": _shared(
         "integer",
@@ -417,7 +417,7 @@ SHARED_FLAGS = {
         "evaluation falls due sooner. One device, without gradient accumulation; hooks then "
         "see one call per run.",
         rule=POSITIVE,
-        group=TRAINING_RUNNER,
+        group=TRAINING_ENGINE,
     ),
     "length_bucket": _shared(
         "integer",
@@ -477,7 +477,7 @@ SHARED_FLAGS = {
         False,
         "On a user error (bad flag, missing file, ...) print the full traceback, not just "
         "the one-line message.",
-        group=RUNNER,
+        group=ENGINE,
     ),
 }
 
@@ -489,9 +489,9 @@ def _group(group):
 MODEL_FLAGS = _group(MODEL)
 FINE_TUNING_FLAGS = _group(FINE_TUNING)
 # Devices and speed: every script that runs the model takes these.
-RUNNER_FLAGS = _group(RUNNER)
+ENGINE_FLAGS = _group(ENGINE)
 # What only training reads: data parallelism, seeding, steps, checkpoints kept.
-TRAINING_RUNNER_FLAGS = _group(TRAINING_RUNNER)
+TRAINING_ENGINE_FLAGS = _group(TRAINING_ENGINE)
 # Cutting batches to their longest sequence (the scripts whose input_fns do).
 PADDING_FLAGS = _group(PADDING)
 # Evaluating while training (the scripts that run train_and_evaluate).
@@ -533,14 +533,14 @@ def define_fine_tuning_flags(module, with_eval=True):
     define_flags(*names, module=module)
 
 
-def define_runner_flags(module, training=True, padding=True, evaluation=True):
+def define_engine_flags(module, training=True, padding=True, evaluation=True):
     """Devices (TPU), speed (precision, XLA) and --show_traceback; with `training`, data
     parallelism, accumulation, steps per run, checkpoints kept and seeding; with
     `padding`, the length-cutting flags (all three with `training`, else --length_bucket);
     with `evaluation`, evaluating while training."""
-    names = RUNNER_FLAGS
+    names = ENGINE_FLAGS
     if training:
-        names += TRAINING_RUNNER_FLAGS
+        names += TRAINING_ENGINE_FLAGS
     if padding:
         names += PADDING_FLAGS if training else PADDING_FLAGS[:1]
     if training and evaluation:
@@ -558,11 +558,11 @@ def flag_value(name, default=None):
 
 
 def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
-    """An engine.RunConfig with every setting of the runner flags that is the engine's,
+    """An engine.RunConfig with every setting of the engine flags that is the engine's,
     its devices checked.
 
     model_dir defaults to --output_dir, save_checkpoints_steps to
-    --save_checkpoints_steps where the script has it; a runner flag the
+    --save_checkpoints_steps where the script has it; an engine flag the
     script does not define (extract_features.py trains nothing) takes
     RunConfig's default. --num_accumulation_steps goes to both RunConfig
     (the micro-batches) and, through the script's settings, to its

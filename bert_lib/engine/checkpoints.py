@@ -206,7 +206,7 @@ def _make_saver(max_to_keep=5):
     saver = tf.compat.v1.train.Saver(
         var_list=var_list, max_to_keep=max_to_keep, save_relative_paths=True
     )
-    saver.runner_var_list = var_list
+    saver.engine_var_list = var_list
     return saver
 
 
@@ -218,7 +218,7 @@ def _restore(saver, session, checkpoint_path, optional):
     none of) may be missing: they then start from their initializers.
     """
     in_checkpoint = checkpoint_shapes.read_shapes(checkpoint_path)
-    expected = {variable.op.name: variable.shape for variable in saver.runner_var_list}
+    expected = {variable.op.name: variable.shape for variable in saver.engine_var_list}
     checkpoint_shapes.check_shapes(expected, checkpoint_path, in_checkpoint)
     optional = {variable.op.name for variable in optional}
     absent = {name for name in expected if name not in in_checkpoint}
@@ -238,11 +238,11 @@ def _restore(saver, session, checkpoint_path, optional):
         checkpoint_path,
         ", ".join(sorted(absent)),
     )
-    present = [v for v in saver.runner_var_list if v.op.name not in absent]
+    present = [v for v in saver.engine_var_list if v.op.name not in absent]
     tf.compat.v1.train.Saver(var_list=present).restore(session, checkpoint_path)
     session.run(
         tf.compat.v1.variables_initializer(
-            [v for v in saver.runner_var_list if v.op.name in absent]
+            [v for v in saver.engine_var_list if v.op.name in absent]
         )
     )
 

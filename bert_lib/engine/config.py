@@ -131,7 +131,7 @@ _ITERATIONS_PER_LOOP_DEFAULT = 1000
 
 
 def session_config(user_config=None, inference=False):
-    """The ConfigProto of the runner's sessions, with `user_config` (a ConfigProto) merged over it.
+    """The ConfigProto of the engine's sessions, with `user_config` (a ConfigProto) merged over it.
 
     Soft placement, and one round of TensorFlow's graph optimizations
     instead of its default two: on a BERT training graph the second round

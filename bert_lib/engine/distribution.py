@@ -1,4 +1,4 @@
-"""The tf.distribute strategies the runner trains under, and watching a job's workers.
+"""The tf.distribute strategies the engine trains under, and watching a job's workers.
 
 One device (no strategy), MirroredStrategy over local GPUs (or CPUs),
 MultiWorkerMirroredStrategy over the cluster in TF_CONFIG, and TPUStrategy.

@@ -21,7 +21,7 @@ from absl import logging
 
 import modeling
 
-from ..model import checks
+from ..bert_runs import checks
 from ..plumbing import atomic_write, checkpoint_shapes, fileio, startup_checks
 from ..plumbing import vocab_file as vocab_file_reader
 from ..plumbing.errors import UsageError

@@ -7,7 +7,7 @@ scripts use these too: output locations (makeable, writable, not a
 file), outputs that would overwrite an input, checkpoint files named for
 their checkpoint, input files and their text. The checks of what BERT's
 model is made of (its config, vocabulary and checkpoints) are
-bert_lib/model/checks.py's: this module knows nothing of BERT, so that the
+bert_lib/bert_runs/checks.py's: this module knows nothing of BERT, so that the
 engine can use it.
 """
 

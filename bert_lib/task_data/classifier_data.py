@@ -2,7 +2,7 @@
 
 Everything run_classifier.py does with data that needs no flags and no
 graph lives in bert_lib/task_data, as Model Garden keeps classifier_data_lib
-apart from its runner script, one module per job: here the InputExample /
+apart from its engine script, one module per job: here the InputExample /
 InputFeatures classes, the DataProcessor base and a processor per GLUE task
 and XNLI; custom_data.py a user's own CSV, TSV or JSON lines files
 (CustomProcessor, its label set, class weights); classifier_tasks.py the

@@ -24,7 +24,7 @@ _V1 = tf.compat.v1
 class TPUClusterResolver:
     """tf.contrib.cluster_resolver.TPUClusterResolver: names the TPU for RunConfig(cluster=).
 
-    The runner resolves the TPU itself (TPUStrategy) from these names when
+    The engine resolves the TPU itself (TPUStrategy) from these names when
     training starts; nothing is contacted when this is made.
     """
 

@@ -24,7 +24,7 @@ LEARNING_RATE = 3e-3
 
 
 class _GraphProbe:
-    """A runner hook that records which ops of the training graph are marked for XLA."""
+    """An engine hook that records which ops of the training graph are marked for XLA."""
 
     def __init__(self):
         self.compiled = []

@@ -1,7 +1,7 @@
 """--precision=bf16 / fp16: numerics near float32, float32 checkpoints, loss scaling.
 
 A tiny BERT classifier (tests/support/speed_helpers.py) is trained through the
-runner; float32 is the reference every mixed-precision run is compared with.
+engine; float32 is the reference every mixed-precision run is compared with.
 The loss-scaling tests build optimization.create_training_step's train op
 directly on a two-weight model so an overflow can be injected at a chosen
 step.

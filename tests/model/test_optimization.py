@@ -162,7 +162,7 @@ def check_slots(nested_scope="outer"):
 
 
 def check_apply_inside_cond():
-    """Slots are created outside the cond, so a runner may apply conditionally
+    """Slots are created outside the cond, so an engine may apply conditionally
     (gradient accumulation, skipping non-finite steps)."""
     graph = tf.Graph()
     with graph.as_default():

@@ -5,7 +5,7 @@ import tensorflow as tf
 from absl import logging
 from helpers import write_checkpoint
 
-from bert_lib.model import model_fns
+from bert_lib.bert_runs import model_fns
 
 
 def _build(init_checkpoint, use_tpu=False):

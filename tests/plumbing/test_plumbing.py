@@ -28,7 +28,7 @@ from helpers import (
 )
 
 import modeling
-from bert_lib.model import checks
+from bert_lib.bert_runs import checks
 from bert_lib.plumbing import (
     atomic_write,
     checkpoint_shapes,
@@ -54,8 +54,8 @@ TF_MESSAGE = (
     "Graph execution error:\n\n"
     "Detected at node 'IteratorGetNext' defined at (most recent call last):\n"
     '    File "/x/run_pretraining.py", line 541, in <module>\n'
-    "      runner.run_main(main)\n"
-    '    File "/x/runner.py", line 900, in train\n'
+    "      engine.run_main(main)\n"
+    '    File "/x/engine.py", line 900, in train\n'
     "Node: 'IteratorGetNext'\n"
     "corrupted record at 4737\n"
     "\t [[{{node IteratorGetNext}}]]\n\n"
@@ -176,7 +176,7 @@ def test_data_scripts_and_their_plumbing_import_no_tensorflow(script):
     code = (
         "import sys\nfrom bert_lib.plumbing import errors, atomic_write, progress, "
         "startup_checks, fileio, eval_results, tfrecord_format\n"
-        f"from bert_lib.model import checks\nimport {script}\n"
+        f"from bert_lib.bert_runs import checks\nimport {script}\n"
         "print('tensorflow' in sys.modules)\n"
     )
     result = _run_main(code)

@@ -77,8 +77,8 @@ def test_the_rewrite_turns_each_kind_of_sibling_import_into_an_import_from_bert(
         "import os\n"
         "import modeling\n"
         "import tokenization as tok  # a comment stays\n"
-        "from runner import RunConfig\n"
-        "from runner_config import (\n"
+        "from engine import RunConfig\n"
+        "from engine_config import (\n"
         "    EstimatorSpec,\n"
         "    ModeKeys,\n"
         ")\n"
@@ -93,8 +93,8 @@ def test_the_rewrite_turns_each_kind_of_sibling_import_into_an_import_from_bert(
         "import os\n"
         "from bert import modeling\n"
         "from bert import tokenization as tok  # a comment stays\n"
-        "from bert.runner import RunConfig\n"
-        "from bert.runner_config import (\n"
+        "from bert.engine import RunConfig\n"
+        "from bert.engine_config import (\n"
         "    EstimatorSpec,\n"
         "    ModeKeys,\n"
         ")\n"
@@ -105,13 +105,13 @@ def test_the_rewrite_turns_each_kind_of_sibling_import_into_an_import_from_bert(
         "    from bert import dynamic_padding\n"
         "    return modeling.x, os.sep\n"
     )
-    siblings = {"modeling", "tokenization", "runner", "runner_config", "dynamic_padding"}
+    siblings = {"modeling", "tokenization", "engine", "engine_config", "dynamic_padding"}
     assert _setup().rewrite_sibling_imports(source, siblings) == expected
 
 
 def test_the_rewrite_refuses_two_siblings_on_one_import_line():
     with pytest.raises(ValueError, match="line 2"):
-        _setup().rewrite_sibling_imports("import os\nimport modeling, runner\n", {"modeling"})
+        _setup().rewrite_sibling_imports("import os\nimport modeling, engine\n", {"modeling"})
 
 
 @pytest.mark.parametrize("module", MODULES)

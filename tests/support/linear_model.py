@@ -1,6 +1,6 @@
-"""A least-squares model the runner trains, and numpy gradient descent that redoes it.
+"""A least-squares model the engine trains, and numpy gradient descent that redoes it.
 
-Every step of it can be recomputed in numpy, so the runner tests can check
+Every step of it can be recomputed in numpy, so the engine tests can check
 checkpoints, resumption, evaluation and prediction against exact weights.
 """
 

@@ -1,4 +1,4 @@
-"""A tiny BERT classifier trained through the runner, for the speed-flag tests.
+"""A tiny BERT classifier trained through the engine, for the speed-flag tests.
 
 The model_fn has the shape of run_classifier's (BertModel, pooled output,
 softmax cross entropy, BERT's training step through model_fns.train_spec),
@@ -13,7 +13,7 @@ from helpers import tiny_bert_config
 
 import modeling
 from bert_lib import engine
-from bert_lib.model import model_fns
+from bert_lib.bert_runs import model_fns
 
 SEQ_LENGTH = 16
 NUM_LABELS = 3

@@ -257,7 +257,7 @@ def test_an_estimator_without_model_dir_works_in_a_new_temporary_one():
         shutil.rmtree(estimator.model_dir)
 
 
-def test_run_config_settings_reach_the_runner():
+def test_run_config_settings_reach_the_engine():
     config = tf1_estimator.RunConfig(
         model_dir="out",
         save_checkpoints_steps=7,
@@ -265,11 +265,11 @@ def test_run_config_settings_reach_the_runner():
         tf_random_seed=3,
         log_step_count_steps=5,
         tpu_config=tf1_estimator.TPUConfig(iterations_per_loop=1000, num_shards=4),
-    ).runner_config("out", use_tpu=False)
+    ).engine_config("out", use_tpu=False)
     assert (config.save_checkpoints_steps, config.keep_checkpoint_max) == (7, 2)
     assert (config.tf_random_seed, config.log_step_count_steps) == (3, 5)
     assert (config.num_tpu_cores, config.use_tpu) == (4, False)
-    assert tf1_estimator.RunConfig().runner_config("out", False).save_checkpoints_steps == 1000
+    assert tf1_estimator.RunConfig().engine_config("out", False).save_checkpoints_steps == 1000
 
 
 def test_launcher_devices_reach_every_estimator_of_the_modules():
@@ -281,13 +281,13 @@ def test_launcher_devices_reach_every_estimator_of_the_modules():
         classes["TPUEstimator"](lambda features: None, model_dir="out", use_tpu=False),
     ]
     for estimator in estimators:
-        config = estimator._runner.config
+        config = estimator._engine.config
         assert (config.distribution_strategy, config.num_gpus) == ("mirrored", 2)
     # As in TF 1.x, a TPUEstimator is a tf.estimator.Estimator.
     assert isinstance(estimators[1], classes["Estimator"])
     # Nothing is left behind for classes built without the launcher's devices.
     for cls in (tf1_estimator.Estimator, tf1_estimator.estimator_classes()["Estimator"]):
-        config = cls(lambda features: None, model_dir="out")._runner.config
+        config = cls(lambda features: None, model_dir="out")._engine.config
         assert (config.distribution_strategy, config.num_gpus) == ("one_device", None)
 
 
@@ -560,7 +560,7 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
 
 
 @pytest.mark.slow
-def test_launcher_options_choose_the_runners_devices(tmp_path):
+def test_launcher_options_choose_the_engines_devices(tmp_path):
     script = os.path.join(SCRIPTS, "tagger", "run_tagger.py")
     out = f"--output_dir={tmp_path / 'out'}"
 
@@ -569,7 +569,7 @@ def test_launcher_options_choose_the_runners_devices(tmp_path):
         assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
         return result.stderr.strip().splitlines()[-1]
 
-    # The runner gets them: it refuses GPUs this machine does not show, one line.
+    # The engine gets them: it refuses GPUs this machine does not show, one line.
     line = last_error("--distribution_strategy=mirrored", "--num_gpus=3", script, out)
     assert line.startswith("ERROR: ") and "--num_gpus=3" in line
     line = last_error("--distribution_strategy=everywhere", script, out)
@@ -630,7 +630,7 @@ def test_failures_of_user_code_are_one_error_line_at_the_users_line(tmp_path):
         f"ERROR: {script}:5: [Errno 2] No such file or directory: './output/result.txt'"
     )
     # A model_fn whose eval_metric_ops hold a plain tensor: TF 1.15's message and key,
-    # at the line that made the spec, before the runner touches it.
+    # at the line that made the spec, before the engine touches it.
     script.write_text(
         "import numpy as np\nimport tensorflow as tf\n\n\n"
         "def model_fn(features, labels, mode):\n"

@@ -118,7 +118,7 @@ def test_training_writes_the_variables_tf115_writes(name, tmp_path):
     result = run_tf1(*_command(name, model_dir, tmp_path, "--do_train", "--do_eval"))
     assert result.returncode == 0, result.stderr[-3000:]
     assert _variables(model_dir) == _variables(os.path.join(TF1_GOLDEN, name, "tf115_ckpt"))
-    # The runner's input-position files go with their checkpoints, also those the
+    # The engine's input-position files go with their checkpoints, also those the
     # script deleted itself (the ELECTRA-style script keeps only its best one).
     names = os.listdir(model_dir)
     for input_file in [n for n in names if n.endswith(".input")]:

@@ -1,8 +1,8 @@
-"""tf.estimator and tf.contrib.tpu's TPUEstimator of TF 1.x, on this project's runner.
+"""tf.estimator and tf.contrib.tpu's TPUEstimator of TF 1.x, on this project's engine.
 
 TF 1.x BERT code builds a TPUEstimator (or a tf.estimator.Estimator) and
 calls train / evaluate / predict. Here both are engine.Estimator with the
-TF 1.x calling conventions put back, so such code gets the runner's
+TF 1.x calling conventions put back, so such code gets the engine's
 checkpoints, logs, TensorBoard events, stop handling and error contract:
 
 - model_fn and input_fn receive `params`, `config`, `mode` and `labels`
@@ -74,7 +74,7 @@ class TPUConfig:
 
 
 class InputPipelineConfig:
-    """tf.contrib.tpu.InputPipelineConfig's values (the runner feeds every device itself)."""
+    """tf.contrib.tpu.InputPipelineConfig's values (the engine feeds every device itself)."""
 
     PER_SHARD_V1 = 1
     PER_HOST_V1 = 2
@@ -137,7 +137,7 @@ class RunConfig:
         copy.__dict__.update(self.__dict__, **changes)
         return copy
 
-    def runner_config(self, model_dir, use_tpu, devices=ONE_DEVICE):
+    def engine_config(self, model_dir, use_tpu, devices=ONE_DEVICE):
         """The engine.RunConfig of an Estimator in model_dir training on `devices`."""
         cluster = self.cluster
         tpu = self.tpu_config
@@ -249,7 +249,7 @@ def call_with_named(function, available):
 
 
 class _SpecHooks:
-    """The training_hooks of the newest TRAIN spec, run as one runner hook."""
+    """The training_hooks of the newest TRAIN spec, run as one engine hook."""
 
     def __init__(self):
         self.hooks = []
@@ -302,9 +302,9 @@ class Estimator:
         self.params = dict(params or {})
         self._spec_hooks = _SpecHooks()
         self._bare_prediction = False
-        self._runner = engine.Estimator(
+        self._engine = engine.Estimator(
             self._model_fn,
-            self._config.runner_config(model_dir, use_tpu, self._devices),
+            self._config.engine_config(model_dir, use_tpu, self._devices),
             params=self.params,
             train_batch_size=train_bs or 1,
             eval_batch_size=eval_bs or 1,
@@ -324,8 +324,8 @@ class Estimator:
     def _user_params(self, params):
         """The params TF 1.x gave: the user's own, plus a TPUEstimator's batch_size.
 
-        Built from the user's params rather than from the runner's, so that
-        whatever else the runner passes its own model_fns stays out.
+        Built from the user's params rather than from the engine's, so that
+        whatever else the engine passes its own model_fns stays out.
         """
         user = dict(self.params)
         if self._tpu_params and "batch_size" in params:
@@ -387,13 +387,13 @@ class Estimator:
 
     def latest_checkpoint(self):
         """The newest checkpoint's path in model_dir, or None."""
-        return self._runner.latest_checkpoint()
+        return self._engine.latest_checkpoint()
 
     def train(self, input_fn, hooks=None, steps=None, max_steps=None, saving_listeners=None):
         """Trains from `input_fn` for `steps` more steps or up to `max_steps`; returns self."""
         if saving_listeners:
             raise unsupported("Estimator.train(saving_listeners=...)", "training hooks")
-        self._runner.train(
+        self._engine.train(
             self._input_fn(input_fn, engine.ModeKeys.TRAIN),
             max_steps=max_steps,
             steps=steps,
@@ -405,7 +405,7 @@ class Estimator:
         """Evaluates a checkpoint (the newest by default) on `input_fn`: {metric: numpy value}."""
         if hooks:
             raise unsupported("Estimator.evaluate(hooks=...)", "code after evaluate")
-        result = self._runner.evaluate(
+        result = self._engine.evaluate(
             self._input_fn(input_fn, engine.ModeKeys.EVAL),
             steps=steps,
             checkpoint_path=checkpoint_path,
@@ -426,7 +426,7 @@ class Estimator:
             raise unsupported("Estimator.predict(hooks=...)", "code around the predict loop")
         if isinstance(predict_keys, str):
             predict_keys = [predict_keys]
-        predictions = self._runner.predict(
+        predictions = self._engine.predict(
             self._input_fn(input_fn, engine.ModeKeys.PREDICT),
             checkpoint_path=checkpoint_path,
             yield_single_examples=yield_single_examples,
@@ -566,7 +566,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         )
 
     save_steps = estimator.config.save_checkpoints_steps or _DEFAULT_SAVE_STEPS
-    estimator._runner.train(
+    estimator._engine.train(
         estimator._input_fn(train_spec.input_fn, engine.ModeKeys.TRAIN),
         max_steps=train_spec.max_steps,
         hooks=[

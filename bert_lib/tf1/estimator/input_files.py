@@ -1,6 +1,6 @@
 """The input-position files of a TF 1.x script's checkpoints, gone with their checkpoints.
 
-The runner saves where the training input stands beside each checkpoint
+The engine saves where the training input stands beside each checkpoint
 (model.ckpt-N.input, engine/input_position.py) and deletes the files of
 checkpoints it rotated away at its next save. TF 1.x code knows nothing
 of those files: ALBERT-style scripts evaluate each checkpoint after

@@ -1,4 +1,4 @@
-"""What a model_fn returns, checked as TF 1.15 checked it, before the runner touches it.
+"""What a model_fn returns, checked as TF 1.15 checked it, before the engine touches it.
 
 TF 1.15's EstimatorSpec refused a missing train_op, loss or predictions, a
 loss that is not a scalar, values that are not tensors, eval_metric_ops
@@ -7,7 +7,7 @@ SessionRunHooks; its TPUEstimatorSpec refused eval_metrics that are not a
 (metric_fn, tensors) pair. The same checks with TF 1.15's messages are
 here, each reported in one line that starts with the user's line that made
 the spec (or, for what a metric_fn returned, that defines the metric_fn),
-instead of an error from inside the runner later.
+instead of an error from inside the engine later.
 """
 
 import inspect

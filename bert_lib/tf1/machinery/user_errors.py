@@ -15,7 +15,7 @@ whatever stops it is reported at the user's line:
 
 Refusals made here keep their own text: an UnsupportedAPIError and a
 model_fn spec error already name the user's line, and a UsageError of the
-runner names its flag or file.
+engine names its flag or file.
 """
 
 import traceback

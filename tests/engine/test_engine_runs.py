@@ -1,10 +1,10 @@
-"""The runner on a linear model whose every step numpy can redo.
+"""The engine on a linear model whose every step numpy can redo.
 
 Each test builds a least-squares model with get_variable and plain gradient
 descent, so checkpoints, resumption, evaluation and prediction can be checked
 against weights computed step by step in numpy. Multi-device and
 multi-worker runs need process-wide device set-up and live in
-tests/support/runner_worker.py, started as subprocesses.
+tests/support/engine_worker.py, started as subprocesses.
 """
 
 import json
@@ -461,7 +461,7 @@ def _free_port():
 
 def _worker(args, env=None):
     return helpers.start_python(
-        os.path.join(helpers.SUPPORT, "runner_worker.py"),
+        os.path.join(helpers.SUPPORT, "engine_worker.py"),
         *args,
         env=env,
         stdout=subprocess.PIPE,
@@ -490,7 +490,7 @@ def worker_runs(tmp_path_factory):
         # Under TF1 behaviour (ref variables), which must not change a number.
         "two": _worker(
             ["mirrored", str(root / "two")],
-            env=dict(os.environ, RUNNER_WORKER_V1_BEHAVIOR="1"),
+            env=dict(os.environ, ENGINE_WORKER_V1_BEHAVIOR="1"),
         ),
     }
     for index in range(2):
@@ -730,7 +730,7 @@ def test_peer_watch_ends_a_worker_stuck_waiting_on_a_lost_peer(tmp_path):
 def test_sessions_optimize_the_graph_once_unless_the_user_asks_otherwise():
     from tensorflow.core.protobuf import rewriter_config_pb2
 
-    from bert_lib.engine import config as runner_config
+    from bert_lib.engine import config as engine_config
     from bert_lib.engine import distribution
 
     rounds = rewriter_config_pb2.RewriterConfig
@@ -748,7 +748,7 @@ def test_sessions_optimize_the_graph_once_unless_the_user_asks_otherwise():
     # Evaluation and prediction open their sessions with the same settings, but for
     # the memory optimizer (test_inference_sessions.py).
     default = distribution.Distribution(config).session_config
-    assert runner_config.session_config() == default
+    assert engine_config.session_config() == default
 
 
 @pytest.mark.slow

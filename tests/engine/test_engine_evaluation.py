@@ -4,7 +4,7 @@ The model is least squares with plain gradient descent, so the weights of
 every evaluated (and kept) checkpoint and its mean squared error are worked
 out step by step in numpy. Where a test needs a metric that goes up and
 down on cue, its evaluate function reads it from a table by step: the
-metric is the script's business, what is tested is what the runner does
+metric is the script's business, what is tested is what the engine does
 with it.
 """
 

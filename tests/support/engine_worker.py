@@ -1,12 +1,12 @@
-"""Trains small models with the runner under one distribution mode, for test_runner.py.
+"""Trains small models with the engine under one distribution mode, for test_engine_runs.py.
 
-Usage: runner_worker.py MODE OUTPUT_DIR, MODE one of one_device, mirrored
+Usage: engine_worker.py MODE OUTPUT_DIR, MODE one of one_device, mirrored
 (two logical CPU devices) and multi_worker (cluster from TF_CONFIG). Device
 set-up is process-wide, hence a process of its own. For each model it writes
 OUTPUT_DIR/<model>.npz with the per-step losses (from the TensorBoard
 events), every variable after training ("var:<name>"), the final global
 step and the number of replicas; multi_worker also writes the weights right
-after initialization (<model>_initial.npz). With RUNNER_WORKER_V1_BEHAVIOR
+after initialization (<model>_initial.npz). With ENGINE_WORKER_V1_BEHAVIOR
 set in the environment it first calls tf.compat.v1.disable_v2_behavior().
 """
 
@@ -133,7 +133,7 @@ def _bert_model_fn():
 
 def main(mode, output_dir):
     logging.set_verbosity(logging.INFO)
-    if os.environ.get("RUNNER_WORKER_V1_BEHAVIOR"):
+    if os.environ.get("ENGINE_WORKER_V1_BEHAVIOR"):
         # Ref variables and no eager mode, as in a script that opts into TF1.
         tf.compat.v1.disable_v2_behavior()
     os.makedirs(output_dir, exist_ok=True)
