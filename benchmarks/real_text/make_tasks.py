@@ -14,8 +14,8 @@ directory (see README.md here):
   domains/  single sentences with unbalanced labels (custom, TSV): a noun's
             definition and the lexicographer file its sense is filed under
             (person, artifact, plant, animal, location, food), drawn as
-            often as WordNet has them, so the largest class is about four
-            times the smallest.
+            often as WordNet has them (instances left out), so the largest
+            class is about 18 times the smallest.
   names/    named entities (run_ner.py, CoNLL layout, IOB2): definitions and
             examples that mention the capitalised names WordNet lists as
             instances, tagged PER, LOC, ORG or MISC by the lexicographer
