@@ -20,7 +20,7 @@ from helpers import VOCAB_UNCASED, tiny_bert_config, write_checkpoint
 import modeling
 import run_classifier
 from bert_lib.export import predictor
-from bert_lib.task_data import classifier_data
+from bert_lib.task_data import classifier_output
 
 LABELS = ["no", "maybe", "yes"]
 MAX_SEQ_LENGTH = 24
@@ -50,7 +50,7 @@ def export(tmp_path_factory):
         offset = 1.0 if name.endswith("gamma") else 0.0
         values[name] = (offset + 0.2 * rng.standard_normal(shape)).astype(np.float32)
     checkpoint = write_checkpoint(directory / "model.ckpt", values)
-    files = classifier_data.predictor_files(
+    files = classifier_output.predictor_files(
         VOCAB_UNCASED, True, LABELS, False, 0.5, MAX_SEQ_LENGTH
     )
     target = str(directory / "export")
