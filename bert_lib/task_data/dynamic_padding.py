@@ -15,10 +15,9 @@ In training the same cut is opt-in (--dynamic_padding: dropout masks then
 differ from a full-length run), and --group_by_length sorts each shuffle
 window by length before batching, then shuffles the batches. Sorting alone
 makes each batch a slice of one length, and wherever length goes with the
-label (short paraphrases, long negatives, one class's longer definitions)
-that is a slice of mostly one label: gradients that pull the classifier one
-way, then the other, and runs that end far below full length or never leave
-chance. So where examples carry one class id each, a window is sorted by each
+label that is a slice of mostly one label; runs grouped that way in
+windows of 50 batches ended below full-length accuracy (BENCHMARKS.md,
+"Real-text flags"). So where examples carry one class id each, a window is sorted by each
 example's rank of length within its own class (stratified_order): every batch
 then holds the window's mix of labels, each at the same quantile of its class's
 lengths, which keeps almost all of the padding saved. The windows are short
