@@ -53,6 +53,7 @@ from .machinery.namespaces import (
 )
 from .machinery.user_code import is_user_file
 from .numpy_1x import numpy_module
+from .numpy_bool_index import allow_in_user_code as allow_numpy_bools_as_integers
 
 _V1 = tf.compat.v1
 
@@ -111,7 +112,8 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
     devices, returns the same module.
 
     User code's `import numpy` gets numpy with what numpy 1.x had and has
-    since lost put back (numpy_1x.py). User code is the code outside
+    since lost put back (numpy_1x.py), and numpy booleans serve it as integers
+    (numpy_bool_index.py). User code is the code outside
     installed packages and this project, and the installed packages written
     for TF 1.x: those `tf1_packages` names (import or distribution names;
     run_tf1.py's --tf1_packages) and those whose metadata requires TensorFlow
@@ -128,4 +130,5 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
             user_code.add_tf1_package_dirs(paths)
     module = build_module(devices)
     import_hook.install_hook(module, devices, numpy_module())
+    allow_numpy_bools_as_integers()
     return module

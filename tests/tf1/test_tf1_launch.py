@@ -17,7 +17,7 @@ import textwrap
 import pytest
 from helpers import DATA, GOLDEN, error_line, run_script
 
-from bert_lib.tf1 import numpy_1x
+from bert_lib.tf1 import numpy_1x, numpy_bool_index
 from bert_lib.tf1.machinery import tf1_packages
 
 LAUNCH = os.path.join(DATA, "tf1_scripts", "launch")
@@ -279,3 +279,42 @@ def test_the_numpy_of_tf1_code_leaves_numpy_itself_unchanged():
     assert old.sum([[1, 2]], axis=0, keepdims=True).tolist() == [[1, 2]]
     assert old.ndarray is numpy.ndarray and old.random is numpy.random
     assert "asscalar" in dir(old) and "ndarray" in dir(old)
+
+
+def run_as_if_from(filename, source):
+    """Runs `source` as code of `filename` (whose it is decides what numpy gives it)."""
+    namespace = {"np": sys.modules["numpy"], "random": __import__("random")}
+    exec(compile(textwrap.dedent(source), filename, "exec"), namespace)
+    return namespace
+
+
+def test_numpy_booleans_are_integers_for_tf1_code_only_and_numpy_is_given_back(tmp_path):
+    numpy = sys.modules["numpy"]
+    user_file = str(tmp_path / "data_script.py")
+    project_file = numpy_bool_index.__file__
+    uses = """
+        flag = (np.arange(3) > 0)[2]
+        picked = ["no", "yes"][flag]
+        count = len(list(range(flag))) + len([0] * flag)
+        drawn = len(random.Random(0).sample([4, 5, 6], flag))
+    """
+    with pytest.raises(TypeError, match="numpy.bool"):
+        run_as_if_from(user_file, uses)
+    assert numpy_bool_index.allow_in_user_code()
+    try:
+        with pytest.warns(DeprecationWarning, match="np.bool_' scalars to be interpreted"):
+            done = run_as_if_from(user_file, uses)
+        assert (done["picked"], done["count"], done["drawn"]) == ("yes", 2, 1)
+        with pytest.raises(TypeError, match=r"numpy 2 takes no bool as an integer"):
+            run_as_if_from(project_file, uses)
+        with pytest.raises(TypeError):  # numpy's own refusal stays, as numpy 1.x had it
+            run_as_if_from(user_file, "np.zeros(np.True_)")
+        for other in (numpy.float64(1.0), numpy.float32(2.0)):
+            with pytest.raises(TypeError):
+                [1, 2][other]
+        assert [1, 2][numpy.int64(1)] == 2
+        assert numpy.arange(3)[numpy.True_].shape == (1, 3)
+    finally:
+        numpy_bool_index.restore()
+    with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
+        run_as_if_from(user_file, "range(np.True_)")

@@ -1,6 +1,7 @@
 """What numpy 1.x code of TF 1.15's years used and numpy has since removed or refused;
 prints each case's result as JSON."""
 import json
+import random
 import warnings
 
 import numpy as np
@@ -45,4 +46,25 @@ results["sum generator warning"] = sorted({w.category.__name__ for w in caught})
 results["sum list"] = int(np.sum([[1, 2], [3, 4]]))
 results["sum axis"] = np.sum([[1, 2], [3, 4]], axis=0).tolist()
 results["max generator"] = type(np.max(i for i in range(3))).__name__
+# numpy booleans as integers: numpy 1.x took them (with a DeprecationWarning), numpy 2 refuses.
+flag, no = np.array([3]) > 0, np.array([3]) < 0
+is_next, masked = flag[0], no[0]
+with warnings.catch_warnings(record=True) as caught:
+  warnings.simplefilter("always")
+  results["bool range"] = list(range(is_next + 0)) + list(range(is_next))
+  results["bool list index"] = [["no", "yes"][is_next], ("a", "b")[masked], "xy"[is_next]]
+  results["bool repeat"] = [0] * is_next + [1] * masked
+  results["bool slice"] = [1, 2, 3][masked:is_next]
+  results["bool pop"] = [7, 8].pop(is_next)
+  results["bool sample"] = len(random.Random(0).sample([4, 5, 6], is_next))
+  results["bool hex"] = [hex(is_next), list(bytes(masked))]
+  results["bool round"] = round(2.675, masked)
+results["bool warnings"] = sorted({w.category.__name__ for w in caught})
+results["bool array index"] = list(np.arange(3)[is_next].shape)
+results["bool int"] = [int(is_next), int(is_next + 1), int(is_next * 3)]
+try:
+  np.zeros(is_next)
+  results["bool zeros"] = "made"
+except TypeError:
+  results["bool zeros"] = "TypeError"
 print(json.dumps(results, sort_keys=True))
