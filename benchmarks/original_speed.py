@@ -16,7 +16,9 @@ Jobs (--jobs, comma separated, default all):
             on records that our create_pretraining_data makes from the
             corpus beforehand (not timed)
 With --train_only, finetune and pretrain train without evaluating (no
---do_eval): the training-only figure beside the one with evaluation.
+--do_eval): the training-only figure beside the one with evaluation. With
+--predict_only, predict only predicts (no --do_eval): what a user who
+serves a fine-tuned model from files runs.
 
 Data: sentence pairs of natural length from demo_data/corpus/*.txt: the
 first sentence is any line of a document, the second is the next line
@@ -213,7 +215,7 @@ with tf.compat.v1.Session() as session:
 
 def job_flags(job, sizes, paths, evaluate=True):
     """The flags both codes' script takes for a job (without output locations); without
-    `evaluate`, finetune and pretrain only train."""
+    `evaluate`, finetune and pretrain only train and predict only predicts."""
     common = [
         f"--vocab_file={VOCAB}",
         "--do_lower_case=True",
@@ -225,7 +227,7 @@ def job_flags(job, sizes, paths, evaluate=True):
     layers = sizes["num_hidden_layers"]
     if job in ("finetune", "predict"):
         todo = ["--do_train=True"] if job == "finetune" else ["--do_predict=True"]
-        if evaluate or job == "predict":
+        if evaluate:
             todo.append("--do_eval=True")
         return [
             "run_classifier",
@@ -289,7 +291,8 @@ def expected_outputs(job, out, evaluate=True):
     if not evaluate and job in ("finetune", "pretrain"):
         return [os.path.join(out, "checkpoint")]
     if job == "predict":
-        return [os.path.join(out, "eval_results.txt"), os.path.join(out, "test_results.tsv")]
+        predictions = [os.path.join(out, "test_results.tsv")]
+        return [os.path.join(out, "eval_results.txt"), *predictions] if evaluate else predictions
     return [os.path.join(out, "eval_results.txt")]
 
 
@@ -524,6 +527,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--train_only", action="store_true", help="finetune and pretrain without --do_eval"
     )
+    parser.add_argument("--predict_only", action="store_true", help="predict without --do_eval")
     for name, value in FULL.items():
         parser.add_argument(f"--{name}", type=int, default=None, help=f"default {value}")
     parser.add_argument("--original_flags", default="")
@@ -577,7 +581,8 @@ def main(argv=None):
     results = {}
     for job in args.jobs:
         sides = sides_for(args, job, bf16)
-        results[job] = run_job(run, job, args.sizes, paths, sides, not args.train_only)
+        alone = args.predict_only if job == "predict" else args.train_only
+        results[job] = run_job(run, job, args.sizes, paths, sides, not alone)
         with open(os.path.join(work, "results.json"), "w", encoding="utf-8") as f:
             json.dump({"sizes": args.sizes, "results": results}, f, indent=2)
     print()

@@ -144,6 +144,22 @@ def test_train_only_drops_the_evaluation_and_expects_a_checkpoint(tmp_path, job)
     assert original_speed.expected_outputs(job, out) == [os.path.join(out, "eval_results.txt")]
 
 
+def test_predict_only_drops_the_evaluation_and_expects_the_predictions(tmp_path):
+    sizes = original_speed.FULL
+    _, both, out = original_speed.side_command("predict", "ours", sizes, _paths(tmp_path), [])
+    _, alone, _ = original_speed.side_command(
+        "predict", "ours", sizes, _paths(tmp_path), [], evaluate=False
+    )
+    assert "--do_eval=True" in both and "--do_predict=True" in alone
+    assert [f for f in both if f != "--do_eval=True"] == alone
+    predictions = os.path.join(out, "test_results.tsv")
+    assert original_speed.expected_outputs("predict", out, evaluate=False) == [predictions]
+    assert original_speed.expected_outputs("predict", out) == [
+        os.path.join(out, "eval_results.txt"),
+        predictions,
+    ]
+
+
 def test_a_flag_our_script_lacks_is_caught(tmp_path):
     """The parse above can fail: an unknown flag is an error."""
     _, argv, _ = original_speed.side_command(
