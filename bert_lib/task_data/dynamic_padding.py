@@ -143,12 +143,10 @@ def stratified_order(lengths, labels):
 
 
 def _group_window(window, label_key):
-    lengths = real_lengths(window["input_mask"])
     labels = window.get(label_key) if label_key else None
-    if labels is not None and labels.shape.rank == 1 and labels.dtype.is_integer:
-        order = stratified_order(lengths, tf.cast(labels, tf.int32))
-    else:
-        order = tf.argsort(lengths, stable=True)
+    if labels is None or labels.shape.rank != 1 or not labels.dtype.is_integer:
+        return _sort_window(window, 1)  # by length alone
+    order = stratified_order(real_lengths(window["input_mask"]), tf.cast(labels, tf.int32))
     return {key: tf.gather(value, order) for key, value in window.items()}
 
 

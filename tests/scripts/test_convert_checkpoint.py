@@ -19,6 +19,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
+from classifier_helpers import VOCAB
 from helpers import (
     checkpoint_values,
     error_line,
@@ -31,27 +32,6 @@ from helpers import (
 
 from bert_lib.export import hf_names, hugging_face, tf_checkpoint
 
-VOCAB = [
-    "[PAD]",
-    "[UNK]",
-    "[CLS]",
-    "[SEP]",
-    "[MASK]",
-    "the",
-    "dog",
-    "is",
-    "hairy",
-    "cat",
-    "##s",
-    "run",
-    "good",
-    "bad",
-    "movie",
-    "a",
-    "very",
-    "not",
-    ".",
-]
 HIDDEN, LAYERS, HEADS, INTERMEDIATE, POSITIONS, TYPES = 32, 2, 4, 48, 24, 2
 HF_CONFIG = {
     "architectures": ["BertModel"],
