@@ -10,6 +10,7 @@ Python 3.7 with tensorflow 1.15.5 and the bert-tensorflow 1.0.4 wheel).
 Jobs (--jobs, comma separated, default all):
   finetune  run_classifier --do_train --do_eval, one epoch, MRPC layout
   predict   run_classifier --do_eval --do_predict from the initial checkpoint
+            with a classifier head added (as a fine-tuned one has)
   features  extract_features on single sentences, layers -1,-2,-3,-4 (fewer
             when the model has fewer)
   pretrain  run_pretraining --do_train --do_eval (steps and eval steps below)
@@ -192,7 +193,9 @@ def bert_config(sizes):
 
 
 # Run by this project's interpreter: a randomly initialised encoder, saved
-# under the variable names both codes restore.
+# under the variable names both codes restore; with a fourth argument, also a
+# classifier head of that many labels under run_classifier's names, standing
+# for a fine-tuned checkpoint (prediction alone refuses one without a head).
 _INIT_CHECKPOINT_CODE = """
 import sys
 sys.path.insert(0, sys.argv[1])
@@ -203,6 +206,13 @@ tf.compat.v1.set_random_seed(12345)
 config = modeling.BertConfig.from_json_file(sys.argv[2])
 ids = tf.compat.v1.placeholder(tf.int32, [1, 8])
 modeling.BertModel(config=config, is_training=False, input_ids=ids)
+if len(sys.argv) > 4:
+    labels = int(sys.argv[4])
+    tf.compat.v1.get_variable(
+        "output_weights", [labels, config.hidden_size],
+        initializer=tf.compat.v1.truncated_normal_initializer(stddev=0.02))
+    tf.compat.v1.get_variable(
+        "output_bias", [labels], initializer=tf.compat.v1.zeros_initializer())
 with tf.compat.v1.Session() as session:
     session.run(tf.compat.v1.global_variables_initializer())
     tf.compat.v1.train.Saver().save(session, sys.argv[3])
@@ -216,11 +226,13 @@ with tf.compat.v1.Session() as session:
 def job_flags(job, sizes, paths, evaluate=True):
     """The flags both codes' script takes for a job (without output locations); without
     `evaluate`, finetune and pretrain only train and predict only predicts."""
+    # prediction starts from a checkpoint with the classifier's head, as after fine-tuning
+    checkpoint = paths["classifier_checkpoint" if job == "predict" else "checkpoint"]
     common = [
         f"--vocab_file={VOCAB}",
         "--do_lower_case=True",
         f"--bert_config_file={paths['config']}",
-        f"--init_checkpoint={paths['checkpoint']}",
+        f"--init_checkpoint={checkpoint}",
         f"--max_seq_length={sizes['max_seq_length']}",
     ]
     batch = sizes["batch_size"]
@@ -351,15 +363,24 @@ def prepare(run, sizes, paths):
     paths["glue"], paths["sentences"] = write_data(paths["work"], sizes)
     with open(paths["config"], "w", encoding="utf-8") as f:
         json.dump(bert_config(sizes), f, indent=2)
-    os.makedirs(os.path.dirname(paths["checkpoint"]), exist_ok=True)
-    code = run._run(
-        [sys.executable, "-c", _INIT_CHECKPOINT_CODE, REPO, paths["config"], paths["checkpoint"]],
-        dict(BASE_ENV),
-        paths["work"],
-        "init_checkpoint.log",
-    )
-    if code:
-        sys.exit(f"ERROR: writing the initial checkpoint failed; see {run.path(run.last['log'])}")
+    for key, head in (("checkpoint", []), ("classifier_checkpoint", ["2"])):
+        os.makedirs(os.path.dirname(paths[key]), exist_ok=True)
+        code = run._run(
+            [
+                sys.executable,
+                "-c",
+                _INIT_CHECKPOINT_CODE,
+                REPO,
+                paths["config"],
+                paths[key],
+                *head,
+            ],
+            dict(BASE_ENV),
+            paths["work"],
+            f"{key}.log",
+        )
+        if code:
+            sys.exit(f"ERROR: writing {paths[key]} failed; see {run.path(run.last['log'])}")
     code = run.ours(
         "create_pretraining_data",
         [
@@ -574,6 +595,7 @@ def main(argv=None):
         "work": work,
         "config": os.path.join(work, "bert_config.json"),
         "checkpoint": os.path.join(work, "init", "bert_model.ckpt"),
+        "classifier_checkpoint": os.path.join(work, "classifier", "model.ckpt"),
         "records": os.path.join(work, "pretraining.tfrecord"),
     }
     print(f"sizes: {json.dumps(args.sizes)}", flush=True)

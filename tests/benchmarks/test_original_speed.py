@@ -83,6 +83,7 @@ def _paths(tmp_path):
         "work": str(tmp_path),
         "config": str(tmp_path / "bert_config.json"),
         "checkpoint": str(tmp_path / "init" / "bert_model.ckpt"),
+        "classifier_checkpoint": str(tmp_path / "classifier" / "model.ckpt"),
         "records": str(tmp_path / "pretraining.tfrecord"),
         "glue": str(tmp_path / "pairs"),
         "sentences": str(tmp_path / "sentences.txt"),
@@ -112,7 +113,8 @@ def test_our_commands_parse_with_our_scripts_flags(tmp_path, job):
         flags.FLAGS(["prog", *argv])
         assert flags.FLAGS.use_xla and flags.FLAGS.precision == "bf16"
         assert flags.FLAGS.max_seq_length == 128
-        assert flags.FLAGS.init_checkpoint == _paths(tmp_path)["checkpoint"]
+        start = "classifier_checkpoint" if job == "predict" else "checkpoint"
+        assert flags.FLAGS.init_checkpoint == _paths(tmp_path)[start]
         if job in ("finetune", "predict"):
             assert flags.FLAGS.task_name == "mrpc" and flags.FLAGS.num_train_epochs == 1.0
             assert flags.FLAGS.do_train == (job == "finetune")
