@@ -421,10 +421,11 @@ SHARED_FLAGS = {
     ),
     "length_bucket": _shared(
         "integer",
-        16,
+        None,
         "Evaluation and prediction cut each batch to its longest real sequence rounded up "
         "to a multiple of this many positions (and group examples by length); the outputs "
-        "stay the same to float32 round-off. 0 computes every batch at max_seq_length.",
+        "stay the same to float32 round-off. 0 computes every batch at max_seq_length. "
+        "Default: 16 with --use_xla (XLA compiles a program for each length), else 1.",
         rule=NON_NEGATIVE,
         group=PADDING,
     ),
@@ -625,12 +626,23 @@ def model_settings_from_flags():
     )
 
 
+def length_bucket_from_flags():
+    """--length_bucket, or when not given its default for the run: XLA_LENGTH_BUCKET with
+    --use_xla, where each new length costs a compilation, else 1 (each batch at exactly its
+    longest sequence: without XLA a new length costs next to nothing)."""
+    from .task_data import dynamic_padding
+
+    if FLAGS.length_bucket is not None:
+        return FLAGS.length_bucket
+    return dynamic_padding.XLA_LENGTH_BUCKET if flag_value("use_xla", False) else 1
+
+
 def check_padding_flags():
     """Refuses padding flags that cannot work together (UsageError naming them)."""
     from .task_data import dynamic_padding
 
     dynamic_padding.check_settings(
-        FLAGS.length_bucket,
+        length_bucket_from_flags(),
         flag_value("dynamic_padding", False),
         flag_value("group_by_length", False),
         FLAGS.use_tpu,
@@ -648,7 +660,7 @@ def padding_from_flags(is_training, window_batches=None):
 
     return dynamic_padding.settings(
         is_training,
-        length_bucket=FLAGS.length_bucket,
+        length_bucket=length_bucket_from_flags(),
         cut_in_training=flag_value("dynamic_padding", False),
         group_by_length=flag_value("group_by_length", False),
         use_tpu=FLAGS.use_tpu,

@@ -39,6 +39,8 @@ INDEX_KEY = "example_index"
 # The [batch, seq] features of the classifier, SQuAD and feature extraction, cut by trim_batch.
 SEQUENCE_KEYS = ("input_ids", "input_mask", "segment_ids")
 
+# --length_bucket's default under XLA, which compiles a program for each batch length.
+XLA_LENGTH_BUCKET = 16
 # Evaluation and prediction sort windows of this many batches by length.
 PREDICT_WINDOW_BATCHES = 64
 # Training shuffles, then sorts, windows of this many batches.
@@ -65,7 +67,7 @@ def check_settings(length_bucket, cut_in_training, group_by_length, use_tpu):
 
 def settings(
     is_training,
-    length_bucket=16,
+    length_bucket=XLA_LENGTH_BUCKET,
     cut_in_training=False,
     group_by_length=False,
     use_tpu=False,
