@@ -10,7 +10,7 @@ integer meaning: only their type can.
 
 `allow_in_user_code` gives numpy's boolean type the integer conversion
 (the C slot behind `operator.index`) that numpy 1.x had, answering by who
-asks: code that gets the TF 1.x API (user_code.is_user_file), directly or
+asks: code that gets the TF 1.x API (user_code.asked_by_user_code), directly or
 through the standard library it calls (`random.sample(population,
 is_next)`), gets 0 or 1 and numpy 1.x's warning; any other code gets a
 TypeError as under numpy 2, worded "__index__ returned non-int (type
@@ -26,12 +26,11 @@ nothing is.
 
 import ctypes
 import sys
-import sysconfig
 import warnings
 
 import numpy
 
-from .machinery.user_code import is_user_file
+from .machinery.user_code import asked_by_user_code
 
 _POINTER = ctypes.sizeof(ctypes.c_void_p)
 # PyTypeObject's fields, in pointer-sized steps: ob_refcnt, ob_type, ob_size, tp_name, ...
@@ -46,10 +45,6 @@ _DEPRECATION = (
     "In future, it will be an error for 'np.bool_' scalars to be interpreted as an index"
 )
 
-_STANDARD_LIBRARY = tuple(
-    {sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib") if sysconfig.get_paths()[key]}
-)
-
 
 class _NotAnInteger:
     """What the slot answers code that is not TF 1.x code: Python then raises TypeError."""
@@ -60,20 +55,10 @@ _NotAnInteger.__name__ = _NotAnInteger.__qualname__ = (
 )
 
 
-def _asked_by_user_code(frame):
-    """Whether the innermost frame outside the standard library is user code's."""
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not (filename.startswith("<frozen") or filename.startswith(_STANDARD_LIBRARY)):
-            return is_user_file(filename)
-        frame = frame.f_back
-    return False
-
-
 def _index(value):
     """nb_index of numpy's boolean: never raises (a C slot called through ctypes must not)."""
     try:
-        if _asked_by_user_code(sys._getframe(1)):
+        if asked_by_user_code(sys._getframe(1)):
             warnings.warn(_DEPRECATION, DeprecationWarning, stacklevel=2)
             return 1 if value else 0
     except BaseException:  # the warning made an error (-W error): the caller gets a TypeError

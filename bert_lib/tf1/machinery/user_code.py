@@ -28,6 +28,16 @@ CHECKOUT = _PARENT if os.path.isfile(os.path.join(_PARENT, "run_tf1.py")) else N
 # Whose code is it
 
 
+# The standard library's directories, each ending in a separator.
+_STANDARD_LIBRARY_DIRS = tuple(
+    {
+        os.path.join(os.path.realpath(path), "")
+        for path in (sysconfig.get_paths().get(key) for key in ("stdlib", "platstdlib"))
+        if path
+    }
+)
+
+
 def _excluded_dirs():
     """Where installed code lives: the standard library and every package directory.
 
@@ -36,7 +46,7 @@ def _excluded_dirs():
     the ones that hold TensorFlow, numpy and absl themselves.
     """
     paths = sysconfig.get_paths()
-    dirs = {paths.get(key) for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    dirs = {paths.get(key) for key in ("purelib", "platlib")} | set(_STANDARD_LIBRARY_DIRS)
     try:
         dirs.update(site.getsitepackages())
     except AttributeError:  # virtualenv's old site.py
@@ -96,6 +106,21 @@ def is_user_file(filename):
     ):
         return True
     return not path.startswith(_EXCLUDED_DIRS)
+
+
+def asked_by_user_code(frame):
+    """Whether the innermost frame from `frame` outward that is not the standard library's
+    is user code's: code the user's code called in the standard library (`random.sample`)
+    acts for it."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not (
+            filename.startswith("<frozen")
+            or os.path.realpath(filename).startswith(_STANDARD_LIBRARY_DIRS)
+        ):
+            return is_user_file(filename)
+        frame = frame.f_back
+    return False
 
 
 def user_location():
