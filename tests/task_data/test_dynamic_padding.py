@@ -17,7 +17,7 @@ from extract_features_helpers import CONFIG as EF_CONFIG
 from extract_features_helpers import LINES as EF_LINES
 from extract_features_helpers import VOCAB as EF_VOCAB
 from extract_features_helpers import run_extract_features, write_model_files
-from helpers import REPO, checkpoint_values, error_line, write_bert_config, write_lines
+from helpers import REPO, checkpoint_values, error_line, run_code, write_bert_config, write_lines
 from squad_helpers import run_squad_script, toy_model_flags, toy_squad, write_json
 
 import modeling
@@ -528,3 +528,32 @@ def test_contradictory_padding_flags_stop_before_any_work(tmp_path, flags, messa
     )
     assert error_line(proc) == f"ERROR: {message}"
     assert not (tmp_path / "out").exists()
+
+
+def test_length_bucket_defaults_to_1_and_to_16_under_xla_and_a_given_value_wins():
+    """Rounding lengths up only serves XLA, which compiles a program per length."""
+    result = run_code(
+        """
+        import json
+        from absl import flags
+        import run_classifier
+        from bert_lib import script_flags
+        seen = []
+        for argv in ([], ["--use_xla"], ["--length_bucket=8"], ["--use_xla", "--length_bucket=0"]):
+            flags.FLAGS(["prog", *argv])
+            script_flags.check_padding_flags()
+            seen.append([list(script_flags.padding_from_flags(False)),
+                         list(script_flags.padding_from_flags(True))])
+            flags.FLAGS.unparse_flags()
+        print(json.dumps(seen))
+        """
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    window = dynamic_padding.PREDICT_WINDOW_BATCHES
+    off = list(dynamic_padding.OFF)
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == [
+        [[1, window], off],
+        [[16, window], off],
+        [[8, window], off],
+        [off, off],
+    ]
