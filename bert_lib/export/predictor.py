@@ -179,6 +179,12 @@ class Predictor:
             return np.zeros([0] + ([len(self.labels)] if self.labels else []), np.float32)
         return np.concatenate(outputs)
 
+    def predict_ids(self, input_ids, input_mask, segment_ids):
+        """The model's raw outputs for one batch already in word-piece ids ([n, length] int32
+        arrays each), for callers that tokenize themselves."""
+        outputs = self._call_model((input_ids, input_mask, segment_ids))
+        return outputs[self.output_name].numpy()
+
     def __call__(self, texts):
         """One dict per text, as run_classifier.py writes to text_predictions.jsonl."""
         texts = list(texts)

@@ -32,6 +32,9 @@ def test_quick_sizes_and_defaults():
     full = peer_speed.parse_args(["--work_dir=/tmp/x", "--precision=bf16", "--batch_size=8"])
     assert full.sizes["hidden_size"] == 384 and full.sizes["num_attention_heads"] == 12
     assert full.sizes["batch_size"] == 8 and full.tolerance == 2e-2
+    assert args.serve_lengths == []
+    lengths = peer_speed.parse_args(["--work_dir=/tmp/x", "--serve_lengths=2,16,128"])
+    assert lengths.serve_lengths == [2, 16, 128]
     with pytest.raises(SystemExit):
         peer_speed.parse_args(["--work_dir=/tmp/x", "--jobs=train,fly"])
 
@@ -43,6 +46,7 @@ def test_quick_run_trains_and_serves(tmp_path):
         os.path.join(REPO, "benchmarks", "peer_speed.py"),
         f"--work_dir={tmp_path}",
         "--quick",
+        "--serve_lengths=2,8",
     ]
     peers = {"kerashub": "PEER_KERASHUB_PYTHON", "torch": "PEER_TORCH_PYTHON"}
     given = {side: os.environ[var] for side, var in peers.items() if os.environ.get(var)}
@@ -53,6 +57,9 @@ def test_quick_run_trains_and_serves(tmp_path):
     assert "Fine-tuning steady state" in out and "Raw sentence pairs to probabilities" in out
     assert "| ours | " in out
     assert "| ours, batch 4 | " in out and "| ours, batch 1 | " in out
+    assert "Batch-1 model call alone, ms" in out
+    assert any(line.startswith("| 2 | ") for line in out.splitlines())
+    assert any(line.startswith("| 8 | ") for line in out.splitlines())
     assert os.path.isdir(tmp_path / "export_fp32" / "assets.extra")
     for side in given:
         assert f"| {side} | " in out

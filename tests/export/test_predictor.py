@@ -88,6 +88,14 @@ def test_probabilities_are_the_numpy_berts_and_the_signatures(export, batch_size
         np.testing.assert_array_equal(served[start : start + batch_size], expected)
 
 
+def test_predict_ids_gives_the_numpy_berts_probabilities_for_ids_tokenized_elsewhere(export):
+    export_dir, values, config = export
+    model = predictor.Predictor(export_dir)
+    full = model.encode(TEXTS[:3])
+    served = model.predict_ids(full["input_ids"], full["input_mask"], full["segment_ids"])
+    np.testing.assert_allclose(served, _numpy_probabilities(values, config, full), atol=1e-5)
+
+
 def test_encoder_arrays_are_the_full_width_ones_cut_to_the_longest_text():
     encode = predictor.TextEncoder(VOCAB_UNCASED, True, MAX_SEQ_LENGTH)
     for texts in (TEXTS, TEXTS[3:4], TEXTS[:1], TEXTS[5:6]):

@@ -1,0 +1,36 @@
+"""benchmarks/step_profile.py's matmul floor: which matmuls a step has and what they cost in FLOPs.
+
+Each matmul's FLOPs are written out by hand (two per multiply-add: rows x
+columns of the output, times the shared dimension, times the batch); the
+graph's matmuls are found with their transposes as written.
+"""
+
+import os
+import sys
+
+import tensorflow as tf
+from helpers import REPO
+
+sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+
+import step_profile  # noqa: E402
+
+
+def test_matmul_shapes_and_flops_follow_the_graphs_transposes():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [6, 4])
+        w = tf.compat.v1.placeholder(tf.float32, [4, 5])
+        dy = tf.compat.v1.placeholder(tf.float32, [6, 5])
+        q = tf.compat.v1.placeholder(tf.float32, [2, 3, 7, 8])
+        tf.matmul(x, w)
+        tf.matmul(x, dy, transpose_a=True)
+        tf.matmul(dy, w, transpose_b=True)
+        tf.matmul(q, q, transpose_b=True)
+    shapes = step_profile._matmul_shapes(graph)
+    assert [op_type for op_type, *_ in shapes] == ["MatMul"] * 3 + ["BatchMatMulV2"]
+    assert shapes[1][3] == {"transpose_a": True, "transpose_b": False}
+    assert shapes[3][3] == {"adj_x": False, "adj_y": True}
+    flops = [step_profile.matmul_flops(a, b, attrs) for _, a, b, attrs in shapes]
+    # [6 x 4] [4 x 5]; [4 x 6] [6 x 5]; [6 x 5] [5 x 4]; 2 x 3 of [7 x 8] [8 x 7].
+    assert flops == [2 * 6 * 5 * 4, 2 * 4 * 5 * 6, 2 * 6 * 4 * 5, 2 * 6 * 7 * 7 * 8]
