@@ -13,7 +13,10 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
+
+import preloaded_python
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TESTS = os.path.join(REPO, "tests")
@@ -128,8 +131,39 @@ def run_python(*argv, env=None, cwd=REPO):
 
 
 def run_script(script, *args, env=None, cwd=REPO):
-    """Runs one of the repository's scripts ("run_squad.py") as a user would."""
-    return run_python(os.path.join(REPO, script), *args, env=env, cwd=cwd)
+    """Runs one of the repository's scripts ("run_squad.py") as a user would.
+
+    The scripts a user runs are forked from this test process's preloaded
+    Python (preloaded_python.py), which has imported TensorFlow once, unless
+    PRELOADED_PYTHON=0 is in the environment; anything else starts afresh.
+    """
+    argv = [os.path.join(REPO, script), *args]
+    if script.endswith(".py") and script[:-3] in SCRIPTS:
+        result = _preloaded().run(argv, subprocess_env(env), cwd, SUBPROCESS_TIMEOUT)
+        if result is not None:
+            return result
+    return run_python(*argv, env=env, cwd=cwd)
+
+
+_PRELOADED = []
+
+
+def _preloaded():
+    """This process's preloaded Python (started on its first run), or one that forks nothing."""
+    if not _PRELOADED:
+        if os.environ.get("PRELOADED_PYTHON", "1") == "0":
+            _PRELOADED.append(_NoPreload())
+        else:
+            scratch = tempfile.mkdtemp(prefix="preloaded_python_")
+            _PRELOADED.append(
+                preloaded_python.PreloadedPython(sys.executable, subprocess_env(), scratch)
+            )
+    return _PRELOADED[0]
+
+
+class _NoPreload:
+    def run(self, argv, env, cwd, timeout):
+        return None
 
 
 def run_code(source, env=None, cwd=REPO):
