@@ -1,6 +1,6 @@
 """The repository's scripts run in processes forked from one that has already imported TensorFlow.
 
-Importing TensorFlow costs about 4.5 CPU seconds on the 2-core test
+Importing TensorFlow costs about 4.7 CPU seconds on the 2-core test
 machine, and the suite runs the scripts several hundred times (every
 refusal of bad input is a run of its own). So each test process keeps one
 "preloaded" Python beside it: started once, with the environment a test's
