@@ -77,6 +77,10 @@ SCRIPTS = (
     "run_ner",
 )
 
+# The scripts run_script forks from the preloaded Python: the user's scripts and the
+# TF 1.x launcher.
+FORKED_SCRIPTS = (*SCRIPTS, "run_tf1")
+
 # The one time limit for every process a test starts. It is there to end a hang, not
 # to measure speed, so it is generous for a loaded machine.
 SUBPROCESS_TIMEOUT = 600
@@ -133,12 +137,13 @@ def run_python(*argv, env=None, cwd=REPO):
 def run_script(script, *args, env=None, cwd=REPO):
     """Runs one of the repository's scripts ("run_squad.py") as a user would.
 
-    The scripts a user runs are forked from this test process's preloaded
-    Python (preloaded_python.py), which has imported TensorFlow once, unless
-    PRELOADED_PYTHON=0 is in the environment; anything else starts afresh.
+    The scripts a user runs (FORKED_SCRIPTS) are forked from this test
+    process's preloaded Python (preloaded_python.py), which has imported
+    TensorFlow once, unless PRELOADED_PYTHON=0 is in the environment;
+    anything else starts afresh.
     """
     argv = [os.path.join(REPO, script), *args]
-    if script.endswith(".py") and script[:-3] in SCRIPTS:
+    if script.endswith(".py") and script[:-3] in FORKED_SCRIPTS:
         result = _preloaded().run(argv, subprocess_env(env), cwd, SUBPROCESS_TIMEOUT)
         if result is not None:
             return result
