@@ -130,8 +130,25 @@ def run_outside_repository(argv, cwd):
 
 
 def run_python(*argv, env=None, cwd=REPO):
-    """Runs the Python that runs the tests on argv (a file and its arguments, or -c code)."""
+    """Runs the Python that runs the tests on argv (a file and its arguments, or -c code).
+
+    The worker programs of tests/support that run to their end
+    (FORKED_WORKERS) are forked from the preloaded Python, as run_script's
+    scripts are.
+    """
+    if (
+        argv
+        and os.path.basename(argv[0]) in FORKED_WORKERS
+        and os.path.dirname(argv[0]) == SUPPORT
+    ):
+        result = _preloaded().run(list(argv), subprocess_env(env), cwd, SUBPROCESS_TIMEOUT)
+        if result is not None:
+            return result
     return run_command([sys.executable, *argv], env=env, cwd=cwd)
+
+
+# The workers in tests/support that run_python forks from the preloaded Python.
+FORKED_WORKERS = ("engine_worker.py", "fault_worker.py", "preemption_worker.py", "speed_worker.py")
 
 
 def run_script(script, *args, env=None, cwd=REPO):

@@ -1,4 +1,4 @@
-"""The repository's scripts run in processes forked from one that has already imported TensorFlow.
+"""Scripts and test workers run in processes forked from one that has already imported TensorFlow.
 
 Importing TensorFlow costs about 4.7 CPU seconds on the 2-core test
 machine, and the suite runs the scripts several hundred times (every
