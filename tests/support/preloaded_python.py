@@ -56,16 +56,6 @@ IMPORT_TIME_PREFIXES = (
 )
 
 
-class CompletedRun:
-    """What subprocess.run returns and the tests read: argv, returncode, stdout, stderr."""
-
-    def __init__(self, args, returncode, stdout, stderr):
-        self.args = args
-        self.returncode = returncode
-        self.stdout = stdout
-        self.stderr = stderr
-
-
 class PreloadedPython:
     """One preloaded interpreter for this test process (see the module docstring)."""
 
@@ -106,7 +96,8 @@ class PreloadedPython:
                 self._answer(60)
                 raise subprocess.TimeoutExpired(argv, timeout)
             stdout, stderr = (_read_and_remove(path) for path in (out, err))
-            return CompletedRun(argv, answer["status"], stdout, stderr)
+            args = [self._python, *argv]
+            return subprocess.CompletedProcess(args, answer["status"], stdout, stderr)
         finally:
             self._lock.release()
 
