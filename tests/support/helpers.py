@@ -7,10 +7,12 @@ numpy side of numerical checks lives in numpy_reference.py. conftest.py only
 sets up the process (quiet TensorFlow on the CPU, the repository importable).
 """
 
+import atexit
 import importlib
 import inspect
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -177,6 +179,8 @@ def _preloaded():
             _PRELOADED.append(_NoPreload())
         else:
             scratch = tempfile.mkdtemp(prefix="preloaded_python_")
+            # Registered first, so run after the preloaded Python is closed.
+            atexit.register(shutil.rmtree, scratch, True)
             _PRELOADED.append(
                 preloaded_python.PreloadedPython(sys.executable, subprocess_env(), scratch)
             )
