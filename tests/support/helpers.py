@@ -79,8 +79,8 @@ SCRIPTS = (
     "run_ner",
 )
 
-# The scripts run_script forks from the preloaded Python: the user's scripts and the
-# TF 1.x launcher.
+# The repository's scripts run_python forks from the preloaded Python: the user's
+# scripts and the TF 1.x launcher.
 FORKED_SCRIPTS = (*SCRIPTS, "run_tf1")
 
 # The one time limit for every process a test starts. It is there to end a hang, not
@@ -134,16 +134,14 @@ def run_outside_repository(argv, cwd):
 def run_python(*argv, env=None, cwd=REPO):
     """Runs the Python that runs the tests on argv (a file and its arguments, or -c code).
 
-    The worker programs of tests/support that run to their end
-    (FORKED_WORKERS) are forked from the preloaded Python, as run_script's
-    scripts are.
+    The repository's scripts of FORKED_SCRIPTS and the workers of
+    FORKED_WORKERS are forked from this test process's preloaded Python
+    (preloaded_python.py), which has imported TensorFlow once, unless
+    PRELOADED_PYTHON=0 is in the environment; anything else starts afresh.
     """
-    if (
-        argv
-        and os.path.basename(argv[0]) in FORKED_WORKERS
-        and os.path.dirname(argv[0]) == SUPPORT
-    ):
-        result = _preloaded().run(list(argv), subprocess_env(env), cwd, SUBPROCESS_TIMEOUT)
+    preloaded = _preloaded()
+    if preloaded is not None and argv and _forkable(argv[0]):
+        result = preloaded.run(list(argv), subprocess_env(env), cwd, SUBPROCESS_TIMEOUT)
         if result is not None:
             return result
     return run_command([sys.executable, *argv], env=env, cwd=cwd)
@@ -153,43 +151,33 @@ def run_python(*argv, env=None, cwd=REPO):
 FORKED_WORKERS = ("engine_worker.py", "fault_worker.py", "preemption_worker.py", "speed_worker.py")
 
 
-def run_script(script, *args, env=None, cwd=REPO):
-    """Runs one of the repository's scripts ("run_squad.py") as a user would.
+def _forkable(path):
+    """Whether `path` is a script of FORKED_SCRIPTS or a worker of FORKED_WORKERS."""
+    directory, name = os.path.split(os.path.abspath(path))
+    if directory == REPO:
+        return name.endswith(".py") and name[:-3] in FORKED_SCRIPTS
+    return directory == SUPPORT and name in FORKED_WORKERS
 
-    The scripts a user runs (FORKED_SCRIPTS) are forked from this test
-    process's preloaded Python (preloaded_python.py), which has imported
-    TensorFlow once, unless PRELOADED_PYTHON=0 is in the environment;
-    anything else starts afresh.
-    """
-    argv = [os.path.join(REPO, script), *args]
-    if script.endswith(".py") and script[:-3] in FORKED_SCRIPTS:
-        result = _preloaded().run(argv, subprocess_env(env), cwd, SUBPROCESS_TIMEOUT)
-        if result is not None:
-            return result
-    return run_python(*argv, env=env, cwd=cwd)
+
+def run_script(script, *args, env=None, cwd=REPO):
+    """Runs one of the repository's scripts ("run_squad.py") as a user would."""
+    return run_python(os.path.join(REPO, script), *args, env=env, cwd=cwd)
 
 
 _PRELOADED = []
 
 
 def _preloaded():
-    """This process's preloaded Python (started on its first run), or one that forks nothing."""
+    """This process's preloaded Python (started on its first run), None if turned off."""
     if not _PRELOADED:
-        if os.environ.get("PRELOADED_PYTHON", "1") == "0":
-            _PRELOADED.append(_NoPreload())
-        else:
+        preloaded = None
+        if os.environ.get("PRELOADED_PYTHON", "1") != "0":
             scratch = tempfile.mkdtemp(prefix="preloaded_python_")
             # Registered first, so run after the preloaded Python is closed.
             atexit.register(shutil.rmtree, scratch, True)
-            _PRELOADED.append(
-                preloaded_python.PreloadedPython(sys.executable, subprocess_env(), scratch)
-            )
+            preloaded = preloaded_python.PreloadedPython(sys.executable, subprocess_env(), scratch)
+        _PRELOADED.append(preloaded)
     return _PRELOADED[0]
-
-
-class _NoPreload:
-    def run(self, argv, env, cwd, timeout):
-        return None
 
 
 def run_code(source, env=None, cwd=REPO):
