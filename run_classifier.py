@@ -185,7 +185,8 @@ def create_model(
     loss = mean over examples of weight[label] * per_example_loss, or for
     multi-label the mean over examples and classes of weight[class] * BCE.
     per_example_loss stays unweighted, so eval_loss is comparable across
-    weightings. `compute_dtype` goes to modeling.BertModel.
+    weightings. `compute_dtype` goes to modeling.BertModel, which builds
+    only what the pooled output needs when not training.
 
     Returns:
       (loss, per_example_loss, logits, probabilities): probabilities is
@@ -200,6 +201,9 @@ def create_model(
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
         compute_dtype=compute_dtype,
+        # Evaluation and prediction read the pooled output alone, so the last
+        # layer is computed at [CLS] only (the same outputs, less work).
+        pooled_output_only=not is_training,
     )
     output_layer = model.get_pooled_output()
     hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])

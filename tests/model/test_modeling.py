@@ -123,6 +123,7 @@ def run_model(
     is_training=False,
     dynamic_shapes=False,
     runs=1,
+    pooled_output_only=False,
 ):
     """Builds BertModel, restores `checkpoint` into it, returns `runs` output dicts."""
     graph = tf.Graph()
@@ -145,6 +146,7 @@ def run_model(
             input_mask=make_input(mask),
             token_type_ids=make_input(types),
             use_one_hot_embeddings=use_one_hot_embeddings,
+            pooled_output_only=pooled_output_only,
         )
         tvars = tf.compat.v1.trainable_variables()
         assignment_map, _ = modeling.get_assignment_map_from_checkpoint(tvars, checkpoint)
@@ -245,7 +247,7 @@ def _variable_bookkeeping(op, variable_names):
     return scope in variable_names and op.type in ("VarIsInitializedOp", "ReadVariableOp")
 
 
-def check_no_dead_ops(dynamic_shapes):
+def check_no_dead_ops(dynamic_shapes, pooled_output_only=False):
     config = tiny_config(num_hidden_layers=2)
     graph = tf.Graph()
     with graph.as_default():
@@ -255,7 +257,9 @@ def check_no_dead_ops(dynamic_shapes):
             ids = tf.constant(random_inputs(config)[0])
         mask = tf.ones_like(ids)
         before = set(graph.get_operations())
-        model = modeling.BertModel(config, True, ids, input_mask=mask)
+        model = modeling.BertModel(
+            config, True, ids, input_mask=mask, pooled_output_only=pooled_output_only
+        )
         init_op = tf.compat.v1.global_variables_initializer()
         created = set(graph.get_operations()) - before
         variable_names = {v.op.name for v in tf.compat.v1.global_variables()}
@@ -344,6 +348,49 @@ def test_no_dead_ops_with_static_shapes():
 
 def test_no_dead_ops_with_dynamic_shapes():
     check_no_dead_ops(dynamic_shapes=True)
+
+
+def test_no_dead_ops_when_only_the_pooled_output_is_built():
+    check_no_dead_ops(dynamic_shapes=True, pooled_output_only=True)
+
+
+@pytest.mark.parametrize("dynamic_shapes", [False, True])
+def test_pooled_output_only_matches_numpy_at_the_first_position(checkpoint, dynamic_shapes):
+    config = tiny_config()
+    weights = random_weights(config)
+    ids, mask, types = random_inputs(config)
+    (actual,) = run_model(
+        config,
+        checkpoint,
+        ids,
+        mask,
+        types,
+        dynamic_shapes=dynamic_shapes,
+        pooled_output_only=True,
+    )
+    expected = npr.bert(weights, config, ids, mask, types)
+    # The last layer exists at the first position only; every other output is whole.
+    expected["sequence_output"] = expected["sequence_output"][:, :1]
+    expected["all_encoder_layers"][-1] = expected["all_encoder_layers"][-1][:, :1]
+    assert actual["sequence_output"].shape == (ids.shape[0], 1, config.hidden_size)
+    assert_outputs_close(actual, expected)
+
+
+def test_pooled_output_only_computes_the_last_layer_at_one_position_per_sequence():
+    config = tiny_config(num_hidden_layers=2)
+    with tf.Graph().as_default() as graph:
+        ids = tf.zeros([3, 7], tf.int32)
+        modeling.BertModel(config, False, ids, pooled_output_only=True)
+        widths = {
+            op.name: op.outputs[0].shape.as_list()
+            for op in graph.get_operations()
+            if op.type == "BiasAdd"
+        }
+    last, first = "bert/encoder/layer_1/", "bert/encoder/layer_0/"
+    assert widths[last + "attention/self/key/BiasAdd"] == [21, config.hidden_size]
+    assert widths[last + "attention/self/query/BiasAdd"] == [3, config.hidden_size]
+    assert widths[last + "intermediate/dense/BiasAdd"] == [3, config.intermediate_size]
+    assert widths[first + "intermediate/dense/BiasAdd"] == [21, config.intermediate_size]
 
 
 def test_is_training_false_forces_dropout_off_and_leaves_config_alone(checkpoint):

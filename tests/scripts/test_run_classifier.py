@@ -142,6 +142,20 @@ def test_regression_records_hold_float_labels(rc, tokenizer, tmp_path):
     np.testing.assert_allclose(batch["label_ids"].numpy(), [4.5])
 
 
+@pytest.mark.parametrize("is_training, last_layer_rows", [(True, 2 * 5), (False, 2)])
+def test_last_layer_runs_at_cls_only_when_not_training(rc, is_training, last_layer_rows):
+    # Evaluation and prediction read only the pooled [CLS] output.
+    import modeling
+
+    config = modeling.BertConfig.from_dict(tiny_bert_config(len(VOCAB)))
+    with tf.Graph().as_default() as graph:
+        ids = tf.zeros([2, 5], tf.int32)
+        rc.create_model(config, is_training, ids, ids, ids, None, 3, False)
+        last = f"bert/encoder/layer_{config.num_hidden_layers - 1}/intermediate/dense/BiasAdd"
+        shape = graph.get_operation_by_name(last).outputs[0].shape.as_list()
+    assert shape == [last_layer_rows, config.intermediate_size]
+
+
 @pytest.mark.parametrize("is_regression", [False, True])
 def test_head_variables_and_math(rc, tmp_path, is_regression):
     import modeling
