@@ -8,17 +8,19 @@ Two jobs, each side in a process of its own, one side after the other:
           run_classifier.py --do_train trains; KerasHub's BertTextClassifier
           on a BertBackbone of the same size, compiled with AdamW (weight
           decay 0.01, global clipnorm 1.0) and trained by model.fit;
-          transformers' BertForSequenceClassification (tanh GELU, as ours)
-          with torch.optim.AdamW and clip_grad_norm_ in a plain loop.
+          transformers' BertForSequenceClassification (tanh GELU, as ours,
+          by torch's own kernel: TORCH_TANH_GELU) with torch.optim.AdamW and
+          clip_grad_norm_ in a plain loop.
           Inputs are random token ids, every sequence full length.
   serve   raw sentence pairs in, probabilities out, pairs/s at --batch_size
           and at batch 1: predictor.Predictor on a SavedModel written by
           run_classifier.export_saved_model, against transformers' fast
           tokenizer and BertForSequenceClassification on the same weights
           (the checkpoint converted by convert_checkpoint.py
-          --direction=tf_to_hf). The pairs are consecutive lines of
-          demo_data/corpus (as in original_speed.py); both sides' probabilities
-          are compared (--tolerance).
+          --direction=tf_to_hf; a tanh GELU again by torch's kernel). The
+          pairs are consecutive lines of demo_data/corpus (as in
+          original_speed.py); both sides' probabilities are compared
+          (--tolerance).
 
 The peers are not this project's dependencies: each lives in a scratch
 virtual environment whose interpreter is given by a flag, and a side whose
@@ -308,6 +310,13 @@ def train_torch(cfg):
     }
 
 
+# transformers' names for the tanh GELU: "gelu_new" is computed op by op in
+# Python, "gelu_pytorch_tanh" by torch's fused kernel, the same function to
+# float32 round-off. A peer is timed at its best, so its models use the second.
+HF_TANH_GELU = "gelu_new"
+TORCH_TANH_GELU = "gelu_pytorch_tanh"
+
+
 def _hf_config(cfg, transformers):
     return transformers.BertConfig(
         vocab_size=cfg["vocab_size"],
@@ -315,7 +324,7 @@ def _hf_config(cfg, transformers):
         num_hidden_layers=cfg["num_hidden_layers"],
         num_attention_heads=cfg["num_attention_heads"],
         intermediate_size=cfg["intermediate_size"],
-        hidden_act="gelu_new",
+        hidden_act=TORCH_TANH_GELU,
         max_position_embeddings=max(512, cfg["seq_length"]),
         type_vocab_size=2,
         num_labels=2,
@@ -480,7 +489,12 @@ def serve_torch(cfg):
     pairs = [tuple(p) for p in json.load(open(os.path.join(cfg["work_dir"], "pairs.json")))]
     hf_dir = os.path.join(cfg["work_dir"], "hf")
     tokenizer = transformers.AutoTokenizer.from_pretrained(hf_dir)
-    model = transformers.BertForSequenceClassification.from_pretrained(hf_dir).eval()
+    config = transformers.AutoConfig.from_pretrained(hf_dir)
+    if config.hidden_act == HF_TANH_GELU:
+        config.hidden_act = TORCH_TANH_GELU
+    model = transformers.BertForSequenceClassification.from_pretrained(
+        hf_dir, config=config
+    ).eval()
 
     def predict(chunk):
         encoded = tokenizer(
@@ -519,7 +533,8 @@ def serve_torch(cfg):
     result["probabilities"] = probabilities.astype(np.float64).tolist()
     result["settings"] = (
         f"torch {torch.__version__}, transformers {transformers.__version__}, "
-        f"{type(tokenizer).__name__}, {torch.get_num_threads()} threads"
+        f"{type(tokenizer).__name__}, {torch.get_num_threads()} threads, "
+        f"hidden_act {config.hidden_act}"
     )
     return result
 
