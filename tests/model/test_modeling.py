@@ -167,7 +167,12 @@ def assert_outputs_close(actual, expected, atol=1e-5):
 
 
 def check_forward_matches_numpy(
-    checkpoint, use_mask, use_types, use_one_hot_embeddings, dynamic_shapes=False
+    checkpoint,
+    use_mask,
+    use_types,
+    use_one_hot_embeddings,
+    dynamic_shapes=False,
+    pooled_output_only=False,
 ):
     config = tiny_config()
     weights = random_weights(config)
@@ -182,8 +187,15 @@ def check_forward_matches_numpy(
         types,
         use_one_hot_embeddings=use_one_hot_embeddings,
         dynamic_shapes=dynamic_shapes,
+        pooled_output_only=pooled_output_only,
     )
-    assert_outputs_close(actual, npr.bert(weights, config, ids, mask, types))
+    expected = npr.bert(weights, config, ids, mask, types)
+    if pooled_output_only:
+        # The last layer exists at the first position only; every other output is whole.
+        expected["sequence_output"] = expected["sequence_output"][:, :1]
+        expected["all_encoder_layers"][-1] = expected["all_encoder_layers"][-1][:, :1]
+        assert actual["sequence_output"].shape == (ids.shape[0], 1, config.hidden_size)
+    assert_outputs_close(actual, expected)
 
 
 def check_variables_match_section_2():
@@ -356,24 +368,7 @@ def test_no_dead_ops_when_only_the_pooled_output_is_built():
 
 @pytest.mark.parametrize("dynamic_shapes", [False, True])
 def test_pooled_output_only_matches_numpy_at_the_first_position(checkpoint, dynamic_shapes):
-    config = tiny_config()
-    weights = random_weights(config)
-    ids, mask, types = random_inputs(config)
-    (actual,) = run_model(
-        config,
-        checkpoint,
-        ids,
-        mask,
-        types,
-        dynamic_shapes=dynamic_shapes,
-        pooled_output_only=True,
-    )
-    expected = npr.bert(weights, config, ids, mask, types)
-    # The last layer exists at the first position only; every other output is whole.
-    expected["sequence_output"] = expected["sequence_output"][:, :1]
-    expected["all_encoder_layers"][-1] = expected["all_encoder_layers"][-1][:, :1]
-    assert actual["sequence_output"].shape == (ids.shape[0], 1, config.hidden_size)
-    assert_outputs_close(actual, expected)
+    check_forward_matches_numpy(checkpoint, True, True, False, dynamic_shapes, True)
 
 
 def test_pooled_output_only_computes_the_last_layer_at_one_position_per_sequence():
