@@ -225,16 +225,38 @@ class XnliProcessor(DataProcessor):
         return ["contradiction", "entailment", "neutral"]
 
 
-class MnliProcessor(DataProcessor):
-    """Processor for the MultiNLI data set (GLUE version), matched dev/test."""
+# A label column that is each row's last.
+LAST_COLUMN = -1
 
-    dev_file = "dev_matched.tsv"
-    dev_set_type = "dev_matched"
-    test_file = "test_matched.tsv"
+
+class _GlueProcessor(DataProcessor):
+    """A GLUE task stored as TSV files, described by its columns.
+
+    A subclass names the columns of a labelled (train or dev) row in
+    `columns`, (text_a, text_b, label), and of a test row in `test_columns`,
+    (text_a, text_b); text_b is None for single sentences, and a label column
+    of LAST_COLUMN is the row's last (MNLI's gold label, after a varying
+    number of annotator labels). The first row is a header, skipped, in
+    every file with `header`, in test files only without it (CoLA). The guid
+    is "<set_type>-<column `guid_column`>", or the row's index where that is
+    None. Test rows get the first label (or "0.0" for regression) as a
+    placeholder. A row must have every column that is read.
+    """
+
+    train_file = "train.tsv"
+    dev_file = "dev.tsv"
+    dev_set_type = "dev"
+    test_file = "test.tsv"
+    columns = None
+    test_columns = None
+    guid_column = 0
+    header = True
 
     def get_train_examples(self, data_dir):
         """See base class."""
-        return self._create_examples(self._read_tsv(os.path.join(data_dir, "train.tsv")), "train")
+        return self._create_examples(
+            self._read_tsv(os.path.join(data_dir, self.train_file)), "train"
+        )
 
     def get_dev_examples(self, data_dir):
         """See base class."""
@@ -248,26 +270,50 @@ class MnliProcessor(DataProcessor):
             self._read_tsv(os.path.join(data_dir, self.test_file)), "test"
         )
 
+    def _create_examples(self, lines, set_type):
+        """The InputExamples of `lines` (TsvRows of a `set_type` file), by the columns above."""
+        labels = self.get_labels()
+        is_test = set_type == "test"
+        text_a_column, text_b_column = self.test_columns if is_test else self.columns[:2]
+        label_column = None if is_test else self.columns[2]
+        read = [c for c in (self.guid_column, text_a_column, text_b_column) if c is not None]
+        if label_column not in (None, LAST_COLUMN):
+            read.append(label_column)
+        width = max(read) + 1
+        if label_column == LAST_COLUMN:
+            width += 1  # the label comes after every other column read
+        examples = []
+        for i, line in enumerate(lines):
+            if i == 0 and (self.header or is_test):
+                continue
+            require_columns(line, i, width)
+            guid = i if self.guid_column is None else tsv_field(line, i, self.guid_column)
+            text_a = tsv_field(line, i, text_a_column)
+            text_b = None if text_b_column is None else tsv_field(line, i, text_b_column)
+            if is_test:
+                label = labels[0] if labels else "0.0"
+            else:
+                column = len(line) - 1 if label_column == LAST_COLUMN else label_column
+                label = tsv_label(line, i, column, labels)
+            examples.append(InputExample(f"{set_type}-{guid}", text_a, text_b, label))
+        return examples
+
+
+class MnliProcessor(_GlueProcessor):
+    """Processor for the MultiNLI data set (GLUE version), matched dev/test.
+
+    Texts in columns 8 and 9, the gold label in the last column (> 9).
+    """
+
+    dev_file = "dev_matched.tsv"
+    dev_set_type = "dev_matched"
+    test_file = "test_matched.tsv"
+    columns = (8, 9, LAST_COLUMN)
+    test_columns = (8, 9)
+
     def get_labels(self):
         """See base class."""
         return ["contradiction", "entailment", "neutral"]
-
-    def _create_examples(self, lines, set_type):
-        """Texts in columns 8 and 9, the gold label in the last column (> 9)."""
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            require_columns(line, i, 10 if set_type == "test" else 11)
-            guid = f"{set_type}-{tsv_field(line, i, 0)}"
-            text_a = tsv_field(line, i, 8)
-            text_b = tsv_field(line, i, 9)
-            if set_type == "test":
-                label = "contradiction"
-            else:
-                label = tsv_label(line, i, len(line) - 1, self.get_labels())
-            examples.append(InputExample(guid, text_a, text_b, label))
-        return examples
 
 
 class MnliMismatchedProcessor(MnliProcessor):
@@ -278,147 +324,68 @@ class MnliMismatchedProcessor(MnliProcessor):
     test_file = "test_mismatched.tsv"
 
 
-class _GlueProcessor(DataProcessor):
-    """A GLUE task stored as train.tsv / dev.tsv / test.tsv.
+class MrpcProcessor(_GlueProcessor):
+    """Processor for the MRPC data set (GLUE version).
 
-    Subclasses give `_create_examples(lines, set_type)`; the file reading is
-    shared.
+    Header skipped; label in column 0, texts in columns 3 and 4.
     """
 
-    def get_train_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(self._read_tsv(os.path.join(data_dir, "train.tsv")), "train")
-
-    def get_dev_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(self._read_tsv(os.path.join(data_dir, "dev.tsv")), "dev")
-
-    def get_test_examples(self, data_dir):
-        """See base class."""
-        return self._create_examples(self._read_tsv(os.path.join(data_dir, "test.tsv")), "test")
-
-
-class MrpcProcessor(_GlueProcessor):
-    """Processor for the MRPC data set (GLUE version)."""
-
     metric_names = ("f1",)
+    columns = (3, 4, 0)
+    test_columns = (3, 4)
+    guid_column = None
 
     def get_labels(self):
         """See base class."""
         return ["0", "1"]
-
-    def _create_examples(self, lines, set_type):
-        """Header skipped; label in column 0, texts in columns 3 and 4."""
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            require_columns(line, i, 5)
-            text_a = tsv_field(line, i, 3)
-            text_b = tsv_field(line, i, 4)
-            if set_type == "test":
-                label = "0"
-            else:
-                label = tsv_label(line, i, 0, self.get_labels())
-            examples.append(InputExample(f"{set_type}-{i}", text_a, text_b, label))
-        return examples
 
 
 class ColaProcessor(_GlueProcessor):
-    """Processor for the CoLA data set (GLUE version)."""
+    """Processor for the CoLA data set (GLUE version).
+
+    Train/dev: no header, label column 1, text column 3. Test: header, text 1.
+    """
 
     metric_names = ("mcc",)
+    columns = (3, None, 1)
+    test_columns = (1, None)
+    guid_column = None
+    header = False
 
     def get_labels(self):
         """See base class."""
         return ["0", "1"]
-
-    def _create_examples(self, lines, set_type):
-        """Train/dev: no header, label column 1, text column 3. Test: header, text 1."""
-        examples = []
-        for i, line in enumerate(lines):
-            if set_type == "test" and i == 0:
-                continue
-            require_columns(line, i, 2 if set_type == "test" else 4)
-            if set_type == "test":
-                text_a = tsv_field(line, i, 1)
-                label = "0"
-            else:
-                text_a = tsv_field(line, i, 3)
-                label = tsv_label(line, i, 1, self.get_labels())
-            examples.append(InputExample(f"{set_type}-{i}", text_a, None, label))
-        return examples
 
 
 class Sst2Processor(_GlueProcessor):
     """SST-2: train/dev 'sentence<TAB>label', test 'index<TAB>sentence', headers."""
 
+    columns = (0, None, 1)
+    test_columns = (1, None)
+    guid_column = None
+
     def get_labels(self):
         """See base class."""
         return ["0", "1"]
-
-    def _create_examples(self, lines, set_type):
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            require_columns(line, i, 2)
-            if set_type == "test":
-                text_a = tsv_field(line, i, 1)
-                label = "0"
-            else:
-                text_a = tsv_field(line, i, 0)
-                label = tsv_label(line, i, 1, self.get_labels())
-            examples.append(InputExample(f"{set_type}-{i}", text_a, None, label))
-        return examples
 
 
 class QqpProcessor(_GlueProcessor):
     """QQP: 'id qid1 qid2 question1 question2 is_duplicate'; test 'id question1 question2'."""
 
     metric_names = ("f1",)
+    columns = (3, 4, 5)
+    test_columns = (1, 2)
 
     def get_labels(self):
         """See base class."""
         return ["0", "1"]
 
-    def _create_examples(self, lines, set_type):
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            require_columns(line, i, 3 if set_type == "test" else 6)
-            guid = f"{set_type}-{tsv_field(line, i, 0)}"
-            if set_type == "test":
-                text_a = tsv_field(line, i, 1)
-                text_b = tsv_field(line, i, 2)
-                label = "0"
-            else:
-                text_a = tsv_field(line, i, 3)
-                text_b = tsv_field(line, i, 4)
-                label = tsv_label(line, i, 5, self.get_labels())
-            examples.append(InputExample(guid, text_a, text_b, label))
-        return examples
-
 
 class _IndexedPairProcessor(_GlueProcessor):
     """'index text_a text_b label' with a header; test rows have no label."""
 
-    def _create_examples(self, lines, set_type):
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            require_columns(line, i, 3 if set_type == "test" else 4)
-            guid = f"{set_type}-{tsv_field(line, i, 0)}"
-            text_a = tsv_field(line, i, 1)
-            text_b = tsv_field(line, i, 2)
-            if set_type == "test":
-                label = self.get_labels()[0]
-            else:
-                label = tsv_label(line, i, 3, self.get_labels())
-            examples.append(InputExample(guid, text_a, text_b, label))
-        return examples
+    columns = (1, 2, 3)
+    test_columns = (1, 2)
 
 
 class QnliProcessor(_IndexedPairProcessor):
@@ -449,23 +416,9 @@ class StsbProcessor(_GlueProcessor):
     """STS-B, a regression task: texts in columns 7 and 8, the score in column 9."""
 
     metric_names = ("pearson", "spearman")
+    columns = (7, 8, 9)
+    test_columns = (7, 8)
 
     def get_labels(self):
         """None: STS-B is regression, with one output and float labels."""
         return None
-
-    def _create_examples(self, lines, set_type):
-        examples = []
-        for i, line in enumerate(lines):
-            if i == 0:
-                continue
-            require_columns(line, i, 9 if set_type == "test" else 10)
-            guid = f"{set_type}-{tsv_field(line, i, 0)}"
-            text_a = tsv_field(line, i, 7)
-            text_b = tsv_field(line, i, 8)
-            if set_type == "test":
-                label = "0.0"
-            else:
-                label = tsv_label(line, i, 9, None)
-            examples.append(InputExample(guid, text_a, text_b, label))
-        return examples
