@@ -292,13 +292,15 @@ def check_tricky(run, report, checkpoint):
     source = os.path.join(GOLDEN, "tokenization", "input.txt")
     data = run.path("tricky")
     fixtures.write_mrpc(data, {"test": fixtures.tricky_rows(read_text(source).split("\n"))})
+    cased_vocab = run.path("vocab_cased.txt")
+    fixtures.write_cased_vocab(VOCAB, cased_vocab)
     for lower in ("true", "false"):
         for length in (24, 64):
             tag = f"tricky_{lower}_{length}"
             flags = [
                 "--task_name=mrpc",
                 f"--data_dir={data}",
-                f"--vocab_file={VOCAB}",
+                f"--vocab_file={VOCAB if lower == 'true' else cased_vocab}",
                 f"--bert_config_file={run.path('bert_config.json')}",
                 "--do_predict",
                 f"--max_seq_length={length}",

@@ -116,6 +116,22 @@ def test_tricky_rows_clean_cells_and_pair_each_line_with_the_third_after():
     assert {r[0] for r in rows} == {"0"}
 
 
+def test_cased_vocab_keeps_every_id_and_reads_as_cased(tmp_path):
+    from bert_lib.bert_runs import checks
+
+    source = tmp_path / "vocab.txt"
+    tokens = ["[PAD]", "[UNK]"] + [f"w{chr(97 + i % 26)}" * 2 for i in range(200)] + ["##s"]
+    source.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    assert checks.vocabulary_casing(tokens) == "uncased"
+    fixtures.write_cased_vocab(str(source), str(tmp_path / "cased.txt"))
+    cased = (tmp_path / "cased.txt").read_text(encoding="utf-8").split("\n")
+    assert len(cased) == len(tokens) + 1 and cased[-1] == ""
+    changed = [i for i, (a, b) in enumerate(zip(tokens, cased)) if a != b]
+    assert changed == [i for i in range(len(tokens)) if i % 10 == 0 and tokens[i].isalpha()]
+    assert all(cased[i] == tokens[i].capitalize() for i in changed)
+    assert checks.vocabulary_casing(cased[:-1]) == "cased"
+
+
 def test_generated_logits_are_float32_exact_and_seeded():
     logits = np.array(fixtures.softmax_logits())
     assert logits.shape == (2000, 2)
