@@ -78,59 +78,54 @@ def check_pretraining(run, report):
         "--eval_batch_size=8",
         "--max_eval_steps=3",
     ]
-    train = [
+    train_flags = [
         "--do_train",
         "--train_batch_size=8",
         "--learning_rate=1e-3",
         "--save_checkpoints_steps=3",
     ]
     six_steps = ["--do_eval", "--num_train_steps=6", "--num_warmup_steps=2"]
+
+    def train_and_evaluate_elsewhere(trainer, evaluator, trained, evaluated):
+        """`trainer` trains 6 steps into `trained`; `evaluator` evaluates that checkpoint
+        in `evaluated`. Returns both eval_results.txt paths, (trained, evaluated)."""
+        trainer(
+            "run_pretraining",
+            [*common, *train_flags, *six_steps, f"--output_dir={run.path(trained)}"],
+            trained + ".log",
+        )
+        copy_checkpoint(run.path(trained, "model.ckpt-6"), run.path(evaluated))
+        evaluator(
+            "run_pretraining",
+            [*common, "--do_eval", f"--output_dir={run.path(evaluated)}"],
+            evaluated + ".log",
+        )
+        return run.path(trained, "eval_results.txt"), run.path(evaluated, "eval_results.txt")
+
     # Ours trains; both evaluate its checkpoint.
-    run.ours(
-        "run_pretraining",
-        [*common, *train, *six_steps, f"--output_dir={run.path('pt_ours')}"],
-        "pt_ours.log",
-    )
-    copy_checkpoint(run.path("pt_ours", "model.ckpt-6"), run.path("pt_ours_by_orig"))
-    run.original(
-        "run_pretraining",
-        [*common, "--do_eval", f"--output_dir={run.path('pt_ours_by_orig')}"],
-        "pt_ours_by_orig.log",
+    ours, by_original = train_and_evaluate_elsewhere(
+        run.ours, run.original, "pt_ours", "pt_ours_by_orig"
     )
     report.add(
         "pretraining",
         "eval of our checkpoint (original vs ours)",
-        compare_key_value_file(
-            run.path("pt_ours_by_orig", "eval_results.txt"),
-            run.path("pt_ours", "eval_results.txt"),
-        ),
+        compare_key_value_file(by_original, ours),
     )
     # The original trains; ours evaluates its checkpoint and resumes from it.
-    run.original(
-        "run_pretraining",
-        [*common, *train, *six_steps, f"--output_dir={run.path('pt_orig')}"],
-        "pt_orig.log",
-    )
-    copy_checkpoint(run.path("pt_orig", "model.ckpt-6"), run.path("pt_orig_by_ours"))
-    run.ours(
-        "run_pretraining",
-        [*common, "--do_eval", f"--output_dir={run.path('pt_orig_by_ours')}"],
-        "pt_orig_by_ours.log",
+    original, by_ours = train_and_evaluate_elsewhere(
+        run.original, run.ours, "pt_orig", "pt_orig_by_ours"
     )
     report.add(
         "pretraining",
         "eval of the original's checkpoint (original vs ours)",
-        compare_key_value_file(
-            run.path("pt_orig", "eval_results.txt"),
-            run.path("pt_orig_by_ours", "eval_results.txt"),
-        ),
+        compare_key_value_file(original, by_ours),
     )
     copy_checkpoint(run.path("pt_orig", "model.ckpt-3"), run.path("pt_resume"))
     run.ours(
         "run_pretraining",
         [
             *common,
-            *train,
+            *train_flags,
             "--do_eval",
             "--num_train_steps=4",
             "--num_warmup_steps=0",
