@@ -940,17 +940,15 @@ def transformer_model(
             )
             all_layer_outputs.append(prev_output)
 
-    def output_shape(layer_idx):
-        if last_layer_first_token_only and layer_idx == num_hidden_layers - 1:
-            return [batch_size, 1, hidden_size]
-        return input_shape
-
+    last_layer_shape = input_shape
+    if last_layer_first_token_only:
+        last_layer_shape = [batch_size, 1, hidden_size]
     if do_return_all_layers:
+        shapes = [input_shape] * (num_hidden_layers - 1) + [last_layer_shape]
         return [
-            reshape_from_matrix(output, output_shape(layer_idx))
-            for layer_idx, output in enumerate(all_layer_outputs)
+            reshape_from_matrix(output, shape) for output, shape in zip(all_layer_outputs, shapes)
         ]
-    return reshape_from_matrix(prev_output, output_shape(num_hidden_layers - 1))
+    return reshape_from_matrix(prev_output, last_layer_shape)
 
 
 def _transformer_layer(
