@@ -508,6 +508,39 @@ def run_graph(build):
             return sess.run(fetches)
 
 
+def test_transformer_last_layer_at_the_first_token_is_the_full_stack_at_position_0():
+    inputs = np.random.RandomState(3).normal(size=[2, 5, 32]).astype(np.float32)
+    mask = np.ones([2, 5, 5], np.float32)
+    mask[1, :, 3:] = 0.0
+
+    def build():
+        def stack(**kwargs):
+            with tf.compat.v1.variable_scope("encoder", reuse=tf.compat.v1.AUTO_REUSE):
+                return modeling.transformer_model(
+                    tf.constant(inputs),
+                    tf.constant(mask),
+                    hidden_size=32,
+                    num_hidden_layers=2,
+                    num_attention_heads=4,
+                    intermediate_size=64,
+                    hidden_dropout_prob=0.0,
+                    attention_probs_dropout_prob=0.0,
+                    **kwargs,
+                )
+
+        return (
+            stack(),
+            stack(last_layer_first_token_only=True),
+            stack(last_layer_first_token_only=True, do_return_all_layers=True),
+        )
+
+    full, first_only, all_layers = run_graph(build)
+    assert first_only.shape == (2, 1, 32)
+    np.testing.assert_allclose(first_only, full[:, :1], rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(all_layers[-1], first_only)
+    assert all_layers[0].shape == (2, 5, 32)
+
+
 def test_gelu_is_the_tanh_approximation():
     x = np.array([-6.0, -2.5, -1.0, -0.1, 0.0, 0.3, 1.0, 2.0, 7.5], np.float32)
     actual = run_graph(lambda: modeling.gelu(tf.constant(x)))
