@@ -66,11 +66,12 @@ def write_cased_vocab(source, path):
     --do_lower_case=False with an uncased one) and keeps every id in range."""
     with open(source, encoding="utf-8") as f:
         tokens = f.read().split("\n")
+    cased = [
+        token.capitalize() if index % 10 == 0 and token.isalpha() else token
+        for index, token in enumerate(tokens)
+    ]
     with open(path, "w", encoding="utf-8", newline="\n") as f:
-        for index, token in enumerate(tokens):
-            if index % 10 == 0 and token.isalpha():
-                token = token.capitalize()
-            f.write(token + ("\n" if index < len(tokens) - 1 else ""))
+        f.write("\n".join(cased))
 
 
 def tricky_rows(lines):
