@@ -82,6 +82,8 @@ SCRIPTS = (
 # The repository's scripts run_python forks from the preloaded Python: the user's
 # scripts and the TF 1.x launcher.
 FORKED_SCRIPTS = (*SCRIPTS, "run_tf1")
+# The workers in tests/support that run_python forks from the preloaded Python.
+FORKED_WORKERS = ("engine_worker.py", "fault_worker.py", "preemption_worker.py", "speed_worker.py")
 
 # The one time limit for every process a test starts. It is there to end a hang, not
 # to measure speed, so it is generous for a loaded machine.
@@ -145,10 +147,6 @@ def run_python(*argv, env=None, cwd=REPO):
         if result is not None:
             return result
     return run_command([sys.executable, *argv], env=env, cwd=cwd)
-
-
-# The workers in tests/support that run_python forks from the preloaded Python.
-FORKED_WORKERS = ("engine_worker.py", "fault_worker.py", "preemption_worker.py", "speed_worker.py")
 
 
 def _forkable(path):
