@@ -171,6 +171,7 @@ def create_model(
     multi_label=False,
     class_weights=None,
     compute_dtype=None,
+    pooled_output_only_in_training=False,
 ):
     """Builds BERT plus a linear head on the pooled [CLS] output.
 
@@ -186,7 +187,11 @@ def create_model(
     multi-label the mean over examples and classes of weight[class] * BCE.
     per_example_loss stays unweighted, so eval_loss is comparable across
     weightings. `compute_dtype` goes to modeling.BertModel, which builds
-    only what the pooled output needs when not training.
+    only what the pooled output needs when not training, and in training
+    too with `pooled_output_only_in_training`: the loss and every gradient
+    are those of the whole model (to float32 round-off), but dropout in the
+    last layer draws its masks over the rows computed, so a seeded run's
+    numbers differ from one without it.
 
     Returns:
       (loss, per_example_loss, logits, probabilities): probabilities is
@@ -201,9 +206,9 @@ def create_model(
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
         compute_dtype=compute_dtype,
-        # Evaluation and prediction read the pooled output alone, so the last
-        # layer is computed at [CLS] only (the same outputs, less work).
-        pooled_output_only=not is_training,
+        # The head reads the pooled output alone, so the last layer can be
+        # computed at [CLS] only: the same outputs and gradients, less work.
+        pooled_output_only=pooled_output_only_in_training or not is_training,
     )
     output_layer = model.get_pooled_output()
     hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])
@@ -275,6 +280,7 @@ def model_fn_builder(
     class_weights=None,
     precision="fp32",
     num_accumulation_steps=1,
+    pooled_output_only_in_training=False,
 ):
     """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
 
@@ -282,8 +288,9 @@ def model_fn_builder(
     micro-batches a step). Eval: eval_accuracy (single-label classification)
     and eval_loss, padding examples weighted 0, and the predictions too (for
     the official metrics). Predict: {"probabilities": [num_labels] floats}, or
-    {"score": float} for regression. `multi_label` and `class_weights` go to
-    create_model; the Transformer layers compute in `precision`.
+    {"score": float} for regression. `multi_label`, `class_weights` and
+    `pooled_output_only_in_training` go to create_model; the Transformer
+    layers compute in `precision`.
     """
     compute_dtype = model_fns.compute_dtype(precision)
 
@@ -316,6 +323,7 @@ def model_fn_builder(
             multi_label=multi_label,
             class_weights=class_weights,
             compute_dtype=compute_dtype,
+            pooled_output_only_in_training=pooled_output_only_in_training,
         )
 
         scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
@@ -510,6 +518,9 @@ def _estimator(setup):
         class_weights=setup.class_weights,
         precision=settings.precision,
         num_accumulation_steps=settings.num_accumulation_steps,
+        # Cut training batches already draw other dropout masks than full
+        # length, so training at [CLS] only costs such a run nothing more.
+        pooled_output_only_in_training=settings.train_padding != dynamic_padding.OFF,
     )
     return engine.Estimator(
         model_fn=model_fn,

@@ -432,8 +432,9 @@ SHARED_FLAGS = {
     "dynamic_padding": _shared(
         "bool",
         False,
-        "Also cut training batches as --length_bucket says (dropout masks then differ from "
-        "a full-length run).",
+        "Also cut training batches as --length_bucket says, and train run_classifier's last "
+        "layer at [CLS] only, all its head reads (dropout masks then differ from a "
+        "full-length run).",
         group=PADDING,
     ),
     "group_by_length": _shared(

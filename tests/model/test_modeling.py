@@ -388,6 +388,45 @@ def test_pooled_output_only_computes_the_last_layer_at_one_position_per_sequence
     assert widths[first + "intermediate/dense/BiasAdd"] == [21, config.intermediate_size]
 
 
+def pooled_output_gradients(config, checkpoint, ids, mask, types, pooled_output_only):
+    """{variable name: gradient} of a fixed weighting of the pooled output, in training."""
+    weighting = np.random.RandomState(5).randn(ids.shape[0], config.hidden_size)
+    with tf.Graph().as_default() as graph:
+        model = modeling.BertModel(
+            config,
+            True,
+            tf.constant(ids),
+            tf.constant(mask),
+            tf.constant(types),
+            pooled_output_only=pooled_output_only,
+        )
+        loss = tf.reduce_sum(model.get_pooled_output() * weighting.astype(np.float32))
+        tvars = tf.compat.v1.trainable_variables()
+        tf.compat.v1.train.init_from_checkpoint(
+            checkpoint, modeling.get_assignment_map_from_checkpoint(tvars, checkpoint)[0]
+        )
+        grads = tf.gradients(loss, tvars)
+        assert all(g is not None for g in grads)
+        named = {v.op.name: tf.convert_to_tensor(g) for v, g in zip(tvars, grads)}
+        with tf.compat.v1.Session(graph=graph) as sess:
+            sess.run(tf.compat.v1.global_variables_initializer())
+            return sess.run(named)
+
+
+def test_pooled_output_only_in_training_gives_the_whole_models_gradients(checkpoint):
+    # Training a classifier at [CLS] only must train the same model: every
+    # variable, the last layer's keys and values too, gets the gradient the
+    # whole model gives (dropout off, so that both draw nothing).
+    config = tiny_config(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    ids, mask, types = random_inputs(config)
+    whole = pooled_output_gradients(config, checkpoint, ids, mask, types, False)
+    first_only = pooled_output_gradients(config, checkpoint, ids, mask, types, True)
+    assert sorted(first_only) == sorted(whole)
+    for name, expected in whole.items():
+        assert np.abs(expected).max() > 0, name
+        np.testing.assert_allclose(first_only[name], expected, rtol=1e-4, atol=1e-6, err_msg=name)
+
+
 def test_is_training_false_forces_dropout_off_and_leaves_config_alone(checkpoint):
     config = tiny_config()
     ids, mask, types = random_inputs(config)

@@ -19,6 +19,7 @@ from classifier_helpers import (
 from helpers import error_line, load_script, tiny_bert_config, write_lines
 
 import tokenization
+from bert_lib.engine import ModeKeys
 from bert_lib.task_data import classifier_tasks
 
 
@@ -142,18 +143,56 @@ def test_regression_records_hold_float_labels(rc, tokenizer, tmp_path):
     np.testing.assert_allclose(batch["label_ids"].numpy(), [4.5])
 
 
-@pytest.mark.parametrize("is_training, last_layer_rows", [(True, 2 * 5), (False, 2)])
-def test_last_layer_runs_at_cls_only_when_not_training(rc, is_training, last_layer_rows):
-    # Evaluation and prediction read only the pooled [CLS] output.
+def last_layer_rows(rc, mode, **options):
+    """Rows of the last layer's feed-forward matmul in model_fn_builder's `mode` graph,
+    for a batch of 2 sequences of 5 positions."""
     import modeling
 
     config = modeling.BertConfig.from_dict(tiny_bert_config(len(VOCAB)))
+    model_fn = rc.model_fn_builder(config, 3, None, 1e-3, 10, 1, False, False, **options)
     with tf.Graph().as_default() as graph:
         ids = tf.zeros([2, 5], tf.int32)
-        rc.create_model(config, is_training, ids, ids, ids, None, 3, False)
+        features = {"input_ids": ids, "input_mask": ids, "segment_ids": ids}
+        features["label_ids"] = tf.zeros([2], tf.int32)
+        model_fn(features, None, mode, {"batch_size": 2})
         last = f"bert/encoder/layer_{config.num_hidden_layers - 1}/intermediate/dense/BiasAdd"
-        shape = graph.get_operation_by_name(last).outputs[0].shape.as_list()
-    assert shape == [last_layer_rows, config.intermediate_size]
+        return graph.get_operation_by_name(last).outputs[0].shape.as_list()[0]
+
+
+@pytest.mark.parametrize(
+    "mode, options, rows",
+    [
+        (ModeKeys.TRAIN, {}, 2 * 5),
+        (ModeKeys.TRAIN, {"pooled_output_only_in_training": True}, 2),
+        (ModeKeys.EVAL, {}, 2),
+        (ModeKeys.PREDICT, {}, 2),
+    ],
+)
+def test_last_layer_runs_at_cls_only_except_in_full_training(rc, mode, options, rows):
+    # The head reads only the pooled [CLS] output; training computes every
+    # position unless asked not to, as the original does.
+    assert last_layer_rows(rc, mode, **options) == rows
+
+
+@pytest.mark.parametrize("flag, expected", [([], False), (["--dynamic_padding"], True)])
+def test_dynamic_padding_trains_the_last_layer_at_cls_only(
+    rc, parsed_flags, monkeypatch, flag, expected
+):
+    import modeling
+
+    parsed_flags("--task_name=sst-2", "--do_train", *flag)
+    built = {}
+    monkeypatch.setattr(rc, "model_fn_builder", lambda **kwargs: built.update(kwargs))
+    fields = dict.fromkeys(rc.Setup._fields)
+    fields.update(
+        settings=rc.settings_from_flags(),
+        bert_config=modeling.BertConfig.from_dict(tiny_bert_config(len(VOCAB))),
+        label_list=["0", "1"],
+        num_train_steps=10,
+        num_warmup_steps=1,
+    )
+    rc._estimator(rc.Setup(**fields))
+    assert built["pooled_output_only_in_training"] is expected
 
 
 @pytest.mark.parametrize("is_regression", [False, True])
