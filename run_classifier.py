@@ -266,6 +266,26 @@ def _multi_label_loss(logits, labels, class_weights):
     return tf.reduce_mean(weighted), per_example_loss
 
 
+def _metric_fn_builder(with_accuracy):
+    """The evaluation's metric_fn: eval_loss over the real examples, and eval_accuracy
+    `with_accuracy` (single-label classification)."""
+
+    def metric_fn(per_example_loss, label_ids, logits, is_real_example):
+        metrics = {
+            "eval_loss": tf.compat.v1.metrics.mean(
+                values=per_example_loss, weights=is_real_example
+            )
+        }
+        if with_accuracy:
+            predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
+            metrics["eval_accuracy"] = tf.compat.v1.metrics.accuracy(
+                labels=label_ids, predictions=predictions, weights=is_real_example
+            )
+        return metrics
+
+    return metric_fn
+
+
 def model_fn_builder(
     bert_config,
     num_labels,
@@ -343,20 +363,7 @@ def model_fn_builder(
         predictions = dynamic_padding.pass_index(features, {output_name: probabilities})
 
         if mode == engine.ModeKeys.EVAL:
-
-            def metric_fn(per_example_loss, label_ids, logits, is_real_example):
-                metrics = {
-                    "eval_loss": tf.compat.v1.metrics.mean(
-                        values=per_example_loss, weights=is_real_example
-                    )
-                }
-                if not (is_regression or multi_label):
-                    predictions = tf.argmax(logits, axis=-1, output_type=tf.int32)
-                    metrics["eval_accuracy"] = tf.compat.v1.metrics.accuracy(
-                        labels=label_ids, predictions=predictions, weights=is_real_example
-                    )
-                return metrics
-
+            metric_fn = _metric_fn_builder(with_accuracy=not (is_regression or multi_label))
             return engine.EstimatorSpec(
                 mode=mode,
                 loss=total_loss,

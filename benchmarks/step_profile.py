@@ -28,11 +28,14 @@ times the step's own matmuls (every MatMul and BatchMatMul of the forward
 and backward pass, at their shapes and transposes) alone, one after
 another with every core each, and gives their GFLOP and rate: what a step
 would take if everything around the matmuls cost nothing.
+--train_at_cls_only builds the fine-tuning step as run_classifier does with
+--dynamic_padding: the last layer at [CLS] only.
 
     .venv/bin/python benchmarks/step_profile.py --task=finetune --precision=fp32
     .venv/bin/python benchmarks/step_profile.py --task=pretrain --batch_size=8
     .venv/bin/python benchmarks/step_profile.py --task=finetune --precision=bf16 --format=markdown
     .venv/bin/python benchmarks/step_profile.py --task=finetune --seq_length=52 --matmul_floor
+    .venv/bin/python benchmarks/step_profile.py --task=finetune --seq_length=52 --train_at_cls_only
 """
 
 import argparse
@@ -109,6 +112,12 @@ def parse_args(argv):
         help="also time the step's own matmuls alone, one after another, on inputs of "
         "their shapes: the least a step can take with these kernels",
     )
+    parser.add_argument(
+        "--train_at_cls_only",
+        action="store_true",
+        help="finetune: the last layer at [CLS] only, as run_classifier trains with "
+        "--dynamic_padding",
+    )
     args = parser.parse_args(argv)
     if args.batch_size is None:
         args.batch_size = 32 if args.task == "finetune" else 8
@@ -137,7 +146,16 @@ def build_step(args):
         import run_classifier
 
         model_fn = run_classifier.model_fn_builder(
-            config, 2, None, 5e-5, 1000, 100, False, False, precision=args.precision
+            config,
+            2,
+            None,
+            5e-5,
+            1000,
+            100,
+            False,
+            False,
+            precision=args.precision,
+            pooled_output_only_in_training=args.train_at_cls_only,
         )
         keys = speed_common.CLASSIFIER_KEYS
     data = speed_common.synthetic_inputs(
