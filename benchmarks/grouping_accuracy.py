@@ -24,7 +24,7 @@ A variant with "@old" (grouped@old) runs the scripts of the checkout
 gets its own output directory under --work_dir and its log there; a run
 whose results are there already is not run again. Accuracy does not depend
 on the machine's load, so --parallel runs several at once; the wall and
-CPU seconds of such runs are not speed figures (grouping_speed.py's are).
+CPU seconds of such runs are not speed figures (original_speed.py's are).
 
   .venv/bin/python benchmarks/grouping_accuracy.py --model_dir=/tmp/minilm_tf \\
       --work_dir=/tmp/grouping --tasks=corpus_pairs,domains,names --seeds=1,2,3 \\

@@ -5,7 +5,9 @@ Usage: fault_worker.py MODEL_DIR MODE [TRIGGER]
 MODE is "train" (the linear model of preemption_worker.py, 16 steps, a
 checkpoint every 4) or "eval" (the same with an evaluation every 4 steps,
 the best eval_loss kept in best/ and the history in eval_history.jsonl).
-With TF_CONFIG set, training is multi-worker. The process runs through
+With TF_CONFIG set, training is multi-worker; START_SECONDS in the
+environment replaces the engine's limit on how long a peer may take to
+start (60 s), for a test that waits for it. The process runs through
 errors.call, as the scripts do.
 
 TRIGGER lands a fault at the moment the run writes one of its files, seen
@@ -37,7 +39,7 @@ from absl import logging
 from linear_model import model_fn as linear_model_fn
 
 from bert_lib import engine
-from bert_lib.engine import evaluation
+from bert_lib.engine import distribution, evaluation
 from bert_lib.plumbing import errors, eval_results
 
 STEPS = 16
@@ -132,6 +134,8 @@ def run(model_dir, mode):
 
 def main(model_dir, mode, trigger_text=""):
     logging.set_verbosity(logging.INFO)
+    if os.environ.get("START_SECONDS"):
+        distribution._START_SECONDS = float(os.environ["START_SECONDS"])
     if trigger_text:
         trigger = Trigger(model_dir, trigger_text)
         if trigger.kind == "open":
