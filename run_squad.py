@@ -11,8 +11,10 @@ objects (JSON, or one a line in .jsonl) for answering questions outside
 SQuAD's nesting, and --export_dir writes the model as a SavedModel giving
 start and end logits.
 
-The SQuAD data handling without flags (reading, windows, n-best answers,
-scoring) is in bert_lib/task_data/squad_data.py; this script keeps the original's names for it.
+The SQuAD data handling without flags is in bert_lib/task_data/, one module
+per job: squad_data.py (reading), squad_features.py (windows),
+squad_answers.py (n-best answers) and squad_scoring.py (EM/F1); this script
+keeps the original's names for it.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
@@ -35,7 +37,13 @@ from bert_lib.export import serving
 from bert_lib.plumbing import eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
-from bert_lib.task_data import dynamic_padding, squad_data
+from bert_lib.task_data import (
+    dynamic_padding,
+    squad_answers,
+    squad_data,
+    squad_features,
+    squad_scoring,
+)
 from bert_lib.task_data.features import record_input_fn_builder
 
 FLAGS = flags.FLAGS
@@ -98,11 +106,11 @@ script_flags.define_float(
 )
 
 
-# The original's data classes, reader and conversion live in task_data/squad_data.py,
-# which takes every setting as an argument. Their names stay here for code that
+# The original's data classes, reader and conversion live in task_data/squad_data.py and
+# squad_features.py, which take every setting as an argument. Their names stay here for code that
 # imports them from run_squad (the private ones too: user code imports those).
 SquadExample = squad_data.SquadExample
-InputFeatures = squad_data.InputFeatures
+InputFeatures = squad_features.InputFeatures
 
 
 def read_squad_examples(input_file, is_training):
@@ -113,9 +121,9 @@ def read_squad_examples(input_file, is_training):
     return squad_data.read_squad_examples(input_file, is_training, FLAGS.version_2_with_negative)
 
 
-convert_examples_to_features = squad_data.convert_examples_to_features
-_improve_answer_span = squad_data.improve_answer_span
-_check_is_max_context = squad_data.check_is_max_context
+convert_examples_to_features = squad_features.convert_examples_to_features
+_improve_answer_span = squad_features.improve_answer_span
+_check_is_max_context = squad_features.check_is_max_context
 
 
 def create_model(
@@ -282,7 +290,7 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, precision="fp32
     )
 
 
-RawResult = squad_data.RawResult
+RawResult = squad_answers.RawResult
 
 
 def write_predictions(
@@ -298,11 +306,11 @@ def write_predictions(
 ):
     """Writes predictions.json, nbest_predictions.json and (v2) null_odds.json.
 
-    squad_data.write_predictions with --version_2_with_negative,
+    squad_answers.write_predictions with --version_2_with_negative,
     --null_score_diff_threshold and --verbose_logging; returns
     (all_predictions, all_nbest_json, scores_diff_json).
     """
-    return squad_data.write_predictions(
+    return squad_answers.write_predictions(
         all_examples,
         all_features,
         all_results,
@@ -319,13 +327,13 @@ def write_predictions(
 
 
 def get_final_text(pred_text, orig_text, do_lower_case):
-    """squad_data.get_final_text, logging its failures as --verbose_logging says."""
-    return squad_data.get_final_text(pred_text, orig_text, do_lower_case, FLAGS.verbose_logging)
+    """squad_answers.get_final_text, logging its failures as --verbose_logging says."""
+    return squad_answers.get_final_text(pred_text, orig_text, do_lower_case, FLAGS.verbose_logging)
 
 
-_get_best_indexes = squad_data.get_best_indexes
-_compute_softmax = squad_data.compute_softmax
-FeatureWriter = squad_data.FeatureWriter
+_get_best_indexes = squad_answers.get_best_indexes
+_compute_softmax = squad_answers.compute_softmax
+FeatureWriter = squad_features.FeatureWriter
 
 
 def validate_flags_or_throw(bert_config):
@@ -500,7 +508,7 @@ def _predict(estimator, tokenizer, settings, predict_set=None, checkpoint_path=N
         )
 
     output_dir = settings.output_dir
-    predictions, _, null_odds = squad_data.write_predictions(
+    predictions, _, null_odds = squad_answers.write_predictions(
         eval_examples,
         eval_features,
         all_results,
@@ -523,7 +531,7 @@ def _predict_file_golds(settings):
     if squad_data.read_simple_questions(predict_file) is not None:
         logging.info("%s is a plain question list: no answers to score.", predict_file)
         return None
-    golds = squad_data.gold_answers(squad_data.load_squad_json(predict_file))
+    golds = squad_scoring.gold_answers(squad_data.load_squad_json(predict_file))
     if golds is not None and not settings.version_2_with_negative and not any(golds.values()):
         golds = None
     if golds is None:
@@ -537,9 +545,9 @@ def _score(predictions, null_odds, settings):
     if golds is None:
         return None
     if settings.version_2_with_negative:
-        results = squad_data.squad_v2_scores(golds, predictions, na_probs=null_odds)
+        results = squad_scoring.squad_v2_scores(golds, predictions, na_probs=null_odds)
     else:
-        results = squad_data.squad_v1_scores(golds, predictions)
+        results = squad_scoring.squad_v1_scores(golds, predictions)
     output_eval_file = os.path.join(settings.output_dir, "eval_results.txt")
     eval_results.write_eval_results(output_eval_file, results)
     return results

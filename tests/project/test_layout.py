@@ -687,7 +687,14 @@ ALIAS_FREE_SCRIPTS = {
 
 
 # The modules holding the scripts' data side, without flags.
-DATA_MODULES = ("classifier_data", "squad_data", "ner_data")
+DATA_MODULES = (
+    "classifier_data",
+    "squad_data",
+    "squad_features",
+    "squad_answers",
+    "squad_scoring",
+    "ner_data",
+)
 
 
 def _module_aliases(tree):

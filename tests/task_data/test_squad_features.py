@@ -5,7 +5,7 @@ import tensorflow as tf
 from squad_helpers import load_run_squad, qa, squad_json, write_json, write_vocab
 
 import tokenization
-from bert_lib.task_data import squad_data
+from bert_lib.task_data import squad_data, squad_features
 
 # "a b playing c d played e f": ten word pieces
 #   index: 0 1 2    3    4 5 6    7   8 9
@@ -146,7 +146,7 @@ def test_windows_max_context_and_an_answer_split_across_windows(rs, tmp_path, to
 
 
 def test_check_is_max_context_prefers_the_more_central_window(rs):
-    spans = [squad_data.DocSpan(start=0, length=5), squad_data.DocSpan(start=3, length=5)]
+    spans = [squad_features.DocSpan(start=0, length=5), squad_features.DocSpan(start=3, length=5)]
     # Piece 3: window 0 has left 3 / right 1 (score 1.05), window 1 has 0 / 4 (0.05).
     assert rs._check_is_max_context(spans, 0, 3)
     assert not rs._check_is_max_context(spans, 1, 3)
@@ -154,7 +154,7 @@ def test_check_is_max_context_prefers_the_more_central_window(rs):
     assert rs._check_is_max_context(spans, 1, 4)
     # A tie goes to the first window: piece 3 of [0, 5) and of [2, 7) has
     # min(left, right) = 1 in both.
-    tie = [squad_data.DocSpan(start=0, length=5), squad_data.DocSpan(start=2, length=5)]
+    tie = [squad_features.DocSpan(start=0, length=5), squad_features.DocSpan(start=2, length=5)]
     assert rs._check_is_max_context(tie, 0, 3)
     assert not rs._check_is_max_context(tie, 1, 3)
 
@@ -162,7 +162,7 @@ def test_check_is_max_context_prefers_the_more_central_window(rs):
 def test_window_length_breaks_equal_context(rs):
     # Piece 3 has min(left, right) = 1 in both [2, 6) and [0, 5); the longer
     # window scores 0.01 per token more, so it wins even though it is listed last.
-    spans = [squad_data.DocSpan(start=2, length=4), squad_data.DocSpan(start=0, length=5)]
+    spans = [squad_features.DocSpan(start=2, length=4), squad_features.DocSpan(start=0, length=5)]
     assert not rs._check_is_max_context(spans, 0, 3)
     assert rs._check_is_max_context(spans, 1, 3)
 

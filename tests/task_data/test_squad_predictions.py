@@ -9,7 +9,7 @@ import pytest
 from squad_helpers import load_run_squad, qa, squad_json, write_json, write_vocab
 
 import tokenization
-from bert_lib.task_data import squad_data
+from bert_lib.task_data import squad_answers, squad_data
 
 # Pieces of "Steve Smith's cafe (1895-1943)." after "[CLS] who ? [SEP]":
 #   4 steve | 5 smith 6 ' 7 s | 8 cafe | 9 ( 10 1895 11 - 12 1943 13 ) 14 .
@@ -51,7 +51,7 @@ def _logits(length, default, **values):
 
 def _write(rs, tmp_path, examples, features, results, n_best, max_len, v2=False, thresh=0.0):
     paths = [str(tmp_path / n) for n in ("pred.json", "nbest.json", "null.json")]
-    squad_data.write_predictions(
+    squad_answers.write_predictions(
         examples,
         features,
         results,
@@ -260,7 +260,7 @@ def test_predictions_keep_question_order_and_unicode(rs, tmp_path, tokenizer):
     ],
 )
 def test_get_final_text(rs, pred, orig, lower, expected):
-    assert squad_data.get_final_text(pred, orig, lower, verbose_logging=True) == expected
+    assert squad_answers.get_final_text(pred, orig, lower, verbose_logging=True) == expected
 
 
 def test_best_indexes_and_softmax(rs):

@@ -4,7 +4,7 @@ import pytest
 from squad_helpers import load_run_squad, qa, squad_json
 
 from bert_lib.plumbing import eval_results
-from bert_lib.task_data import squad_data
+from bert_lib.task_data import squad_scoring
 
 
 @pytest.fixture(scope="module")
@@ -24,7 +24,7 @@ def rs():
     ],
 )
 def test_normalize_answer(rs, text, expected):
-    assert squad_data.normalize_answer(text) == expected
+    assert squad_scoring.normalize_answer(text) == expected
 
 
 def test_v1_scores_take_the_best_gold_and_count_missing_questions(rs):
@@ -37,13 +37,13 @@ def test_v1_scores_take_the_best_gold_and_count_missing_questions(rs):
     preds = {"q1": "smith", "q2": "1895 war of", "q3": "red"}
     # q1: EM 1 and F1 1 via "Smith"; q2: F1 = 2 * (2/3 * 1) / (2/3 + 1) = 0.8;
     # q3 and the unanswered q4: 0.
-    scores = squad_data.squad_v1_scores(golds, preds)
+    scores = squad_scoring.squad_v1_scores(golds, preds)
     assert scores == {"exact_match": pytest.approx(25.0), "f1": pytest.approx(45.0)}
-    assert squad_data.compute_f1("steve smith", "smith") == pytest.approx(2 / 3)
+    assert squad_scoring.compute_f1("steve smith", "smith") == pytest.approx(2 / 3)
 
 
 def test_v1_scores_leave_out_questions_without_gold_answers(rs):
-    scores = squad_data.squad_v1_scores(
+    scores = squad_scoring.squad_v1_scores(
         {"a": ["x"], "b": [], "c": ["y"]}, {"a": "x", "b": "", "c": "z"}
     )
     assert scores == {"exact_match": 50.0, "f1": 50.0}
@@ -51,12 +51,12 @@ def test_v1_scores_leave_out_questions_without_gold_answers(rs):
 
 def test_v1_and_v2_rules_differ_on_answers_that_normalise_to_nothing(rs):
     # v1.1: equal normal forms give EM 1 but no common token gives F1 0.
-    assert squad_data.squad_v1_scores({"q": ["the"]}, {"q": "a"}) == {
+    assert squad_scoring.squad_v1_scores({"q": ["the"]}, {"q": "a"}) == {
         "exact_match": 100.0,
         "f1": 0.0,
     }
     # v2.0: golds that normalise to "" are dropped, leaving the no-answer gold "".
-    v2 = squad_data.squad_v2_scores({"q": ["the"]}, {"q": "a"})
+    v2 = squad_scoring.squad_v2_scores({"q": ["the"]}, {"q": "a"})
     assert (v2["exact"], v2["f1"]) == (100.0, 100.0)
 
 
@@ -64,7 +64,7 @@ def test_v2_scores_splits_and_best_threshold(rs):
     golds = {"h1": ["Steve Smith"], "h2": ["1895"], "n1": [], "n2": []}
     preds = {"h1": "steve smith", "h2": "1895 war", "n1": "", "n2": "1895"}
     null_odds = {"h1": -3.0, "n1": -2.0, "h2": -1.0, "n2": 5.0}
-    scores = squad_data.squad_v2_scores(golds, preds, na_probs=null_odds)
+    scores = squad_scoring.squad_v2_scores(golds, preds, na_probs=null_odds)
     # Raw exact 1, 0, 1, 0; raw F1 1, 2/3 (P 1/2, R 1), 1, 0.
     expected = {
         "exact": 50.0,
@@ -90,7 +90,7 @@ def test_v2_scores_splits_and_best_threshold(rs):
 
 
 def test_v2_without_null_odds_and_without_no_answer_questions(rs):
-    scores = squad_data.squad_v2_scores({"a": ["x y"], "b": ["z"]}, {"a": "x", "b": "z"})
+    scores = squad_scoring.squad_v2_scores({"a": ["x y"], "b": ["z"]}, {"a": "x", "b": "z"})
     assert sorted(scores) == ["HasAns_exact", "HasAns_f1", "HasAns_total", "exact", "f1", "total"]
     assert scores["exact"] == 50.0
     assert scores["f1"] == pytest.approx(100.0 * (2 / 3 + 1) / 2)
@@ -98,13 +98,13 @@ def test_v2_without_null_odds_and_without_no_answer_questions(rs):
 
 def test_gold_answers_are_found_only_when_the_file_has_them(rs):
     with_answers = squad_json([("a b", [qa("q1", "w", [("a", 0), ("b", 2)]), qa("q2", "w")])])
-    assert squad_data.gold_answers(with_answers) == {"q1": ["a", "b"], "q2": []}
+    assert squad_scoring.gold_answers(with_answers) == {"q1": ["a", "b"], "q2": []}
     test_file = squad_json([("a b", [{"id": "q1", "question": "w"}])])
-    assert squad_data.gold_answers(test_file) is None
+    assert squad_scoring.gold_answers(test_file) is None
     all_empty = squad_json([("a b", [qa("q1", "w")])])
-    assert squad_data.gold_answers(all_empty) is None
+    assert squad_scoring.gold_answers(all_empty) is None
     v2_all_impossible = squad_json([("a b", [qa("q1", "w", is_impossible=True)])])
-    assert squad_data.gold_answers(v2_all_impossible) == {"q1": []}
+    assert squad_scoring.gold_answers(v2_all_impossible) == {"q1": []}
 
 
 def test_eval_results_file_is_sorted_key_value_lines(rs, tmp_path):
