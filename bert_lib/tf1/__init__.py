@@ -8,7 +8,7 @@ tf.contrib.layers.layer_norm, which TensorFlow 2.16+ no longer has.
 tf.compat.v1 in graph mode plus those APIs, running on this project's
 engine (the subpackage estimator/), layers (layers/: tf.layers and TF
 1.15's tf.keras.layers), RNN cells and loops (rnn/), contrib pieces
-(contrib.py, contrib_extras.py) and TensorFlow's internal module paths
+(contrib/, one module per contrib package) and TensorFlow's internal module paths
 (internals.py). How user code gets it is machinery/'s: whose code it is,
 the API's namespaces and refusals, the import hook, what run_tf1.py does
 around the user's code, and failures reported at the user's line:
@@ -77,7 +77,12 @@ def build_module(devices):
     flags = _V1.flags
     app = Namespace("tf.app", _V1.app, {"run": run, "flags": flags})
     estimators = tf1_estimator.estimator_classes(devices)
-    contrib = Namespace("tf.contrib", None, tf1_contrib.modules(estimators), CONTRIB_INSTEAD)
+    contrib = Namespace(
+        "tf.contrib",
+        None,
+        tf1_internals.attach_module_paths(tf1_contrib.modules(estimators)),
+        CONTRIB_INSTEAD,
+    )
     module = Namespace(
         "tf",
         _V1,

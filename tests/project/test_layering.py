@@ -43,13 +43,13 @@ LAYERS = {
 WITHOUT_BERT = ("engine", "tf1", "plumbing")
 
 # Inside the TF 1.x layer: what each subpackage may import of the others. The modules
-# at bert_lib/tf1's top (its __init__, contrib, internals) assemble the API from all.
+# at bert_lib/tf1's top (its __init__, internals) assemble the API from all.
 TF1_LAYERS = {
     "machinery": set(),
     "layers": {"machinery"},
     "rnn": {"layers", "machinery"},
     "estimator": {"machinery"},
-    "contrib_parts": {"machinery", "layers", "rnn", "estimator"},
+    "contrib": {"machinery", "layers", "rnn", "estimator"},
 }
 
 

@@ -19,7 +19,8 @@ import pytest
 import tensorflow as tf
 from helpers import DATA, REPO, error_line, run_code, run_script
 
-from bert_lib.tf1 import contrib as tf1_contrib
+from bert_lib.tf1.contrib import crf as tf1_crf
+from bert_lib.tf1.contrib import metrics as tf1_metrics
 from bert_lib.tf1.estimator import estimators as tf1_estimator
 from bert_lib.tf1.layers import tf_layers as tf1_layers
 from bert_lib.tf1.machinery import namespaces as tf1_api
@@ -175,13 +176,13 @@ def test_crf_log_likelihood_and_decode_equal_brute_force():
     lengths = np.array([5, 3, 1, 4], np.int32)
     tags = rng.randint(0, num_tags, size=(batch, time)).astype(np.int32)
     with tf.Graph().as_default(), V1.Session() as session:
-        log_likelihood, _ = tf1_contrib.crf_log_likelihood(
+        log_likelihood, _ = tf1_crf.crf_log_likelihood(
             tf.constant(emissions),
             tf.constant(tags),
             tf.constant(lengths),
             tf.constant(transitions),
         )
-        decoded, best_score = tf1_contrib.crf_decode(
+        decoded, best_score = tf1_crf.crf_decode(
             tf.constant(emissions), tf.constant(transitions), tf.constant(lengths)
         )
         got_ll, got_tags, got_score = session.run([log_likelihood, decoded, best_score])
@@ -193,13 +194,13 @@ def test_crf_log_likelihood_and_decode_equal_brute_force():
         assert got_ll[i] == pytest.approx(scores[tuple(tags[i, :n])] - log_norm, abs=1e-4)
         assert got_tags[i, :n].tolist() == best
         assert got_score[i] == pytest.approx(scores[tuple(best)], abs=1e-4)
-        assert tf1_contrib.viterbi_decode(emissions[i, :n], transitions)[0] == best
+        assert tf1_crf.viterbi_decode(emissions[i, :n], transitions)[0] == best
 
 
 def test_crf_log_likelihood_makes_its_transitions_variable():
     with tf.Graph().as_default():
         inputs = tf.zeros([2, 3, 4])
-        _, transitions = tf1_contrib.crf_log_likelihood(
+        _, transitions = tf1_crf.crf_log_likelihood(
             inputs, tf.zeros([2, 3], tf.int32), tf.constant([3, 2])
         )
         assert transitions.op.name == "transitions"
@@ -217,7 +218,7 @@ def test_streaming_pearson_correlation_equals_numpy_over_batches():
     with tf.Graph().as_default(), V1.Session() as session:
         px = V1.placeholder(tf.float32, [7])
         py = V1.placeholder(tf.float32, [7])
-        value, update = tf1_contrib.streaming_pearson_correlation(px, py)
+        value, update = tf1_metrics.streaming_pearson_correlation(px, py)
         session.run(V1.local_variables_initializer())
         for i in range(3):
             session.run(update, {px: x[i], py: y[i]})
@@ -229,7 +230,7 @@ def test_streaming_concat_holds_every_batch_in_order():
     batches = [np.arange(6.0).reshape(2, 3), np.arange(6.0, 15.0).reshape(3, 3)]
     with tf.Graph().as_default(), V1.Session() as session:
         values = V1.placeholder(tf.float64, [None, 3])
-        value, update = tf1_contrib.streaming_concat(values)
+        value, update = tf1_metrics.streaming_concat(values)
         session.run(V1.local_variables_initializer())
         for batch in batches:
             session.run(update, {values: batch})

@@ -1,5 +1,5 @@
 """tf.contrib.learn, lookup, predictor, graph_editor and seq2seq of the TF 1.x layer
-(bert_lib/tf1/contrib_parts) against what TensorFlow 1.15 computed.
+(bert_lib/tf1/contrib) against what TensorFlow 1.15 computed.
 
 tests/data/golden/tf1_15/apis holds TF 1.15.5's outputs of the scripts of
 tests/data/tf1_scripts (text_cnn, lookup_session, serving,
@@ -21,7 +21,7 @@ import tensorflow as tf
 from helpers import DATA, GOLDEN, REPO, run_script
 
 from bert_lib import tf1
-from bert_lib.tf1.contrib_parts import graph_editor, learn, predictor, seq2seq
+from bert_lib.tf1.contrib import graph_editor, learn, predictor, seq2seq
 from bert_lib.tf1.machinery import namespaces as tf1_api
 
 V1 = tf.compat.v1

@@ -5,7 +5,7 @@ TF 1.x code's Estimators and TPUEstimators, on this project's engine
 (specs.py), TF 1.x's serving-input receivers and export (export.py), and
 the input-position files of checkpoints a script deletes swept away when
 the run ends (input_files.py). The module builders below are what the TF
-1.x module (bert_lib/tf1/__init__.py) and tf.contrib (contrib.py) put in
+1.x module (bert_lib/tf1/__init__.py) and tf.contrib (contrib/) put in
 place, with the tf.estimator names other parts of the layer build on
 (ModeKeys, RunConfig, EstimatorSpec, TrainSpec, EvalSpec,
 train_and_evaluate; the Estimator classes to use are estimator_classes'
