@@ -54,7 +54,7 @@ OUT until every file has been written.
 The formats live in bert_lib/export: tf_checkpoint.py (checkpoints in and
 out), hugging_face.py (with hf_names.py and safetensors.py), tfhub_export.py
 and tfhub_import.py (with tfhub_encoder.py and tfhub_mapping.py); each
-direction checks what it writes with model/checks.py's
+direction checks what it writes with bert_runs/checks.py's
 check_converted_model. This script reads the flags and runs one direction.
 """
 

@@ -33,9 +33,9 @@ import tempfile
 
 from absl import flags, logging
 
-import run_classifier  # every run_classifier flag, as the original's import gave them
+import run_classifier  # its flags, as the original's import gave them, and its head
 from bert_lib import script_flags
-from bert_lib.bert_runs import checks, model_fns
+from bert_lib.bert_runs import checks, classifier, model_fns
 from bert_lib.export import tfhub_import
 from bert_lib.plumbing.errors import UsageError
 
@@ -195,7 +195,7 @@ def _check_flags(hub, settings):
     """Checks the handle and the flags it replaces, then run_classifier's flags and the
     encoder as its model, before anything is written.
 
-    Returns (settings, bert_config, tokenizer) for run_classifier.prepare:
+    Returns (settings, processor, bert_config, tokenizer) for classifier.prepare:
     the encoder's files take the place of the model flags in `settings`.
     """
     handle = hub.bert_hub_module_handle
@@ -220,16 +220,17 @@ def _check_flags(hub, settings):
         do_lower_case=encoder.do_lower_case,
     )
     settings = settings._replace(model=model)
-    run_classifier.check_task_flags(settings)
+    processor = classifier.check_task_flags(settings)
     bert_config, tokenizer = checks.check_model(settings.model, settings.output_dir)
-    return settings, bert_config, tokenizer
+    return settings, processor, bert_config, tokenizer
 
 
 def main(argv):
     del argv  # The script takes flags only.
     logging.set_verbosity(logging.INFO)
-    settings, bert_config, tokenizer = _check_flags(*_settings_from_flags())
-    run_classifier.run(run_classifier.prepare(settings, bert_config, tokenizer))
+    settings, processor, bert_config, tokenizer = _check_flags(*_settings_from_flags())
+    setup = classifier.prepare(settings, processor, bert_config, tokenizer)
+    classifier.run(setup, run_classifier.model_fn_builder)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,7 @@ from absl import flags, logging
 
 import modeling
 from bert_lib import engine, script_flags
-from bert_lib.bert_runs import checks, model_fns, output_dir_run
-from bert_lib.export import serving
+from bert_lib.bert_runs import checks, model_fns, output_dir_run, serving
 from bert_lib.plumbing import atomic_write, eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import dynamic_padding, features, ner_data
@@ -239,7 +238,7 @@ def _choose_labels(train_examples, train_path, settings):
     having no source at all.
     """
     tag_scheme = settings.tag_scheme
-    label_file = os.path.join(settings.output_dir, "labels.txt")
+    label_file = os.path.join(settings.output_dir, features.LABELS_FILE)
     saved = ner_data.read_label_file(label_file) if tf.io.gfile.exists(label_file) else None
     if settings.labels:
         label_list = ner_data.parse_labels_flag(settings.labels, tag_scheme)
@@ -268,9 +267,7 @@ def _choose_labels(train_examples, train_path, settings):
 def _window_stride(settings):
     """--window_stride, or half a window; more than a window would skip words."""
     max_pieces = settings.model.max_seq_length - 2
-    stride = settings.window_stride
-    if stride is None:
-        stride = max(1, max_pieces // 2)
+    stride = features.window_stride(settings.window_stride, settings.model.max_seq_length)
     if not 1 <= stride <= max_pieces:
         raise UsageError(
             f"--window_stride={settings.window_stride} must be between 1 and max_seq_length - 2 "
@@ -535,7 +532,7 @@ def main(_):
     checked.output.start()
     if checked.write_label_file:
         atomic_write.write_text(
-            os.path.join(settings.output_dir, "labels.txt"),
+            os.path.join(settings.output_dir, features.LABELS_FILE),
             "".join(f"{x}\n" for x in label_list),
         )
 

@@ -31,9 +31,8 @@ from absl import flags, logging
 import modeling
 import tokenization
 from bert_lib import engine, script_flags
-from bert_lib.bert_runs import checks, model_fns, output_dir_run
+from bert_lib.bert_runs import checks, model_fns, output_dir_run, serving
 from bert_lib.engine import evaluation
-from bert_lib.export import serving
 from bert_lib.plumbing import eval_results, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress

@@ -26,8 +26,9 @@ command line giving another value is refused as it is parsed.
 Libraries (modeling, optimization, tokenization, the engine, the data
 modules) never read flags: each script reads them once, in `main` and its
 `settings_from_flags()`, through the `*_from_flags` functions here, and
-passes the values down (the model's checks, model/checks.py's check_model,
-and the training steps, model/model_fns.py's train_steps, take them).
+passes the values down (the model's checks, bert_runs/checks.py's
+check_model, and the training steps, bert_runs/model_fns.py's train_steps,
+take them).
 Each setting takes one road: the engine's (devices, seeding, checkpoints,
 XLA, micro-batches) into RunConfig (run_config_from_flags); the model's
 (--precision, --num_accumulation_steps, the learning rate, ...) into the

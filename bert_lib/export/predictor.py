@@ -31,7 +31,7 @@ import tensorflow as tf
 import tokenization
 
 from ..plumbing.errors import UsageError
-from ..task_data import features
+from ..task_data import classifier_output, features
 
 EXTRA_DIR = "assets.extra"
 SETTINGS_FILE = "predictor.json"
@@ -191,7 +191,9 @@ class Predictor:
         pairs = [(t, None) if isinstance(t, str) else tuple(t) for t in texts]
         outputs = self.predict_arrays(texts)
         labels = None if self.output_name == "score" else self.labels
-        return prediction_records(pairs, outputs, labels, self.multi_label, self.threshold)
+        return classifier_output.prediction_records(
+            pairs, outputs, labels, self.multi_label, self.threshold
+        )
 
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
@@ -230,28 +232,3 @@ def _model_caller(signature, export_dir):
         return call_flat([tf.constant(inputs[i]) for i in order], captured)
 
     return call
-
-
-def prediction_records(pairs, outputs, label_list, multi_label, threshold):
-    """One JSON-ready dict per (text_a, text_b): texts, predicted label(s), probabilities.
-
-    Single-label: "label" is the most probable class. Multi-label: "labels"
-    lists every class whose probability is at least `threshold`. Regression
-    (label_list None): "score". "text_b" appears only for pairs.
-    """
-    records = []
-    for (text_a, text_b), output in zip(pairs, outputs):
-        record = {"text_a": text_a}
-        if text_b is not None:
-            record["text_b"] = text_b
-        values = np.atleast_1d(np.asarray(output, np.float64))
-        if label_list is None:
-            record["score"] = float(values[0])
-        else:
-            if multi_label:
-                record["labels"] = [n for n, p in zip(label_list, values) if p >= threshold]
-            else:
-                record["label"] = label_list[int(np.argmax(values))]
-            record["probabilities"] = {n: float(p) for n, p in zip(label_list, values)}
-        records.append(record)
-    return records

@@ -2,6 +2,7 @@
 label ids or multi-hot vectors, and long texts cut into windows."""
 
 import numpy as np
+import tensorflow as tf
 from absl import logging
 
 import tokenization
@@ -9,7 +10,7 @@ import tokenization
 from ..plumbing import startup_checks
 from ..plumbing.errors import UsageError
 from ..plumbing.progress import Progress
-from . import features
+from . import dynamic_padding, features
 from .classifier_data import InputExample, InputFeatures, PaddingInputExample
 
 
@@ -218,6 +219,38 @@ def _feature_record(feature, label_list):
             ("label_ids", label_feature),
             ("is_real_example", features.create_int_feature([int(feature.is_real_example)])),
         ]
+    )
+
+
+def file_based_input_fn_builder(
+    input_file,
+    seq_length,
+    is_training,
+    drop_remainder,
+    is_regression=False,
+    num_labels=None,
+    padding=dynamic_padding.OFF,
+):
+    """Returns an input_fn(params) reading `input_file` in batches of params["batch_size"].
+
+    Training repeats the records and shuffles them (buffer 100); eval and
+    predict read them once, in order. Integer features come out as int32;
+    label_ids is float32 when `is_regression`, and [num_labels] 0/1 values
+    when `num_labels` is given (multi-label records). `padding`
+    (dynamic_padding.Settings) cuts and groups the batches; grouped training
+    batches keep the mix of classes (dynamic_padding.stratified_order).
+    """
+    label_shape = [] if num_labels is None else [num_labels]
+    name_to_features = {
+        "input_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
+        "input_mask": tf.io.FixedLenFeature([seq_length], tf.int64),
+        "segment_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
+        "label_ids": tf.io.FixedLenFeature(label_shape, tf.float32 if is_regression else tf.int64),
+        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+    }
+
+    return features.record_input_fn_builder(
+        input_file, name_to_features, is_training, drop_remainder, padding, label_key="label_ids"
     )
 
 

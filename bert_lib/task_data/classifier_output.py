@@ -1,5 +1,5 @@
-"""The text of run_classifier's outputs: test_results.tsv, a GLUE submission, and the files
-an export's Predictor reads."""
+"""The text of run_classifier's outputs: test_results.tsv, a GLUE submission, the records of
+predictions on plain text, and the files an export's Predictor reads."""
 
 import json
 
@@ -56,3 +56,28 @@ def predictor_files(
     if max_seq_length is not None:
         settings["max_seq_length"] = int(max_seq_length)
     return {"vocab.txt": vocab, "predictor.json": json.dumps(settings, indent=2) + "\n"}
+
+
+def prediction_records(pairs, outputs, label_list, multi_label, threshold):
+    """One JSON-ready dict per (text_a, text_b): texts, predicted label(s), probabilities.
+
+    Single-label: "label" is the most probable class. Multi-label: "labels"
+    lists every class whose probability is at least `threshold`. Regression
+    (label_list None): "score". "text_b" appears only for pairs.
+    """
+    records = []
+    for (text_a, text_b), output in zip(pairs, outputs):
+        record = {"text_a": text_a}
+        if text_b is not None:
+            record["text_b"] = text_b
+        values = np.atleast_1d(np.asarray(output, np.float64))
+        if label_list is None:
+            record["score"] = float(values[0])
+        else:
+            if multi_label:
+                record["labels"] = [n for n, p in zip(label_list, values) if p >= threshold]
+            else:
+                record["label"] = label_list[int(np.argmax(values))]
+            record["probabilities"] = {n: float(p) for n, p in zip(label_list, values)}
+        records.append(record)
+    return records

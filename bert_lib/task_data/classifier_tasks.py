@@ -1,4 +1,7 @@
-"""The classification tasks by name (--task_name): a processor for each."""
+"""The classification tasks by name (--task_name): a processor for each, and the kind of
+task its labels make."""
+
+import collections
 
 from ..plumbing.errors import UsageError
 from .classifier_data import (
@@ -40,3 +43,33 @@ def get_processor(task_name):
             f"Task not found: {task_name} (known tasks: {', '.join(sorted(PROCESSORS))})"
         )
     return PROCESSORS[name]()
+
+
+# The kinds of classification task: one label an example (a softmax over the
+# labels), any number of them (--multi_label: a sigmoid each), or a score
+# (regression: a task without label names, such as STS-B).
+CLASSIFICATION = "classification"
+MULTI_LABEL = "multi_label"
+REGRESSION = "regression"
+
+
+class TaskKind(collections.namedtuple("TaskKind", "kind labels num_outputs output_name")):
+    """What kind of task a run is, said once: its kind (CLASSIFICATION, MULTI_LABEL or
+    REGRESSION), its label names (None for regression), the model's number of outputs
+    and the name of its prediction ("probabilities", or "score" for regression)."""
+
+    @property
+    def is_regression(self):
+        return self.kind == REGRESSION
+
+    @property
+    def multi_label(self):
+        return self.kind == MULTI_LABEL
+
+
+def task_kind(label_list, multi_label):
+    """The TaskKind of a processor's labels (None: regression) and --multi_label."""
+    if label_list is None:
+        return TaskKind(REGRESSION, None, 1, "score")
+    kind = MULTI_LABEL if multi_label else CLASSIFICATION
+    return TaskKind(kind, label_list, len(label_list), "probabilities")

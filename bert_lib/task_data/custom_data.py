@@ -17,11 +17,11 @@ import tokenization
 
 from ..plumbing import startup_checks
 from ..plumbing.errors import UsageError
+from . import features
 from .classifier_data import DataProcessor, InputExample, check_label
 
-# The file extensions of a custom task's splits, and the file of its label set.
+# The file extensions of a custom task's splits.
 EXTENSIONS = (".csv", ".tsv", ".jsonl")
-LABELS_FILE = "labels.txt"
 
 
 class Row(dict):
@@ -314,7 +314,7 @@ def resolve_labels(processor, data_dir, output_dir, labels_flag=None, do_train=F
     two labels (one for a multi-label task).
     """
     multi_label = processor.multi_label
-    labels_path = os.path.join(output_dir, LABELS_FILE)
+    labels_path = os.path.join(output_dir, features.LABELS_FILE)
     saved = None
     if tf.io.gfile.exists(labels_path):
         saved = read_labels_file(labels_path)

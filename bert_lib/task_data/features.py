@@ -17,6 +17,10 @@ from ..plumbing import atomic_write
 from ..plumbing.errors import UsageError
 from . import dynamic_padding
 
+# The label names (or tags) a run trained on, one a line in class-id order, which
+# run_classifier.py (custom data) and run_ner.py write into their output directory.
+LABELS_FILE = "labels.txt"
+
 
 def create_int_feature(values):
     """Returns an int64 tf.train.Feature holding `values`."""
@@ -125,6 +129,13 @@ def check_room_for_pairs(examples, max_seq_length, source):
             f"--max_seq_length={max_seq_length}: must be at least {PAIR_MINIMUM_LENGTH} for "
             f"the sentence pairs of {source} ([CLS] a [SEP] b [SEP])"
         )
+
+
+def window_stride(stride, max_seq_length):
+    """How many word pieces apart the windows of a long text start: `stride`
+    (--window_stride), else half of what a window holds (max_seq_length less [CLS]
+    and [SEP]), at least 1."""
+    return stride or max(1, (max_seq_length - 2) // 2)
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_length):

@@ -26,8 +26,8 @@ from helpers import tiny_bert_config, write_checkpoint
 import modeling
 import run_classifier
 from bert_lib import engine
+from bert_lib.bert_runs import serving
 from bert_lib.engine import saved_model
-from bert_lib.export import serving
 
 NUM_LABELS = 3
 SEQ = 12

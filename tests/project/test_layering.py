@@ -9,8 +9,9 @@ that it catches what it is meant to:
   knows nothing of the model it runs, as tf.estimator did not, and in a
   process run_tf1.py starts those names stay free for the user's own files;
 - bert_lib's parts import only downwards (LAYERS): plumbing nothing of the
-  package, task_data and engine only plumbing, model (BERT on the engine)
-  the engine and plumbing, export the engine, task_data, model (its
+  package, task_data and engine only plumbing, bert_runs (BERT on the
+  engine, the steps of each task's run) the engine, task_data and plumbing,
+  export the engine, task_data, bert_runs (its
   converters check what they write with the model's checks) and
   plumbing, tf1 the engine, task_data and plumbing, script_flags
   anything; nothing in the package imports a script;
@@ -33,7 +34,7 @@ LAYERS = {
     "plumbing": set(),
     "task_data": {"plumbing"},
     "engine": {"plumbing"},
-    "bert_runs": {"engine", "plumbing"},
+    "bert_runs": {"engine", "task_data", "plumbing"},
     "export": {"engine", "task_data", "bert_runs", "plumbing"},
     "tf1": {"engine", "task_data", "plumbing"},
     "script_flags": {"plumbing", "task_data", "engine", "bert_runs", "export", "tf1"},

@@ -19,6 +19,7 @@ from classifier_helpers import (
 from helpers import error_line, load_script, tiny_bert_config, write_lines
 
 import tokenization
+from bert_lib.bert_runs import classifier
 from bert_lib.engine import ModeKeys
 from bert_lib.task_data import classifier_tasks
 
@@ -175,23 +176,20 @@ def test_last_layer_runs_at_cls_only_except_in_full_training(rc, mode, options, 
 
 
 @pytest.mark.parametrize("flag, expected", [([], False), (["--dynamic_padding"], True)])
-def test_dynamic_padding_trains_the_last_layer_at_cls_only(
-    rc, parsed_flags, monkeypatch, flag, expected
-):
+def test_dynamic_padding_trains_the_last_layer_at_cls_only(rc, parsed_flags, flag, expected):
     import modeling
 
     parsed_flags("--task_name=sst-2", "--do_train", *flag)
     built = {}
-    monkeypatch.setattr(rc, "model_fn_builder", lambda **kwargs: built.update(kwargs))
-    fields = dict.fromkeys(rc.Setup._fields)
+    fields = dict.fromkeys(classifier.Setup._fields)
     fields.update(
         settings=rc.settings_from_flags(),
         bert_config=modeling.BertConfig.from_dict(tiny_bert_config(len(VOCAB))),
-        label_list=["0", "1"],
+        task=classifier_tasks.task_kind(["0", "1"], multi_label=False),
         num_train_steps=10,
         num_warmup_steps=1,
     )
-    rc._estimator(rc.Setup(**fields))
+    classifier.estimator_of(classifier.Setup(**fields), lambda **kwargs: built.update(kwargs))
     assert built["pooled_output_only_in_training"] is expected
 
 
@@ -619,11 +617,10 @@ def test_official_metrics_come_from_the_one_evaluation_pass(rc):
         for i, p in enumerate(predicted + [1])
     ]
     records = records[3:] + records[:3]  # batches sorted by length arrive out of order
-    dev_set = rc.RecordSet(examples, 5, input_fn=None, steps=None, owners=None)
+    dev_set = classifier.RecordSet(examples, 5, input_fn=None, steps=None, owners=None)
     estimator = _OnePassEstimator(records)
-    result = rc.evaluate_dev_set(
-        estimator, dev_set, ["f1", "mcc"], ["0", "1"], "probabilities", multi_label=False
-    )
+    task = classifier_tasks.task_kind(["0", "1"], multi_label=False)
+    result = classifier.evaluate_dev_set(estimator, dev_set, ["f1", "mcc"], task)
     assert estimator.evaluations == 1
     precision, recall = 2 / 2, 2 / 3
     assert result["eval_f1"] == pytest.approx(2 * precision * recall / (precision + recall))

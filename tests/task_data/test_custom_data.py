@@ -14,6 +14,7 @@ from bert_lib.task_data import (
     classifier_data,
     classifier_features,
     classifier_metrics,
+    classifier_output,
     custom_data,
 )
 
@@ -319,7 +320,7 @@ def test_text_file_lines_become_examples_and_records(rc, tmp_path):
         ("a", "b"),
         ("x ||| y", "z"),
     ]
-    records = predictor.prediction_records(
+    records = classifier_output.prediction_records(
         [(e.text_a, e.text_b) for e in examples[:2]],
         [[0.3, 0.7], [0.9, 0.1]],
         ["neg", "pos"],
@@ -330,7 +331,7 @@ def test_text_file_lines_become_examples_and_records(rc, tmp_path):
         {"text_a": "one text", "label": "pos", "probabilities": {"neg": 0.3, "pos": 0.7}},
         {"text_a": "a", "text_b": "b", "label": "neg", "probabilities": {"neg": 0.9, "pos": 0.1}},
     ]
-    (multi,) = predictor.prediction_records(
+    (multi,) = classifier_output.prediction_records(
         [("t", None)], [[0.6, 0.2, 0.5]], ["a", "b", "c"], True, 0.5
     )
     assert multi["labels"] == ["a", "c"]
