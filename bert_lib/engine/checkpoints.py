@@ -9,6 +9,7 @@ message (plumbing/checkpoint_shapes.py) naming the variable.
 """
 
 import collections
+import contextlib
 import os
 import re
 
@@ -191,6 +192,21 @@ def checkpoint_step(checkpoint_path):
         return int(tf.train.load_variable(checkpoint_path, "global_step"))
     except (tf.errors.OpError, ValueError, IndexError, RuntimeError):
         return max(_step_of(checkpoint_path), 0)
+
+
+def remove_unfinished_saves(model_dir):
+    """Removes what saves a killed training left unfinished in model_dir: TensorFlow's
+    temporary files of a checkpoint (model.ckpt-N.data-*.tempstateN, ...), which no later
+    save takes up, and this code's staging directories of dead processes. Call it holding
+    the directory's training lock, so that no save is under way there."""
+    if "://" in model_dir or not os.path.isdir(model_dir):
+        return
+    atomic_write.remove_stale(model_dir)
+    for name in os.listdir(model_dir):
+        if atomic_write.TENSORFLOW_TEMPORARY.search(name):
+            logging.info("Removing %s, left by a save that did not finish.", name)
+            with contextlib.suppress(OSError):
+                os.remove(os.path.join(model_dir, name))
 
 
 def check_model_dir(model_dir, create):

@@ -127,6 +127,7 @@ from .checkpoints import (
     checkpoint_to_resume,
     is_whole,
     newest_checkpoint,
+    remove_unfinished_saves,
     restore_or_initialize,
 )
 from .config import (
@@ -311,6 +312,8 @@ class Estimator:
             if value is not None and value <= 0:
                 raise UsageError(f"{name} must be positive, got {value}")
         check_model_dir(self._config.model_dir, create=True)
+        if is_chief(self._config):
+            remove_unfinished_saves(self._config.model_dir)
         start_checkpoint = checkpoint_to_resume(
             self._config.model_dir, repair_state=is_chief(self._config)
         )

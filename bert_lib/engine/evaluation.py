@@ -164,12 +164,9 @@ class BestCheckpoint:
         """Copies checkpoint_path's files here, each through a temporary name."""
         tf.io.gfile.makedirs(self.directory)
         for source in tf.io.gfile.glob(checkpoint_path + ".*"):
-            if source.endswith(input_position.SUFFIX) or ".tmp-" in source:
-                continue  # where training's input stood: of no use to the best model
-            target = os.path.join(self.directory, os.path.basename(source))
-            temp = f"{target}.tmp-{os.getpid()}"
-            tf.io.gfile.copy(source, temp, overwrite=True)
-            tf.io.gfile.rename(temp, target, overwrite=True)
+            if source.endswith(input_position.SUFFIX) or atomic_write.is_temporary(source):
+                continue  # the input position (of no use to the best model); unfinished saves
+            atomic_write.copy_file(source, os.path.join(self.directory, os.path.basename(source)))
 
     def commit(self, name, result):
         """Makes the checkpoint `name` (copied here already) best/'s: its results, then the

@@ -1,9 +1,18 @@
-"""Output files that appear under their names only once complete.
+"""Output files that appear under their names only once complete, and nothing else.
 
-Each file is written to "<path>.tmp-<pid>" and renamed into place when the
-block exits normally; on any error or interrupt the temporary files are
-removed, so nothing half-written is ever left. A failed write (a full disk,
-say) becomes one UsageError naming the output file. Local paths use plain
+Each file is written in a staging directory beside it,
+"<directory>/.tmp-<host>-<pid>-<n>/<name>", and renamed into place when
+the block exits normally; on any error or interrupt the staging directory
+is removed, so nothing half-written is ever left under the output's name.
+A staging directory is hidden and holds the output's name only inside it,
+so no reasonable glob of the outputs ("DIR/*.tfrecord*", "DIR/a*", a
+shell's "DIR/*") matches it; what reads a glob as input
+(startup_checks.expand_input_files) also leaves out any path is_temporary
+names. A process killed mid-write (SIGKILL, a crash) leaves its staging
+directory behind: the next write into that directory removes it (and the
+"<output>.tmp-<pid>" files of older versions of this code), once no
+process of that pid runs on this host. A failed write (a full disk, say)
+becomes one UsageError naming the output file. Local paths use plain
 Python; paths with a scheme (gs://, ...) go through tf.io.gfile, and only
 they import TensorFlow.
 
@@ -12,16 +21,44 @@ they import TensorFlow.
 """
 
 import contextlib
+import itertools
 import os
+import re
 import shutil
+import socket
 
 from . import errors
 from .fileio import is_remote, tf_gfile
 
+# A staging directory: ".tmp-<host>-<pid>-<n>", n counting this process's stages.
+_STAGE = re.compile(r"^\.tmp-(?P<host>.+)-(?P<pid>\d+)-\d+$")
+# A temporary file of older versions of this code ("<name>.tmp-<pid>", and an
+# export's staging directory ".<name>.tmp-<pid>").
+_OLDER_TEMPORARY = re.compile(r"\.tmp-\d+$")
+# TensorFlow's own while it saves a checkpoint: the data and index files
+# ("<name>.tempstate<digits>"), the `checkpoint` state file and the .meta
+# ("<name>.tmp<32 hex digits>", a uuid).
+TENSORFLOW_TEMPORARY = re.compile(r"\.tempstate\d+$|\.tmp[0-9a-f]{32}$")
+_stage_numbers = itertools.count()
 
-def temp_path(path):
-    """The temporary name `path` is written under until it is complete."""
-    return f"{path}.tmp-{os.getpid()}"
+
+def _host():
+    return re.sub(r"[^A-Za-z0-9.]", "_", socket.gethostname()) or "localhost"
+
+
+def is_temporary(path):
+    """Whether `path` is, or lies in, a file or directory a write in progress (or one a
+    killed process left) holds: never an output, never input."""
+    parts = path.rstrip("/").split("/")
+    return any(_STAGE.match(part) for part in parts) or any(
+        pattern.search(parts[-1]) for pattern in (_OLDER_TEMPORARY, TENSORFLOW_TEMPORARY)
+    )
+
+
+def _new_stage(directory):
+    """A new staging directory's path in `directory` (not made yet)."""
+    name = f".tmp-{_host()}-{os.getpid()}-{next(_stage_numbers)}"
+    return os.path.join(directory, name) if directory else name
 
 
 def _remove(path):
@@ -88,12 +125,24 @@ class GuardedWriter:
 def atomic_paths(paths, flag=None):
     """Yields the temporary paths to write `paths` under; renames them on success.
 
-    For writers that open files themselves (tf.io.TFRecordWriter). Every
-    temporary file is removed if the block raises, and a failed rename is
-    reported as a UsageError naming the file.
+    For writers that open files themselves (tf.io.TFRecordWriter). Each
+    temporary path lies in a staging directory of its own beside its
+    output (one per output directory), made here and removed when the
+    block ends, whatever way; a failed rename is reported as a UsageError
+    naming the file. What killed processes left in those directories goes
+    first (remove_stale).
     """
-    temps = [temp_path(path) for path in paths]
+    stages = {}
+    temps = []
     try:
+        for path in paths:
+            directory = os.path.dirname(path)
+            if directory not in stages:
+                remove_stale(directory, [os.path.basename(p) for p in paths])
+                stages[directory] = _new_stage(directory)
+                if not is_remote(path):
+                    os.makedirs(stages[directory])
+            temps.append(os.path.join(stages[directory], os.path.basename(path)))
         yield temps
         for temp, final in zip(temps, paths):
             try:
@@ -102,10 +151,15 @@ def atomic_paths(paths, flag=None):
                 if _is_write_failure(e):
                     raise write_error(final, e, flag) from e
                 raise
-    except BaseException:
-        for temp in temps:
-            _remove(temp)
-        raise
+    finally:
+        for stage in stages.values():
+            _remove_tree(stage)
+
+
+def copy_file(source, target):
+    """Copies `source` to `target` (any file system) through a temporary name."""
+    with atomic_paths([target]) as (temp,):
+        tf_gfile().copy(source, temp, overwrite=True)
 
 
 def _open(path, mode):
@@ -171,16 +225,43 @@ def _process_gone(pid):
     return False
 
 
-def _remove_stale_stages(parent, base):
-    """Removes the staging directories of `base` in `parent` that a killed process left
-    (.BASE.tmp-PID of a PID that no longer runs)."""
-    prefix = f".{base}.tmp-"
-    with contextlib.suppress(OSError):
-        for name in os.listdir(parent):
+def _left_by_the_dead(name, outputs):
+    """Whether the entry `name` is a staging directory of a process of this host that no
+    longer runs, or a temporary name of one of `outputs` an older version of this code
+    gave it ("<output>.tmp-<pid>", ".<output>.tmp-<pid>") whose process no longer runs."""
+    stage = _STAGE.match(name)
+    if stage:
+        pid = int(stage.group("pid"))
+        return stage.group("host") == _host() and pid != os.getpid() and _process_gone(pid)
+    for output in outputs:
+        for prefix in (f"{output}.tmp-", f".{output}.tmp-"):
             pid = name[len(prefix) :]
             if name.startswith(prefix) and pid.isdigit() and int(pid) != os.getpid():
-                if _process_gone(int(pid)):
-                    _remove_tree(os.path.join(parent, name))
+                return _process_gone(int(pid))
+    return False
+
+
+def remove_stale(directory, outputs=()):
+    """Removes what killed processes left in `directory` (see _left_by_the_dead): their
+    staging directories, and the older temporary names of `outputs` (file names).
+
+    Only local directories: a remote file system has no process ids to check,
+    and its writes appear only when complete.
+    """
+    directory = directory or "."
+    if is_remote(directory):
+        return
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if _left_by_the_dead(name, outputs):
+            path = os.path.join(directory, name)
+            if os.path.isdir(path):
+                _remove_tree(path)
+            else:
+                _remove(path)
 
 
 @contextlib.contextmanager
@@ -200,13 +281,13 @@ def staged_directory(path, names=None, flag=None):
         raise errors.UsageError(f"{where}{path} already exists; choose a new directory")
     parent = path if existing else os.path.dirname(os.path.abspath(path))
     base = os.path.basename(os.path.abspath(path))
-    stage = os.path.join(parent, f".{base}.tmp-{os.getpid()}")
-    if not is_remote(path):
-        _remove_stale_stages(parent, base)
+    if is_remote(path):
+        stage = _new_stage(os.path.dirname(path.rstrip("/")))
+    else:
+        remove_stale(parent, [base])
+        stage = _new_stage(parent)
     try:
-        if is_remote(path):
-            stage = temp_path(path.rstrip("/"))
-        else:
+        if not is_remote(path):
             os.makedirs(stage)
         yield stage
         if existing:

@@ -18,7 +18,7 @@ import tempfile
 
 from absl import logging
 
-from . import fileio
+from . import atomic_write, fileio
 from .errors import UsageError
 
 
@@ -174,15 +174,34 @@ def check_input_file(path, flag):
 def expand_input_files(patterns, flag="--input_file"):
     """The files a comma-separated list of paths and globs names, in tf.io.gfile order.
 
-    Each entry must match at least one file and no directory.
+    Each entry must match at least one file and no directory. What a glob
+    matches of a write in progress, or of one a killed process left
+    (atomic_write.is_temporary: staging directories, temporary names), is
+    never input: it is left out, and the log names it.
     """
     files = []
     for pattern in patterns.split(","):
         if not pattern:
             raise UsageError(f"{flag}: empty entry in {patterns!r}")
         matches = fileio.glob(pattern)
+        is_glob = any(c in pattern for c in "*?[")
+        temporary = [path for path in matches if is_glob and atomic_write.is_temporary(path)]
+        for path in temporary:
+            logging.warning(
+                "%s: %s matches %s, the temporary file of an unfinished write (one in "
+                "progress, or one a killed process left): not input, left out",
+                flag,
+                pattern,
+                path,
+            )
+        matches = [path for path in matches if path not in temporary]
         if not matches:
-            if any(c in pattern for c in "*?["):
+            if temporary:
+                raise UsageError(
+                    f"{flag}: no file matches {pattern} but the temporary file of an "
+                    f"unfinished write, {temporary[0]}"
+                )
+            if is_glob:
                 raise UsageError(f"{flag}: no file matches {pattern}")
             raise UsageError(f"{flag}: no such file: {pattern}")
         for path in matches:

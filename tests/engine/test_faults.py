@@ -207,14 +207,68 @@ def test_an_evaluation_that_loses_a_race_with_rotation_takes_the_newest(tmp_path
     assert result["global_step"] == 8
 
 
-def test_a_staging_directory_a_killed_export_left_is_removed_by_the_next(tmp_path):
+def _dead_pid():
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    stale = tmp_path / f".export.tmp-{dead.pid}"
+    return dead.pid
+
+
+def test_a_staging_directory_a_killed_export_left_is_removed_by_the_next(tmp_path):
+    stale = tmp_path / f".export.tmp-{_dead_pid()}"
     (stale / "variables").mkdir(parents=True)
     with atomic_write.staged_directory(str(tmp_path / "export")) as stage:
         (open(os.path.join(stage, "saved_model.pb"), "w")).close()
     assert sorted(os.listdir(tmp_path)) == ["export"]
+
+
+def test_only_what_dead_processes_of_this_host_left_is_removed(tmp_path):
+    """Staging directories are named for their host and process: one of a process that
+    still runs (here: this test's parent), or of another host sharing the directory, is
+    a write in progress and stays; an older version's temporary name is removed only
+    beside an output being written again."""
+    host = atomic_write._host()
+    dead = _dead_pid()
+    stale = [f".tmp-{host}-{dead}-0", f"a.txt.tmp-{dead}"]
+    kept = [
+        f".tmp-{host}-{os.getppid()}-3",
+        f".tmp-otherhost-{dead}-0",
+        f"b.txt.tmp-{dead}",
+        "c.tmp-notes.txt",
+    ]
+    for name in stale + kept:
+        if name.startswith("."):
+            (tmp_path / name).mkdir()
+            (tmp_path / name / "a.txt").write_text("half")
+        else:
+            (tmp_path / name).write_text("half")
+    atomic_write.write_text(str(tmp_path / "a.txt"), "whole\n")
+    assert sorted(os.listdir(tmp_path)) == sorted(["a.txt", *kept])
+    assert all(atomic_write.is_temporary(str(tmp_path / name)) for name in stale + kept[:3])
+    assert not atomic_write.is_temporary(str(tmp_path / "c.tmp-notes.txt"))
+
+
+@pytest.mark.slow
+def test_a_kill_mid_save_leaves_nothing_the_next_training_keeps(tmp_path):
+    """SIGKILL as step 4's `checkpoint` file is put in place leaves TensorFlow's temporary
+    file of it (as a kill while the data or index is written leaves a .tempstate file,
+    made here by hand, and one while the input position is written a staging directory):
+    the same command resumes and removes them."""
+    model_dir = tmp_path / "model"
+    status, stderr = _run_fault_worker(
+        model_dir, "train", r"KILL:call:rename_v2:^checkpoint\.tmp[0-9a-f]{32}$"
+    )
+    assert status == -signal.SIGKILL, stderr[-3000:]
+    leftovers = [name for name in os.listdir(model_dir) if name.startswith("checkpoint.tmp")]
+    assert leftovers
+    (model_dir / "model.ckpt-8.data-00000-of-00001.tempstate1234567890").write_bytes(b"x")
+    (model_dir / f".tmp-{atomic_write._host()}-{_dead_pid()}-0").mkdir()
+    status, stderr = _run_fault_worker(model_dir, "train")
+    assert status == 0, stderr[-3000:]
+    assert [name for name in os.listdir(model_dir) if atomic_write.is_temporary(name)] == []
+    _assert_same_weights(
+        helpers.checkpoint_values(engine.newest_checkpoint(str(model_dir))),
+        _train(tmp_path / "reference", 16),
+    )
 
 
 def test_a_failed_save_names_the_checkpoint_not_a_temporary_file(tmp_path, monkeypatch):
@@ -269,10 +323,10 @@ def _best(model_dir):
     "trigger",
     [
         # SIGKILL as the last best evaluation (step 16's) is being kept in best/.
-        "KILL:open:best/checkpoint.tmp-:4",
+        r"KILL:open:best/\.tmp-[^/]+/checkpoint$:4",
         # SIGTERM as step 8, which an evaluation falls due at, is saved: the evaluation
         # gives way to the stop.
-        "TERM:open:model.ckpt-8.input.tmp-:1",
+        r"TERM:open:model\.ckpt-8\.input$:1",
     ],
 )
 def test_evaluation_bookkeeping_survives_a_stop_mid_write(tmp_path, trigger):
@@ -303,7 +357,7 @@ def test_evaluation_bookkeeping_survives_a_stop_mid_write(tmp_path, trigger):
 @pytest.mark.slow
 def test_a_sigterm_during_the_final_save_reports_training_finished(tmp_path):
     model_dir = tmp_path / "model"
-    status, stderr = _run_fault_worker(model_dir, "train", "TERM:open:model.ckpt-16.input.tmp-:1")
+    status, stderr = _run_fault_worker(model_dir, "train", r"TERM:open:model\.ckpt-16\.input$:1")
     assert status == 0, stderr[-3000:]
     assert "STOPPED" not in stderr
     assert "SIGTERM came after the last step: training is complete at step 16." in stderr
@@ -340,7 +394,7 @@ def test_a_second_training_in_the_same_directory_is_refused_naming_the_first(tmp
         FAULT_WORKER,
         str(model_dir),
         "train",
-        "WAIT:open:model.ckpt-8.input.tmp-:1",
+        r"WAIT:open:model\.ckpt-8\.input$:1",
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,

@@ -264,7 +264,6 @@ def _free_port():
 @pytest.mark.slow
 def test_sigterm_during_prediction_leaves_no_output_and_one_line(tmp_path):
     output = tmp_path / "predictions.txt"
-    temp = f"{output}.tmp-"
     process = helpers.start_python(
         WORKER,
         str(tmp_path / "model"),
@@ -276,7 +275,8 @@ def test_sigterm_during_prediction_leaves_no_output_and_one_line(tmp_path):
     )
     try:
         deadline = time.time() + 300
-        while not [p for p in tmp_path.iterdir() if str(p).startswith(temp) and p.stat().st_size]:
+        # The output is written in a staging directory beside it.
+        while not [p for p in tmp_path.glob(".tmp-*/predictions.txt") if p.stat().st_size]:
             assert process.poll() is None, process.stderr.read()[-3000:]
             assert time.time() < deadline, "no prediction was written"
             time.sleep(0.05)

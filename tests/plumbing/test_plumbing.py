@@ -8,6 +8,7 @@ bad input whose one-line message used to miss what was wrong or where.
 import errno
 import json
 import os
+import re
 import struct
 
 import numpy as np
@@ -208,7 +209,11 @@ def test_atomic_files_appear_only_when_complete(tmp_path):
     paths = [str(tmp_path / "a.txt"), str(tmp_path / "b.bin")]
     with atomic_write.atomic_files(paths[:1], "w") as (f,):
         f.write("héllo\n")
-        assert os.listdir(tmp_path) == [f"a.txt.tmp-{os.getpid()}"]
+        # Written in a hidden staging directory beside the output, named for this process.
+        (stage,) = os.listdir(tmp_path)
+        assert re.fullmatch(rf"\.tmp-.+-{os.getpid()}-\d+", stage)
+        assert os.listdir(tmp_path / stage) == ["a.txt"]
+        assert atomic_write.is_temporary(str(tmp_path / stage / "a.txt"))
     with atomic_write.atomic_files(paths[1:], "wb") as (f,):
         f.write(b"\x00\x01")
     assert open(paths[0], "rb").read() == "héllo\n".encode()

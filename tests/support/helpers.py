@@ -83,7 +83,13 @@ SCRIPTS = (
 # scripts and the TF 1.x launcher.
 FORKED_SCRIPTS = (*SCRIPTS, "run_tf1")
 # The workers in tests/support that run_python forks from the preloaded Python.
-FORKED_WORKERS = ("engine_worker.py", "fault_worker.py", "preemption_worker.py", "speed_worker.py")
+FORKED_WORKERS = (
+    "engine_worker.py",
+    "fault_worker.py",
+    "preemption_worker.py",
+    "script_fault_worker.py",
+    "speed_worker.py",
+)
 
 # The one time limit for every process a test starts. It is there to end a hang, not
 # to measure speed, so it is generous for a loaded machine.
