@@ -16,7 +16,8 @@ For the same files, vocabulary, flags and seed the Examples are exactly the
   word, into documents of token ids (bert_lib/task_data/pretraining_text.py).
 - The instances are planned from sentence lengths alone, with the
   original's draws in the original's order, and each is serialized as soon
-  as it is made (bert_lib/task_data/pretraining_data.py); its bytes equal
+  as it is made (bert_lib/task_data/pretraining_data.py and, for the
+  record's bytes, pretraining_records.py); its bytes equal
   `tf.train.Example.SerializeToString(deterministic=True)` (features sorted
   by name; protobuf's default map order changes from one process to the
   next, so the original's files differ in byte order between runs while
@@ -43,9 +44,9 @@ from absl import flags, logging
 import tokenization
 from bert_lib import script_flags
 from bert_lib.bert_runs import checks
-from bert_lib.plumbing import errors, fileio, startup_checks, tfrecord_format
+from bert_lib.plumbing import errors, fileio, startup_checks
 from bert_lib.plumbing.errors import UsageError
-from bert_lib.task_data import pretraining_data, pretraining_text
+from bert_lib.task_data import pretraining_data, pretraining_records, pretraining_text
 from bert_lib.task_data.pretraining_data import Recipe
 
 FLAGS = flags.FLAGS
@@ -135,7 +136,7 @@ def write_instance_to_example_files(
     Files appear under their names only once complete.
     """
     vocab = tokenizer.vocab
-    encoder = tfrecord_format.PretrainingExampleEncoder(
+    encoder = pretraining_records.PretrainingExampleEncoder(
         len(vocab), max_seq_length, max_predictions_per_seq
     )
     records = []
@@ -374,7 +375,7 @@ def run(settings):
         raise UsageError(f"--input_file: no text in {settings.input_file} (every line is blank)")
     logging.info("Tokenized in %.1fs with %d worker(s)", time.monotonic() - start, num_workers)
 
-    encoder = tfrecord_format.PretrainingExampleEncoder(
+    encoder = pretraining_records.PretrainingExampleEncoder(
         max(tokenizer.vocab.values()) + 1,
         recipe.max_seq_length,
         recipe.max_predictions_per_seq,

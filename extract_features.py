@@ -395,8 +395,6 @@ def _check_flags(settings):
     startup_checks.check_input_file(model.bert_config_file, "--bert_config_file")
     bert_config, tokenizer = checks.check_model(model)
     layer_indexes = parse_layers(settings.layers, bert_config.num_hidden_layers)
-    if model.max_seq_length < 3:
-        raise UsageError(f"--max_seq_length must be at least 3, got {model.max_seq_length}")
     startup_checks.check_output_file(settings.output_file)
     startup_checks.check_input_file(input_file, "--input_file")
     outputs = [("--output_file", settings.output_file)]

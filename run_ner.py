@@ -459,9 +459,6 @@ def _check_flags(settings):
         )
 
     bert_config, tokenizer = checks.check_model(settings.model, settings.output_dir)
-    max_seq_length = settings.model.max_seq_length
-    if max_seq_length < 3:
-        raise UsageError(f"--max_seq_length={max_seq_length}: needs room for [CLS] x [SEP]")
     startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
     window_stride = _window_stride(settings)
 

@@ -12,7 +12,6 @@ from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
-import contextlib
 import os
 
 import tensorflow as tf
@@ -21,11 +20,12 @@ from absl import flags, logging
 import modeling
 import optimization
 from bert_lib import engine, script_flags
-from bert_lib.bert_runs import checks, model_fns, output_dir_run
+from bert_lib.bert_runs import checks, model_fns, output_dir_run, pretraining
 from bert_lib.engine import evaluation
-from bert_lib.plumbing import errors, eval_results, startup_checks, tfrecord_format
+from bert_lib.plumbing import eval_results
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features as features_lib
+from bert_lib.task_data import pretraining_records
 
 FLAGS = flags.FLAGS
 
@@ -350,14 +350,10 @@ def input_fn_builder(
 
     def input_fn(params):
         batch_size = params["batch_size"]
+        record = pretraining_records.record_features(max_seq_length, max_predictions_per_seq)
         name_to_features = {
-            "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-            "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-            "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-            "masked_lm_positions": tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64),
-            "masked_lm_ids": tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64),
-            "masked_lm_weights": tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32),
-            "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
+            name: tf.io.FixedLenFeature([length], tf.as_dtype(dtype))
+            for name, (length, dtype, _) in record.items()
         }
 
         if is_training:
@@ -391,93 +387,6 @@ def input_fn_builder(
     return input_fn
 
 
-def _input_files(pattern_list):
-    patterns = [p.strip() for p in pattern_list.split(",") if p.strip()]
-    if not patterns:
-        raise UsageError("--input_file is empty")
-    return startup_checks.expand_input_files(",".join(patterns))
-
-
-def _find_damaged_record(input_files):
-    """The UsageError naming the first damaged record of the input files, or None.
-
-    tf.data reports a damaged record as "corrupted record at <offset>"
-    without the file; reading the files again here finds which one it is.
-    """
-    for path in input_files:
-        try:
-            for _ in tfrecord_format.read_records(path):
-                pass
-        except UsageError as e:
-            return UsageError(f"--input_file: {e}")
-    return None
-
-
-@contextlib.contextmanager
-def _naming_damaged_records(input_files):
-    """Turns tf.data's DataLossError about a damaged record into one naming its file."""
-    try:
-        yield
-    except tf.errors.DataLossError as e:
-        damaged = _find_damaged_record(input_files)
-        if damaged is None:
-            raise
-        raise damaged from e
-
-
-def _check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
-    """Reads the first record of a few input files; their lengths must match the flags.
-
-    A mismatch would otherwise surface as a parse error deep in training.
-    """
-    expected = {
-        "input_ids": (max_seq_length, "--max_seq_length"),
-        "input_mask": (max_seq_length, "--max_seq_length"),
-        "segment_ids": (max_seq_length, "--max_seq_length"),
-        "masked_lm_positions": (max_predictions_per_seq, "--max_predictions_per_seq"),
-        "masked_lm_ids": (max_predictions_per_seq, "--max_predictions_per_seq"),
-        "masked_lm_weights": (max_predictions_per_seq, "--max_predictions_per_seq"),
-        "next_sentence_labels": (1, "the format"),
-    }
-    for path in input_files[:5]:
-        try:
-            record = next(iter(tf.compat.v1.io.tf_record_iterator(path)), None)
-        except (tf.errors.OpError, OSError) as e:
-            damaged = _find_damaged_record([path])
-            if damaged is not None:
-                raise damaged from None
-            raise UsageError(f"--input_file: cannot read {path}: {errors.first_line(e)}") from None
-        if record is None:
-            continue
-        try:
-            feature = tf.train.Example.FromString(record).features.feature
-        except Exception:  # protobuf's DecodeError; protobuf is not imported directly
-            raise UsageError(f"--input_file: {path} does not hold tf.train.Examples") from None
-        for name, (length, flag) in expected.items():
-            if name not in feature:
-                raise UsageError(
-                    f"--input_file: {path} has no feature {name!r}; is it "
-                    "create_pretraining_data.py output?"
-                )
-            values = feature[name]
-            found = len(values.int64_list.value) + len(values.float_list.value)
-            if found != length:
-                raise UsageError(
-                    f"--input_file: {path} has {found} values of {name} per record, but "
-                    f"{flag} asks for {length}; it must match data generation"
-                )
-
-
-def _check_framing(input_files):
-    """A file cut short is found now, not when training reaches its end (tfrecord_format)."""
-    try:
-        checked = tfrecord_format.check_framing(input_files)
-    except UsageError as e:
-        raise UsageError(f"--input_file: {e}") from None
-    if checked < len(input_files):
-        logging.info("Checked the framing of %d of %d input files", checked, len(input_files))
-
-
 # The flags of this script read as they are (the model flags apart, in
 # script_flags.ModelSettings).
 _FLAG_NAMES = (
@@ -487,11 +396,15 @@ _FLAG_NAMES = (
     "allow_new_task_in_output_dir"
 ).split()
 
+# The flags whose values the records give when they are left out.
+_LENGTH_FLAGS = ("max_seq_length", "max_predictions_per_seq")
+
 # What settings_from_flags reads: the model flags (model), the engine's
-# config, evaluation while training (eval_options, or None) and each flag of
+# config, evaluation while training (eval_options, or None), which of
+# _LENGTH_FLAGS the command line gave (lengths_given) and each flag of
 # _FLAG_NAMES.
 Settings = collections.namedtuple(
-    "Settings", ["model", "run_config", "eval_options", *_FLAG_NAMES]
+    "Settings", ["model", "run_config", "eval_options", "lengths_given", *_FLAG_NAMES]
 )
 
 
@@ -503,6 +416,7 @@ def settings_from_flags():
             FLAGS.do_train and FLAGS.do_eval, "--do_train and --do_eval"
         ),
         run_config=script_flags.run_config_from_flags(),
+        lengths_given={name for name in _LENGTH_FLAGS if FLAGS[name].present},
         **{name: FLAGS[name].value for name in _FLAG_NAMES},
     )
 
@@ -510,7 +424,9 @@ def settings_from_flags():
 def _check_flags(settings):
     """Checks the settings, the config, the checkpoint and the records before any work.
 
-    Returns (bert_config, input_files, the checked output_dir_run.OutputDir).
+    Returns (settings, bert_config, input_files, the checked
+    output_dir_run.OutputDir); the returned settings carry the records'
+    lengths for length flags left out.
     """
     if not settings.do_train and not settings.do_eval:
         raise UsageError("At least one of `do_train` or `do_eval` must be True.")
@@ -521,27 +437,33 @@ def _check_flags(settings):
     ):
         if not value:
             raise UsageError(f"--{name} must be set")
-    bert_config, _ = checks.check_model(settings.model, settings.output_dir, with_vocab=False)
-    positive = {
-        "max_seq_length": settings.model.max_seq_length,
-        "max_predictions_per_seq": settings.max_predictions_per_seq,
-    }
+    # Each number's own rule was checked as the command line was read. The
+    # step counts may be 0 there, since a run that does not train (or does
+    # not evaluate) never uses them; a run that does needs at least one step.
+    steps = {}
     if settings.do_train:
-        for name in ("train_batch_size", "num_train_steps", "save_checkpoints_steps"):
-            positive[name] = getattr(settings, name)
+        steps["num_train_steps"] = settings.num_train_steps
     if settings.do_eval:
-        for name in ("eval_batch_size", "max_eval_steps"):
-            positive[name] = getattr(settings, name)
-    for name, value in positive.items():
+        steps["max_eval_steps"] = settings.max_eval_steps
+    for name, value in steps.items():
         if value <= 0:
             raise UsageError(f"--{name} must be positive, got {value}")
-    if settings.do_train and settings.num_warmup_steps < 0:
-        raise UsageError(f"--num_warmup_steps must be >= 0, got {settings.num_warmup_steps}")
-    input_files = _input_files(settings.input_file)
-    _check_record_shapes(
-        input_files, settings.model.max_seq_length, settings.max_predictions_per_seq
+    input_files = pretraining.input_files(settings.input_file)
+    max_seq_length, max_predictions_per_seq = pretraining.lengths_from_data(
+        input_files,
+        {
+            "max_seq_length": settings.model.max_seq_length,
+            "max_predictions_per_seq": settings.max_predictions_per_seq,
+        },
+        settings.lengths_given,
     )
-    _check_framing(input_files)
+    settings = settings._replace(
+        model=settings.model._replace(max_seq_length=max_seq_length),
+        max_predictions_per_seq=max_predictions_per_seq,
+    )
+    bert_config, _ = checks.check_model(settings.model, settings.output_dir, with_vocab=False)
+    pretraining.check_record_shapes(input_files, max_seq_length, max_predictions_per_seq)
+    pretraining.check_framing(input_files)
     heads = {
         name: shape
         for name, shape in modeling.bert_variable_shapes(bert_config).items()
@@ -557,13 +479,12 @@ def _check_flags(settings):
     )
     # With no checkpoint at all, the untrained model's loss is a baseline.
     output.check_trained_model({"--do_eval": settings.do_eval}, untrained_ok=True)
-    return bert_config, input_files, output
+    return settings, bert_config, input_files, output
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
-    settings = settings_from_flags()
-    bert_config, input_files, output = _check_flags(settings)
+    settings, bert_config, input_files, output = _check_flags(settings_from_flags())
     output.start()
 
     logging.info("*** Input Files ***")
@@ -598,7 +519,7 @@ def main(_):
     )
 
     def evaluate(checkpoint_path=None, write_summaries=True):
-        with _naming_damaged_records(input_files):
+        with pretraining.naming_damaged_records(input_files):
             return estimator.evaluate(
                 input_fn=eval_input_fn,
                 steps=settings.max_eval_steps,
@@ -617,7 +538,7 @@ def main(_):
             max_predictions_per_seq=settings.max_predictions_per_seq,
             is_training=True,
         )
-        with _naming_damaged_records(input_files):
+        with pretraining.naming_damaged_records(input_files):
             final_result = evaluation.train_and_evaluate(
                 estimator,
                 train_input_fn,

@@ -362,8 +362,6 @@ def _check_settings(settings, bert_config):
             f"max_query_length ({max_query_length}) + 3"
         )
     doc_stride = settings.doc_stride
-    if doc_stride < 1:
-        raise UsageError(f"--doc_stride must be positive, got {doc_stride}")
     window = max_seq_length - max_query_length - 3
     if doc_stride > window:
         # Windows then start a window apart, without overlap: not the stride asked for.

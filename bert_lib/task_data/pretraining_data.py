@@ -23,11 +23,12 @@ import tokenization
 
 from ..plumbing import tfrecord_format
 from ..plumbing.progress import Progress
+from . import pretraining_records
 from .random_draws import Draws
 
 CLS, SEP, MASK = "[CLS]", "[SEP]", "[MASK]"
 # Features in the order the original inserts (and logs) them.
-_FEATURE_NAMES = tfrecord_format.PRETRAINING_FEATURE_NAMES
+_FEATURE_NAMES = pretraining_records.FEATURE_NAMES
 
 
 class Recipe(
@@ -76,7 +77,7 @@ InstancePlan = collections.namedtuple(
 # One instance assembled: tokens ([CLS] A [SEP] B [SEP] after masking, as
 # ids or strings), the lengths of A and B, the masked positions and the
 # original tokens there, and whether B is a random next sentence. Its
-# fields are the arguments of tfrecord_format's PretrainingExampleEncoder.encode.
+# fields are the arguments of pretraining_records' PretrainingExampleEncoder.encode.
 Instance = collections.namedtuple(
     "Instance", "tokens num_a num_b masked_positions masked_labels is_random_next"
 )
@@ -436,7 +437,7 @@ def create_records(documents, tokenizer, recipe, rng, encoder):
     """The serialized Examples of the recipe, in their final (shuffled) order.
 
     The documents are shuffled first (in place). Each record is serialized
-    by `encoder` (tfrecord_format.PretrainingExampleEncoder) as soon as it
+    by `encoder` (pretraining_records.PretrainingExampleEncoder) as soon as it
     is planned; only the bytes are kept until the final shuffle.
     """
     draws = Draws(rng)

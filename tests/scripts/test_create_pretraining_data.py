@@ -18,7 +18,7 @@ from helpers import GOLDEN, REPO, VOCAB_UNCASED, error_line, load_script, run_co
 
 from bert_lib import script_flags
 from bert_lib.plumbing import fileio, tfrecord_format
-from bert_lib.task_data import pretraining_text, random_draws
+from bert_lib.task_data import pretraining_records, pretraining_text, random_draws
 
 SCRIPT = os.path.join(REPO, "create_pretraining_data.py")
 GOLDEN_DIR = os.path.join(GOLDEN, "pretraining")
@@ -454,7 +454,9 @@ def test_truncate_seq_pair_draws_like_the_original(cpd):
 def test_encoder_bytes_equal_deterministic_protobuf(cpd):
     rng = random.Random(5)
     for max_seq_length, max_predictions in ((8, 2), (200, 30)):
-        encoder = tfrecord_format.PretrainingExampleEncoder(40000, max_seq_length, max_predictions)
+        encoder = pretraining_records.PretrainingExampleEncoder(
+            40000, max_seq_length, max_predictions
+        )
         for _ in range(30):
             length = rng.randint(5, max_seq_length)
             ids = [rng.randrange(40000) for _ in range(length)]

@@ -1,0 +1,128 @@
+"""The pre-training run's input: the record files, their metadata and their checks.
+
+run_pretraining.py reads its flags and builds the model; these steps
+settle what it reads before any work: which files --input_file names
+(input_files), the lengths the records were made with when the flags are
+left out (lengths_from_data: create_pretraining_data.py pads every record
+to its max_seq_length and max_predictions_per_seq, so the records say them
+and the user need not type them again), that the records have the
+lengths given and are whole (check_record_shapes, check_framing), and a
+damaged record found while training named by its file
+(naming_damaged_records).
+"""
+
+import contextlib
+
+import tensorflow as tf
+from absl import logging
+
+from ..plumbing import errors, startup_checks, tfrecord_format
+from ..plumbing.errors import UsageError
+from ..task_data import pretraining_records
+
+
+def input_files(pattern_list):
+    """The files of --input_file (comma-separated paths and globs)."""
+    patterns = [p.strip() for p in pattern_list.split(",") if p.strip()]
+    if not patterns:
+        raise UsageError("--input_file is empty")
+    return startup_checks.expand_input_files(",".join(patterns))
+
+
+def _find_damaged_record(input_files):
+    """The UsageError naming the first damaged record of the input files, or None.
+
+    tf.data reports a damaged record as "corrupted record at <offset>"
+    without the file; reading the files again here finds which one it is.
+    """
+    for path in input_files:
+        try:
+            for _ in tfrecord_format.read_records(path):
+                pass
+        except UsageError as e:
+            return UsageError(f"--input_file: {e}")
+    return None
+
+
+@contextlib.contextmanager
+def naming_damaged_records(input_files):
+    """Turns tf.data's DataLossError about a damaged record into one naming its file."""
+    try:
+        yield
+    except tf.errors.DataLossError as e:
+        damaged = _find_damaged_record(input_files)
+        if damaged is None:
+            raise
+        raise damaged from e
+
+
+def lengths_from_data(input_files, lengths, given):
+    """(max_seq_length, max_predictions_per_seq) to read the records with.
+
+    `lengths` holds the flags' values by name and `given` the names the
+    user gave. A given flag keeps its value (check_record_shapes then holds
+    the records to it, naming the flag, the file and both lengths); one left
+    out takes the records' own, which create_pretraining_data.py padded to
+    its flags, so they need not be typed again.
+    """
+    resolved = dict(lengths)
+    for path, feature in _first_records(input_files):
+        for name, value in pretraining_records.lengths_of_record(feature).items():
+            if name not in given and value != lengths[name]:
+                logging.info("--%s=%d, the length of the records of %s", name, value, path)
+                resolved[name] = value
+        break
+    return resolved["max_seq_length"], resolved["max_predictions_per_seq"]
+
+
+def _first_records(input_files):
+    """(path, the feature map of its first record) of each of the first few input files
+    that holds a record; a file that cannot be read as tf.train.Examples is a UsageError
+    naming it."""
+    for path in input_files[:5]:
+        try:
+            record = next(iter(tf.compat.v1.io.tf_record_iterator(path)), None)
+        except (tf.errors.OpError, OSError) as e:
+            damaged = _find_damaged_record([path])
+            if damaged is not None:
+                raise damaged from None
+            raise UsageError(f"--input_file: cannot read {path}: {errors.first_line(e)}") from None
+        if record is None:
+            continue
+        try:
+            feature = tf.train.Example.FromString(record).features.feature
+        except Exception:  # protobuf's DecodeError; protobuf is not imported directly
+            raise UsageError(f"--input_file: {path} does not hold tf.train.Examples") from None
+        yield path, feature
+
+
+def check_record_shapes(input_files, max_seq_length, max_predictions_per_seq):
+    """Reads the first record of a few input files; their lengths must match the flags.
+
+    A mismatch would otherwise surface as a parse error deep in training.
+    """
+    expected = pretraining_records.record_features(max_seq_length, max_predictions_per_seq)
+    for path, feature in _first_records(input_files):
+        for name, (length, _, flag) in expected.items():
+            if name not in feature:
+                raise UsageError(
+                    f"--input_file: {path} has no feature {name!r}; is it "
+                    "create_pretraining_data.py output?"
+                )
+            values = feature[name]
+            found = len(values.int64_list.value) + len(values.float_list.value)
+            if found != length:
+                raise UsageError(
+                    f"--input_file: {path} has {found} values of {name} per record, but "
+                    f"{flag} asks for {length}; it must match data generation"
+                )
+
+
+def check_framing(input_files):
+    """A file cut short is found now, not when training reaches its end (tfrecord_format)."""
+    try:
+        checked = tfrecord_format.check_framing(input_files)
+    except UsageError as e:
+        raise UsageError(f"--input_file: {e}") from None
+    if checked < len(input_files):
+        logging.info("Checked the framing of %d of %d input files", checked, len(input_files))
