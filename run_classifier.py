@@ -8,6 +8,12 @@ task's official metric, a GLUE submission file and a SavedModel export; a
 task of one's own without writing a processor (--task_name=custom: CSV, TSV
 or JSON lines by column name, multi-label, class weights, long texts as
 windows); and predictions on a plain text file.
+
+The data side without flags is in bert_lib/task_data/ (classifier_*.py,
+custom_data.py); the steps of a run after the flags are checked (the
+task's kind and labels, the splits read, training, evaluation,
+prediction, export) are in bert_lib/bert_runs/classifier.py, which builds
+the model with this script's model_fn_builder.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.

@@ -14,7 +14,10 @@ start and end logits.
 The SQuAD data handling without flags is in bert_lib/task_data/, one module
 per job: squad_data.py (reading), squad_features.py (windows),
 squad_answers.py (n-best answers) and squad_scoring.py (EM/F1); this script
-keeps the original's names for it.
+keeps the original's names for it. The steps of a run after the flags are
+checked (reading the files, training, predicting and scoring, exporting)
+are in bert_lib/bert_runs/squad.py, which builds the model with this
+script's model_fn_builder.
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
@@ -22,8 +25,6 @@ from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
-import os
-import random
 
 import tensorflow as tf
 from absl import flags, logging
@@ -31,19 +32,15 @@ from absl import flags, logging
 import modeling
 import tokenization
 from bert_lib import engine, script_flags
-from bert_lib.bert_runs import checks, model_fns, output_dir_run, serving
-from bert_lib.engine import evaluation
-from bert_lib.plumbing import eval_results, startup_checks
+from bert_lib.bert_runs import checks, model_fns, squad
+from bert_lib.plumbing import startup_checks
 from bert_lib.plumbing.errors import UsageError
-from bert_lib.plumbing.progress import Progress
 from bert_lib.task_data import (
     dynamic_padding,
     squad_answers,
     squad_data,
     squad_features,
-    squad_scoring,
 )
-from bert_lib.task_data.features import record_input_fn_builder
 
 FLAGS = flags.FLAGS
 
@@ -243,27 +240,7 @@ def model_fn_builder(
     return model_fn
 
 
-def input_fn_builder(
-    input_file, seq_length, is_training, drop_remainder, padding=dynamic_padding.OFF
-):
-    """Returns an input_fn reading FeatureWriter records in batches of params["batch_size"].
-
-    Training repeats the records forever and shuffles them (buffer 100).
-    `padding` (dynamic_padding.Settings) cuts and groups the batches; the
-    predictions carry unique_ids, so their order does not matter.
-    """
-    name_to_features = {
-        "unique_ids": tf.io.FixedLenFeature([], tf.int64),
-        "input_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
-        "input_mask": tf.io.FixedLenFeature([seq_length], tf.int64),
-        "segment_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
-    }
-    if is_training:
-        name_to_features["start_positions"] = tf.io.FixedLenFeature([], tf.int64)
-        name_to_features["end_positions"] = tf.io.FixedLenFeature([], tf.int64)
-    return record_input_fn_builder(
-        input_file, name_to_features, is_training, drop_remainder, padding
-    )
+input_fn_builder = squad_features.input_fn_builder
 
 
 def export_saved_model(export_dir, checkpoint_path, bert_config, precision="fp32", use_xla=False):
@@ -276,16 +253,10 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, precision="fp32
     end_logits ([batch, length]). The graph is model_fn_builder's in
     PREDICT mode, computing in `precision` and compiled with XLA if
     `use_xla`, as prediction computes. Written complete or not at all;
-    `export_dir` must not exist. main's --export_dir comes here.
+    `export_dir` must not exist. --export_dir comes here.
     """
-    model_fn = model_fn_builder(
-        bert_config, None, 0.0, None, None, False, False, precision=precision
-    )
-    config = engine.RunConfig(
-        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
-    )
-    engine.Estimator(model_fn, config).export_saved_model(
-        export_dir, serving.id_inputs, checkpoint_path, cast_weights_once=True
+    squad.export_saved_model(
+        model_fn_builder, export_dir, checkpoint_path, bert_config, precision, use_xla
     )
 
 
@@ -375,213 +346,7 @@ def _check_settings(settings, bert_config):
 
 
 # ---------------------------------------------------------------------------
-# The run's steps: train, predict and score, then the flags and main.
-
-
-def _write_features(examples, tokenizer, settings, is_training, filename, output_fn=None):
-    """Converts examples into windows written to `filename`; returns the FeatureWriter.
-
-    Each feature also goes to `output_fn`, when given.
-    """
-    writer = FeatureWriter(filename=filename, is_training=is_training)
-
-    def process(feature):
-        if output_fn is not None:
-            output_fn(feature)
-        writer.process_feature(feature)
-
-    with writer:
-        convert_examples_to_features(
-            examples=examples,
-            tokenizer=tokenizer,
-            max_seq_length=settings.model.max_seq_length,
-            doc_stride=settings.doc_stride,
-            max_query_length=settings.max_query_length,
-            is_training=is_training,
-            output_fn=process,
-        )
-    return writer
-
-
-def _train(estimator, tokenizer, settings, train_set, predict_set=None):
-    """Trains; with settings.eval_options, predicts on and scores predict_set as they ask.
-
-    Returns the final checkpoint's scores when it was scored, else None.
-    """
-    train_writer = _write_features(
-        train_set.examples,
-        tokenizer,
-        settings,
-        True,
-        os.path.join(settings.output_dir, "train.tf_record"),
-    )
-    logging.info("***** Running training *****")
-    logging.info("  Num orig examples = %d", len(train_set.examples))
-    logging.info("  Num split examples = %d", train_writer.num_features)
-    logging.info("  Batch size = %d", settings.train_batch_size)
-    logging.info("  Num steps = %d", train_set.num_train_steps)
-    train_input_fn = input_fn_builder(
-        input_file=train_writer.filename,
-        seq_length=settings.model.max_seq_length,
-        is_training=True,
-        drop_remainder=True,
-        padding=settings.train_padding,
-    )
-
-    def evaluate(checkpoint_path, write_summaries):
-        del write_summaries  # Predicting writes none.
-        return _predict(estimator, tokenizer, settings, predict_set, checkpoint_path)
-
-    return evaluation.train_and_evaluate(
-        estimator,
-        train_input_fn,
-        train_set.num_train_steps,
-        evaluate,
-        eval_results.write_eval_results,
-        settings.eval_options,
-    )
-
-
-# --predict_file ready to predict: its examples, their features and the input_fn.
-PredictSet = collections.namedtuple("PredictSet", ["examples", "features", "input_fn"])
-
-
-def _read_examples(input_file, is_training, settings):
-    return squad_data.read_squad_examples(
-        input_file, is_training, settings.version_2_with_negative
-    )
-
-
-def _predict_set(tokenizer, settings):
-    """Reads --predict_file and writes its features to output_dir/eval.tf_record."""
-    eval_examples = _read_examples(settings.predict_file, False, settings)
-    eval_features = []
-    eval_writer = _write_features(
-        eval_examples,
-        tokenizer,
-        settings,
-        False,
-        os.path.join(settings.output_dir, "eval.tf_record"),
-        eval_features.append,
-    )
-    logging.info("***** Running predictions *****")
-    logging.info("  Num orig examples = %d", len(eval_examples))
-    logging.info("  Num split examples = %d", len(eval_features))
-    logging.info("  Batch size = %d", settings.predict_batch_size)
-
-    predict_input_fn = input_fn_builder(
-        input_file=eval_writer.filename,
-        seq_length=settings.model.max_seq_length,
-        is_training=False,
-        drop_remainder=False,
-        padding=settings.predict_padding,
-    )
-    return PredictSet(eval_examples, eval_features, predict_input_fn)
-
-
-def _predict(estimator, tokenizer, settings, predict_set=None, checkpoint_path=None):
-    """Writes the predictions of one checkpoint (default: the newest in output_dir) and,
-    when --predict_file has answers, eval_results.txt; returns the scores or None."""
-    if predict_set is None:
-        predict_set = _predict_set(tokenizer, settings)
-    eval_examples, eval_features, predict_input_fn = predict_set
-    # A cut batch has logits for its longest window's width only: keep each
-    # window's word pieces. At full length every position is kept, as before.
-    cut = settings.predict_padding != dynamic_padding.OFF
-    num_tokens = {feature.unique_id: len(feature.tokens) for feature in eval_features}
-    all_results = []
-    progress = Progress("Predicting", len(eval_features), "windows")
-    predictions = estimator.predict(input_fn=predict_input_fn, checkpoint_path=checkpoint_path)
-    for result in predictions:
-        progress.update(len(all_results))
-        unique_id = int(result["unique_ids"])
-        length = num_tokens[unique_id] if cut else None
-        all_results.append(
-            RawResult(
-                unique_id=unique_id,
-                start_logits=[float(x) for x in result["start_logits"].flat[:length]],
-                end_logits=[float(x) for x in result["end_logits"].flat[:length]],
-            )
-        )
-
-    output_dir = settings.output_dir
-    predictions, _, null_odds = squad_answers.write_predictions(
-        eval_examples,
-        eval_features,
-        all_results,
-        settings.n_best_size,
-        settings.max_answer_length,
-        settings.model.do_lower_case,
-        os.path.join(output_dir, "predictions.json"),
-        os.path.join(output_dir, "nbest_predictions.json"),
-        os.path.join(output_dir, "null_odds.json"),
-        settings.version_2_with_negative,
-        settings.null_score_diff_threshold,
-        settings.verbose_logging,
-    )
-    return _score(predictions, null_odds, settings)
-
-
-def _predict_file_golds(settings):
-    """The gold answers of --predict_file by question id, or None (logged) if it has none."""
-    predict_file = settings.predict_file
-    if squad_data.read_simple_questions(predict_file) is not None:
-        logging.info("%s is a plain question list: no answers to score.", predict_file)
-        return None
-    golds = squad_scoring.gold_answers(squad_data.load_squad_json(predict_file))
-    if golds is not None and not settings.version_2_with_negative and not any(golds.values()):
-        golds = None
-    if golds is None:
-        logging.info("No gold answers in %s: skipping EM/F1.", predict_file)
-    return golds
-
-
-def _score(predictions, null_odds, settings):
-    """Scores the predictions against the predict file's answers, if it has them."""
-    golds = _predict_file_golds(settings)
-    if golds is None:
-        return None
-    if settings.version_2_with_negative:
-        results = squad_scoring.squad_v2_scores(golds, predictions, na_probs=null_odds)
-    else:
-        results = squad_scoring.squad_v1_scores(golds, predictions)
-    output_eval_file = os.path.join(settings.output_dir, "eval_results.txt")
-    eval_results.write_eval_results(output_eval_file, results)
-    return results
-
-
-# Training questions and the step counts they make.
-TrainSet = collections.namedtuple("TrainSet", ["examples", "num_train_steps", "num_warmup_steps"])
-
-
-def _train_set(settings):
-    """Reads --train_file, shuffled, and the steps it makes; refuses a file too small for one."""
-    train_examples = _read_examples(settings.train_file, True, settings)
-    num_train_steps, num_warmup_steps = model_fns.train_steps(
-        len(train_examples),
-        settings.train_batch_size,
-        settings.num_train_epochs,
-        settings.warmup_proportion,
-        settings.train_file,
-        "usable training questions",
-    )
-    # Shuffling here spares the input pipeline a document-sized buffer.
-    random.Random(12345).shuffle(train_examples)
-    return TrainSet(train_examples, num_train_steps, num_warmup_steps)
-
-
-def _checkpoint_to_export(settings):
-    """The newest checkpoint in --output_dir, else --init_checkpoint (UsageError if neither)."""
-    checkpoint_path = (
-        engine.newest_checkpoint(settings.output_dir) or settings.model.init_checkpoint
-    )
-    if not checkpoint_path:
-        raise UsageError(
-            f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
-            "--init_checkpoint to export"
-        )
-    return checkpoint_path
-
+# Reading and checking the flags, then main.
 
 # The flags of this script read as they are (the model flags apart, in
 # script_flags.ModelSettings).
@@ -641,85 +406,22 @@ def settings_from_flags():
 
 
 def _check_flags(settings):
-    """Checks the settings, config, vocabulary, checkpoint and data files before any work.
-
-    Returns (bert_config, tokenizer, train_set, the checked output_dir_run.OutputDir);
-    train_set is None without --do_train.
-    """
+    """Checks the settings, config, vocabulary, checkpoint and data files' names before any
+    work; returns (bert_config, tokenizer) for squad.prepare, which reads the files."""
     bert_config, tokenizer = checks.check_model(settings.model, settings.output_dir)
     _check_settings(settings, bert_config)
     if settings.do_train:
         startup_checks.check_input_file(settings.train_file, "--train_file")
     if settings.do_predict:
         startup_checks.check_input_file(settings.predict_file, "--predict_file")
-
-    train_set = _train_set(settings) if settings.do_train else None
-    if settings.do_predict:
-        # Fail on a malformed predict file now, not after training.
-        _read_examples(settings.predict_file, False, settings)
-    if settings.eval_options is not None and _predict_file_golds(settings) is None:
-        raise UsageError(
-            f"--eval_every_n_steps scores the predictions on --predict_file, but "
-            f"{settings.predict_file} has no gold answers"
-        )
-    if settings.export_dir and not settings.do_train:
-        _checkpoint_to_export(settings)  # Nothing to export: say so before predicting.
-    head = {"cls/squad/output_weights": [2, bert_config.hidden_size], "cls/squad/output_bias": [2]}
-    output = output_dir_run.check(
-        settings.output_dir,
-        output_dir_run.Run("SQuAD question answering", None, bert_config, head, None),
-        settings.model,
-        settings.allow_new_task_in_output_dir,
-        settings.do_train,
-        inputs=[("--train_file", settings.train_file), ("--predict_file", settings.predict_file)],
-    )
-    output.check_trained_model(
-        {"--do_predict": settings.do_predict, "--export_dir": settings.export_dir}
-    )
-    return bert_config, tokenizer, train_set, output
+    return bert_config, tokenizer
 
 
 def main(_):
     logging.set_verbosity(logging.INFO)
     settings = settings_from_flags()
-    bert_config, tokenizer, train_set, output = _check_flags(settings)
-    output.start()
-
-    model_fn = model_fn_builder(
-        bert_config=bert_config,
-        init_checkpoint=settings.model.init_checkpoint,
-        learning_rate=settings.learning_rate,
-        num_train_steps=train_set.num_train_steps if train_set else None,
-        num_warmup_steps=train_set.num_warmup_steps if train_set else None,
-        use_tpu=settings.use_tpu,
-        use_one_hot_embeddings=settings.use_tpu,
-        precision=settings.precision,
-        num_accumulation_steps=settings.num_accumulation_steps,
-    )
-    estimator = engine.Estimator(
-        model_fn=model_fn,
-        config=settings.run_config,
-        train_batch_size=settings.train_batch_size,
-        predict_batch_size=settings.predict_batch_size,
-    )
-
-    predict_set = final_result = None
-    if settings.do_train:
-        if settings.eval_options is not None:
-            predict_set = _predict_set(tokenizer, settings)
-        final_result = _train(estimator, tokenizer, settings, train_set, predict_set)
-        del train_set
-    if settings.do_predict and final_result is None:
-        # (Evaluating while training already wrote the final checkpoint's files.)
-        _predict(estimator, tokenizer, settings, predict_set)
-    if settings.export_dir:
-        export_saved_model(
-            settings.export_dir,
-            _checkpoint_to_export(settings),
-            bert_config,
-            precision=settings.precision,
-            use_xla=settings.run_config.use_xla,
-        )
+    bert_config, tokenizer = _check_flags(settings)
+    squad.run(squad.prepare(settings, bert_config, tokenizer), model_fn_builder)
 
 
 if __name__ == "__main__":

@@ -9,11 +9,13 @@ logits into answer text.
 import collections
 import contextlib
 
+import tensorflow as tf
 from absl import logging
 
 import tokenization
 
 from ..plumbing.progress import Progress
+from . import dynamic_padding, features
 from .features import atomic_record_writers, create_int_feature, make_example
 
 # Features whose index is below this are logged in full while converting.
@@ -321,3 +323,26 @@ class FeatureWriter:
 
     def __exit__(self, exc_type, exc, tb):
         return self._stack.__exit__(exc_type, exc, tb)
+
+
+def input_fn_builder(
+    input_file, seq_length, is_training, drop_remainder, padding=dynamic_padding.OFF
+):
+    """Returns an input_fn reading FeatureWriter records in batches of params["batch_size"].
+
+    Training repeats the records forever and shuffles them (buffer 100).
+    `padding` (dynamic_padding.Settings) cuts and groups the batches; the
+    predictions carry unique_ids, so their order does not matter.
+    """
+    name_to_features = {
+        "unique_ids": tf.io.FixedLenFeature([], tf.int64),
+        "input_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
+        "input_mask": tf.io.FixedLenFeature([seq_length], tf.int64),
+        "segment_ids": tf.io.FixedLenFeature([seq_length], tf.int64),
+    }
+    if is_training:
+        name_to_features["start_positions"] = tf.io.FixedLenFeature([], tf.int64)
+        name_to_features["end_positions"] = tf.io.FixedLenFeature([], tf.int64)
+    return features.record_input_fn_builder(
+        input_file, name_to_features, is_training, drop_remainder, padding
+    )
