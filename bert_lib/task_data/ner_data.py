@@ -29,7 +29,7 @@ import tokenization
 from ..plumbing import startup_checks
 from ..plumbing.errors import UsageError
 from ..plumbing.progress import Progress
-from . import features
+from . import dynamic_padding, features
 
 OUTSIDE = "O"
 SCHEME_PREFIXES = {"IOB1": "BI", "IOB2": "BI", "IOBES": "BIES"}
@@ -490,3 +490,25 @@ def format_predictions(path, examples, predicted):
         separator = "\t" if "\t" in line else " "
         out.append(f"{line}{separator}{tag_of_line.get(line_number, OUTSIDE)}\n")
     return "".join(out)
+
+
+# Every feature of a window's record is one value per position.
+_RECORD_KEYS = ("input_ids", "input_mask", "segment_ids", "label_ids", "label_mask")
+
+
+def file_based_input_fn_builder(
+    input_file, seq_length, is_training, drop_remainder, padding=dynamic_padding.OFF
+):
+    """Returns an input_fn(params) reading `input_file` in batches of params["batch_size"].
+
+    Training repeats and shuffles the records (buffer 100); eval and predict
+    read them once, in order. Every feature comes out int32 [seq_length],
+    or cut to the batch's longest window by `padding` (dynamic_padding.Settings,
+    which may also group windows by length; their predictions carry their index).
+    """
+    name_to_features = {
+        name: tf.io.FixedLenFeature([seq_length], tf.int64) for name in _RECORD_KEYS
+    }
+    return features.record_input_fn_builder(
+        input_file, name_to_features, is_training, drop_remainder, padding, cut_keys=_RECORD_KEYS
+    )

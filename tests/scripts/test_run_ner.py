@@ -17,6 +17,7 @@ from helpers import (
 )
 
 import tokenization
+from bert_lib.bert_runs import ner as ner_run
 from bert_lib.task_data import ner_data
 
 DEMO = os.path.join(REPO, "demo_data", "ner")
@@ -264,10 +265,10 @@ def test_saved_label_file_is_reused_and_must_match_labels_flag(ner, parsed_flags
     (tmp_path / "out").mkdir()
     write_text(tmp_path / "out" / "labels.txt", "O\nB-LOC\nI-LOC\n")
     settings = ner.settings_from_flags()
-    assert ner._choose_labels(None, None, settings) == (["O", "B-LOC", "I-LOC"], False)
+    assert ner_run.choose_labels(None, None, settings) == (["O", "B-LOC", "I-LOC"], False)
     parsed_flags("--do_eval", "--labels=O,B-LOC")
     with pytest.raises(ValueError, match=r"--labels=O,B-LOC differs from .*labels.txt"):
-        ner._choose_labels(None, None, ner.settings_from_flags())
+        ner_run.choose_labels(None, None, ner.settings_from_flags())
 
 
 # ---------------------------------------------------------------------------
