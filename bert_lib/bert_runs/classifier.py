@@ -205,15 +205,11 @@ def evaluate_dev_set(
     real = dev_set.examples[: dev_set.num_actual]
     predictions = _example_outputs(records, task.output_name, dev_set.num_actual, dev_set.owners)
     if metric_names:
-        result.update(
-            classifier_metrics.official_metrics(metric_names, real, predictions, label_list)
-        )
+        result.update(classifier_metrics.official_metrics(metric_names, real, predictions, task))
     if multi_label or dev_set.owners is not None:
         # Scores over whole examples, from each example's averaged windows.
         if dev_set.owners is not None and not task.is_regression:
-            result.update(
-                classifier_metrics.window_metrics(predictions, real, label_list, multi_label)
-            )
+            result.update(classifier_metrics.window_metrics(predictions, real, task))
         if multi_label:
             gold = [classifier_features.multi_hot(e, label_list) for e in real]
             result.update(
@@ -278,7 +274,7 @@ def _predict(estimator, setup):
         if submission_dir:
             tf.io.gfile.makedirs(submission_dir)
         atomic_write.write_text(
-            submission_file, classifier_output.format_glue_submission(outputs, setup.task.labels)
+            submission_file, classifier_output.format_glue_submission(outputs, setup.task)
         )
 
 
@@ -333,8 +329,7 @@ def predict_text_file(estimator, setup):
     records = classifier_output.prediction_records(
         [(e.text_a, e.text_b) for e in examples],
         outputs,
-        label_list,
-        multi_label,
+        task,
         settings.multi_label_threshold,
     )
     path = os.path.join(settings.output_dir, "text_predictions.jsonl")
@@ -485,9 +480,7 @@ def _read_splits(settings, processor, task):
     if settings.do_predict:
         test = _nonempty(processor.get_test_examples(data_dir), "test", settings)
     if settings.predict_text_file:
-        texts = classifier_features.read_text_examples(
-            settings.predict_text_file, task.labels, task.multi_label
-        )
+        texts = classifier_features.read_text_examples(settings.predict_text_file, task)
     every = [e for split in (train, dev, test, texts) for e in split or ()]
     features.check_room_for_pairs(every, settings.model.max_seq_length, "the data")
     return train, dev, test, texts

@@ -31,7 +31,7 @@ import tensorflow as tf
 import tokenization
 
 from ..plumbing.errors import UsageError
-from ..task_data import classifier_output, features
+from ..task_data import classifier_output, classifier_tasks, features
 
 EXTRA_DIR = "assets.extra"
 SETTINGS_FILE = "predictor.json"
@@ -165,6 +165,10 @@ class Predictor:
         if self.labels is None and self.output_name == "probabilities":
             width = int(self._serve.structured_outputs["probabilities"].shape[-1])
             self.labels = [str(i) for i in range(width)]
+        # The kind of task the export's output says: a "score" is regression's.
+        self.task = classifier_tasks.task_kind(
+            None if self.output_name == "score" else self.labels, self.multi_label
+        )
 
     def predict_arrays(self, texts):
         """The model's raw outputs for `texts`: [n, labels] probabilities or [n] scores."""
@@ -190,10 +194,7 @@ class Predictor:
         texts = list(texts)
         pairs = [(t, None) if isinstance(t, str) else tuple(t) for t in texts]
         outputs = self.predict_arrays(texts)
-        labels = None if self.output_name == "score" else self.labels
-        return classifier_output.prediction_records(
-            pairs, outputs, labels, self.multi_label, self.threshold
-        )
+        return classifier_output.prediction_records(pairs, outputs, self.task, self.threshold)
 
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")

@@ -266,16 +266,17 @@ def convert_examples_to_features(examples, label_list, max_seq_length, tokenizer
     return result
 
 
-def read_text_examples(path, label_list, multi_label):
+def read_text_examples(path, task):
     """InputExamples of a plain text file: one a line, "a ||| b" for pairs.
 
-    Blank lines are skipped. Labels are placeholders (the first label, no
-    label for multi-label, 0 for regression); only the texts matter.
+    Blank lines are skipped. Labels are placeholders of `task`'s kind
+    (classifier_tasks.TaskKind: the first label, no label for multi-label,
+    0 for regression); only the texts matter.
     """
-    if label_list is None:
+    if task.is_regression:
         placeholder = "0"
     else:
-        placeholder = () if multi_label else label_list[0]
+        placeholder = () if task.multi_label else task.labels[0]
     examples = []
     for line_number, line in enumerate(startup_checks.text_lines(path), start=1):
         if not line.strip():

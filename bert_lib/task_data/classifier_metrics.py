@@ -95,17 +95,17 @@ def compute_metrics(metric_names, labels, predictions):
     return {f"eval_{name}": functions[name](labels, predictions) for name in metric_names}
 
 
-def official_metrics(metric_names, examples, outputs, label_list):
+def official_metrics(metric_names, examples, outputs, task):
     """compute_metrics of one output per example against the examples' gold labels.
 
     `outputs` are probabilities (the argmax is the predicted class) or, for
-    regression (label_list None), scores.
+    regression, scores, as `task` (classifier_tasks.TaskKind) says.
     """
-    if label_list is None:
+    if task.is_regression:
         gold = [float(e.label) for e in examples]
         predicted = [float(o) for o in outputs]
     else:
-        gold = [label_list.index(e.label) for e in examples]
+        gold = [task.labels.index(e.label) for e in examples]
         predicted = [int(np.argmax(o)) for o in outputs]
     return compute_metrics(metric_names, gold, predicted)
 
@@ -136,10 +136,12 @@ def multi_label_metrics(gold, probabilities, threshold):
     }
 
 
-def window_metrics(outputs, examples, label_list, multi_label):
-    """eval_accuracy and eval_loss over whole examples from their averaged windows."""
+def window_metrics(outputs, examples, task):
+    """eval_accuracy and eval_loss over whole examples from their averaged windows, of a
+    classification or multi-label `task` (classifier_tasks.TaskKind)."""
+    label_list = task.labels
     probabilities = np.clip(np.asarray(outputs, np.float64), 1e-12, 1 - 1e-12)
-    if multi_label:
+    if task.multi_label:
         gold = np.array([multi_hot(e, label_list) for e in examples], np.float64)
         losses = -(gold * np.log(probabilities) + (1 - gold) * np.log(1 - probabilities))
         return {"eval_loss": float(losses.mean())}

@@ -19,19 +19,20 @@ def format_test_results(outputs):
     return "".join(lines)
 
 
-def format_glue_submission(outputs, label_list):
+def format_glue_submission(outputs, task):
     """GLUE submission text: 'index<TAB>prediction', one row per test example.
 
     The prediction is the label name of the most probable class, or the
-    score itself (3 decimals) for regression (label_list None). Indices count
-    the test examples from 0, as the GLUE test files do.
+    score itself (3 decimals) for regression, as `task`
+    (classifier_tasks.TaskKind) says. Indices count the test examples from
+    0, as the GLUE test files do.
     """
     lines = ["index\tprediction\n"]
     for index, output in enumerate(outputs):
-        if label_list is None:
+        if task.is_regression:
             prediction = f"{float(np.asarray(output).reshape(())):.3f}"
         else:
-            prediction = label_list[int(np.argmax(output))]
+            prediction = task.labels[int(np.argmax(output))]
         lines.append(f"{index}\t{prediction}\n")
     return "".join(lines)
 
@@ -58,23 +59,25 @@ def predictor_files(
     return {"vocab.txt": vocab, "predictor.json": json.dumps(settings, indent=2) + "\n"}
 
 
-def prediction_records(pairs, outputs, label_list, multi_label, threshold):
+def prediction_records(pairs, outputs, task, threshold):
     """One JSON-ready dict per (text_a, text_b): texts, predicted label(s), probabilities.
 
-    Single-label: "label" is the most probable class. Multi-label: "labels"
-    lists every class whose probability is at least `threshold`. Regression
-    (label_list None): "score". "text_b" appears only for pairs.
+    As `task` (classifier_tasks.TaskKind) says: single-label, "label" is the
+    most probable class; multi-label, "labels" lists every class whose
+    probability is at least `threshold`; regression, "score". "text_b"
+    appears only for pairs.
     """
+    label_list = task.labels
     records = []
     for (text_a, text_b), output in zip(pairs, outputs):
         record = {"text_a": text_a}
         if text_b is not None:
             record["text_b"] = text_b
         values = np.atleast_1d(np.asarray(output, np.float64))
-        if label_list is None:
+        if task.is_regression:
             record["score"] = float(values[0])
         else:
-            if multi_label:
+            if task.multi_label:
                 record["labels"] = [n for n, p in zip(label_list, values) if p >= threshold]
             else:
                 record["label"] = label_list[int(np.argmax(values))]

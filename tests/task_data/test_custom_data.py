@@ -15,6 +15,7 @@ from bert_lib.task_data import (
     classifier_features,
     classifier_metrics,
     classifier_output,
+    classifier_tasks,
     custom_data,
 )
 
@@ -314,7 +315,9 @@ def test_new_flag_errors_come_before_any_work(rc, parse_flags, tmp_path, args, m
 
 def test_text_file_lines_become_examples_and_records(rc, tmp_path):
     path = write_text(tmp_path / "t.txt", "one text\n\n  a ||| b  \nx ||| y ||| z\n")
-    examples = classifier_features.read_text_examples(path, ["neg", "pos"], False)
+    examples = classifier_features.read_text_examples(
+        path, classifier_tasks.task_kind(["neg", "pos"], False)
+    )
     assert [(e.text_a, e.text_b) for e in examples] == [
         ("one text", None),
         ("a", "b"),
@@ -323,8 +326,7 @@ def test_text_file_lines_become_examples_and_records(rc, tmp_path):
     records = classifier_output.prediction_records(
         [(e.text_a, e.text_b) for e in examples[:2]],
         [[0.3, 0.7], [0.9, 0.1]],
-        ["neg", "pos"],
-        False,
+        classifier_tasks.task_kind(["neg", "pos"], False),
         0.5,
     )
     assert records == [
@@ -332,12 +334,12 @@ def test_text_file_lines_become_examples_and_records(rc, tmp_path):
         {"text_a": "a", "text_b": "b", "label": "neg", "probabilities": {"neg": 0.9, "pos": 0.1}},
     ]
     (multi,) = classifier_output.prediction_records(
-        [("t", None)], [[0.6, 0.2, 0.5]], ["a", "b", "c"], True, 0.5
+        [("t", None)], [[0.6, 0.2, 0.5]], classifier_tasks.task_kind(["a", "b", "c"], True), 0.5
     )
     assert multi["labels"] == ["a", "c"]
     with pytest.raises(ValueError, match="no text in the file"):
         classifier_features.read_text_examples(
-            write_text(tmp_path / "e.txt", "\n \n"), None, False
+            write_text(tmp_path / "e.txt", "\n \n"), classifier_tasks.task_kind(None, False)
         )
 
 

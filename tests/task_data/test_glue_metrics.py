@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bert_lib.plumbing import eval_results
-from bert_lib.task_data import classifier_metrics, classifier_output
+from bert_lib.task_data import classifier_metrics, classifier_output, classifier_tasks
 
 LABELS = [1, 1, 0, 1, 0, 0, 1, 1, 0, 1, 0, 1]
 PREDS = [1, 0, 0, 1, 1, 0, 1, 1, 1, 1, 0, 0]
@@ -169,9 +169,10 @@ def test_glue_submission_uses_label_names_and_scores():
         np.array([0.5, 0.1, 0.4], dtype=np.float32),
     ]
     labels = ["contradiction", "entailment", "neutral"]
-    assert classifier_output.format_glue_submission(outputs, labels) == (
+    task = classifier_tasks.task_kind(labels, multi_label=False)
+    assert classifier_output.format_glue_submission(outputs, task) == (
         "index\tprediction\n0\tentailment\n1\tcontradiction\n"
     )
     assert classifier_output.format_glue_submission(
-        [np.float32(3.14159), np.float32(0.5)], None
+        [np.float32(3.14159), np.float32(0.5)], classifier_tasks.task_kind(None, False)
     ) == ("index\tprediction\n0\t3.142\n1\t0.500\n")
