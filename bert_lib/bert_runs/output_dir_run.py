@@ -20,6 +20,20 @@ run that only evaluates or predicts may read another task's checkpoint
 whose head has the same shape (a model of one task scored on another's
 data), which the log says, and leaves the record as it is.
 
+The record also says what the model's input was made of: the vocabulary
+(its path, its size and a SHA-256 of its tokens, so that a copy elsewhere
+is the same vocabulary and one of the same size with other tokens is
+not), --do_lower_case and --max_seq_length. A run that would go on from a
+checkpoint in the directory with another vocabulary or casing is refused
+(a resume would train one model on two vocabularies; an evaluation would
+read ids the model was not trained on), and so is a resumed fine-tuning
+at another --max_seq_length (the same examples would become other
+features). A new length is allowed, with a WARNING, where it is
+documented: pre-training, which reads records made at their length
+elsewhere, goes on at a new length with new records (the second phase of
+BERT's recipe); and evaluating or predicting at a length other than
+training's is only logged.
+
 Evaluating, predicting or exporting without training needs a trained
 model: a checkpoint in output_dir, or --init_checkpoint, holding the task's
 head (else the results would come from a random head). The same check
@@ -27,6 +41,7 @@ refuses an output the run would write over one of its inputs.
 """
 
 import collections
+import hashlib
 import json
 import os
 import re
@@ -38,6 +53,7 @@ import modeling
 
 from .. import engine
 from ..plumbing import atomic_write, checkpoint_shapes, startup_checks
+from ..plumbing import vocab_file as vocab_file_reader
 from ..plumbing.errors import UsageError
 from ..task_data import features
 from . import checks
@@ -89,19 +105,26 @@ class Run(collections.namedtuple("Run", "task labels bert_config head uses_label
 
 
 class OutputDir(
-    collections.namedtuple("OutputDir", "path run init_checkpoint trains keep_record")
+    collections.namedtuple("OutputDir", "path run input init_checkpoint trains keep_record")
 ):
     """A checked output directory: start() makes it and records the run, before any write.
 
-    init_checkpoint: the run's --init_checkpoint; trains: whether the run
-    trains. keep_record: the directory's record stays as it is (a run that
-    only evaluates or predicts with another task's checkpoint).
+    input: what the run's input is made of (input_record); init_checkpoint:
+    the run's --init_checkpoint; trains: whether the run trains.
+    keep_record: the directory's record stays as it is (a run that only
+    evaluates or predicts with another task's checkpoint).
     """
 
     def start(self):
         tf.io.gfile.makedirs(self.path)
-        record = self.run.record()
-        if not self.keep_record and _read_record(self.path) != record:
+        atomic_write.remove_stale(self.path)
+        held = _read_record(self.path)
+        record = {**self.run.record(), "input": self.input}
+        if held is not None and not self.trains:
+            # What the model was trained on stays recorded (an evaluation at another
+            # --max_seq_length, say).
+            record["input"] = held.get("input", self.input)
+        if not self.keep_record and held != record:
             atomic_write.write_text(
                 os.path.join(self.path, RUN_FILE), json.dumps(record, indent=1) + "\n"
             )
@@ -137,6 +160,26 @@ def _read_record(output_dir):
     return record
 
 
+def input_record(model):
+    """What the input of a run with the model settings `model` is made of: its
+    vocabulary (path, number of tokens, SHA-256 of the tokens one a line), do_lower_case
+    and max_seq_length, each where the script has the flag."""
+    record = {}
+    if model.vocab_file:
+        lines = vocab_file_reader.read_lines(model.vocab_file, "--vocab_file")
+        tokens = vocab_file_reader.tokens(lines)
+        record["vocab_file"] = model.vocab_file
+        record["vocab_tokens"] = len(tokens)
+        record["vocab_sha256"] = hashlib.sha256(
+            "".join(f"{t}\n" for t in tokens).encode()
+        ).hexdigest()
+    if model.do_lower_case is not None:
+        record["do_lower_case"] = bool(model.do_lower_case)
+    if model.max_seq_length is not None:
+        record["max_seq_length"] = model.max_seq_length
+    return record
+
+
 def check(output_dir, run, model, allow_new_task=False, trains=True, inputs=(), outputs=()):
     """Checks that `output_dir` holds nothing of another run; returns its OutputDir.
 
@@ -165,12 +208,15 @@ def check(output_dir, run, model, allow_new_task=False, trains=True, inputs=(), 
         _check_checkpoint_model(shapes, checkpoint, run, output_dir, config_file)
     if record is not None:
         _check_recorded_model(record, run, output_dir, config_file)
+    this_input = input_record(model)
+    if record is not None and checkpoint and isinstance(record.get("input"), dict):
+        _check_recorded_input(record["input"], this_input, output_dir, checkpoint, trains)
     other = _other_task(record, shapes, run, output_dir)
     if other is not None:
         _take_over(output_dir, other, run, checkpoint, allow_new_task or not trains, trains)
     _check_head_shapes(checkpoint, shapes, model.init_checkpoint, run.head)
     keep_record = other is not None and not trains
-    return OutputDir(output_dir, run, model.init_checkpoint, trains, keep_record)
+    return OutputDir(output_dir, run, this_input, model.init_checkpoint, trains, keep_record)
 
 
 def _check_outputs_are_not_inputs(output_dir, model, inputs, outputs):
@@ -208,6 +254,61 @@ def _check_recorded_model(record, run, output_dir, config_file):
                 f"there ({RUN_FILE}) but {config[key]} in --bert_config_file={config_file}; "
                 "use another --output_dir"
             )
+
+
+def _check_recorded_input(held, this, output_dir, checkpoint, trains):
+    """The input of a run going on from output_dir's `checkpoint` must be made as the
+    recorded run's was (`held`, input_record's of each): the same vocabulary and casing,
+    and in fine-tuning the same --max_seq_length (see the module doc)."""
+    what = (
+        "resuming would train one model on two inputs"
+        if trains
+        else "the model would read input made otherwise than what it was trained on"
+    )
+    way_out = (
+        f"use another --output_dir (with --init_checkpoint={checkpoint} to start from its "
+        "checkpoint)"
+    )
+    where = f"--output_dir={output_dir} holds a run trained on"
+    if held.get("vocab_sha256") and this.get("vocab_sha256") not in (None, held["vocab_sha256"]):
+        raise UsageError(
+            f"{where} another vocabulary: {held.get('vocab_file')} there ({RUN_FILE}: "
+            f"{_vocab_summary(held)}) but --vocab_file={this['vocab_file']} "
+            f"({_vocab_summary(this)}); {what}. Give that vocabulary, or {way_out}"
+        )
+    for key in ("do_lower_case", "max_seq_length"):
+        if key not in held or key not in this or held[key] == this[key]:
+            continue
+        flag = f"--{key}={this[key]}"
+        if key == "max_seq_length" and (not trains or "vocab_sha256" not in held):
+            _log_new_length(output_dir, held[key], flag, trains)
+            continue
+        raise UsageError(
+            f"{where} other input: {key} is {held[key]} there ({RUN_FILE}) but {flag}; "
+            f"{what}. Give --{key}={held[key]}, or {way_out}"
+        )
+
+
+def _vocab_summary(record):
+    return f"{record.get('vocab_tokens')} tokens, sha256 {record['vocab_sha256'][:12]}"
+
+
+def _log_new_length(output_dir, held, flag, trains):
+    """A new --max_seq_length where it is documented (see the module doc)."""
+    if trains:
+        logging.warning(
+            "%s: the run in %s trained at max_seq_length %s so far (%s); training goes on "
+            "at the new length with this input (as the second phase of BERT's pre-training "
+            "does)",
+            flag,
+            output_dir,
+            held,
+            RUN_FILE,
+        )
+    else:
+        logging.info(
+            "%s: the model in %s was trained at max_seq_length %s", flag, output_dir, held
+        )
 
 
 def _check_checkpoint_model(shapes, checkpoint, run, output_dir, config_file):
