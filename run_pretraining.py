@@ -519,7 +519,7 @@ def main(_):
     )
 
     def evaluate(checkpoint_path=None, write_summaries=True):
-        with pretraining.naming_damaged_records(input_files):
+        with pretraining.naming_damaged_records():
             return estimator.evaluate(
                 input_fn=eval_input_fn,
                 steps=settings.max_eval_steps,
@@ -538,7 +538,7 @@ def main(_):
             max_predictions_per_seq=settings.max_predictions_per_seq,
             is_training=True,
         )
-        with pretraining.naming_damaged_records(input_files):
+        with pretraining.naming_damaged_records():
             final_result = evaluation.train_and_evaluate(
                 estimator,
                 train_input_fn,

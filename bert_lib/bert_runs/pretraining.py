@@ -6,8 +6,9 @@ settle what it reads before any work: which files --input_file names
 left out (lengths_from_data: create_pretraining_data.py pads every record
 to its max_seq_length and max_predictions_per_seq, so the records say them
 and the user need not type them again), that the records have the
-lengths given and are whole (check_record_shapes, check_framing), and a
-damaged record found while training named by its file
+lengths given and are whole (check_record_shapes, check_framing), and an
+input file the engine could not read while training (a damaged record, a
+shard removed or changed meanwhile) named with the flag that gave it
 (naming_damaged_records).
 """
 
@@ -16,6 +17,7 @@ import contextlib
 import tensorflow as tf
 from absl import logging
 
+from .. import engine
 from ..plumbing import errors, startup_checks, tfrecord_format
 from ..plumbing.errors import UsageError
 from ..task_data import pretraining_records
@@ -45,15 +47,13 @@ def _find_damaged_record(input_files):
 
 
 @contextlib.contextmanager
-def naming_damaged_records(input_files):
-    """Turns tf.data's DataLossError about a damaged record into one naming its file."""
+def naming_damaged_records():
+    """The engine's error naming an input file it could not read (a damaged record, a
+    shard removed or changed while read) names the flag that gave it too."""
     try:
         yield
-    except tf.errors.DataLossError as e:
-        damaged = _find_damaged_record(input_files)
-        if damaged is None:
-            raise
-        raise damaged from e
+    except engine.InputReadError as e:
+        raise UsageError(f"--input_file: {e}") from None
 
 
 def lengths_from_data(input_files, lengths, given):

@@ -226,14 +226,44 @@ def _make_saver(max_to_keep=5):
     return saver
 
 
+def unreadable_checkpoint_error(checkpoint_path, error):
+    """The UsageError for a checkpoint that was found whole but could not be read: removed
+    or damaged since (by another process: a training's rotation, a clean-up), or else
+    unreadable for the reason TensorFlow gives, never its guess about graph keys."""
+    if not checkpoint_exists(checkpoint_path):
+        directory = os.path.dirname(checkpoint_path)
+        newest = find_checkpoints(directory).newest if tf.io.gfile.isdir(directory) else None
+        now = f"the newest there now is {newest}" if newest else "none is left there"
+        return UsageError(
+            f"checkpoint {checkpoint_path} was removed while this run read it ({now})"
+        )
+    why = checkpoint_files.damage(checkpoint_path)
+    if why is not None:
+        return UsageError(
+            f"checkpoint {checkpoint_path} was damaged while this run read it: {why}"
+        )
+    message = str(getattr(error, "message", "") or error)
+    # TensorFlow's restore puts its guess (a graph key missing) before the reason.
+    original = message.rpartition("Original error:")[2]
+    reason = f"{type(error).__name__}: {errors.first_line(original)}"
+    if isinstance(error, tf.errors.DataLossError):  # a tensor that fails its checksum
+        return UsageError(f"checkpoint {checkpoint_path} is damaged: {reason}")
+    return UsageError(f"cannot read checkpoint {checkpoint_path}: {reason}")
+
+
 def _restore(saver, session, checkpoint_path, optional):
     """Restores all of the saver's variables, naming any the checkpoint lacks.
 
     Those of `optional` (the spec's optional_in_checkpoint: a float16 loss
     scale, which a checkpoint of a float32 run or of the original code has
-    none of) may be missing: they then start from their initializers.
+    none of) may be missing: they then start from their initializers. A
+    checkpoint removed or damaged while it is read is named
+    (unreadable_checkpoint_error).
     """
-    in_checkpoint = checkpoint_shapes.read_shapes(checkpoint_path)
+    try:
+        in_checkpoint = checkpoint_shapes.read_shapes(checkpoint_path)
+    except UsageError as e:
+        raise unreadable_checkpoint_error(checkpoint_path, e) from None
     expected = {variable.op.name: variable.shape for variable in saver.engine_var_list}
     checkpoint_shapes.check_shapes(expected, checkpoint_path, in_checkpoint)
     optional = {variable.op.name for variable in optional}
@@ -246,16 +276,21 @@ def _restore(saver, session, checkpoint_path, optional):
             + ", ".join(missing[:5])
             + more
         )
+    restorer = saver
+    if absent:
+        logging.info(
+            "%s holds no %s; starting from the initial value.",
+            checkpoint_path,
+            ", ".join(sorted(absent)),
+        )
+        present = [v for v in saver.engine_var_list if v.op.name not in absent]
+        restorer = tf.compat.v1.train.Saver(var_list=present)
+    try:
+        restorer.restore(session, checkpoint_path)
+    except (tf.errors.OpError, ValueError) as e:
+        raise unreadable_checkpoint_error(checkpoint_path, e) from None
     if not absent:
-        saver.restore(session, checkpoint_path)
         return
-    logging.info(
-        "%s holds no %s; starting from the initial value.",
-        checkpoint_path,
-        ", ".join(sorted(absent)),
-    )
-    present = [v for v in saver.engine_var_list if v.op.name not in absent]
-    tf.compat.v1.train.Saver(var_list=present).restore(session, checkpoint_path)
     session.run(
         tf.compat.v1.variables_initializer(
             [v for v in saver.engine_var_list if v.op.name in absent]

@@ -35,6 +35,12 @@ class NanLossError(RunError):
     """Training produced a NaN or Inf loss; nothing after the last good save is kept."""
 
 
+class InputReadError(UsageError):
+    """An input file that could not be read as the run went (damaged, removed or changed
+    while read), named with what happened (input_data.py); a script may add the flag that
+    gave the file."""
+
+
 class TrainingStopped(Stopped):
     """Training stopped on SIGTERM or Ctrl-C after saving its step; the message names the
     checkpoint. Exit status 128 + the signal's number (errors.Stopped)."""

@@ -86,8 +86,12 @@ the same command resumes from it" with exit status 128 + the signal; a
 second signal ends the process at once. On one device the tf.data
 iterator's state is saved beside each checkpoint (input_position.py),
 so a resumed run reads on where the stopped one was, seeded or not; a
-position saved by another input pipeline is found out before the model is
-built, and the run then builds the pipeline afresh.
+position saved by another input pipeline, or in files that have changed
+since (input_data.py), is found out before the model is built, and the run
+then builds the pipeline afresh. A file the input cannot read as training,
+evaluation or prediction goes (a damaged record, a file removed or changed
+meanwhile) is an InputReadError naming it, and a checkpoint removed or
+damaged while it is restored a UsageError naming it (checkpoints.py).
 
 Multi-worker jobs watch their workers: when one is lost (killed, crashed,
 its machine gone), every other worker ends within seconds with one line,
@@ -103,6 +107,7 @@ The engine (bert_lib/engine) is layered; each module can be read alone:
   training.py        the training loop (logs, summaries, saves, hooks, EveryNSteps)
   signals.py         SIGTERM / Ctrl-C during training
   input_position.py  the input position saved beside each checkpoint
+  input_data.py      the files an input pipeline reads, and errors reading them
   saved_model.py     writing a graph and a checkpoint as a SavedModel
   estimator.py       Estimator.train / evaluate / predict / export_saved_model on top
   evaluation.py      evaluating while training, the best checkpoint, early stopping
@@ -119,7 +124,7 @@ from absl import logging
 
 from ..plumbing import directory_lock
 from ..plumbing.progress import format_seconds
-from . import input_position, saved_model, signals
+from . import input_data, input_position, saved_model, signals
 from .checkpoints import (
     check_model_dir,
     checkpoint_step,
@@ -132,6 +137,7 @@ from .checkpoints import (
 )
 from .config import (
     EstimatorSpec,
+    InputReadError,
     ModeKeys,
     NanLossError,
     RunConfig,
@@ -151,6 +157,7 @@ __all__ = [
     "Estimator",
     "EstimatorSpec",
     "EveryNSteps",
+    "InputReadError",
     "ModeKeys",
     "NanLossError",
     "RunConfig",
@@ -271,9 +278,10 @@ class Estimator:
         or None).
 
         On one device, a resumed run restores the input position saved beside
-        its checkpoint, if the input_fn builds the pipeline that saved it;
-        that is checked as soon as the pipeline is built, and a run whose
-        pipeline changed is built again without it, before any session.
+        its checkpoint, if the input_fn builds the pipeline that saved it over
+        the same data; that is checked as soon as the pipeline is built, and a
+        run whose pipeline or data changed is built again without it, before
+        any session (with its data changed, its input starting over).
         """
         config = self._config
         saved = None
@@ -284,14 +292,17 @@ class Estimator:
         ):
             saved = input_position.read_saved(start_checkpoint)
         graph, dist, train_graph = self._build_train_graph(input_fn, start_checkpoint, saved)
-        if train_graph is None:
+        if isinstance(train_graph, input_position.NotRestored):
+            start_over = train_graph.start_over
             saved = None
-            graph, dist, train_graph = self._build_train_graph(input_fn, start_checkpoint, None)
+            graph, dist, train_graph = self._build_train_graph(
+                input_fn, start_checkpoint, None, start_over
+            )
         return graph, dist, train_graph, saved
 
-    def _build_train_graph(self, input_fn, start_checkpoint, saved_position):
-        """A new training graph: (graph, Distribution, TrainGraph or None: see
-        graphs.build_train_graph)."""
+    def _build_train_graph(self, input_fn, start_checkpoint, saved_position, start_over=False):
+        """A new training graph: (graph, Distribution, TrainGraph or
+        input_position.NotRestored: see graphs.build_train_graph)."""
         config = self._config
         start_step = checkpoint_step(start_checkpoint) if start_checkpoint else 0
         graph = tf.Graph()
@@ -300,7 +311,13 @@ class Estimator:
                 tf.compat.v1.set_random_seed(config.tf_random_seed)
             dist = Distribution(config)
             train_graph = build_train_graph(
-                self._builder, dist, input_fn, self._train_batch_size, start_step, saved_position
+                self._builder,
+                dist,
+                input_fn,
+                self._train_batch_size,
+                start_step,
+                saved_position,
+                start_over,
             )
         return graph, dist, train_graph
 
@@ -367,9 +384,10 @@ class Estimator:
         t_start = time.time()
         batches = []
         try:
-            done = _run_evaluation(
-                session, fetch, steps, t_start, batches if with_predictions else None
-            )
+            with input_data.naming_read_errors(eval_graph.input_files):
+                done = _run_evaluation(
+                    session, fetch, steps, t_start, batches if with_predictions else None
+                )
             result, step = session.run((eval_graph.values, eval_graph.global_step))
             step = int(step)
         finally:
@@ -456,7 +474,8 @@ class Estimator:
                 # does not wait for the end.
                 signals.check()
                 try:
-                    batch = session.run(predict_graph.predictions)
+                    with input_data.naming_read_errors(predict_graph.input_files):
+                        batch = session.run(predict_graph.predictions)
                 except tf.errors.OutOfRangeError:
                     break
                 if yield_single_examples:

@@ -14,7 +14,7 @@ import contextlib
 
 import tensorflow as tf
 
-from . import input_position
+from . import input_data, input_position
 from .checkpoints import make_saver_and_init_ops
 from .config import EstimatorSpec, ModeKeys, UsageError
 
@@ -34,6 +34,7 @@ TrainGraph = collections.namedtuple(
         "steps_this_run",  # placeholder of the --steps_per_run graph loop, or None
         "accumulate_loss",  # one accumulate-only micro-batch, or None
         "input_position",  # input_position.InputPosition (one device), or None
+        "input_files",  # the files the input pipeline reads (one device; else [])
         "stop_flags",  # multi-worker: this worker's [SIGTERM, SIGINT] received (fed), or None
         "job_stop_flags",  # multi-worker: stop_flags summed over the job, or None
     ],
@@ -50,11 +51,13 @@ EvalGraph = collections.namedtuple(
         "init_ops",
         "scaffolds",
         "optional_in_checkpoint",
+        "input_files",
     ],
 )
 
 PredictGraph = collections.namedtuple(
-    "PredictGraph", ["predictions", "saver", "init_ops", "scaffolds", "optional_in_checkpoint"]
+    "PredictGraph",
+    ["predictions", "saver", "init_ops", "scaffolds", "optional_in_checkpoint", "input_files"],
 )
 
 # One training step as built on the replicas: its loss and what goes with it.
@@ -161,27 +164,42 @@ class ModelBuilder:
 # Training
 
 
-def build_train_graph(builder, dist, input_fn, global_batch_size, start_step, saved_position=None):
+def build_train_graph(
+    builder,
+    dist,
+    input_fn,
+    global_batch_size,
+    start_step,
+    saved_position=None,
+    start_over=False,
+):
     """Builds everything one training session runs; returns a TrainGraph.
 
     saved_position (input_position.SavedPosition, one device) is the input
     position to be restored: the pipeline is then built as it was when that
-    was saved. If the input_fn now builds another pipeline, the graph goes
-    no further than the pipeline and None is returned: build again without
-    saved_position, as a run without one would (the model, built after the
-    check, then draws what it draws in such a run).
+    was saved. If the input_fn now builds another pipeline, or the pipeline
+    reads other data, the graph goes no further than the pipeline and an
+    input_position.NotRestored is returned: build again without
+    saved_position (and with its start_over), as a run without one would
+    (the model, built after the check, then draws what it draws in such a
+    run). start_over: the input starts from its beginning, without the
+    seeded skip of the batches the checkpoint's steps used (they were of
+    other data).
     """
     config = builder.config
     with dist.scope():
         global_step = tf.compat.v1.train.get_or_create_global_step()
         iterator, batch_size, skip = _train_iterator(
-            builder, dist, input_fn, global_batch_size, start_step, saved_position
+            builder, dist, input_fn, global_batch_size, start_step, saved_position, start_over
         )
-        fingerprint = None
+        files = input_data.pipeline_files(iterator.dataset) if dist.strategy is None else []
+        fingerprint = data = None
         if saved_position is not None:
             fingerprint = input_position.dataset_fingerprint(iterator.dataset)
-            if not input_position.matches(fingerprint, skip, saved_position):
-                return None
+            data = input_data.identities(files)
+            not_restored = input_position.not_restorable(fingerprint, skip, data, saved_position)
+            if not_restored is not None:
+                return not_restored
         summaries_before = set(tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.SUMMARIES))
         step = _build_train_step(builder, dist, iterator, batch_size)
         with tf.control_dependencies([step.loss]):
@@ -196,7 +214,7 @@ def build_train_graph(builder, dist, input_fn, global_batch_size, start_step, sa
         position = None
         if dist.strategy is None:
             position = input_position.InputPosition(
-                iterator.iterator, iterator.dataset, skip, fingerprint
+                iterator.iterator, iterator.dataset, skip, files, fingerprint, data
             )
         stop_flags, job_stop_flags = _job_stop_flags(dist)
         saver, init_ops = make_saver_and_init_ops(
@@ -216,6 +234,7 @@ def build_train_graph(builder, dist, input_fn, global_batch_size, start_step, sa
             steps_this_run=step.steps_this_run,
             accumulate_loss=step.accumulate_loss,
             input_position=position,
+            input_files=files,
             stop_flags=stop_flags,
             job_stop_flags=job_stop_flags,
         )
@@ -261,7 +280,9 @@ def _weights_finite():
     )
 
 
-def _train_iterator(builder, dist, input_fn, global_batch_size, start_step, saved_position):
+def _train_iterator(
+    builder, dist, input_fn, global_batch_size, start_step, saved_position, start_over
+):
     """The training input on every replica.
 
     Returns (iterator, per-replica micro-batch, the batches skipped first).
@@ -280,7 +301,7 @@ def _train_iterator(builder, dist, input_fn, global_batch_size, start_step, save
     # one that restores its input position builds the pipeline it saved.
     skip = (
         start_step * dist.num_local_replicas * num_accumulation_steps
-        if builder.deterministic
+        if builder.deterministic and not start_over
         else 0
     )
     if saved_position is not None:
@@ -409,11 +430,13 @@ def _build_single_device(builder, input_fn, mode, batch_size):
         tf.compat.v1.set_random_seed(builder.config.tf_random_seed)
     global_step = tf.compat.v1.train.get_or_create_global_step()
     dataset = builder.prepare_dataset(input_fn(builder.params_for(batch_size)))
+    # Read from the graph while it holds the pipeline only.
+    files = input_data.pipeline_files(dataset)
     iterator = tf.compat.v1.data.make_initializable_iterator(_without_autotuning(dataset))
     features, labels = _split_features(iterator.get_next())
     spec = builder.call_model_fn(features, labels, mode, batch_size)
     scaffolds = [spec.scaffold_fn()] if spec.scaffold_fn is not None else []
-    return global_step, iterator, spec, scaffolds
+    return global_step, iterator, spec, scaffolds, files
 
 
 def _without_autotuning(dataset):
@@ -440,7 +463,7 @@ def build_eval_graph(builder, input_fn, batch_size):
     also needs every example's output (metrics that do not stream) gets both
     from one pass over the data.
     """
-    global_step, iterator, spec, scaffolds = _build_single_device(
+    global_step, iterator, spec, scaffolds, files = _build_single_device(
         builder, input_fn, ModeKeys.EVAL, batch_size
     )
     metric_ops = {}
@@ -468,15 +491,18 @@ def build_eval_graph(builder, input_fn, batch_size):
         init_ops=init_ops,
         scaffolds=scaffolds,
         optional_in_checkpoint=spec.optional_in_checkpoint,
+        input_files=files,
     )
 
 
 def build_predict_graph(builder, input_fn, batch_size):
-    _, iterator, spec, scaffolds = _build_single_device(
+    _, iterator, spec, scaffolds, files = _build_single_device(
         builder, input_fn, ModeKeys.PREDICT, batch_size
     )
     predictions = spec.predictions
     if not isinstance(predictions, dict):
         predictions = {"predictions": predictions}
     saver, init_ops = make_saver_and_init_ops(lambda: iterator.initializer)
-    return PredictGraph(predictions, saver, init_ops, scaffolds, spec.optional_in_checkpoint)
+    return PredictGraph(
+        predictions, saver, init_ops, scaffolds, spec.optional_in_checkpoint, files
+    )

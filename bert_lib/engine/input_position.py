@@ -27,32 +27,51 @@ engine builds the pipeline with that skip. The fingerprints are compared
 as soon as the pipeline is built, before the model and the session: a run
 whose input pipeline changed (other files, another batch size) does not
 restore it, says so, and is built as a run without a saved position.
+
+A position is a place in particular files, so the file also holds the
+identity of the files the pipeline read (input_data.py: names, sizes,
+digests of their ends). A run whose files are not those any more (a shard
+made again under its name between a stop and the resume) does not restore
+it either: a WARNING names the file, and the input starts over from its
+beginning, never at a position saved for other data, and not at a skip
+counted in batches of other data either.
 """
 
 import collections
 import hashlib
+import json
 import re
 
 import tensorflow as tf
 from absl import logging
 
 from ..plumbing import atomic_write
+from . import input_data
 from .config import CHECKPOINT_BASENAME
+from .input_data import pipeline_graph
 
 SUFFIX = ".input"
 # The file: this line; the pipeline's fingerprint (hex) and a newline; the
-# batches the pipeline skipped when it was built, and a newline; the SHA-256
-# (hex) of what follows, and a newline; the iterator's state (a serialized
-# TensorProto). The digest tells a damaged file (cut short by a full disk or a
-# power loss) from one another pipeline wrote.
-_HEADER = b"runner input position 2\n"
-# Files of the first version have no digest line; they are still read.
+# batches the pipeline skipped when it was built, and a newline; the
+# identities of its files (JSON, input_data.identities) and a newline; the
+# SHA-256 (hex) of the identities' line and what follows, and a newline; the
+# iterator's state (a serialized TensorProto). The digest tells a damaged file
+# (cut short by a full disk or a power loss) from one another pipeline wrote.
+_HEADER = b"runner input position 3\n"
+# Files of the second version have no identities (the files are taken to be
+# the same), those of the first no digest either; both are still read.
+_HEADER_V2 = b"runner input position 2\n"
 _HEADER_V1 = b"runner input position 1\n"
 # SerializeIterator: fail on state it cannot save (a Python generator's
 # position) rather than save a position that is wrong.
 _FAIL_ON_EXTERNAL_STATE = 2
 
-SavedPosition = collections.namedtuple("SavedPosition", ["path", "fingerprint", "skip", "state"])
+SavedPosition = collections.namedtuple(
+    "SavedPosition", ["path", "fingerprint", "skip", "data", "state"]
+)
+# Why a saved position is not restored; start_over: the input starts from its
+# beginning (its data changed), not at the seeded skip of the batches trained on.
+NotRestored = collections.namedtuple("NotRestored", ["start_over"])
 
 
 def path_for(checkpoint_path):
@@ -60,9 +79,22 @@ def path_for(checkpoint_path):
 
 
 def _parse(data):
-    """(fingerprint, skip, state) of a file's bytes, or None when they are not whole."""
+    """(fingerprint, skip, identities or None, state) of a file's bytes, or None when
+    they are not whole."""
+    identities = None
     if data.startswith(_HEADER):
         fingerprint, _, rest = data[len(_HEADER) :].partition(b"\n")
+        skip, _, rest = rest.partition(b"\n")
+        identities, _, rest = rest.partition(b"\n")
+        digest, _, state = rest.partition(b"\n")
+        if hashlib.sha256(identities + b"\n" + state).hexdigest().encode() != digest:
+            return None
+        try:
+            identities = json.loads(identities)
+        except ValueError:
+            return None
+    elif data.startswith(_HEADER_V2):
+        fingerprint, _, rest = data[len(_HEADER_V2) :].partition(b"\n")
         skip, _, rest = rest.partition(b"\n")
         digest, _, state = rest.partition(b"\n")
         if hashlib.sha256(state).hexdigest().encode() != digest:
@@ -74,7 +106,7 @@ def _parse(data):
         return None
     if not re.fullmatch(rb"[0-9a-f]{64}", fingerprint) or not skip.isdigit() or not state:
         return None
-    return fingerprint.decode(), int(skip), state
+    return fingerprint.decode(), int(skip), identities, state
 
 
 def read_saved(checkpoint_path):
@@ -100,30 +132,43 @@ def dataset_fingerprint(dataset):
     return pipeline_fingerprint(tf.data.experimental.to_variant(dataset))
 
 
-def matches(fingerprint, skip, saved):
-    """Whether `saved` was written by a pipeline built as this one, whose fingerprint is
-    `fingerprint` and which skipped `skip` batches (then it can be restored); if not,
-    says so in the log."""
-    if fingerprint == saved.fingerprint and skip == saved.skip:
-        return True
+def not_restorable(fingerprint, skip, data, saved):
+    """None when `saved` can be restored into this pipeline: one built as the pipeline
+    that saved it (the same `fingerprint`, `skip` batches skipped) over the same data
+    (`data`: its files' identities now). Else a NotRestored, after saying why in the log.
+    """
+    if fingerprint != saved.fingerprint or skip != saved.skip:
+        logging.warning(
+            "The input pipeline differs from the one %s was saved with (other input "
+            "files, batch size or input_fn); the input position is not restored.",
+            saved.path,
+        )
+        return NotRestored(start_over=False)
+    changed = None if saved.data is None else input_data.difference(saved.data, data)
+    if changed is None:
+        return None
     logging.warning(
-        "The input pipeline differs from the one %s was saved with (other input "
-        "files, batch size or input_fn); the input position is not restored.",
+        "The input's data changed since %s was saved: %s. The input position is not "
+        "restored: the input starts over from its beginning, not at a position in other "
+        "data.",
         saved.path,
+        changed,
     )
-    return False
+    return NotRestored(start_over=True)
 
 
 class InputPosition:
     """The ops that save and restore one initializable iterator's state; build after the model.
 
     `iterator` is a tf.compat.v1.data.Iterator over `dataset`, a pipeline
-    that skipped `skip` batches first; `fingerprint` is the pipeline's, when
-    already computed. Restoring needs a pipeline built alike: the same
-    input_fn and the same skip (read_saved tells which, matches checks).
+    that skipped `skip` batches first and reads `files`; `fingerprint` is the
+    pipeline's and `data` the files' identities, when already computed.
+    Restoring needs a pipeline built alike over the same data: the same
+    input_fn and the same skip (read_saved tells which, not_restorable
+    checks).
     """
 
-    def __init__(self, iterator, dataset, skip, fingerprint=None):
+    def __init__(self, iterator, dataset, skip, files, fingerprint=None, data=None):
         self.skip = skip
         # The iterator's resource has no public accessor in graph mode.
         resource = iterator._iterator_resource  # noqa: SLF001
@@ -138,7 +183,9 @@ class InputPosition:
                 resource_handle=resource, serialized=tf.io.parse_tensor(self._state, tf.variant)
             )
         self._dataset = dataset
+        self._files = files
         self._fingerprint = fingerprint
+        self.data = data
         self._disabled = False
 
     def fingerprint(self):
@@ -170,8 +217,13 @@ class InputPosition:
         except tf.errors.OpError as e:
             self._disable(e)
             return
-        digest = hashlib.sha256(state).hexdigest()
-        header = _HEADER + f"{self.fingerprint()}\n{self.skip}\n{digest}\n".encode()
+        if self.data is None:
+            # Once, at the first save: the files as this run reads them.
+            self.data = input_data.identities(self._files)
+        identities = json.dumps(self.data).encode()
+        digest = hashlib.sha256(identities + b"\n" + state).hexdigest()
+        header = _HEADER + f"{self.fingerprint()}\n{self.skip}\n".encode()
+        header += identities + f"\n{digest}\n".encode()
         with atomic_write.atomic_files([path_for(checkpoint_path)], "wb") as (f,):
             f.write(header + state)
 
@@ -194,14 +246,7 @@ def pipeline_fingerprint(variant):
     process-wide counters (MapDataset:7, __inference_Dataset_map_lambda_56),
     so the same input_fn gives other names in another process or graph.
     """
-    graph_def = variant.graph.as_graph_def()
-    by_name = {node.name: node for node in graph_def.node}
-    wanted, stack = set(), [variant.op.name]
-    while stack:
-        name = stack.pop()
-        if name not in wanted:
-            wanted.add(name)
-            stack.extend(source.lstrip("^").split(":")[0] for source in by_name[name].input)
+    graph_def, wanted = pipeline_graph(variant)
     functions = {}
     pending = {f.signature.name: f for f in graph_def.library.function}
     while pending:

@@ -25,7 +25,7 @@ from absl import logging
 from ..plumbing.errors import signal_name
 from ..plumbing.progress import TrainingProgress as _Progress
 from ..plumbing.progress import format_seconds
-from . import input_position, signals
+from . import input_data, input_position, signals
 from .checkpoints import newest_checkpoint, save_checkpoint
 from .config import CHECKPOINT_BASENAME, NanLossError, TrainingStopped
 
@@ -344,13 +344,16 @@ class TrainingLoop:
         """
         graph = self.graph
         micro_losses = []
+        position = graph.input_position
+        at_start = None if position is None else position.data
         try:
-            if graph.accumulate_loss is not None:
-                for _ in range(self.config.num_accumulation_steps - 1):
-                    micro_losses.append(float(self.session.run(graph.accumulate_loss)))
-            if graph.steps_this_run is not None:
-                feed[graph.steps_this_run] = run_steps
-            results = self.session.run(fetches, feed_dict=feed or None)
+            with input_data.naming_read_errors(graph.input_files, at_start):
+                if graph.accumulate_loss is not None:
+                    for _ in range(self.config.num_accumulation_steps - 1):
+                        micro_losses.append(float(self.session.run(graph.accumulate_loss)))
+                if graph.steps_this_run is not None:
+                    feed[graph.steps_this_run] = run_steps
+                results = self.session.run(fetches, feed_dict=feed or None)
         except tf.errors.OutOfRangeError:
             if graph.steps_this_run is not None:
                 # Steps of the loop before the input ended did run.

@@ -282,8 +282,18 @@ def _check_heads(path, heads, offsets, first_index, table):
             raise _damaged(path, first_index + k, offsets[k], "its length fails its checksum")
 
 
+class DamagedRecord(UsageError):
+    """A damaged record of a TFRecord file; `offset` is where the record starts (where
+    tf.data says "corrupted record at <offset>")."""
+
+    def __init__(self, message, offset):
+        super().__init__(message)
+        self.offset = offset
+
+
 def _damaged(path, index, offset, what):
-    return UsageError(
+    return DamagedRecord(
         f"{path}: record {index} (at byte {offset}) is corrupt: {what}; "
-        "the file is damaged or not a TFRecord file"
+        "the file is damaged or not a TFRecord file",
+        offset,
     )

@@ -18,9 +18,11 @@ import sys
 import time
 
 import helpers
+import linear_model
 import numpy as np
 import preemption_worker as worker
 import pytest
+import tensorflow as tf
 
 from bert_lib import engine
 from bert_lib.engine import evaluation, input_position
@@ -185,6 +187,76 @@ def test_a_damaged_input_position_is_named_as_damaged(tmp_path, caplog):
         _train(model_dir, 12)
     assert f"{model_dir}/model.ckpt-8.input is damaged" in caplog.text
     assert "pipeline differs" not in caplog.text
+
+
+def _write_records(path, x, y):
+    """The linear model's examples as tf.train.Examples in a TFRecord file."""
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for features, label in zip(x, y):
+            example = tf.train.Example(
+                features=tf.train.Features(
+                    feature={
+                        "x": tf.train.Feature(float_list=tf.train.FloatList(value=features)),
+                        "y": tf.train.Feature(float_list=tf.train.FloatList(value=label)),
+                    }
+                )
+            )
+            writer.write(example.SerializeToString())
+
+
+def _records_input_fn(path):
+    """The examples of a TFRecord file in order, repeated (no shuffle: a run that starts
+    its input over reads exactly what a fresh run would)."""
+    spec = {
+        "x": tf.io.FixedLenFeature([linear_model.NUM_FEATURES], tf.float32),
+        "y": tf.io.FixedLenFeature([1], tf.float32),
+    }
+
+    def input_fn(params):
+        dataset = tf.data.TFRecordDataset(str(path)).repeat()
+        dataset = dataset.map(lambda record: tf.io.parse_single_example(record, spec))
+        dataset = dataset.map(lambda example: ({"x": example["x"]}, example["y"]))
+        return dataset.batch(params["batch_size"], drop_remainder=True)
+
+    return input_fn
+
+
+def test_records_replaced_before_a_resume_start_the_input_over_named(tmp_path, caplog):
+    """The record file a stopped run read is replaced under its name (other examples, as
+    many bytes): the resume names it in a WARNING and reads the new file from its first
+    record, as a run without a saved position does; not at the saved offset, and, seeded,
+    not after a skip of the batches trained on (counted in the other file's batches)."""
+    records = tmp_path / "train.tfrecord"
+    x, y = linear_model.data()
+    new_x, new_y = x[::-1].copy(), y[::-1].copy()
+    input_fn = _records_input_fn(records)
+    _write_records(records, x, y)
+    ours, reference = tmp_path / "ours", tmp_path / "reference"
+    _estimator(ours, tf_random_seed=5).train(input_fn, 8)
+    _estimator(reference).train(input_fn, 8)
+    assert os.path.getsize(ours / "model.ckpt-8.input") > 0
+    os.remove(reference / "model.ckpt-8.input")  # a run without a saved position
+    size = os.path.getsize(records)
+    _write_records(records, new_x, new_y)
+    assert os.path.getsize(records) == size
+
+    with caplog.at_level("WARNING"):
+        _estimator(ours, tf_random_seed=5).train(input_fn, 16)
+    assert (
+        f"The input's data changed since {ours}/model.ckpt-8.input was saved: {records} has "
+        "changed (as many bytes, other content)"
+    ) in caplog.text
+    _estimator(reference).train(input_fn, 16)
+    _assert_same_weights(
+        helpers.checkpoint_values(engine.newest_checkpoint(str(ours))),
+        helpers.checkpoint_values(engine.newest_checkpoint(str(reference))),
+    )
+    # The same records again: the position is restored, as before.
+    caplog.clear()
+    with caplog.at_level("INFO", logger="absl"):
+        _estimator(ours, tf_random_seed=5).train(input_fn, 20)
+    assert f"Input position restored from {ours}/model.ckpt-16.input" in caplog.text
+    assert "data changed" not in caplog.text
 
 
 def test_an_evaluation_that_loses_a_race_with_rotation_takes_the_newest(tmp_path, monkeypatch):

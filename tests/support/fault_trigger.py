@@ -24,6 +24,8 @@ ACTION is one of:
           by another process between listing and reading);
   DAMAGE  a byte in the middle of each file under WATCH_DIR matching REGEX
           changed (a disk fault under a file already written);
+  DAMAGE_FIRST  the same, but the 20th byte: in the first record of a
+          TFRecord file, the first tensor of a checkpoint's data;
   WAIT    the run writes a file `waiting` beside WATCH_DIR and waits there
           until a file `release` appears beside it, for a test to start
           another job meanwhile.
@@ -82,10 +84,10 @@ class Trigger:
         elif self.action == "REMOVE":
             for path in self._matching():
                 os.remove(path)
-        elif self.action == "DAMAGE":
+        elif self.action in ("DAMAGE", "DAMAGE_FIRST"):
             for path in self._matching():
                 with open(path, "r+b") as f:
-                    f.seek(os.path.getsize(path) // 2)
+                    f.seek(os.path.getsize(path) // 2 if self.action == "DAMAGE" else 19)
                     byte = f.read(1)
                     f.seek(-1, os.SEEK_CUR)
                     f.write(bytes([byte[0] ^ 0xFF]))
