@@ -386,21 +386,8 @@ def export_saved_model(
     precision="fp32",
     use_xla=False,
 ):
-    """Exports the classifier in `checkpoint_path` as a SavedModel for serving.
-
-    The "serving_default" signature takes input_ids, input_mask and
-    segment_ids (int32 [batch, length], any length up to the model's
-    max_position_embeddings) and returns "probabilities" ([batch,
-    num_labels], sigmoids with `multi_label`) or, for regression, "score"
-    ([batch]). The graph is model_fn_builder's in PREDICT mode, with its
-    Transformer layers computing in `precision` (its outputs float32; at bf16
-    or fp16 their weights stored in 16 bits) and with XLA if `use_xla`, as predict does.
-    `predictor_files` (classifier_output.predictor_files) go to
-    assets.extra/ for predictor.Predictor. `export_dir` must not exist; a
-    checkpoint without the classifier's variables is a UsageError.
-    `model_fn_builder` is the script's (run_classifier.model_fn_builder's
-    parameters); run_classifier.export_saved_model passes its own.
-    """
+    """run_classifier.export_saved_model, whose docstring says what is written, with
+    the script's `model_fn_builder` (run_classifier.model_fn_builder's parameters)."""
     model_fn = model_fn_builder(
         bert_config,
         num_labels,

@@ -332,18 +332,8 @@ def run(setup, model_fn_builder):
 def export_saved_model(
     model_fn_builder, export_dir, checkpoint_path, bert_config, precision="fp32", use_xla=False
 ):
-    """Exports the SQuAD model in `checkpoint_path` as a SavedModel for serving.
-
-    The "serving_default" signature takes input_ids, input_mask and
-    segment_ids (int32 [batch, length], laid out as
-    convert_examples_to_features builds them, of any length up to the
-    model's max_position_embeddings) and returns start_logits and
-    end_logits ([batch, length]). The graph is model_fn_builder's in
-    PREDICT mode, computing in `precision` and compiled with XLA if
-    `use_xla`, as prediction computes. Written complete or not at all;
-    `export_dir` must not exist. `model_fn_builder` is the script's
-    (run_squad.model_fn_builder's parameters).
-    """
+    """run_squad.export_saved_model, whose docstring says what is written, with the
+    script's `model_fn_builder` (run_squad.model_fn_builder's parameters)."""
     model_fn = model_fn_builder(
         bert_config, None, 0.0, None, None, False, False, precision=precision
     )
