@@ -11,6 +11,7 @@ import os
 
 import numpy as np
 import pytest
+from bad_input_fixtures import pretraining_args
 from helpers import (
     REPO,
     error_line,
@@ -221,18 +222,7 @@ def _features(inputs, out, **flags):
 
 
 def _pretraining(inputs, out, **flags):
-    args = {
-        "input_file": inputs["records"],
-        "output_dir": str(out),
-        "bert_config_file": inputs["config"],
-        "do_train": "true",
-        "max_seq_length": "32",
-        "max_predictions_per_seq": "5",
-        "train_batch_size": "4",
-        "num_train_steps": "2",
-        "num_warmup_steps": "0",
-    }
-    return flag_args(args, **flags)
+    return pretraining_args(inputs["config"], inputs["records"], out, **flags)
 
 
 # ---------------------------------------------------------------- missing files

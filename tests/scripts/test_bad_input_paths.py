@@ -19,6 +19,7 @@ from bad_input_fixtures import (
     assert_refused,
     assert_runs,
     classifier_args,
+    pretraining_args,
     write_model_files,
 )
 from helpers import flag_args, write_checkpoint, write_lines, write_text
@@ -60,18 +61,7 @@ def _unchanged(path):
 
 
 def _pretraining(model, out, **flags):
-    defaults = {
-        "input_file": model["records"],
-        "output_dir": str(out),
-        "bert_config_file": model["config"],
-        "do_train": "true",
-        "max_seq_length": "32",
-        "max_predictions_per_seq": "5",
-        "train_batch_size": "4",
-        "num_train_steps": "2",
-        "num_warmup_steps": "0",
-    }
-    return flag_args(defaults, **flags)
+    return pretraining_args(model["config"], model["records"], out, **flags)
 
 
 # ---------------------------------------------------------------- output = input

@@ -20,6 +20,7 @@ from bad_input_fixtures import (
     assert_runs,
     classifier_args,
     copy_run,
+    pretraining_args,
     write_custom_data,
     write_model_files,
 )
@@ -88,23 +89,8 @@ def pretraining_run(model, tmp_path_factory):
         "--dupe_factor=1",
     )
     out = directory / "out"
-    assert_runs("run_pretraining.py", *_pretraining_args(model["config"], records, out))
+    assert_runs("run_pretraining.py", *pretraining_args(model["config"], records, out))
     return {"records": records, "out": str(out)}
-
-
-def _pretraining_args(config, records, out, **flags):
-    defaults = {
-        "input_file": records,
-        "output_dir": str(out),
-        "bert_config_file": config,
-        "do_train": "true",
-        "max_seq_length": "32",
-        "max_predictions_per_seq": "5",
-        "train_batch_size": "4",
-        "num_train_steps": "2",
-        "num_warmup_steps": "0",
-    }
-    return flag_args(defaults, **flags)
 
 
 # ---------------------------------------------------------------- another model
@@ -125,7 +111,7 @@ def test_resuming_classifier_with_a_smaller_config_is_refused(model, sst2_run, t
 
 def test_resuming_pretraining_with_a_smaller_config_is_refused(model, pretraining_run, tmp_path):
     out = copy_run(pretraining_run["out"], tmp_path / "out")
-    args = _pretraining_args(
+    args = pretraining_args(
         model["config_one_layer"], pretraining_run["records"], out, num_train_steps="4"
     )
     assert_refused(tmp_path, "run_pretraining.py", args, f"--output_dir={out}", "2 encoder layers")

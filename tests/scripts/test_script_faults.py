@@ -24,9 +24,10 @@ from bad_input_fixtures import (
     classifier_args,
     copy_run,
     listing,
+    pretraining_args,
     write_model_files,
 )
-from helpers import REPO, SUPPORT, error_line, flag_args, run_python, run_script, write_lines
+from helpers import REPO, SUPPORT, error_line, run_python, run_script, write_lines
 
 from bert_lib import engine
 
@@ -71,21 +72,6 @@ def _data_args(vocab, data_dir, seed=12345):
     ]
 
 
-def _pretraining_args(config, input_file, out, **flags):
-    defaults = {
-        "input_file": input_file,
-        "output_dir": str(out),
-        "bert_config_file": config,
-        "do_train": "true",
-        "max_seq_length": "32",
-        "max_predictions_per_seq": "5",
-        "train_batch_size": "4",
-        "num_train_steps": "2",
-        "num_warmup_steps": "0",
-    }
-    return flag_args(defaults, **flags)
-
-
 def _input_files_logged(log, directory):
     """The input files run_pretraining.py lists under "*** Input Files ***"."""
     return sorted(re.findall(rf"\]\s+({re.escape(str(directory))}/\S+)$", log, re.MULTILINE))
@@ -116,7 +102,7 @@ def test_a_killed_create_pretraining_data_leaves_nothing_a_glob_or_the_next_run_
     assert leftovers
     log = assert_runs(
         "run_pretraining.py",
-        *_pretraining_args(model["config"], f"{data}/*", tmp_path / "out", num_train_steps="1"),
+        *pretraining_args(model["config"], f"{data}/*", tmp_path / "out", num_train_steps="1"),
     )
     assert _input_files_logged(log, data) == [f"{data}/a.tfrecord", f"{data}/b.tfrecord"]
     assert "not input" in log  # the leftover is named as skipped
@@ -245,10 +231,10 @@ def test_pretraining_goes_on_at_a_new_length_with_new_records_and_a_warning(mode
         args = [a for a in args if not a.startswith("--max_seq_length=")]
         assert_runs("create_pretraining_data.py", *args, f"--max_seq_length={length}")
     out = tmp_path / "out"
-    assert_runs("run_pretraining.py", *_pretraining_args(model["config"], f"{short}/*", out))
+    assert_runs("run_pretraining.py", *pretraining_args(model["config"], f"{short}/*", out))
     log = assert_runs(
         "run_pretraining.py",
-        *_pretraining_args(
+        *pretraining_args(
             model["config"], f"{long}/*", out, max_seq_length="48", num_train_steps="4"
         ),
     )
@@ -267,7 +253,7 @@ def test_a_shard_replaced_between_a_stop_and_the_resume_starts_the_input_afresh(
     data.mkdir()
     assert_runs("create_pretraining_data.py", *_data_args(model["vocab"], data))
     out = tmp_path / "out"
-    args = _pretraining_args(
+    args = pretraining_args(
         model["config"],
         f"{data}/*.tfrecord",
         out,
@@ -291,37 +277,30 @@ def test_a_shard_replaced_between_a_stop_and_the_resume_starts_the_input_afresh(
 # ---------------------------------------------------------------- 4. files that go
 
 
-def test_every_checkpoint_removed_while_predict_restores_is_one_line_naming_it(
-    model, trained, tmp_path
+@pytest.mark.parametrize(
+    "fault, what",
+    [
+        # Every checkpoint deleted (a clean-up job) as the prediction restores one.
+        (r"REMOVE:call:Saver.restore:model\.ckpt-", "was removed while this run read it"),
+        # A byte of its first tensor changed on disk as it is restored.
+        (r"DAMAGE_FIRST:call:Saver.restore:model\.ckpt-\d+\.data-", "is damaged"),
+    ],
+)
+def test_a_checkpoint_removed_or_damaged_while_predict_restores_is_one_line_naming_it(
+    model, trained, tmp_path, fault, what
 ):
     out = copy_run(trained, tmp_path / "out")
     checkpoint = engine.newest_checkpoint(out)
     result = _with_fault(
         out,
-        r"REMOVE:call:Saver.restore:model\.ckpt-",
+        fault,
         "run_classifier.py",
         *_classifier_run(model, out, do_train="false", do_predict="true"),
     )
     line = error_line(result)
-    assert line.startswith(f"ERROR: checkpoint {checkpoint} ")
+    assert line.startswith(f"ERROR: checkpoint {checkpoint} {what}"), line
     assert "graph key" not in line
     assert not os.path.exists(os.path.join(out, "test_results.tsv"))
-
-
-def test_a_checkpoint_damaged_while_predict_restores_is_one_line_naming_it(
-    model, trained, tmp_path
-):
-    out = copy_run(trained, tmp_path / "out")
-    checkpoint = engine.newest_checkpoint(out)
-    result = _with_fault(
-        out,
-        r"DAMAGE_FIRST:call:Saver.restore:model\.ckpt-\d+\.data-",
-        "run_classifier.py",
-        *_classifier_run(model, out, do_train="false", do_predict="true"),
-    )
-    line = error_line(result)
-    assert line.startswith(f"ERROR: checkpoint {checkpoint} ")
-    assert "graph key" not in line
 
 
 def test_a_record_damaged_after_it_was_written_is_named_with_its_file(model, tmp_path):
@@ -345,7 +324,7 @@ def test_a_shard_removed_between_listing_and_reading_is_one_line_naming_it(model
         data,
         r"REMOVE:call:build_train_graph:b\.tfrecord$",
         "run_pretraining.py",
-        *_pretraining_args(model["config"], f"{data}/*.tfrecord", tmp_path / "out"),
+        *pretraining_args(model["config"], f"{data}/*.tfrecord", tmp_path / "out"),
     )
     line = error_line(result)
     assert line.startswith(f"ERROR: --input_file: {data}/b.tfrecord was removed while this run")

@@ -97,6 +97,23 @@ def classifier_args(vocab, config, output_dir, **flags):
     return flag_args(defaults, **flags)
 
 
+def pretraining_args(config, records, output_dir, **flags):
+    """run_pretraining.py training the small model 2 steps on records of length 32 (5
+    predictions each)."""
+    defaults = {
+        "input_file": records,
+        "output_dir": str(output_dir),
+        "bert_config_file": config,
+        "do_train": "true",
+        "max_seq_length": "32",
+        "max_predictions_per_seq": "5",
+        "train_batch_size": "4",
+        "num_train_steps": "2",
+        "num_warmup_steps": "0",
+    }
+    return flag_args(defaults, **flags)
+
+
 def write_custom_data(directory, names=("ham", "spam")):
     """train.csv and dev.csv of demo_data/sentiment's sentences, labels renamed to `names`."""
     os.makedirs(directory, exist_ok=True)
