@@ -122,8 +122,10 @@ class OutputDir(
         record = {**self.run.record(), "input": self.input}
         if held is not None and not self.trains:
             # What the model was trained on stays recorded (an evaluation at another
-            # --max_seq_length, say).
-            record["input"] = held.get("input", self.input)
+            # --max_seq_length, say), or unknown (a record of older code).
+            record.pop("input")
+            if "input" in held:
+                record["input"] = held["input"]
         if not self.keep_record and held != record:
             atomic_write.write_text(
                 os.path.join(self.path, RUN_FILE), json.dumps(record, indent=1) + "\n"

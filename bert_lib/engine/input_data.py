@@ -77,8 +77,8 @@ def pipeline_files(dataset):
     for text in _string_constants(graph_def, wanted):
         if not text or len(text) > _LONGEST_PATH or "\n" in text or "\0" in text:
             continue
-        if "*" in text or "?" in text:
-            candidates = tf.io.gfile.glob(text)
+        if ("*" in text or "?" in text) and ("/" in text or "." in text):
+            candidates = tf.io.gfile.glob(text)  # a pattern (Dataset.list_files)
         else:
             candidates = [text]
         for path in candidates:
@@ -197,7 +197,7 @@ def naming_read_errors(paths, at_start=None):
     try:
         yield
     except (tf.errors.DataLossError, tf.errors.NotFoundError) as e:
-        named = read_error(e, paths or [], at_start() if callable(at_start) else at_start)
+        named = read_error(e, paths or [], at_start)
         if named is None:
             raise
         raise named from None

@@ -48,7 +48,6 @@ from absl import logging
 from ..plumbing import atomic_write
 from . import input_data
 from .config import CHECKPOINT_BASENAME
-from .input_data import pipeline_graph
 
 SUFFIX = ".input"
 # The file: this line; the pipeline's fingerprint (hex) and a newline; the
@@ -246,7 +245,7 @@ def pipeline_fingerprint(variant):
     process-wide counters (MapDataset:7, __inference_Dataset_map_lambda_56),
     so the same input_fn gives other names in another process or graph.
     """
-    graph_def, wanted = pipeline_graph(variant)
+    graph_def, wanted = input_data.pipeline_graph(variant)
     functions = {}
     pending = {f.signature.name: f for f in graph_def.library.function}
     while pending:
