@@ -41,7 +41,9 @@ FLAGS = flags.FLAGS
 script_flags.define_model_flags(__name__)
 script_flags.define_fine_tuning_flags(__name__)
 script_flags.define_engine_flags(__name__)
-script_flags.define_flags("data_dir", "task_name", "labels", "window_stride", module=__name__)
+script_flags.define_flags(
+    "data_dir", "task_name", "labels", "window_stride", "export_format", module=__name__
+)
 
 # Other parameters.
 
@@ -391,6 +393,7 @@ def export_saved_model(
     predictor_files=None,
     precision="fp32",
     use_xla=False,
+    export_formats=("saved_model",),
 ):
     """Exports the classifier in `checkpoint_path` as a SavedModel for serving.
 
@@ -404,7 +407,9 @@ def export_saved_model(
     `predictor_files` (classifier_output.predictor_files) go to
     assets.extra/ for predictor.Predictor. `export_dir` must not exist; a
     checkpoint without the classifier's variables is a UsageError. main's
-    --export_dir comes here.
+    --export_dir comes here. `export_formats` (onnx_export.parse_formats of
+    --export_format) adds the ONNX files beside the SavedModel: model.onnx
+    (float32 at any `precision`) and, with "onnx_int8", model_int8.onnx.
     """
     classifier.export_saved_model(
         model_fn_builder,
@@ -417,6 +422,7 @@ def export_saved_model(
         predictor_files=predictor_files,
         precision=precision,
         use_xla=use_xla,
+        export_formats=export_formats,
     )
 
 
@@ -430,7 +436,8 @@ _FLAG_NAMES = (
     "eval_batch_size predict_batch_size learning_rate num_train_epochs warmup_proportion use_tpu "
     "labels window_stride glue_submission_file text_a_column text_b_column label_column "
     "multi_label label_delimiter multi_label_threshold class_weights long_text_windows "
-    "predict_text_file precision num_accumulation_steps allow_new_task_in_output_dir"
+    "predict_text_file precision num_accumulation_steps allow_new_task_in_output_dir "
+    "export_format"
 ).split()
 
 # What settings_from_flags reads: the model flags (model), the engine's

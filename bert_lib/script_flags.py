@@ -274,6 +274,14 @@ SHARED_FLAGS = {
         "must not exist yet.",
         group=FINE_TUNING,
     ),
+    "export_format": _shared(
+        "string",
+        "saved_model",
+        "With --export_dir, comma-separated: saved_model (always written), onnx (also "
+        "model.onnx, float32, for ONNX Runtime and OpenVINO; a bf16 model is run in bf16 "
+        "by OpenVINO from it), onnx_int8 (also model_int8.onnx, the dense layers' weights "
+        "in int8). The ONNX formats need the optional extra: pip install .[onnx]",
+    ),
     # Training.
     "train_batch_size": _shared(
         "integer", 32, "Total batch size for training.", rule=POSITIVE, group=FINE_TUNING

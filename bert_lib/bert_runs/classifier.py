@@ -31,7 +31,7 @@ from ..task_data import (
     dynamic_padding,
     features,
 )
-from . import model_fns, output_dir_run, serving
+from . import model_fns, onnx_export, output_dir_run, serving
 
 # What prepare settles before any work, from the Settings: the model
 # config, the task's processor and its kind (classifier_tasks.TaskKind: the
@@ -371,6 +371,7 @@ def _export(setup, model_fn_builder):
         predictor_files=files,
         precision=settings.precision,
         use_xla=settings.run_config.use_xla,
+        export_formats=onnx_export.parse_formats(settings.export_format),
     )
 
 
@@ -385,28 +386,33 @@ def export_saved_model(
     predictor_files=None,
     precision="fp32",
     use_xla=False,
+    export_formats=(onnx_export.SAVED_MODEL,),
 ):
     """run_classifier.export_saved_model, whose docstring says what is written, with
     the script's `model_fn_builder` (run_classifier.model_fn_builder's parameters)."""
-    model_fn = model_fn_builder(
-        bert_config,
-        num_labels,
-        None,
-        0.0,
-        None,
-        None,
-        False,
-        False,
-        is_regression=is_regression,
-        multi_label=multi_label,
-        precision=precision,
-    )
     config = engine.RunConfig(
         model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
     )
-    engine.Estimator(model_fn, config).export_saved_model(
-        export_dir, serving.id_inputs, checkpoint_path, predictor_files, cast_weights_once=True
-    )
+
+    def write_saved_model(path, precision):
+        model_fn = model_fn_builder(
+            bert_config,
+            num_labels,
+            None,
+            0.0,
+            None,
+            None,
+            False,
+            False,
+            is_regression=is_regression,
+            multi_label=multi_label,
+            precision=precision,
+        )
+        engine.Estimator(model_fn, config).export_saved_model(
+            path, serving.id_inputs, checkpoint_path, predictor_files, cast_weights_once=True
+        )
+
+    onnx_export.export(export_dir, write_saved_model, precision, export_formats)
 
 
 # ---------------------------------------------------------------------------
@@ -494,6 +500,11 @@ def check_task_flags(settings):
     processor = classifier_tasks.get_processor(settings.task_name)
     _check_custom_flags(settings, isinstance(processor, custom_data.CustomProcessor))
     startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
+    export_formats = onnx_export.parse_formats(settings.export_format)
+    if export_formats != (onnx_export.SAVED_MODEL,):
+        if not settings.export_dir:
+            raise UsageError(f"--export_format={settings.export_format} needs --export_dir")
+        onnx_export.check_converters(export_formats)
     return processor
 
 

@@ -16,6 +16,14 @@ An example is a string, or a (text_a, text_b) pair. The vocabulary, casing
 and label names come from the export's assets.extra/ (written by
 run_classifier.py --export_dir); each can be given instead. Inputs are cut
 to the export's max_seq_length exactly as run_classifier.py cuts them.
+
+The same export is served by ONNX Runtime or OpenVINO through its ONNX
+files (run_classifier.py --export_format=onnx or onnx_int8; the runtimes
+are the optional extra `pip install .[onnx]`), with the same API:
+
+    Predictor("output/classifier_export", runtime="onnxruntime")                 # model.onnx
+    Predictor("output/classifier_export", runtime="onnxruntime", precision="int8")
+    Predictor("output/classifier_export", runtime="openvino", precision="bf16")
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
@@ -30,11 +38,14 @@ import tensorflow as tf
 
 import tokenization
 
+from ..bert_runs.onnx_export import ONNX_FILE, ONNX_INT8_FILE
 from ..plumbing.errors import UsageError
 from ..task_data import classifier_output, classifier_tasks, features
+from . import onnx_runtimes
 
 EXTRA_DIR = "assets.extra"
 SETTINGS_FILE = "predictor.json"
+TENSORFLOW = "tensorflow"
 
 
 class TextEncoder:
@@ -97,7 +108,7 @@ def _check_export_dir(export_dir):
     if not tf.io.gfile.exists(export_dir):
         raise UsageError(f"{export_dir}: no such directory")
     if not tf.io.gfile.isdir(export_dir):
-        raise UsageError(f"{export_dir}: a file, not a SavedModel export directory")
+        raise UsageError(f"{export_dir}: a file, not a SavedModel export directory or .onnx file")
     if tf.io.gfile.exists(os.path.join(export_dir, "saved_model.pb")):
         return
     if tf.io.gfile.exists(os.path.join(export_dir, "checkpoint")):
@@ -112,11 +123,24 @@ class Predictor:
     """Loads an exported classifier and its vocabulary once, then classifies many texts.
 
     Args:
-      export_dir: a SavedModel written by run_classifier.py --export_dir.
+      export_dir: a SavedModel written by run_classifier.py --export_dir, or
+        one of its ONNX files (model.onnx, model_int8.onnx).
       vocab_file, do_lower_case, labels: override what the export recorded
-        (needed for exports that recorded nothing).
+        (needed for exports that recorded nothing, and for an ONNX file
+        away from its export directory).
       batch_size: how many examples go through the model at once.
       max_seq_length: where texts are cut (default: what the export recorded).
+      runtime: "tensorflow" (the SavedModel; the default for a directory),
+        "onnxruntime" (the default for an .onnx file) or "openvino", which
+        run the export's ONNX file (onnx_runtimes.py).
+      precision: for the ONNX runtimes, "fp32" (model.onnx, the default),
+        "int8" (model_int8.onnx) or, with OpenVINO, "bf16" (model.onnx
+        computed in bfloat16). A SavedModel computes in the precision it
+        was exported at, and takes None or "fp32" here only for a float32
+        export.
+      num_threads: the ONNX runtime's intra-op threads (default: its own,
+        one per core). TensorFlow's are set per process, before it starts
+        (TF_NUM_INTRAOP_THREADS).
 
     Batches go to the model cut to their longest text when the export takes
     any length, since padding positions change nothing.
@@ -130,8 +154,17 @@ class Predictor:
         labels=None,
         batch_size=32,
         max_seq_length=None,
+        runtime=None,
+        precision=None,
+        num_threads=None,
     ):
-        _check_export_dir(export_dir)
+        model_file = None
+        if str(export_dir).endswith(".onnx") and tf.io.gfile.exists(export_dir):
+            model_file, export_dir = export_dir, os.path.dirname(os.path.abspath(export_dir))
+            runtime = runtime or onnx_runtimes.ONNXRUNTIME
+        else:
+            _check_export_dir(export_dir)
+        runtime = runtime or TENSORFLOW
         settings = {}
         settings_path = os.path.join(export_dir, EXTRA_DIR, SETTINGS_FILE)
         if tf.io.gfile.exists(settings_path):
@@ -147,23 +180,43 @@ class Predictor:
         self.multi_label = bool(settings.get("multi_label", False))
         self.threshold = float(settings.get("multi_label_threshold", 0.5))
         self.batch_size = batch_size
-        self._model = tf.saved_model.load(export_dir)
-        self._serve = self._model.signatures["serving_default"]
-        self._call_model = _model_caller(self._serve, export_dir)
-        self.output_name = next(iter(self._serve.structured_outputs))
+        self.runtime = runtime
+        if runtime == TENSORFLOW:
+            if model_file is not None or precision not in (None, "fp32"):
+                raise UsageError(
+                    f"runtime 'tensorflow' serves a SavedModel directory in the precision it "
+                    f"was exported at, not {model_file or precision!r}: give another runtime "
+                    f"({', '.join(onnx_runtimes.RUNTIMES)}) or the export directory"
+                )
+            self._call_model, output_shapes, fixed_length = _load_saved_model(export_dir)
+        else:
+            precision = precision or "fp32"
+            if model_file is None:
+                model_file = os.path.join(
+                    export_dir, ONNX_INT8_FILE if precision == "int8" else ONNX_FILE
+                )
+                if not tf.io.gfile.exists(model_file):
+                    raise UsageError(
+                        f"{export_dir}: no {os.path.basename(model_file)} for runtime "
+                        f"{runtime!r} at {precision}; export it with run_classifier.py "
+                        "--export_format=onnx (or onnx_int8)"
+                    )
+            model = onnx_runtimes.load(model_file, runtime, precision, num_threads)
+            self._call_model, output_shapes, fixed_length = model, model.output_shapes, None
+        self.precision = precision
+        # Batches are cut to their longest text unless the model takes one length only.
+        self._takes_any_length = fixed_length is None
+        self.output_name = next(iter(output_shapes))
         if max_seq_length is None:
             max_seq_length = settings.get("max_seq_length")
         if max_seq_length is None:
             # Exports of fixed length say it in their signature.
-            max_seq_length = self._serve.structured_input_signature[1]["input_ids"].shape[1]
+            max_seq_length = fixed_length
         if max_seq_length is None:
             raise UsageError(f"{export_dir}: no max_seq_length recorded; pass max_seq_length")
         self.encode = TextEncoder(vocab_file, do_lower_case, int(max_seq_length))
-        self._takes_any_length = (
-            self._serve.structured_input_signature[1]["input_ids"].shape[1] is None
-        )
         if self.labels is None and self.output_name == "probabilities":
-            width = int(self._serve.structured_outputs["probabilities"].shape[-1])
+            width = int(output_shapes["probabilities"][-1])
             self.labels = [str(i) for i in range(width)]
         # The kind of task the export's output says: a "score" is regression's.
         self.task = classifier_tasks.task_kind(
@@ -178,7 +231,7 @@ class Predictor:
             inputs = self.encode.arrays(
                 texts[start : start + self.batch_size], cut=self._takes_any_length
             )
-            outputs.append(self._call_model(inputs)[self.output_name].numpy())
+            outputs.append(self._call_model(inputs)[self.output_name])
         if not outputs:
             return np.zeros([0] + ([len(self.labels)] if self.labels else []), np.float32)
         return np.concatenate(outputs)
@@ -187,7 +240,7 @@ class Predictor:
         """The model's raw outputs for one batch already in word-piece ids ([n, length] int32
         arrays each), for callers that tokenize themselves."""
         outputs = self._call_model((input_ids, input_mask, segment_ids))
-        return outputs[self.output_name].numpy()
+        return outputs[self.output_name]
 
     def __call__(self, texts):
         """One dict per text, as run_classifier.py writes to text_predictions.jsonl."""
@@ -200,8 +253,29 @@ class Predictor:
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 
 
+def _load_saved_model(export_dir):
+    """(call, output shapes, fixed length) of the SavedModel in `export_dir`.
+
+    call(inputs) runs its serving signature on the three id arrays and
+    returns {output name: numpy array}; the output shapes are
+    {name: [dims, None where any]}; the fixed length is the one its
+    signature's input_ids take, or None for any length.
+    """
+    model = tf.saved_model.load(export_dir)
+    signature = model.signatures["serving_default"]
+    call = _model_caller(signature, export_dir)
+    # The loaded object owns the signature's variables: keep it alive with the caller.
+    call.saved_model = model
+    output_shapes = {
+        name: spec.shape.as_list() for name, spec in signature.structured_outputs.items()
+    }
+    fixed_length = signature.structured_input_signature[1]["input_ids"].shape[1]
+    return call, output_shapes, fixed_length
+
+
 def _model_caller(signature, export_dir):
-    """A function (input_ids, input_mask, segment_ids) arrays -> the signature's output dict.
+    """A function (input_ids, input_mask, segment_ids) arrays -> the signature's outputs,
+    {name: numpy array}.
 
     A signature called by keyword first matches its arguments against its
     structured input signature, in Python, on every call: about a third of
@@ -224,12 +298,14 @@ def _model_caller(signature, export_dir):
     if call_flat is None:
 
         def call_by_name(inputs):
-            return signature(**{name: tf.constant(inputs[i]) for name, i in zip(names, order)})
+            outputs = signature(**{name: tf.constant(inputs[i]) for name, i in zip(names, order)})
+            return {name: value.numpy() for name, value in outputs.items()}
 
         return call_by_name
     captured = signature.captured_inputs
 
     def call(inputs):
-        return call_flat([tf.constant(inputs[i]) for i in order], captured)
+        outputs = call_flat([tf.constant(inputs[i]) for i in order], captured)
+        return {name: value.numpy() for name, value in outputs.items()}
 
     return call

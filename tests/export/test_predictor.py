@@ -167,7 +167,7 @@ def test_a_signature_without_the_three_id_inputs_is_refused(tmp_path):
 def test_a_signature_without_a_flat_entry_is_called_by_keyword(export):
     export_dir, _, _ = export
     model = predictor.Predictor(export_dir, batch_size=3)
-    signature = model._serve
+    signature = tf.saved_model.load(export_dir).signatures["serving_default"]
 
     class KeywordOnly:
         structured_input_signature = signature.structured_input_signature

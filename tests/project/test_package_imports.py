@@ -143,6 +143,8 @@ def test_package_dependencies_are_the_requirements_files():
         re.sub(r"\s+", " ", d.replace("'", '"')) for d in project["optional-dependencies"]["dev"]
     ]
     assert dev == _requirements("requirements-dev.txt")
+    # The tests run the ONNX export and runtimes: the [onnx] extra is among the dev tools.
+    assert set(project["optional-dependencies"]["onnx"]) <= set(dev)
 
 
 def _defined_flag_names(module):

@@ -303,6 +303,7 @@ def sst2_run(tmp_path_factory):
         "--num_train_epochs=10",
         f"--output_dir={out}",
         f"--export_dir={root / 'export'}",
+        "--export_format=onnx",
         f"--glue_submission_file={root / 'SST-2.tsv'}",
         "--tf_random_seed=1",
     )
@@ -350,6 +351,39 @@ def test_saved_model_gives_the_predict_probabilities(rc, sst2_run):
     served = _serve(str(sst2_run["root"] / "export"), tokenizer, rc, examples, "probabilities")
     predicted = np.loadtxt(str(sst2_run["out"] / "test_results.tsv"), delimiter="\t")
     np.testing.assert_allclose(served, predicted, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_onnx_export_gives_the_predict_probabilities_under_both_runtimes(sst2_run):
+    from bert_lib.export import predictor
+
+    texts = [sentence for sentence, _ in sst2_run["test"]]
+    predicted = np.loadtxt(str(sst2_run["out"] / "test_results.tsv"), delimiter="\t")
+    for runtime in ("onnxruntime", "openvino"):
+        served = predictor.Predictor(str(sst2_run["root"] / "export"), runtime=runtime)
+        np.testing.assert_allclose(served.predict_arrays(texts), predicted, atol=1e-6)
+
+
+@pytest.mark.slow
+def test_export_format_is_checked_before_any_work(tmp_path):
+    vocab, config = model_files(tmp_path)
+    common = (
+        "--task_name=sst-2",
+        "--do_train=true",
+        f"--data_dir={tmp_path}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        f"--output_dir={tmp_path / 'out'}",
+    )
+    proc = run_classifier_script(*common, "--export_format=onnx")
+    assert error_line(proc) == "ERROR: --export_format=onnx needs --export_dir"
+    proc = run_classifier_script(
+        *common, f"--export_dir={tmp_path / 'export'}", "--export_format=onnx,tflite"
+    )
+    assert error_line(proc) == (
+        "ERROR: --export_format=onnx,tflite: 'tflite' is not one of saved_model, onnx, onnx_int8"
+    )
+    assert not (tmp_path / "out").exists() and not (tmp_path / "export").exists()
 
 
 @pytest.mark.slow

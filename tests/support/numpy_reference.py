@@ -118,8 +118,16 @@ class AdamWeightDecay:
             )
 
 
-def bert(weights, config, ids, mask=None, types=None):
-    """Forward pass of BERT from {checkpoint name: array}; the outputs BertModel gives."""
+def bert(weights, config, ids, mask=None, types=None, matmul=None, last_layer_at_cls=False):
+    """Forward pass of BERT from {checkpoint name: array}; the outputs BertModel gives.
+
+    `matmul(x, kernel)`, when given, computes each dense layer's x @ kernel
+    (x [..., in]; for an integer version of it). With `last_layer_at_cls`
+    the last layer computes its query, output and feed-forward at the first
+    position only, as BertModel(pooled_output_only=True) does; its
+    sequence_output is then that position's, [batch, 1, hidden].
+    """
+    matmul = matmul or np.matmul
     w = {name: value.astype(np.float64) for name, value in weights.items()}
     batch, seq = ids.shape
     mask = np.ones_like(ids) if mask is None else mask
@@ -137,7 +145,7 @@ def bert(weights, config, ids, mask=None, types=None):
     )
 
     def linear(x, scope):
-        return x @ w[scope + "/kernel"] + w[scope + "/bias"]
+        return matmul(x, w[scope + "/kernel"]) + w[scope + "/bias"]
 
     def split(x):  # [B, S, N*H] -> [B, N, S, H]
         return x.reshape(batch, seq, heads, head_size).transpose(0, 2, 1, 3)
@@ -148,13 +156,17 @@ def bert(weights, config, ids, mask=None, types=None):
     layers = []
     for layer in range(config.num_hidden_layers):
         p = f"bert/encoder/layer_{layer}/"
-        q = split(linear(hidden, p + "attention/self/query"))
+        rows = hidden
+        if last_layer_at_cls and layer == config.num_hidden_layers - 1:
+            rows = hidden[:, :1]
+        q = linear(rows, p + "attention/self/query")
+        q = q.reshape(batch, -1, heads, head_size).transpose(0, 2, 1, 3)
         k = split(linear(hidden, p + "attention/self/key"))
         v = split(linear(hidden, p + "attention/self/value"))
         probs = softmax(q @ k.transpose(0, 1, 3, 2) / np.sqrt(head_size) + adder)
-        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, seq, -1)
+        context = (probs @ v).transpose(0, 2, 1, 3).reshape(batch, rows.shape[1], -1)
         attention = layer_norm(
-            linear(context, p + "attention/output/dense") + hidden,
+            linear(context, p + "attention/output/dense") + rows,
             w[p + "attention/output/LayerNorm/beta"],
             w[p + "attention/output/LayerNorm/gamma"],
         )

@@ -1,0 +1,180 @@
+"""ONNX files beside a SavedModel export: float32 through tf2onnx, int8 by ONNX Runtime.
+
+An export directory (run_classifier.py --export_dir) holds the SavedModel
+that TensorFlow Serving loads. With --export_format=onnx it also holds
+`model.onnx`, the same serving graph converted by tf2onnx (opset 17): the
+inputs `input_ids`, `input_mask` and `segment_ids` (int32 [batch, length],
+any length up to max_position_embeddings) and the signature's output
+(`probabilities` or `score`), for ONNX Runtime and OpenVINO. The ONNX file
+is always float32: tf2onnx cannot write the bf16 SavedModel's mixed
+bfloat16 / float32 graph, and a runtime that computes in bf16 (OpenVINO on
+a CPU with bfloat16 arithmetic) takes a float32 model and a precision
+setting instead. So an export at --precision=bf16 converts a float32
+SavedModel of the same checkpoint, written for the conversion and removed.
+
+With onnx_int8, `model_int8.onnx` is that file with the dense layers'
+weights quantized to int8, dynamic-range (ONNX Runtime's
+quantize_dynamic: each MatMul whose second input is a weight becomes an
+integer matmul whose activations are quantized per call, with a scale
+taken from the activation's range; attention's matmuls, the embeddings,
+LayerNorm and softmax stay float32).
+
+The converter and the runtimes are an optional extra (`pip install
+.[onnx]`): nothing here imports them before an ONNX format is asked for,
+and asking without them is a one-line error before any work.
+"""
+
+import importlib.util
+import os
+import shutil
+
+from ..plumbing import atomic_write
+from ..plumbing.errors import UsageError
+
+SAVED_MODEL = "saved_model"
+ONNX = "onnx"
+ONNX_INT8 = "onnx_int8"
+FORMATS = (SAVED_MODEL, ONNX, ONNX_INT8)
+ONNX_FILE = "model.onnx"
+ONNX_INT8_FILE = "model_int8.onnx"
+OPSET = 17
+INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+# The packages each format needs, by import name and the name pip installs.
+_NEEDS = {ONNX: (("tf2onnx", "tf2onnx"),), ONNX_INT8: (("onnxruntime", "onnxruntime"),)}
+# The scope of the embeddings, whose one matmul (token types) is a lookup.
+EMBEDDINGS = "bert/embeddings/"
+# Where a float32 SavedModel is written for the conversion of a 16-bit export.
+_FP32_SOURCE = ".fp32_for_onnx"
+
+
+def parse_formats(text, flag="--export_format"):
+    """The formats of a comma-separated `text` ("saved_model", "onnx", "onnx_int8"), as a
+    tuple in FORMATS' order. The SavedModel is always written (the ONNX files are converted
+    from it), and onnx_int8 implies onnx. A name not in FORMATS is a UsageError."""
+    names = [name.strip() for name in (text or SAVED_MODEL).split(",") if name.strip()]
+    for name in names:
+        if name not in FORMATS:
+            raise UsageError(f"{flag}={text}: {name!r} is not one of {', '.join(FORMATS)}")
+    wanted = {SAVED_MODEL, *names}
+    if ONNX_INT8 in wanted:
+        wanted.add(ONNX)
+    return tuple(name for name in FORMATS if name in wanted)
+
+
+def check_converters(formats, flag="--export_format"):
+    """Raises a UsageError naming what to install when a format's converter is missing."""
+    for name in formats:
+        for module, package in _NEEDS.get(name, ()):
+            if importlib.util.find_spec(module) is None:
+                raise UsageError(
+                    f"{flag}={name} needs the Python package {package}, not installed: "
+                    "pip install 'bert-tensorflow[onnx]' (or pip install tf2onnx onnxruntime)"
+                )
+
+
+def export(export_dir, write_saved_model, precision, formats, flag="--export_dir"):
+    """Writes the export directory `export_dir` in `formats`, all files or none.
+
+    `write_saved_model(path, precision)` writes the SavedModel of the model
+    at `path` (which must not exist) computing in `precision`. Only the
+    SavedModel: it is written as before. With ONNX formats the directory
+    is staged, and becomes `export_dir` when every file is written.
+    """
+    if tuple(formats) == (SAVED_MODEL,):
+        write_saved_model(export_dir, precision)
+        return
+    check_converters(formats)
+    with atomic_write.staged_directory(export_dir, flag=flag) as stage:
+        # The SavedModel writer stages its own directory and wants none there yet.
+        os.rmdir(stage)
+        write_saved_model(stage, precision)
+        source = stage
+        if precision != "fp32":
+            source = os.path.join(stage, _FP32_SOURCE)
+            write_saved_model(source, "fp32")
+        onnx_path = os.path.join(stage, ONNX_FILE)
+        convert_saved_model(source, onnx_path)
+        if source != stage:
+            shutil.rmtree(source)
+        if ONNX_INT8 in formats:
+            quantize_int8(onnx_path, os.path.join(stage, ONNX_INT8_FILE))
+
+
+def convert_saved_model(saved_model_dir, onnx_path, opset=OPSET):
+    """Converts the serving_default signature of a float32 SavedModel to an ONNX file.
+
+    The ONNX graph's inputs and outputs keep the signature's names, with
+    the dimensions named "batch" and "length". A TensorFlow op tf2onnx
+    could not convert is a UsageError naming it (tf2onnx itself would leave
+    it in the file, for the runtime to refuse when loading).
+    """
+    import tf2onnx
+    from tf2onnx import tf_loader
+
+    graph_def, inputs, outputs, tensors_to_rename = tf_loader.from_saved_model(
+        saved_model_dir,
+        None,
+        None,
+        tag=["serve"],
+        signatures=["serving_default"],
+        return_tensors_to_rename=True,
+    )
+    model, _ = tf2onnx.convert.from_graph_def(
+        graph_def,
+        name=os.path.basename(os.path.abspath(saved_model_dir)),
+        input_names=inputs,
+        output_names=outputs,
+        opset=opset,
+        tensors_to_rename=tensors_to_rename,
+    )
+    unconverted = sorted({n.op_type for n in model.graph.node if n.domain not in ("", "ai.onnx")})
+    if unconverted:
+        raise UsageError(
+            f"{saved_model_dir}: tf2onnx {tf2onnx.__version__} could not convert the "
+            f"TensorFlow op(s) {', '.join(unconverted)} to ONNX opset {opset}"
+        )
+    _name_dimensions(model)
+    with atomic_write.atomic_files([onnx_path], mode="wb") as (f,):
+        f.write(model.SerializeToString())
+
+
+def _name_dimensions(model):
+    """Names the inputs' dimensions batch and length, and the outputs' first one batch."""
+    for value in model.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        for dim, name in zip(dims, ("batch", "length")):
+            dim.dim_param = name
+    for value in model.graph.output:
+        dims = value.type.tensor_type.shape.dim
+        if dims and not dims[0].dim_value:
+            dims[0].dim_param = "batch"
+
+
+def quantize_int8(onnx_path, int8_path):
+    """Writes `onnx_path` with the dense layers' matmuls quantized to int8, dynamic-range.
+
+    Weights are signed int8, symmetric, one scale per tensor (its largest
+    magnitude / 127); activations are quantized to uint8 on every call, one
+    scale and zero point per tensor from its range (ONNX Runtime's
+    DynamicQuantizeLinear and MatMulInteger). Only MatMuls whose second
+    input is a weight are changed, and of those not the token-type
+    embedding's (a one-hot matmul that is a lookup, not a dense layer).
+    """
+    import onnx
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    model = onnx.load(onnx_path)
+    lookups = [
+        node.name
+        for node in model.graph.node
+        if node.op_type == "MatMul" and any(i.startswith(EMBEDDINGS) for i in node.input)
+    ]
+    with atomic_write.atomic_paths([int8_path]) as (temp,):
+        quantize_dynamic(
+            onnx_path,
+            temp,
+            weight_type=QuantType.QInt8,
+            op_types_to_quantize=["MatMul"],
+            nodes_to_exclude=lookups,
+            extra_options={"MatMulConstBOnly": True},
+        )

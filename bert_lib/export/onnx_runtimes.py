@@ -1,0 +1,130 @@
+"""An export's ONNX file run by ONNX Runtime or OpenVINO, for predictor.Predictor.
+
+Each runtime here is a callable: (input_ids, input_mask, segment_ids),
+int32 [batch, length] numpy arrays, in; {output name: numpy array} out,
+as the SavedModel's signature answers. `output_shapes` gives each output's
+static shape (None where it varies). The runtimes are the optional extra
+`pip install .[onnx]`; each is imported when one is asked for.
+
+- ONNX Runtime (`onnxruntime`): the CPU execution provider with its graph
+  optimizations at their default (all), float32 or the int8 file;
+  `num_threads` sets its intra-op threads (default: one per core).
+  ONNX Runtime has no bfloat16 matmul on the CPU, so bf16 is refused.
+- OpenVINO (`openvino`): the file compiled for its CPU plugin with the
+  inference precision given: f32 computes in float32; bf16 lets the
+  plugin compute its matmuls and most other ops in bfloat16 (on a CPU with
+  AVX-512 BF16 or AMX; elsewhere OpenVINO emulates it slowly), as
+  --precision=bf16 does in TensorFlow. `num_threads` sets its inference
+  threads. Compiled for the latency hint: one stream, the case of one
+  request at a time.
+"""
+
+import threading
+
+from ..plumbing.errors import UsageError
+
+INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+ONNXRUNTIME = "onnxruntime"
+OPENVINO = "openvino"
+RUNTIMES = (ONNXRUNTIME, OPENVINO)
+# The precisions each runtime computes an export's ONNX files in.
+PRECISIONS = {ONNXRUNTIME: ("fp32", "int8"), OPENVINO: ("fp32", "bf16", "int8")}
+
+
+def _import(runtime):
+    try:
+        if runtime == ONNXRUNTIME:
+            import onnxruntime as module
+        else:
+            import openvino as module
+    except ImportError as e:
+        raise UsageError(
+            f"runtime {runtime!r} needs the Python package {runtime}, not installed: "
+            "pip install 'bert-tensorflow[onnx]'"
+        ) from e
+    return module
+
+
+def _check_inputs(names, path):
+    if sorted(names) != sorted(INPUT_NAMES):
+        raise UsageError(
+            f"{path}: its model takes {', '.join(sorted(names))}, not {', '.join(INPUT_NAMES)}"
+        )
+
+
+def load(path, runtime, precision="fp32", num_threads=None):
+    """The callable model of the ONNX file `path` under `runtime` (RUNTIMES), computing in
+    `precision` (PRECISIONS[runtime]; int8 is a property of the file, so fp32 and int8
+    run a file alike)."""
+    if runtime not in RUNTIMES:
+        raise UsageError(f"runtime {runtime!r} is not one of tensorflow, {', '.join(RUNTIMES)}")
+    if precision not in PRECISIONS[runtime]:
+        raise UsageError(
+            f"runtime {runtime!r} computes in {' or '.join(PRECISIONS[runtime])}, not "
+            f"{precision!r}" + (" (OpenVINO computes in bf16)" if precision == "bf16" else "")
+        )
+    if runtime == ONNXRUNTIME:
+        return OnnxRuntimeModel(path, num_threads)
+    return OpenVinoModel(path, precision, num_threads)
+
+
+class OnnxRuntimeModel:
+    """An ONNX file in an onnxruntime.InferenceSession on the CPU."""
+
+    def __init__(self, path, num_threads=None):
+        ort = _import(ONNXRUNTIME)
+        options = ort.SessionOptions()
+        if num_threads:
+            options.intra_op_num_threads = int(num_threads)
+        self._session = ort.InferenceSession(
+            path, sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        _check_inputs([i.name for i in self._session.get_inputs()], path)
+        outputs = self._session.get_outputs()
+        self.output_names = [o.name for o in outputs]
+        self.output_shapes = {
+            o.name: [d if isinstance(d, int) else None for d in o.shape] for o in outputs
+        }
+
+    def __call__(self, inputs):
+        feed = dict(zip(INPUT_NAMES, inputs))
+        return dict(zip(self.output_names, self._session.run(self.output_names, feed)))
+
+
+class OpenVinoModel:
+    """An ONNX file compiled by OpenVINO for its CPU plugin, in f32 or bf16."""
+
+    def __init__(self, path, precision="fp32", num_threads=None):
+        ov = _import(OPENVINO)
+        core = ov.Core()
+        model = core.read_model(path)
+        _check_inputs([port.get_any_name() for port in model.inputs], path)
+        config = {
+            "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32",
+            "PERFORMANCE_HINT": "LATENCY",
+        }
+        if num_threads:
+            config["INFERENCE_NUM_THREADS"] = int(num_threads)
+        self._compiled = core.compile_model(model, "CPU", config)
+        self._order = [
+            [port.get_any_name() for port in self._compiled.inputs].index(name)
+            for name in INPUT_NAMES
+        ]
+        self.output_names = [port.get_any_name() for port in self._compiled.outputs]
+        self.output_shapes = {
+            port.get_any_name(): [
+                d.get_length() if d.is_static else None for d in port.get_partial_shape()
+            ]
+            for port in self._compiled.outputs
+        }
+        self._ports = list(self._compiled.outputs)
+        # An InferRequest is not to be shared between threads: one per thread.
+        self._requests = threading.local()
+
+    def __call__(self, inputs):
+        request = getattr(self._requests, "request", None)
+        if request is None:
+            request = self._requests.request = self._compiled.create_infer_request()
+        feed = {position: inputs[i] for i, position in enumerate(self._order)}
+        results = request.infer(feed)
+        return {name: results[port] for name, port in zip(self.output_names, self._ports)}

@@ -1,0 +1,233 @@
+"""The ONNX files of an export (--export_format=onnx,onnx_int8) under ONNX Runtime and OpenVINO.
+
+A random 3-class classifier is exported as run_classifier.py exports one,
+with both ONNX files. Float32 under either runtime must answer what the
+SavedModel's signature answers on the same ids (float32 round-off) and
+the float64 numpy BERT; the int8 file must answer what a numpy BERT whose
+dense layers run ONNX's integer arithmetic answers (weights: symmetric
+int8 from the checkpoint, one scale per tensor; activations: uint8 from
+each call's range, DynamicQuantizeLinear's rule), which is not float32's.
+OpenVINO in bf16 must stay within bfloat16's rounding of float32.
+"""
+
+import numpy as np
+import numpy_reference as npr
+import onnx
+import pytest
+import tensorflow as tf
+from helpers import VOCAB_UNCASED, tiny_bert_config, write_checkpoint
+from onnx import numpy_helper
+
+import modeling
+import run_classifier
+from bert_lib.bert_runs import onnx_export
+from bert_lib.export import onnx_runtimes, predictor
+from bert_lib.task_data import classifier_output
+
+LABELS = ["no", "maybe", "yes"]
+MAX_SEQ_LENGTH = 24
+TEXTS = [
+    ("the cat sat on the mat.", "a dog slept by the door."),
+    "an unaffable hotel, far from everything!",
+    ("short", "a much longer second text that runs past the length the export cuts texts at"),
+    "x",
+    ("what is it?", "it is what it is"),
+]
+
+
+def _random_values(config, num_labels, seed):
+    with tf.Graph().as_default():
+        ids = tf.compat.v1.placeholder(tf.int32, [None, None])
+        run_classifier.create_model(config, False, ids, ids, ids, None, num_labels, False)
+        shapes = {v.op.name: v.shape.as_list() for v in tf.compat.v1.global_variables()}
+    rng = np.random.RandomState(seed)
+    return {
+        name: ((1.0 if name.endswith("gamma") else 0.0) + 0.2 * rng.standard_normal(shape)).astype(
+            np.float32
+        )
+        for name, shape in shapes.items()
+    }
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+    """(export directory, checkpoint values, config) of a random 3-class classifier
+    exported with model.onnx and model_int8.onnx."""
+    directory = tmp_path_factory.mktemp("onnx")
+    config = modeling.BertConfig.from_dict(tiny_bert_config(30522))
+    values = _random_values(config, len(LABELS), seed=5)
+    checkpoint = write_checkpoint(directory / "model.ckpt", values)
+    files = classifier_output.predictor_files(
+        VOCAB_UNCASED, True, LABELS, False, 0.5, MAX_SEQ_LENGTH
+    )
+    target = str(directory / "export")
+    run_classifier.export_saved_model(
+        target,
+        checkpoint,
+        config,
+        len(LABELS),
+        predictor_files=files,
+        export_formats=onnx_export.parse_formats("onnx_int8"),
+    )
+    return target, values, config
+
+
+def _ids(export_dir):
+    """The TEXTS' ids cut to the longest, as the Predictor feeds them, and full length."""
+    model = predictor.Predictor(export_dir)
+    return model.encode.arrays(TEXTS), model.encode(TEXTS)
+
+
+def _signature_probabilities(export_dir, arrays):
+    signature = tf.saved_model.load(export_dir).signatures["serving_default"]
+    feed = {name: tf.constant(a) for name, a in zip(predictor.INPUT_NAMES, arrays)}
+    return signature(**feed)["probabilities"].numpy()
+
+
+def test_export_directory_holds_the_savedmodel_and_both_onnx_files(export):
+    export_dir, _, _ = export
+    model = onnx.load(f"{export_dir}/{onnx_export.ONNX_FILE}")
+    assert [i.name for i in model.graph.input] == list(predictor.INPUT_NAMES)
+    for value in model.graph.input:
+        assert value.type.tensor_type.elem_type == onnx.TensorProto.INT32
+        dims = [d.dim_param for d in value.type.tensor_type.shape.dim]
+        assert dims == ["batch", "length"]
+    assert [o.name for o in model.graph.output] == ["probabilities"]
+    assert {o.version for o in model.opset_import if o.domain in ("", "ai.onnx")} == {17}
+    assert tf.io.gfile.exists(f"{export_dir}/saved_model.pb")
+
+
+@pytest.mark.parametrize("runtime", onnx_runtimes.RUNTIMES)
+def test_float32_onnx_answers_the_savedmodels_probabilities(export, runtime):
+    export_dir, values, config = export
+    cut, full = _ids(export_dir)
+    expected = _signature_probabilities(export_dir, cut)
+    served = predictor.Predictor(export_dir, runtime=runtime, batch_size=len(TEXTS))
+    got = served.predict_arrays(TEXTS)
+    np.testing.assert_allclose(got, expected, atol=2e-7, rtol=0)
+    # Full length (padding positions in every row) and batch 1 too, against numpy.
+    logits = npr.bert(values, config, *full.values())["pooled_output"]
+    reference = npr.softmax(logits @ values["output_weights"].T + values["output_bias"])
+    for i in range(len(TEXTS)):
+        one = [full[name][i : i + 1] for name in predictor.INPUT_NAMES]
+        np.testing.assert_allclose(served.predict_ids(*one), reference[i : i + 1], atol=1e-5)
+
+
+def _int8_matmul(x, kernel):
+    """x @ kernel as ONNX Runtime's dynamic quantization computes it: the kernel in
+    symmetric int8 (scale max|kernel| / 127), x in uint8 from its own range (scale (max(x,
+    0) - min(x, 0)) / 255, zero point round(-min / scale), ties to even), an integer
+    product, scaled back."""
+    x = x.astype(np.float32)
+    low, high = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
+    x_scale = np.float32((high - low) / 255)
+    zero_point = np.clip(np.round(-low / x_scale), 0, 255)
+    x_q = np.clip(np.round(x / x_scale) + zero_point, 0, 255)
+    w_scale = np.float32(np.abs(kernel.astype(np.float32)).max() / 127)
+    w_q = np.clip(np.round(kernel.astype(np.float32) / w_scale), -127, 127)
+    product = (x_q.astype(np.int64) - int(zero_point)) @ w_q.astype(np.int64)
+    return product * (np.float64(x_scale) * np.float64(w_scale))
+
+
+def test_int8_onnx_answers_integer_arithmetic_on_the_dense_layers(export):
+    export_dir, values, config = export
+    cut, _ = _ids(export_dir)
+    outputs = npr.bert(values, config, *cut, matmul=_int8_matmul, last_layer_at_cls=True)
+    logits = _int8_matmul(outputs["pooled_output"], values["output_weights"].T)
+    expected = npr.softmax(logits + values["output_bias"])
+    float32 = _signature_probabilities(export_dir, cut)
+    for runtime in onnx_runtimes.RUNTIMES:
+        served = predictor.Predictor(export_dir, runtime=runtime, precision="int8")
+        got = served.predict_arrays(TEXTS)
+        np.testing.assert_allclose(got, expected, atol=2e-5, rtol=0)
+        # Not float32's numbers: the quantization is really there.
+        assert np.abs(got - float32).max() > 1e-3
+
+
+def test_int8_file_quantizes_every_dense_kernel_and_nothing_else(export):
+    export_dir, values, config = export
+    model = onnx.load(f"{export_dir}/{onnx_export.ONNX_INT8_FILE}")
+    ops = [node.op_type for node in model.graph.node]
+    dense = 6 * config.num_hidden_layers + 2  # q, k, v, output, in, out; pooler; classifier
+    assert ops.count("MatMulInteger") == dense
+    int8 = [
+        numpy_helper.to_array(i)
+        for i in model.graph.initializer
+        if i.data_type == onnx.TensorProto.INT8
+    ]
+    kernels = [v for n, v in values.items() if n.endswith("/kernel") or n == "output_weights"]
+    assert sorted(w.size for w in int8 if w.ndim == 2) == sorted(k.size for k in kernels)
+
+
+def test_bf16_export_writes_the_float32_onnx_of_its_checkpoint(tmp_path):
+    config = modeling.BertConfig.from_dict(tiny_bert_config(30522))
+    values = _random_values(config, len(LABELS), seed=6)
+    checkpoint = write_checkpoint(tmp_path / "model.ckpt", values)
+    files = classifier_output.predictor_files(
+        VOCAB_UNCASED, True, LABELS, False, 0.5, MAX_SEQ_LENGTH
+    )
+    target = str(tmp_path / "export")
+    run_classifier.export_saved_model(
+        target,
+        checkpoint,
+        config,
+        len(LABELS),
+        predictor_files=files,
+        precision="bf16",
+        export_formats=onnx_export.parse_formats("onnx"),
+    )
+    assert sorted(tf.io.gfile.listdir(target)) == [
+        "assets.extra",
+        "model.onnx",
+        "saved_model.pb",
+        "variables",
+    ]
+    _, full = _ids(target)
+    logits = npr.bert(values, config, *full.values())["pooled_output"]
+    reference = npr.softmax(logits @ values["output_weights"].T + values["output_bias"])
+    onnx_float32 = predictor.Predictor(target, runtime="onnxruntime").predict_arrays(TEXTS)
+    np.testing.assert_allclose(onnx_float32, reference, atol=1e-5)
+    # The SavedModel beside it still computes in bf16.
+    saved_model_bf16 = predictor.Predictor(target).predict_arrays(TEXTS)
+    assert 1e-4 < np.abs(saved_model_bf16 - reference).max() < 3e-2
+
+
+def test_openvino_bf16_stays_within_bfloat16_of_float32(export):
+    export_dir, _, _ = export
+    cut, _ = _ids(export_dir)
+    float32 = _signature_probabilities(export_dir, cut)
+    served = predictor.Predictor(export_dir, runtime="openvino", precision="bf16")
+    got = served.predict_arrays(TEXTS)
+    assert np.abs(got - float32).max() < 3e-2
+
+
+def test_an_onnx_file_is_served_by_path_with_its_directorys_settings(export):
+    export_dir, _, _ = export
+    by_dir = predictor.Predictor(export_dir, runtime="onnxruntime")
+    by_file = predictor.Predictor(f"{export_dir}/{onnx_export.ONNX_FILE}")
+    assert by_file.runtime == "onnxruntime" and by_file.labels == LABELS
+    assert by_file(TEXTS) == by_dir(TEXTS)
+
+
+def test_the_runtimes_refuse_what_they_cannot_serve(export, tmp_path):
+    export_dir, _, _ = export
+    with pytest.raises(predictor.UsageError, match="not 'bf16'.*OpenVINO"):
+        predictor.Predictor(export_dir, runtime="onnxruntime", precision="bf16")
+    with pytest.raises(predictor.UsageError, match="not one of tensorflow"):
+        predictor.Predictor(export_dir, runtime="torch")
+    with pytest.raises(predictor.UsageError, match="runtime 'tensorflow'"):
+        predictor.Predictor(export_dir, precision="int8")
+    saved_model_only = tmp_path / "saved_model_only"
+    tf.io.gfile.makedirs(str(saved_model_only / "assets.extra"))
+    for name in ("saved_model.pb", "assets.extra/vocab.txt", "assets.extra/predictor.json"):
+        tf.io.gfile.copy(f"{export_dir}/{name}", str(saved_model_only / name))
+    with pytest.raises(predictor.UsageError, match="no model.onnx.*--export_format=onnx"):
+        predictor.Predictor(str(saved_model_only), runtime="openvino")
+
+
+def test_format_names_are_checked_and_int8_brings_float32(tmp_path):
+    assert onnx_export.parse_formats(None) == ("saved_model",)
+    assert onnx_export.parse_formats("onnx_int8") == ("saved_model", "onnx", "onnx_int8")
+    assert onnx_export.parse_formats("onnx,saved_model") == ("saved_model", "onnx")
+    with pytest.raises(predictor.UsageError, match="--export_format=tflite: 'tflite' is not"):
+        onnx_export.parse_formats("tflite")
