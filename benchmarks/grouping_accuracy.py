@@ -19,6 +19,15 @@ training steps) and a table of means and worst seeds:
             cut           --dynamic_padding
             grouped       --dynamic_padding --group_by_length
 
+--served=onnxruntime:int8,... (classifier tasks) also exports each
+fine-tuned model (--export_dir, with --export_format=onnx or onnx_int8) and
+scores the dev set once more through predictor.Predictor for each
+runtime:precision listed (onnxruntime:fp32, onnxruntime:int8,
+openvino:fp32, openvino:bf16, openvino:int8) and through the SavedModel
+itself (tensorflow:fp32, always), the same heads served as an online
+service would serve them; the second table gives each served accuracy
+and its difference from the SavedModel's.
+
 A variant with "@old" (grouped@old) runs the scripts of the checkout
 --old_repo instead of this one, to compare versions of the code. Every run
 gets its own output directory under --work_dir and its log there; a run
@@ -29,6 +38,9 @@ CPU seconds of such runs are not speed figures (original_speed.py's are).
   .venv/bin/python benchmarks/grouping_accuracy.py --model_dir=/tmp/minilm_tf \\
       --work_dir=/tmp/grouping --tasks=corpus_pairs,domains,names --seeds=1,2,3 \\
       --variants=full,grouped
+  .venv/bin/python benchmarks/grouping_accuracy.py --model_dir=/tmp/minilm_tf \\
+      --work_dir=/tmp/int8 --tasks=domains,corpus_pairs --seeds=1,2,3 --variants=grouped \\
+      --served=onnxruntime:fp32,onnxruntime:int8,openvino:bf16,openvino:int8
 """
 
 import argparse
@@ -141,6 +153,10 @@ def run_one(task, seed, variant, args):
         *data_flags,
         *VARIANTS[flag_set],
     ]
+    served = _served(args)
+    if served:
+        int8 = any(p == "int8" for _, p in served)
+        command += [f"--export_dir={out}/export", f"--export_format=onnx{'_int8' * int8}"]
     start = time.time()
     with open(os.path.join(out, "log.txt"), "w") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=out)
@@ -160,9 +176,94 @@ def run_one(task, seed, variant, args):
         "cpu_s": round(cpu, 1),
         "repo": repo,
     }
+    if served:
+        row["served"] = score_exports(task, data_flags, f"{out}/export", served, args)
     with open(out + ".json", "w") as f:
         json.dump(row, f)
     return row
+
+
+def _served(args):
+    """[(runtime, precision)] of --served, the SavedModel's own (tensorflow, fp32) first."""
+    served = [("tensorflow", "fp32")]
+    for item in filter(None, (args.served or "").split(",")):
+        runtime, _, precision = item.partition(":")
+        served.append((runtime, precision or "fp32"))
+    return served if len(served) > 1 else []
+
+
+def score_exports(task, data_flags, export_dir, served, args):
+    """{"runtime:precision": dev accuracy} of the export in `export_dir`, in a child
+    process (this one imports no TensorFlow)."""
+    command = [
+        args.python,
+        os.path.abspath(__file__),
+        "--model_dir=-",
+        "--work_dir=-",
+        f"--score_export={export_dir}",
+        f"--score_data={task_data_dir(task, args.work_dir, args)}",
+        "--score_served=" + ",".join(f"{r}:{p}" for r, p in served),
+        *(f"--score_{flag[2:]}" for flag in data_flags if flag.startswith("--text_")),
+    ]
+    log = os.path.join(os.path.dirname(export_dir), "served.txt")
+    with open(log, "w") as f:
+        code = subprocess.call(command, stdout=f, stderr=subprocess.STDOUT, cwd=REPO)
+    with open(log) as f:
+        lines = [line for line in f if line.startswith("SERVED ")]
+    if code or not lines:
+        raise RuntimeError(f"scoring {export_dir} failed: see {log}")
+    return json.loads(lines[-1][len("SERVED ") :])
+
+
+def score_child(args):
+    """The dev set's accuracy through Predictor, for each runtime:precision given."""
+    sys.path.insert(0, REPO)
+    from bert_lib.export import predictor
+    from bert_lib.task_data import custom_data
+
+    processor = custom_data.CustomProcessor(
+        text_a_column=args.score_text_a_column, text_b_column=args.score_text_b_column
+    )
+    examples = processor.get_dev_examples(args.score_data)
+    texts = [e.text_a if e.text_b is None else (e.text_a, e.text_b) for e in examples]
+    gold = [e.label for e in examples]
+    scores = {}
+    for item in args.score_served.split(","):
+        runtime, precision = item.split(":")
+        model = predictor.Predictor(
+            args.score_export,
+            runtime=runtime,
+            precision=None if runtime == "tensorflow" else precision,
+        )
+        predicted = [record["label"] for record in model(texts)]
+        scores[item] = sum(p == g for p, g in zip(predicted, gold)) / len(gold)
+        print(item, scores[item], flush=True)
+    print("SERVED " + json.dumps(scores), flush=True)
+
+
+def served_table(rows):
+    """Markdown: per task, variant and served runtime, each seed's dev accuracy and its
+    difference from the SavedModel's (tensorflow:fp32) on the same fine-tuned head."""
+    lines = [
+        "| task | variant | served | per seed (difference from the SavedModel) | "
+        "largest difference |",
+        "|---|---|---|---|---|",
+    ]
+    rows = [r for r in rows if r.get("served")]
+    for task, variant in sorted({(r["task"], r["variant"]) for r in rows}):
+        mine = sorted(
+            (r for r in rows if (r["task"], r["variant"]) == (task, variant)),
+            key=lambda r: r["seed"],
+        )
+        for name in mine[0]["served"]:
+            cells = []
+            worst = 0.0
+            for r in mine:
+                value, base = r["served"][name], r["served"]["tensorflow:fp32"]
+                cells.append(f"{r['seed']}: {value:.4f} ({value - base:+.4f})")
+                worst = max(worst, abs(value - base))
+            lines.append(f"| {task} | {variant} | {name} | {', '.join(cells)} | {worst:.4f} |")
+    return "\n".join(lines)
 
 
 def summary_table(rows):
@@ -206,11 +307,21 @@ def parse_args(argv=None):
     parser.add_argument("--epochs", type=float, default=1.0)
     parser.add_argument("--corpus_train_examples", type=int, default=3200)
     parser.add_argument("--corpus_dev_examples", type=int, default=800)
+    parser.add_argument(
+        "--served",
+        default=None,
+        help="runtime:precision list to score each export through (classifier tasks)",
+    )
+    for name in ("export", "data", "served", "text_a_column", "text_b_column"):
+        parser.add_argument(f"--score_{name}", default=None, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.score_export:
+        score_child(args)
+        return
     jobs = [
         (task, int(seed), variant)
         for task in args.tasks.split(",")
@@ -236,6 +347,9 @@ def main(argv=None):
     if failed:
         print("failed:", failed)
     print(summary_table(rows))
+    if any(r.get("served") for r in rows):
+        print()
+        print(served_table(rows))
 
 
 if __name__ == "__main__":
