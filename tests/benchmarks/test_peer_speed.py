@@ -33,8 +33,24 @@ def test_quick_sizes_and_defaults():
     assert full.sizes["hidden_size"] == 384 and full.sizes["num_attention_heads"] == 12
     assert full.sizes["batch_size"] == 8 and full.tolerance == 2e-2
     assert args.serve_lengths == []
+    assert args.serve_shapes == [(1, 2), (4, 8)] and args.threads == ["1", "all"]
+    assert full.serve_shapes == [(1, 2), (1, 50), (1, 128), (32, 50), (32, 128)]
     lengths = peer_speed.parse_args(["--work_dir=/tmp/x", "--serve_lengths=2,16,128"])
     assert lengths.serve_lengths == [2, 16, 128]
+    assert lengths.serve_shapes[-1] == (1, 16) and lengths.serve_shapes.count((1, 128)) == 1
+    with pytest.raises(SystemExit):
+        peer_speed.parse_args(["--work_dir=/tmp/x", "--serve_shapes=1by2"])
+    with pytest.raises(SystemExit):
+        peer_speed.parse_args(["--work_dir=/tmp/x", "--threads=0"])
+
+
+def test_serving_children_get_their_threads_and_torch_waits_passively():
+    one = peer_speed.child_environment("serve_ours", "1")
+    assert one["TF_NUM_INTRAOP_THREADS"] == "1" and one["TF_NUM_INTEROP_THREADS"] == "1"
+    every = peer_speed.child_environment("serve_ours", "all")
+    assert every.get("TF_NUM_INTRAOP_THREADS") == os.environ.get("TF_NUM_INTRAOP_THREADS")
+    assert peer_speed.child_environment("serve_torch", "all")["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert peer_speed.child_environment("train_torch", "all")["OMP_WAIT_POLICY"] == "PASSIVE"
     with pytest.raises(SystemExit):
         peer_speed.parse_args(["--work_dir=/tmp/x", "--jobs=train,fly"])
 
@@ -50,6 +66,8 @@ def test_quick_run_trains_and_serves(tmp_path):
     ]
     peers = {"kerashub": "PEER_KERASHUB_PYTHON", "torch": "PEER_TORCH_PYTHON"}
     given = {side: os.environ[var] for side, var in peers.items() if os.environ.get(var)}
+    # ONNX Runtime and OpenVINO are installed for the tests (the [onnx] extra).
+    given.update(onnxruntime=sys.executable, openvino=sys.executable)
     command += [f"--{side}_python={python}" for side, python in given.items()]
     proc = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -57,11 +75,21 @@ def test_quick_run_trains_and_serves(tmp_path):
     assert "Fine-tuning steady state" in out and "Raw sentence pairs to probabilities" in out
     assert "| ours | " in out
     assert "| ours, batch 4 | " in out and "| ours, batch 1 | " in out
-    assert "Batch-1 model call alone, ms" in out
-    assert any(line.startswith("| 2 | ") for line in out.splitlines())
-    assert any(line.startswith("| 8 | ") for line in out.splitlines())
+    assert "The model call alone on token ids, ms a call" in out
+    assert "| batch 1, 2 tokens | batch 4, 8 tokens | batch 1, 8 tokens |" in out
+    rows = {tuple(line.split(" | ")[:2]) for line in out.splitlines() if line.startswith("| ")}
+    for name in (
+        "ours fp32 (Predictor, SavedModel)",
+        "ours int8 (Predictor, ONNX Runtime)",
+        "ONNX Runtime fp32",
+        "ONNX Runtime int8",
+        "OpenVINO fp32",
+        "OpenVINO bf16",
+        "OpenVINO int8",
+    ):
+        assert {(f"| {name}", "1"), (f"| {name}", "all")} <= rows, out
     assert os.path.isdir(tmp_path / "export_fp32" / "assets.extra")
-    for side in given:
+    for side in set(given) - {"onnxruntime", "openvino"}:
         assert f"| {side} | " in out
     if "torch" in given:
         assert "within 1e-05" in out, out
