@@ -409,7 +409,12 @@ def export_saved_model(
             precision=precision,
         )
         engine.Estimator(model_fn, config).export_saved_model(
-            path, serving.id_inputs, checkpoint_path, predictor_files, cast_weights_once=True
+            path,
+            serving.id_inputs,
+            checkpoint_path,
+            predictor_files,
+            cast_weights_once=True,
+            weights_as_constants=serving.weights_as_constants(precision),
         )
 
     onnx_export.export(export_dir, write_saved_model, precision, export_formats)

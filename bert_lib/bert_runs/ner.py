@@ -250,7 +250,11 @@ def _export(estimator, settings):
             "--init_checkpoint to export"
         )
     estimator.export_saved_model(
-        settings.export_dir, serving.id_inputs, checkpoint_path, cast_weights_once=True
+        settings.export_dir,
+        serving.id_inputs,
+        checkpoint_path,
+        cast_weights_once=True,
+        weights_as_constants=serving.weights_as_constants(settings.precision),
     )
 
 

@@ -18,3 +18,15 @@ def id_inputs():
         name: tf.compat.v1.placeholder(tf.int32, [None, None], name=name)
         for name in ("input_ids", "input_mask", "segment_ids")
     }
+
+
+def weights_as_constants(precision):
+    """Whether an export at `precision` writes its weights as constants of the graph.
+
+    At bf16 it does: a call then reads no variable, and one request at a
+    time cost less CPU time (BENCHMARKS.md, "One request at a time"). At
+    float32 it does not: oneDNN's float32 matmul reorders constant weights
+    again for each new input shape, and requests of varying lengths cost
+    more than with variables. The numbers are the same to round-off.
+    """
+    return precision == "bf16"

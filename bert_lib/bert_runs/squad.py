@@ -341,5 +341,9 @@ def export_saved_model(
         model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
     )
     engine.Estimator(model_fn, config).export_saved_model(
-        export_dir, serving.id_inputs, checkpoint_path, cast_weights_once=True
+        export_dir,
+        serving.id_inputs,
+        checkpoint_path,
+        cast_weights_once=True,
+        weights_as_constants=serving.weights_as_constants(precision),
     )

@@ -494,6 +494,7 @@ class Estimator:
         checkpoint_path=None,
         assets_extra=None,
         cast_weights_once=False,
+        weights_as_constants=False,
     ):
         """Exports the model_fn's PREDICT graph with a checkpoint's weights as a SavedModel.
 
@@ -506,8 +507,10 @@ class Estimator:
         newest in model_dir. `assets_extra` ({file name: text}) go to
         assets.extra/. With `cast_weights_once`, weights the graph reads only
         in 16 bits are stored in 16 bits (saved_model.export_graph), so that a
-        bfloat16 or float16 model casts no weights per call. `export_dir` must
-        not exist; it appears only complete.
+        bfloat16 or float16 model casts no weights per call; with
+        `weights_as_constants` the weights are constants of the graph and the
+        SavedModel holds no variables (saved_model.export_graph). `export_dir`
+        must not exist; it appears only complete.
         Returns the checkpoint exported.
         """
         checkpoint_path = checkpoint_to_load(self._config.model_dir, checkpoint_path, "export")
@@ -523,7 +526,12 @@ class Estimator:
             return features, predictions
 
         saved_model.export_graph(
-            export_dir, checkpoint_path, build, assets_extra, cast_weights_once
+            export_dir,
+            checkpoint_path,
+            build,
+            assets_extra,
+            cast_weights_once,
+            weights_as_constants,
         )
         return checkpoint_path
 

@@ -35,7 +35,14 @@ def check_checkpoint_holds(checkpoint_path, variables):
     checkpoint_shapes.check_shapes(expected, checkpoint_path, saved)
 
 
-def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None, cast_weights_once=False):
+def export_graph(
+    export_dir,
+    checkpoint_path,
+    build_fn,
+    extra_files=None,
+    cast_weights_once=False,
+    weights_as_constants=False,
+):
     """Writes the graph of `build_fn` with the variables of `checkpoint_path` (a
     checkpoint, or a directory: its newest checkpoint).
 
@@ -52,6 +59,12 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None, cast_w
     graph is then built twice (`build_fn` is called again with those
     variables made in their 16-bit dtype). A graph with no such variable is
     exported as without the option.
+
+    With `weights_as_constants`, every variable's value is written into the
+    graph as a constant and the SavedModel holds no variables: a call reads
+    no variable, and TensorFlow's graph optimizations can fold what depends
+    on weights alone. The outputs are the same numbers. (Not for graphs
+    with lookup tables, which are written with their variables.)
     """
     if tf.io.gfile.exists(export_dir):
         raise UsageError(f"--export_dir={export_dir} already exists; choose a new directory")
@@ -80,25 +93,13 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None, cast_w
                     saver.restore(sess, checkpoint_path)
                 for variable, value in zip(cast_once, _cast_values(checkpoint_path, cast_once)):
                     sess.run(variable.initializer, {variable.initial_value: value})
-                builder = tf.compat.v1.saved_model.Builder(temp_dir)
-                signature = tf.compat.v1.saved_model.predict_signature_def(
-                    inputs=inputs, outputs=outputs
-                )
                 # A graph with lookup tables has them filled when the SavedModel is
                 # loaded, from their vocabulary files copied into its assets.
                 tables = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.TABLE_INITIALIZERS)
-                builder.add_meta_graph_and_variables(
-                    sess,
-                    [tf.compat.v1.saved_model.tag_constants.SERVING],
-                    signature_def_map={"serving_default": signature},
-                    assets_collection=tf.compat.v1.get_collection(
-                        tf.compat.v1.GraphKeys.ASSET_FILEPATHS
-                    )
-                    or None,
-                    main_op=tf.group(*tables) if tables else None,
-                    strip_default_attrs=True,
-                )
-                builder.save()
+                if weights_as_constants and variables and not tables:
+                    _write_frozen(sess, temp_dir, inputs, outputs)
+                else:
+                    _write(sess, temp_dir, inputs, outputs, tables)
         if extra_files:
             extra_dir = os.path.join(temp_dir, EXTRA_DIR)
             tf.io.gfile.makedirs(extra_dir)
@@ -106,6 +107,41 @@ def export_graph(export_dir, checkpoint_path, build_fn, extra_files=None, cast_w
                 with tf.io.gfile.GFile(os.path.join(extra_dir, name), "w") as f:
                     f.write(text)
     logging.info("Exported %s as a SavedModel to %s", checkpoint_path, export_dir)
+
+
+def _write(sess, directory, inputs, outputs, tables=()):
+    """Writes the session's graph and variables as a SavedModel whose serving_default
+    signature maps `inputs` to `outputs` (dicts of the graph's tensors by name)."""
+    builder = tf.compat.v1.saved_model.Builder(directory)
+    signature = tf.compat.v1.saved_model.predict_signature_def(inputs=inputs, outputs=outputs)
+    builder.add_meta_graph_and_variables(
+        sess,
+        [tf.compat.v1.saved_model.tag_constants.SERVING],
+        signature_def_map={"serving_default": signature},
+        assets_collection=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.ASSET_FILEPATHS)
+        or None,
+        main_op=tf.group(*tables) if tables else None,
+        strip_default_attrs=True,
+    )
+    builder.save()
+
+
+def _write_frozen(sess, directory, inputs, outputs):
+    """_write of the session's graph with every variable replaced by a constant of its
+    value in the session: the part of the graph that computes `outputs`."""
+    graph_def = tf.compat.v1.graph_util.convert_variables_to_constants(
+        sess, sess.graph.as_graph_def(), [t.op.name for t in outputs.values()]
+    )
+    frozen = tf.Graph()
+    with frozen.as_default():
+        tf.import_graph_def(graph_def, name="")
+        with tf.compat.v1.Session(graph=frozen) as frozen_sess:
+            _write(
+                frozen_sess,
+                directory,
+                {name: frozen.get_tensor_by_name(t.name) for name, t in inputs.items()},
+                {name: frozen.get_tensor_by_name(t.name) for name, t in outputs.items()},
+            )
 
 
 def _build_graph(build_fn, stored_dtypes):

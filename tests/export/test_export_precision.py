@@ -8,10 +8,12 @@ float32. The script path (--precision=bf16 --export_dir) is checked the same
 way, so the flag cannot be dropped on the way.
 
 A bfloat16 export stores the weights its Transformer layers read in
-bfloat16, cast once at export: the served graph casts no variable, and its
-probabilities are bit for bit those of a graph that casts the float32
-weights on every call (the export without that step); numpy redoes the
-cast-once export on a small graph of its own.
+bfloat16, cast once at export, as constants of its graph (no variables):
+the served graph casts no weight, and its probabilities are those of a
+graph that reads the float32 variables and casts them on every call (the
+export without either step), to float32 round-off; numpy redoes the
+cast-once export on a small graph of its own. A float32 export keeps its
+variables.
 """
 
 import os
@@ -134,28 +136,40 @@ def test_script_precision_flag_reaches_the_export(tmp_path):
     np.testing.assert_allclose(served["bf16"][0], served["fp32"][0], atol=2e-2)
 
 
-def _variable_casts(graph):
-    """The Cast ops of `graph` that read a variable: the weights cast on every call."""
-    return [
-        op
-        for op in graph.get_operations()
-        if op.type == "Cast" and op.inputs[0].op.type in ("ReadVariableOp", "VariableV2")
-    ]
+def _variable_casts(graph, weight_names=()):
+    """The Cast ops of `graph` that read a variable, or a constant named as one of
+    `weight_names`: the weights cast on every call."""
+    casts = []
+    for op in graph.get_operations():
+        if op.type != "Cast":
+            continue
+        source = op.inputs[0].op
+        while source.type == "Identity":
+            source = source.inputs[0].op
+        if source.type in ("ReadVariableOp", "VariableV2") or source.name in weight_names:
+            casts.append(op)
+    return casts
 
 
-def _served_as_predictor_loads_it(export_dir, feed):
-    """(probabilities, the serving function's graph, {variable name: dtype}) of an export
-    loaded with tf.saved_model.load, as predictor.Predictor loads it."""
+def _served_as_predictor_loads_it(export_dir, feed, weight_names):
+    """(probabilities, the serving function's graph, {weight name: dtype}) of an export
+    loaded with tf.saved_model.load, as predictor.Predictor loads it; the dtypes are the
+    variables', or those of the graph's constants named as `weight_names`."""
     model = tf.saved_model.load(export_dir)
     serve = model.signatures["serving_default"]
     outputs = serve(**{name: tf.constant(value) for name, value in feed.items()})
     dtypes = {v.name.split(":")[0]: v.dtype for v in model.variables}
-    return outputs["probabilities"].numpy(), serve.graph, dtypes
+    constants = {
+        op.name: op.get_attr("dtype")
+        for op in serve.graph.get_operations()
+        if op.type == "Const" and op.name in weight_names
+    }
+    return outputs["probabilities"].numpy(), serve.graph, dtypes or constants
 
 
 @pytest.mark.slow
-def test_bf16_export_stores_bf16_weights_and_serves_what_casting_per_call_served(tmp_path):
-    checkpoint, config, _ = _random_classifier(tmp_path)
+def test_bf16_export_stores_bf16_constants_and_serves_what_casting_per_call_served(tmp_path):
+    checkpoint, config, values = _random_classifier(tmp_path)
     feed = _inputs()
     target = str(tmp_path / "bf16")
     run_classifier.export_saved_model(target, checkpoint, config, NUM_LABELS, precision="bf16")
@@ -167,12 +181,17 @@ def test_bf16_export_stores_bf16_weights_and_serves_what_casting_per_call_served
     engine.Estimator(model_fn, engine.RunConfig(model_dir=str(tmp_path))).export_saved_model(
         per_call, serving.id_inputs, checkpoint
     )
-    probabilities, graph, dtypes = _served_as_predictor_loads_it(target, feed)
-    expected, per_call_graph, per_call_dtypes = _served_as_predictor_loads_it(per_call, feed)
-    assert _variable_casts(graph) == []
+    probabilities, graph, dtypes = _served_as_predictor_loads_it(target, feed, values)
+    expected, per_call_graph, per_call_dtypes = _served_as_predictor_loads_it(
+        per_call, feed, values
+    )
+    assert list(tf.saved_model.load(target).variables) == []
+    assert not tf.io.gfile.exists(os.path.join(target, "variables", "variables.index"))
+    assert sorted(dtypes) == sorted(values)
+    assert _variable_casts(graph, values) == []
     # The reference does cast: the check above would see the casts if they came back.
     assert len(_variable_casts(per_call_graph)) == 12 * config.num_hidden_layers
-    np.testing.assert_array_equal(probabilities, expected)
+    np.testing.assert_allclose(probabilities, expected, atol=1e-6, rtol=0)
     assert set(per_call_dtypes.values()) == {tf.float32}
     layer_weights = {
         name: dtype for name, dtype in dtypes.items() if name.startswith("bert/encoder/")
@@ -182,6 +201,11 @@ def test_bf16_export_stores_bf16_weights_and_serves_what_casting_per_call_served
     assert {d for n, d in layer_weights.items() if "LayerNorm" in n} == {tf.float32}
     for name in ("bert/embeddings/word_embeddings", "output_weights", "bert/pooler/dense/kernel"):
         assert dtypes[name] == tf.float32, name
+
+
+def test_only_bf16_exports_write_their_weights_as_constants():
+    assert serving.weights_as_constants("bf16")
+    assert not serving.weights_as_constants("fp32") and not serving.weights_as_constants("fp16")
 
 
 @pytest.mark.slow
