@@ -557,7 +557,8 @@ def _on_pair_ids(cfg, call):
 def serve_ours(cfg):
     import numpy as np
 
-    from bert_lib.export import onnx_export, predictor
+    from bert_lib.bert_runs import onnx_export
+    from bert_lib.export import predictor
 
     pairs = [tuple(p) for p in json.load(open(os.path.join(cfg["work_dir"], "pairs.json")))]
     model = predictor.Predictor(cfg["export_dir"], batch_size=cfg["batch_size"])
