@@ -5,8 +5,9 @@ with both ONNX files. Float32 under either runtime must answer what the
 SavedModel's signature answers on the same ids (float32 round-off) and
 the float64 numpy BERT; the int8 file must answer what a numpy BERT whose
 dense layers run ONNX's integer arithmetic answers (weights: symmetric
-int8 from the checkpoint, one scale per tensor; activations: uint8 from
-each call's range, DynamicQuantizeLinear's rule), which is not float32's.
+int8 from the checkpoint, one scale per output column; activations: uint8
+from each call's range, DynamicQuantizeLinear's rule), which is not
+float32's.
 OpenVINO in bf16 must stay within bfloat16's rounding of float32.
 """
 
@@ -115,18 +116,18 @@ def test_float32_onnx_answers_the_savedmodels_probabilities(export, runtime):
 
 def _int8_matmul(x, kernel):
     """x @ kernel as ONNX Runtime's dynamic quantization computes it: the kernel in
-    symmetric int8 (scale max|kernel| / 127), x in uint8 from its own range (scale (max(x,
-    0) - min(x, 0)) / 255, zero point round(-min / scale), ties to even), an integer
-    product, scaled back."""
+    symmetric int8 (each column's scale max|column| / 127), x in uint8 from its own range
+    (scale (max(x, 0) - min(x, 0)) / 255, zero point round(-min / scale), ties to even), an
+    integer product, scaled back."""
     x = x.astype(np.float32)
     low, high = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
     x_scale = np.float32((high - low) / 255)
     zero_point = np.clip(np.round(-low / x_scale), 0, 255)
     x_q = np.clip(np.round(x / x_scale) + zero_point, 0, 255)
-    w_scale = np.float32(np.abs(kernel.astype(np.float32)).max() / 127)
+    w_scale = (np.abs(kernel.astype(np.float32)).max(axis=0) / 127).astype(np.float32)
     w_q = np.clip(np.round(kernel.astype(np.float32) / w_scale), -127, 127)
     product = (x_q.astype(np.int64) - int(zero_point)) @ w_q.astype(np.int64)
-    return product * (np.float64(x_scale) * np.float64(w_scale))
+    return product * (np.float64(x_scale) * w_scale.astype(np.float64))
 
 
 def test_int8_onnx_answers_integer_arithmetic_on_the_dense_layers(export):
