@@ -11,12 +11,15 @@ float32's.
 OpenVINO in bf16 must stay within bfloat16's rounding of float32.
 """
 
+import os
+import re
+
 import numpy as np
 import numpy_reference as npr
 import onnx
 import pytest
 import tensorflow as tf
-from helpers import VOCAB_UNCASED, tiny_bert_config, write_checkpoint
+from helpers import REPO, VOCAB_UNCASED, tiny_bert_config, write_checkpoint
 from onnx import numpy_helper
 
 import modeling
@@ -232,3 +235,21 @@ def test_format_names_are_checked_and_int8_brings_float32(tmp_path):
     assert onnx_export.parse_formats("onnx,saved_model") == ("saved_model", "onnx")
     with pytest.raises(predictor.UsageError, match="--export_format=tflite: 'tflite' is not"):
         onnx_export.parse_formats("tflite")
+
+
+def test_the_serving_pages_python_examples_run_on_an_export(export, capsys):
+    export_dir, _, _ = export
+    with open(os.path.join(REPO, "docs", "serving.md"), encoding="utf-8") as f:
+        page = f.read()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert len(blocks) == 3
+    for block in blocks:
+        exec(block.replace("/tmp/mrpc_export", export_dir), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert [line.split(" {")[0] for line in printed[:5]] == [
+        "tensorflow None",
+        "onnxruntime fp32",
+        "onnxruntime int8",
+        "openvino fp32",
+        "openvino bf16",
+    ]
