@@ -56,7 +56,8 @@ def _random_values(config, num_labels, seed):
 @pytest.fixture(scope="module")
 def export(tmp_path_factory):
     """(export directory, checkpoint values, config) of a random 3-class classifier
-    exported with model.onnx and model_int8.onnx."""
+    exported with model.onnx and model_int8.onnx (tf2onnx's conversion takes seconds: the
+    tests that export are marked slow)."""
     directory = tmp_path_factory.mktemp("onnx")
     config = modeling.BertConfig.from_dict(tiny_bert_config(30522))
     values = _random_values(config, len(LABELS), seed=5)
@@ -88,6 +89,7 @@ def _signature_probabilities(export_dir, arrays):
     return signature(**feed)["probabilities"].numpy()
 
 
+@pytest.mark.slow
 def test_export_directory_holds_the_savedmodel_and_both_onnx_files(export):
     export_dir, _, _ = export
     model = onnx.load(f"{export_dir}/{onnx_export.ONNX_FILE}")
@@ -101,6 +103,7 @@ def test_export_directory_holds_the_savedmodel_and_both_onnx_files(export):
     assert tf.io.gfile.exists(f"{export_dir}/saved_model.pb")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("runtime", onnx_runtimes.RUNTIMES)
 def test_float32_onnx_answers_the_savedmodels_probabilities(export, runtime):
     export_dir, values, config = export
@@ -133,6 +136,7 @@ def _int8_matmul(x, kernel):
     return product * (np.float64(x_scale) * w_scale.astype(np.float64))
 
 
+@pytest.mark.slow
 def test_int8_onnx_answers_integer_arithmetic_on_the_dense_layers(export):
     export_dir, values, config = export
     cut, _ = _ids(export_dir)
@@ -148,6 +152,7 @@ def test_int8_onnx_answers_integer_arithmetic_on_the_dense_layers(export):
         assert np.abs(got - float32).max() > 1e-3
 
 
+@pytest.mark.slow
 def test_int8_file_quantizes_every_dense_kernel_and_nothing_else(export):
     export_dir, values, config = export
     model = onnx.load(f"{export_dir}/{onnx_export.ONNX_INT8_FILE}")
@@ -163,6 +168,7 @@ def test_int8_file_quantizes_every_dense_kernel_and_nothing_else(export):
     assert sorted(w.size for w in int8 if w.ndim == 2) == sorted(k.size for k in kernels)
 
 
+@pytest.mark.slow
 def test_bf16_export_writes_the_float32_onnx_of_its_checkpoint(tmp_path):
     config = modeling.BertConfig.from_dict(tiny_bert_config(30522))
     values = _random_values(config, len(LABELS), seed=6)
@@ -196,6 +202,7 @@ def test_bf16_export_writes_the_float32_onnx_of_its_checkpoint(tmp_path):
     assert 1e-4 < np.abs(saved_model_bf16 - reference).max() < 3e-2
 
 
+@pytest.mark.slow
 def test_openvino_bf16_stays_within_bfloat16_of_float32(export):
     export_dir, _, _ = export
     cut, _ = _ids(export_dir)
@@ -205,6 +212,7 @@ def test_openvino_bf16_stays_within_bfloat16_of_float32(export):
     assert np.abs(got - float32).max() < 3e-2
 
 
+@pytest.mark.slow
 def test_an_onnx_file_is_served_by_path_with_its_directorys_settings(export):
     export_dir, _, _ = export
     by_dir = predictor.Predictor(export_dir, runtime="onnxruntime")
@@ -213,6 +221,7 @@ def test_an_onnx_file_is_served_by_path_with_its_directorys_settings(export):
     assert by_file(TEXTS) == by_dir(TEXTS)
 
 
+@pytest.mark.slow
 def test_the_runtimes_refuse_what_they_cannot_serve(export, tmp_path):
     export_dir, _, _ = export
     with pytest.raises(predictor.UsageError, match="not 'bf16'.*OpenVINO"):
@@ -237,6 +246,7 @@ def test_format_names_are_checked_and_int8_brings_float32(tmp_path):
         onnx_export.parse_formats("tflite")
 
 
+@pytest.mark.slow
 def test_the_serving_pages_python_examples_run_on_an_export(export, capsys):
     export_dir, _, _ = export
     with open(os.path.join(REPO, "docs", "serving.md"), encoding="utf-8") as f:
