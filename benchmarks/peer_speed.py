@@ -554,6 +554,15 @@ def _on_pair_ids(cfg, call):
     return np.concatenate(outputs).astype(np.float64).tolist()
 
 
+def _model_calls(cfg, run):
+    """{"shapes": _shape_costs, "probabilities": on the pairs' ids} of run(ids), the model
+    called on the three id arrays."""
+    return {
+        "shapes": _shape_costs(cfg, lambda b, n: run(_id_arrays(b, n))),
+        "probabilities": _on_pair_ids(cfg, run),
+    }
+
+
 def serve_ours(cfg):
     import numpy as np
 
@@ -565,21 +574,15 @@ def serve_ours(cfg):
     probabilities = model.predict_arrays(pairs)
     result = _serve_windows(cfg, model.predict_arrays, pairs)
     name = f"ours {cfg['precision']} (Predictor, SavedModel)"
-    result["calls"] = {
-        name: {
-            "shapes": _shape_costs(cfg, lambda b, n: model.predict_ids(*_id_arrays(b, n))),
-            "probabilities": _on_pair_ids(cfg, lambda ids: model.predict_ids(*ids)),
-        }
-    }
+    result["calls"] = {name: _model_calls(cfg, lambda ids: model.predict_ids(*ids))}
     int8_file = os.path.join(cfg["export_dir"], onnx_export.ONNX_INT8_FILE)
     if os.path.exists(int8_file) and importlib.util.find_spec("onnxruntime"):
         int8 = predictor.Predictor(
             cfg["export_dir"], runtime="onnxruntime", precision="int8", num_threads=_threads(cfg)
         )
-        result["calls"]["ours int8 (Predictor, ONNX Runtime)"] = {
-            "shapes": _shape_costs(cfg, lambda b, n: int8.predict_ids(*_id_arrays(b, n))),
-            "probabilities": _on_pair_ids(cfg, lambda ids: int8.predict_ids(*ids)),
-        }
+        result["calls"]["ours int8 (Predictor, ONNX Runtime)"] = _model_calls(
+            cfg, lambda ids: int8.predict_ids(*ids)
+        )
     result["probabilities"] = np.asarray(probabilities, np.float64).tolist()
     result["settings"] = "predictor.Predictor on run_classifier.export_saved_model"
     return result
@@ -636,12 +639,7 @@ def serve_torch(cfg):
             logits = model(input_ids=ids, attention_mask=mask, token_type_ids=segments).logits
         return torch.softmax(logits.float(), dim=-1).numpy()
 
-    result["calls"] = {
-        f"transformers + torch {cfg['precision']}": {
-            "shapes": _shape_costs(cfg, lambda b, n: on_ids(_id_arrays(b, n))),
-            "probabilities": _on_pair_ids(cfg, on_ids),
-        }
-    }
+    result["calls"] = {f"transformers + torch {cfg['precision']}": _model_calls(cfg, on_ids)}
     result["probabilities"] = probabilities.astype(np.float64).tolist()
     result["settings"] = (
         f"torch {torch.__version__}, transformers {transformers.__version__}, "
@@ -673,10 +671,7 @@ def serve_onnxruntime(cfg):
             feed = dict(zip(("input_ids", "input_mask", "segment_ids"), ids))
             return session.run(None, feed)[0]
 
-        calls[f"ONNX Runtime {precision}"] = {
-            "shapes": _shape_costs(cfg, lambda b, n, run=run: run(_id_arrays(b, n))),
-            "probabilities": _on_pair_ids(cfg, run),
-        }
+        calls[f"ONNX Runtime {precision}"] = _model_calls(cfg, run)
     return {
         "calls": calls,
         "settings": f"onnxruntime {ort.__version__}, intra-op threads {threads or 'default'}",
@@ -708,10 +703,7 @@ def serve_openvino(cfg):
             feed = dict(zip(("input_ids", "input_mask", "segment_ids"), ids))
             return request.infer({names.index(k): v for k, v in feed.items()})[output]
 
-        calls[f"OpenVINO {name}"] = {
-            "shapes": _shape_costs(cfg, lambda b, n, run=run: run(_id_arrays(b, n))),
-            "probabilities": _on_pair_ids(cfg, run),
-        }
+        calls[f"OpenVINO {name}"] = _model_calls(cfg, run)
     return {
         "calls": calls,
         "settings": f"openvino {ov.__version__}, threads {threads or 'default'}",

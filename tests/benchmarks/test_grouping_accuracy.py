@@ -94,3 +94,33 @@ def test_summary_gives_each_variants_mean_and_worst_seed():
     table = grouping_accuracy.summary_table(rows).splitlines()
     assert table[2] == "| t | full | acc | 1: 0.800, 2: 0.700, 3: 0.900 | 0.800 | 0.700 | 20 | 0 |"
     assert table[3].startswith("| t | grouped | acc | 1: 0.500 | 0.500 | 0.500 | 5 |")
+
+
+def test_served_table_gives_each_runtimes_difference_from_the_savedmodel():
+    args = grouping_accuracy.parse_args(
+        ["--model_dir=m", "--work_dir=w", "--served=onnxruntime:int8,openvino"]
+    )
+    served = grouping_accuracy._served(args)
+    assert served == [("tensorflow", "fp32"), ("onnxruntime", "int8"), ("openvino", "fp32")]
+    assert (
+        grouping_accuracy._served(grouping_accuracy.parse_args(["--model_dir=m", "--work_dir=w"]))
+        == []
+    )
+    rows = [
+        {
+            "task": "t",
+            "variant": "grouped",
+            "seed": seed,
+            "served": {"tensorflow:fp32": base, "onnxruntime:int8": int8},
+        }
+        for seed, base, int8 in ((2, 0.75, 0.76), (1, 0.8, 0.79))
+    ]
+    table = grouping_accuracy.served_table(rows).splitlines()
+    assert (
+        table[2]
+        == "| t | grouped | tensorflow:fp32 | 1: 0.8000 (+0.0000), 2: 0.7500 (+0.0000) | 0.0000 |"
+    )
+    assert (
+        table[3]
+        == "| t | grouped | onnxruntime:int8 | 1: 0.7900 (-0.0100), 2: 0.7600 (+0.0100) | 0.0100 |"
+    )

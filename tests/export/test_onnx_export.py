@@ -31,11 +31,11 @@ from bert_lib.task_data import classifier_output
 LABELS = ["no", "maybe", "yes"]
 MAX_SEQ_LENGTH = 24
 TEXTS = [
-    ("the cat sat on the mat.", "a dog slept by the door."),
-    "an unaffable hotel, far from everything!",
-    ("short", "a much longer second text that runs past the length the export cuts texts at"),
-    "x",
-    ("what is it?", "it is what it is"),
+    ("a quiet room above the harbour.", "the ferry left at dawn."),
+    "cold coffee, slow service, lovely view!",
+    ("one", "a second text long enough to run past the twenty-four pieces the export keeps"),
+    "z",
+    ("who wrote it?", "nobody knows who wrote it"),
 ]
 
 
@@ -53,14 +53,11 @@ def _random_values(config, num_labels, seed):
     }
 
 
-@pytest.fixture(scope="module")
-def export(tmp_path_factory):
+def _export_random_classifier(directory, seed, formats, precision="fp32"):
     """(export directory, checkpoint values, config) of a random 3-class classifier
-    exported with model.onnx and model_int8.onnx (tf2onnx's conversion takes seconds: the
-    tests that export are marked slow)."""
-    directory = tmp_path_factory.mktemp("onnx")
+    exported in `formats` (an --export_format value) at `precision`."""
     config = modeling.BertConfig.from_dict(tiny_bert_config(30522))
-    values = _random_values(config, len(LABELS), seed=5)
+    values = _random_values(config, len(LABELS), seed=seed)
     checkpoint = write_checkpoint(directory / "model.ckpt", values)
     files = classifier_output.predictor_files(
         VOCAB_UNCASED, True, LABELS, False, 0.5, MAX_SEQ_LENGTH
@@ -72,9 +69,17 @@ def export(tmp_path_factory):
         config,
         len(LABELS),
         predictor_files=files,
-        export_formats=onnx_export.parse_formats("onnx_int8"),
+        precision=precision,
+        export_formats=onnx_export.parse_formats(formats),
     )
     return target, values, config
+
+
+@pytest.fixture(scope="module")
+def export(tmp_path_factory):
+    """A random classifier exported with model.onnx and model_int8.onnx (tf2onnx's
+    conversion takes seconds: the tests that export are marked slow)."""
+    return _export_random_classifier(tmp_path_factory.mktemp("onnx"), 5, "onnx_int8")
 
 
 def _ids(export_dir):
@@ -170,22 +175,7 @@ def test_int8_file_quantizes_every_dense_kernel_and_nothing_else(export):
 
 @pytest.mark.slow
 def test_bf16_export_writes_the_float32_onnx_of_its_checkpoint(tmp_path):
-    config = modeling.BertConfig.from_dict(tiny_bert_config(30522))
-    values = _random_values(config, len(LABELS), seed=6)
-    checkpoint = write_checkpoint(tmp_path / "model.ckpt", values)
-    files = classifier_output.predictor_files(
-        VOCAB_UNCASED, True, LABELS, False, 0.5, MAX_SEQ_LENGTH
-    )
-    target = str(tmp_path / "export")
-    run_classifier.export_saved_model(
-        target,
-        checkpoint,
-        config,
-        len(LABELS),
-        predictor_files=files,
-        precision="bf16",
-        export_formats=onnx_export.parse_formats("onnx"),
-    )
+    target, values, config = _export_random_classifier(tmp_path, 6, "onnx", precision="bf16")
     assert sorted(tf.io.gfile.listdir(target)) == [
         "assets.extra",
         "model.onnx",
