@@ -19,8 +19,9 @@ integer matmul whose activations are quantized per call, with a scale
 taken from the activation's range; attention's matmuls, the embeddings,
 LayerNorm and softmax stay float32). The weights get one scale per output
 column: on fine-tuned heads of the accuracy benchmark that kept dev
-accuracy within 0.005 of float32 where one scale per matrix lost up to
-0.011 (BENCHMARKS.md, "int8").
+accuracy within 0.01 of float32, where one scale per matrix lost 0.011
+on one of them (BENCHMARKS.md, "Serving: ONNX Runtime, OpenVINO, int8,
+one request at a time").
 
 The converter and the runtimes are an optional extra (`pip install
 .[onnx]`): nothing here imports them before an ONNX format is asked for,
