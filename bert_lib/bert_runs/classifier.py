@@ -505,11 +505,9 @@ def check_task_flags(settings):
     processor = classifier_tasks.get_processor(settings.task_name)
     _check_custom_flags(settings, isinstance(processor, custom_data.CustomProcessor))
     startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
-    export_formats = onnx_export.parse_formats(settings.export_format)
-    if export_formats != (onnx_export.SAVED_MODEL,):
-        if not settings.export_dir:
-            raise UsageError(f"--export_format={settings.export_format} needs --export_dir")
-        onnx_export.check_converters(export_formats)
+    onnx_export.check_export(
+        onnx_export.parse_formats(settings.export_format), settings.export_dir
+    )
     return processor
 
 

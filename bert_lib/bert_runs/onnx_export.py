@@ -32,7 +32,7 @@ import importlib.util
 import os
 import shutil
 
-from ..plumbing import atomic_write
+from ..plumbing import atomic_write, fileio
 from ..plumbing.errors import UsageError
 
 SAVED_MODEL = "saved_model"
@@ -63,6 +63,23 @@ def parse_formats(text, flag="--export_format"):
     if ONNX_INT8 in wanted:
         wanted.add(ONNX)
     return tuple(name for name in FORMATS if name in wanted)
+
+
+def check_export(formats, export_dir, flag="--export_format"):
+    """The checks of an export in `formats` to `export_dir`, before any work: ONNX
+    formats need an --export_dir, a local one (tf2onnx and the quantizer write local
+    files), and their converters installed."""
+    if tuple(formats) == (SAVED_MODEL,):
+        return
+    given = ",".join(formats[1:])
+    if not export_dir:
+        raise UsageError(f"{flag}={given} needs --export_dir")
+    if fileio.is_remote(export_dir):
+        raise UsageError(
+            f"{flag}={given} writes local files: --export_dir={export_dir} is not a local "
+            "directory (export locally, then copy the directory)"
+        )
+    check_converters(formats, flag)
 
 
 def check_converters(formats, flag="--export_format"):

@@ -253,3 +253,13 @@ def test_the_serving_pages_python_examples_run_on_an_export(export, capsys):
         "openvino fp32",
         "openvino bf16",
     ]
+
+
+def test_an_onnx_export_is_checked_before_any_work():
+    formats = onnx_export.parse_formats("onnx")
+    onnx_export.check_export(onnx_export.parse_formats(None), None)
+    onnx_export.check_export(formats, "/tmp/an_export")
+    with pytest.raises(predictor.UsageError, match="^--export_format=onnx needs --export_dir$"):
+        onnx_export.check_export(formats, None)
+    with pytest.raises(predictor.UsageError, match="writes local files: --export_dir=gs://b/x"):
+        onnx_export.check_export(formats, "gs://b/x")
