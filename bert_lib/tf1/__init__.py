@@ -57,6 +57,12 @@ from .numpy_bool_index import allow_in_user_code as allow_numpy_bools_as_integer
 
 _V1 = tf.compat.v1
 
+# The version the TF 1.x module says it is: the TF 1.x API it gives. TF 1.x code
+# checks it to pick its TF 1.x branch (`assert tf.__version__ < "2.0.0"`,
+# `if tf.__version__.startswith("1.")`), which is the one that runs here.
+# TensorFlow's own version stays in tf.version.GIT_VERSION and tf.compat.v2.
+TF1_API_VERSION = "1.15.5"
+
 __all__ = [
     "UnsupportedAPIError",
     "build_module",
@@ -93,7 +99,9 @@ def build_module(devices):
             "keras": tf1_layers.keras_module(),
             "app": app,
             "flags": flags,
-            "__version__": tf.__version__,
+            "__version__": TF1_API_VERSION,
+            "VERSION": TF1_API_VERSION,
+            "version": Namespace("tf.version", _V1.version, {"VERSION": TF1_API_VERSION}),
             "__path__": list(getattr(tf, "__path__", [])),
             "__file__": getattr(tf, "__file__", None),
         },

@@ -4,7 +4,8 @@ Code written for TensorFlow 1.15 ran on numpy 1.x (1.16-1.18), and used
 names numpy has since removed (`np.int`, `np.float`, `np.bool`,
 `np.object`, `np.asscalar`, `np.alen`, `np.float_`, `np.NaN`, ...) or
 calls it now refuses (`np.sum` of a generator, which numpy 1.x summed with
-Python's sum, warning only). The import hook (machinery/import_hook.py)
+Python's sum, warning only; `np.array` of lists of different lengths, which
+numpy 1.x made an object array of). The import hook (machinery/import_hook.py)
 gives user code - the code that gets the TF 1.x `tensorflow` - this
 module for `import numpy`: every name is numpy's own, but for those put
 back here, each as numpy 1.18 had it. numpy itself is not changed: the
@@ -119,8 +120,50 @@ def sum(a, axis=None, dtype=None, out=None, *args, **kwargs):  # noqa: A001 (num
     return numpy.sum(a, axis, dtype, out, *args, **kwargs)
 
 
+_RAGGED_WARNING = (
+    "Creating an ndarray from ragged nested sequences (which is a list-or-tuple of "
+    "lists-or-tuples-or ndarrays with different lengths or shapes) is deprecated. If you "
+    "meant to do this, you must specify 'dtype=object' when creating the ndarray"
+)
+
+
+def _ragged(error, dtype):
+    return dtype is None and "inhomogeneous" in str(error)
+
+
+def array(object, dtype=None, *args, **kwargs):  # noqa: A002 (numpy's parameter name)
+    """np.array, and for ragged nested sequences what numpy 1.x gave: an object array.
+
+    numpy up to 1.23 made an array of dtype object from lists of different
+    lengths (`np.array([[1, 2], [3]])`, a data helper's list of (ids, label)
+    pairs), of the shape its consistent leading dimensions have (numpy
+    1.19-1.23 warned); numpy 1.24 and later raise ValueError ("inhomogeneous
+    shape") unless dtype=object is given, which is what this passes then.
+    """
+    try:
+        return numpy.array(object, dtype, *args, **kwargs)
+    except ValueError as error:
+        if not _ragged(error, dtype):
+            raise
+    warnings.warn(_RAGGED_WARNING, numpy.exceptions.VisibleDeprecationWarning, stacklevel=2)
+    return numpy.array(object, numpy.object_, *args, **kwargs)
+
+
+def asarray(a, dtype=None, *args, **kwargs):
+    """np.asarray, with np.array's numpy 1.x object arrays for ragged nested sequences."""
+    try:
+        return numpy.asarray(a, dtype, *args, **kwargs)
+    except ValueError as error:
+        if not _ragged(error, dtype):
+            raise
+    warnings.warn(_RAGGED_WARNING, numpy.exceptions.VisibleDeprecationWarning, stacklevel=2)
+    return numpy.asarray(a, numpy.object_, *args, **kwargs)
+
+
 _OWN = {
     **_RENAMED,
+    "array": array,
+    "asarray": asarray,
     "asscalar": asscalar,
     "alen": alen,
     "msort": msort,

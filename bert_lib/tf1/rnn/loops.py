@@ -396,6 +396,85 @@ class _StepCell:
         return self._block_step(inputs, LSTMStateTuple(*state))
 
 
+class FusedRNNCell:
+    """tf.contrib.rnn.FusedRNNCell: a cell run over a whole time-major sequence at once,
+    cell(inputs, initial_state=None, dtype=None, sequence_length=None, scope=None)
+    -> (outputs, final state)."""
+
+    def __call__(self, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
+        raise NotImplementedError
+
+
+class FusedRNNCellAdaptor(FusedRNNCell):
+    """tf.contrib.rnn.FusedRNNCellAdaptor: a step cell run as a fused one, through
+    dynamic_rnn (use_dynamic_rnn=True) or static_rnn over the time steps, time-major."""
+
+    def __init__(self, cell, use_dynamic_rnn=False):
+        self._cell = cell
+        self._use_dynamic_rnn = use_dynamic_rnn
+
+    def __call__(self, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
+        is_list = isinstance(inputs, list)
+        if self._use_dynamic_rnn:
+            if is_list:
+                inputs = tf.stack(inputs)
+            outputs, state = dynamic_rnn(
+                self._cell,
+                inputs,
+                sequence_length=sequence_length,
+                initial_state=initial_state,
+                dtype=dtype,
+                time_major=True,
+                scope=scope,
+            )
+            return (tf.unstack(outputs) if is_list else outputs), state
+        steps = inputs if is_list else tf.unstack(inputs)
+        outputs, state = static_rnn(
+            self._cell,
+            steps,
+            initial_state=initial_state,
+            dtype=dtype,
+            sequence_length=sequence_length,
+            scope=scope,
+        )
+        return (outputs if is_list else tf.stack(outputs)), state
+
+
+class TimeReversedFusedRNN(FusedRNNCell):
+    """tf.contrib.rnn.TimeReversedFusedRNN: a fused cell run backwards in time.
+
+    Each sequence is reversed within its length (reverse_sequence; the whole
+    time axis when sequence_length is None, the order of a list of steps), the
+    cell runs on it, and its outputs are reversed back, so output t holds what
+    the cell saw from the sequence's end down to t: the backward half of a
+    bidirectional LSTM of LSTMBlockFusedCells. The variables are the wrapped
+    cell's (`lstm_fused_cell_1/kernel` for a second LSTMBlockFusedCell).
+    """
+
+    def __init__(self, cell):
+        self._cell = cell
+
+    @staticmethod
+    def _reverse(values, lengths):
+        if isinstance(values, list):
+            return list(reversed(values))
+        if lengths is None:
+            return tf.reverse(values, [0])
+        return tf.reverse_sequence(values, lengths, seq_axis=0, batch_axis=1)
+
+    def __call__(self, inputs, initial_state=None, dtype=None, sequence_length=None, scope=None):
+        inputs = self._reverse(inputs, sequence_length)
+        extra = {} if scope is None else {"scope": scope}
+        outputs, state = self._cell(
+            inputs,
+            initial_state=initial_state,
+            dtype=dtype,
+            sequence_length=sequence_length,
+            **extra,
+        )
+        return self._reverse(outputs, sequence_length), state
+
+
 def linear(args, output_size, bias, bias_initializer=None, kernel_initializer=None):
     """core_rnn_cell._linear: [args] @ `kernel` (+ `bias`, 0.0 by default) in the current scope."""
     args = list(args) if isinstance(args, (list, tuple)) else [args]
@@ -465,6 +544,9 @@ def contrib_rnn_module(api="tf.contrib.rnn"):
             **_LOOPS,
             "LSTMBlockCell": rnn_cells.LSTMBlockCell,
             "LSTMBlockFusedCell": LSTMBlockFusedCell,
+            "FusedRNNCell": FusedRNNCell,
+            "FusedRNNCellAdaptor": FusedRNNCellAdaptor,
+            "TimeReversedFusedRNN": TimeReversedFusedRNN,
             "GRUBlockCell": rnn_cells.GRUBlockCell,
             "GRUBlockCellV2": rnn_cells.GRUBlockCellV2,
             "LayerNormBasicLSTMCell": rnn_cells.LayerNormBasicLSTMCell,

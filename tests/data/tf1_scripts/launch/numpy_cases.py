@@ -67,4 +67,17 @@ try:
   results["bool zeros"] = "made"
 except TypeError:
   results["bool zeros"] = "TypeError"
+# Lists of different lengths: numpy 1.x made an object array (numpy 1.24+ raises).
+ragged = np.array([[1, 2], [3]])
+results["ragged lists"] = [ragged.dtype.kind, list(ragged.shape), [list(x) for x in ragged]]
+pairs = np.array([(np.arange(3), [0, 1]), (np.arange(2), [1, 0])])
+results["ragged pairs"] = [pairs.dtype.kind, list(pairs.shape), pairs[1, 0].tolist()]
+nested = np.asarray([[[1, 2], [3]], [[4], [5]]])
+results["ragged asarray"] = [nested.dtype.kind, list(nested.shape)]
+results["ragged typed"] = str(np.array([[1, 2], [3]], dtype=object).shape)
+try:
+  np.array([np.zeros((2, 3)), np.zeros((2, 4))])
+  results["ragged broadcast"] = "made"
+except ValueError:
+  results["ragged broadcast"] = "ValueError"
 print(json.dumps(results, sort_keys=True))

@@ -147,6 +147,22 @@ def fused_block(x):
   return [out, state.c, state.h]
 
 
+def fused_bidirectional(x):
+  # A BiLSTM of fused cells, as taggers built it: the backward half a second
+  # LSTMBlockFusedCell reversed in time within each length; then one reversed over the
+  # whole time axis, and a step cell run as a fused one.
+  t = tf.transpose(x, [1, 0, 2])
+  forward = tf.contrib.rnn.LSTMBlockFusedCell(4)
+  backward = tf.contrib.rnn.TimeReversedFusedRNN(tf.contrib.rnn.LSTMBlockFusedCell(4))
+  out_fw, _ = forward(t, dtype=tf.float32, sequence_length=LENGTHS)
+  out_bw, state_bw = backward(t, dtype=tf.float32, sequence_length=LENGTHS)
+  whole = tf.contrib.rnn.TimeReversedFusedRNN(tf.contrib.rnn.LSTMBlockFusedCell(3))
+  out_whole, _ = whole(t, dtype=tf.float32)
+  adapted = tf.contrib.rnn.FusedRNNCellAdaptor(tf.nn.rnn_cell.LSTMCell(2), use_dynamic_rnn=True)
+  out_adapted, state_adapted = adapted(t, dtype=tf.float32, sequence_length=LENGTHS)
+  return [tf.concat([out_fw, out_bw], -1), state_bw.h, out_whole, out_adapted, state_adapted.c]
+
+
 def direct_calls_and_user_cell(x):
   cell = tf.nn.rnn_cell.LSTMCell(3)
   state = cell.zero_state(BATCH, tf.float32)
@@ -304,6 +320,7 @@ CASES = [
     lstm_seq, bilstm, bigru_no_lengths, basic_lstm_concat_state, gru_initial_state,
     lstm_peepholes_projection, lstm_block, multi_dropout_residual, time_major_basic_rnn,
     gru_blocks, layer_norm_lstm, static_loops, stacked_bidirectional, fused_block,
+    fused_bidirectional,
     direct_calls_and_user_cell, keras_names_and_core, keras_conv_pool_merge, keras_recurrent,
     keras_masked_recurrent, keras_models, layers_and_contrib_layers, batch_normalization,
     regularizers_and_channels_first,
