@@ -415,7 +415,9 @@ def test_seq2seq_with_attention_matches_tf115s_names_losses_greedy_and_beam_deco
     """Bahdanau (normalized) and Luong (scaled) attention in an AttentionWrapper, and both
     at once (attention layers of their own, the cell's output out, time-major outputs),
     trained with a TrainingHelper, decoded greedily, and by beam search from the trained
-    values (with and without a coverage penalty), and by a SampleEmbeddingHelper, a
+    values (with and without a coverage penalty, and with the batch and source length
+    known only at run time, as NMT's input pipeline gives them), and by a
+    SampleEmbeddingHelper, a
     ScheduledEmbeddingTrainingHelper (both seeded) and an InferenceHelper: TF 1.15's
     variable names and shapes, the alignment history, the losses, the decoded ids and
     logits, the beams' ids, parents, scores and lengths."""

@@ -327,7 +327,7 @@ class BeamSearchDecoder(Decoder):
         )
 
     def _merge_batch_beams(self, t, s=None):
-        s = tf.TensorShape(s)
+        s = shapes.state_shape(s)
         static_batch = tf.get_static_value(self._batch_size)
         merged_batch = None if static_batch is None else static_batch * self._beam_width
         merged = tf.reshape(
@@ -337,7 +337,7 @@ class BeamSearchDecoder(Decoder):
         return merged
 
     def _split_batch_beams(self, t, s=None):
-        s = tf.TensorShape(s)
+        s = shapes.state_shape(s)
         split = tf.reshape(
             t, tf.concat(([self._batch_size, self._beam_width], tf.shape(t)[1:]), 0)
         )

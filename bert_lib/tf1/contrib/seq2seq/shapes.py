@@ -12,13 +12,31 @@ def static_or_dynamic(tensor, axis):
 
 
 def zeros(size, batch_size, dtype):
-    """Zeros [batch_size, size] (or [batch_size] + size), with what is known of the shape."""
-    size = tf.TensorShape(size)
-    dims = tf.constant(size.as_list(), dtype=tf.int32)
+    """Zeros [batch_size, size] (or [batch_size] + size), with what is known of the shape.
+
+    Either may be known only at run time (a scalar tensor): the batch of an input
+    pipeline (tf.size of its lengths), the memory's length of an attention's alignments.
+    """
     batch = tf.reshape(tf.cast(batch_size, tf.int32), [1])
+    if isinstance(size, tf.Tensor):
+        known = tf.get_static_value(size)
+        dims = tf.reshape(tf.cast(size, tf.int32), [1])
+        size = tf.TensorShape([None if known is None else int(known)])
+    else:
+        size = tf.TensorShape(size)
+        dims = tf.constant(size.as_list(), dtype=tf.int32)
     value = tf.zeros(tf.concat([batch, dims], 0), dtype=dtype)
     value.set_shape(tf.TensorShape([tf.get_static_value(batch_size)]).concatenate(size))
     return value
+
+
+def state_shape(size):
+    """The TensorShape of a state of `size`: a scalar tensor (an attention's alignments over
+    a memory whose length is known only at run time) is one dimension of unknown size."""
+    if isinstance(size, tf.Tensor):
+        known = tf.get_static_value(size)
+        return tf.TensorShape([None if known is None else int(known)])
+    return tf.TensorShape(size)
 
 
 def layer_output_size(layer, input_size):

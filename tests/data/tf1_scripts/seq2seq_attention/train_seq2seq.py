@@ -27,19 +27,29 @@ def encode(embedding, source, lengths):
                            dtype=tf.float32, scope="encoder")
 
 
-def beam_search(values, source, lengths, beam_width=3, coverage_penalty_weight=0.0):
-  """Beam search from the trained Bahdanau model's values, in a graph of its own."""
+def beam_search(values, source, lengths, beam_width=3, coverage_penalty_weight=0.0,
+                run_time_batch=False):
+  """Beam search from the trained Bahdanau model's values, in a graph of its own; with
+  run_time_batch, the batch and the source length are known only at run time (fed through
+  placeholders, the batch size tf.size of the lengths, as NMT's input pipeline gives them)."""
   with tf.Graph().as_default():
     embedding = tf.get_variable("embedding", [VOCAB_SIZE, 5])
-    memory, encoder_state = encode(embedding, tf.constant(source), tf.constant(lengths))
+    if run_time_batch:
+      source_in = tf.placeholder(tf.int32, [None, None])
+      lengths_in = tf.placeholder(tf.int32, [None])
+      feed = {source_in: source, lengths_in: lengths}
+      batch_size = tf.size(lengths_in)
+    else:
+      source_in, lengths_in, feed = tf.constant(source), tf.constant(lengths), None
+      batch_size = len(source)
+    memory, encoder_state = encode(embedding, source_in, lengths_in)
     tiled_memory = tf.contrib.seq2seq.tile_batch(memory, multiplier=beam_width)
-    tiled_lengths = tf.contrib.seq2seq.tile_batch(tf.constant(lengths), multiplier=beam_width)
+    tiled_lengths = tf.contrib.seq2seq.tile_batch(lengths_in, multiplier=beam_width)
     tiled_state = tf.contrib.seq2seq.tile_batch(encoder_state, multiplier=beam_width)
     mechanism = tf.contrib.seq2seq.BahdanauAttention(5, tiled_memory, memory_sequence_length=tiled_lengths,
                                                      normalize=True)
     cell = tf.contrib.seq2seq.AttentionWrapper(tf.nn.rnn_cell.LSTMCell(6), mechanism, attention_layer_size=4,
                                                alignment_history=True)
-    batch_size = len(source)
     initial_state = cell.zero_state(batch_size * beam_width, tf.float32).clone(cell_state=tiled_state)
     output_layer = tf.layers.Dense(VOCAB_SIZE, use_bias=False, name="output_projection")
     decoder = tf.contrib.seq2seq.BeamSearchDecoder(
@@ -63,7 +73,7 @@ def beam_search(values, source, lengths, beam_width=3, coverage_penalty_weight=0
           "beam_lengths": final_state.lengths,
           "log_probs": final_state.log_probs,
           "alignment_history": history,
-      })
+      }, feed)
     return {key: value.tolist() for key, value in got.items()}
 
 
@@ -162,6 +172,7 @@ def main(_):
       if attention == "bahdanau":
         results["beam_search"] = beam_search(trained, source, lengths)
         results["beam_search_coverage"] = beam_search(trained, source, lengths, coverage_penalty_weight=0.4)
+        results["beam_search_run_time_batch"] = beam_search(trained, source, lengths, run_time_batch=True)
       results[attention] = got
   with open(os.path.join(FLAGS.output_dir, "results.json"), "w") as f:
     json.dump(results, f, indent=1)
