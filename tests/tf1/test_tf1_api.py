@@ -288,3 +288,80 @@ def test_user_code_file_detection_counts_this_tmp_path_as_users(tmp_path):
     assert tf1.is_user_file(str(tmp_path / "x.py"))
     assert not tf1.is_user_file(tf1.__file__)
     assert not tf1.is_user_file(sys.modules["tensorflow"].__file__)
+
+
+# ---------------------------------------------------------------------------
+# input_fns returning a Dataset iterator's tensors
+
+_X = [[1.0, 2.0], [3.0, 1.0], [0.0, 1.0], [2.0, 2.0]]
+_Y = [[1.0], [2.0], [0.5], [1.5]]
+
+
+def _linear_model_fn(features, labels, mode):
+    w = V1.get_variable("w", [2, 1], initializer=V1.zeros_initializer())
+    prediction = tf.matmul(features["x"], w)
+    if mode == "infer":
+        return tf1_estimator.EstimatorSpec(mode, predictions=prediction)
+    loss = tf.reduce_mean(tf.square(prediction - labels))
+    step = V1.train.GradientDescentOptimizer(0.1).minimize(loss, V1.train.get_global_step())
+    return tf1_estimator.EstimatorSpec(mode, loss=loss, train_op=step)
+
+
+def test_input_fn_returning_get_next_trains_on_the_iterators_elements(tf1_module, tmp_path):
+    """TF 1.x input_fns ended with make_one_shot_iterator().get_next() (or an initializable
+    iterator's): the Estimator trains on those elements, three full-batch gradient steps
+    here, as numpy computes them; the tensors may be rearranged into the returned
+    structure."""
+    import numpy as np
+
+    def one_shot_input_fn():
+        dataset = V1.data.Dataset.from_tensor_slices((_X, _Y)).batch(4).repeat(3)
+        x, y = dataset.make_one_shot_iterator().get_next()
+        return {"x": x}, y
+
+    def initializable_input_fn():
+        dataset = V1.data.Dataset.from_tensor_slices(({"x": _X}, _Y)).batch(4)
+        return V1.data.make_initializable_iterator(dataset).get_next()
+
+    estimator = tf1_module.estimator.Estimator(_linear_model_fn, str(tmp_path))
+    estimator.train(one_shot_input_fn)
+    x, y, w = np.array(_X), np.array(_Y), np.zeros((2, 1))
+    for _ in range(3):
+        w -= 0.1 * 2 / len(x) * x.T.dot(x.dot(w) - y)
+    np.testing.assert_allclose(estimator.get_variable_value("w"), w, rtol=1e-6)
+    evaluated = estimator.evaluate(initializable_input_fn)
+    np.testing.assert_allclose(evaluated["loss"], np.mean((x.dot(w) - y) ** 2), rtol=1e-6)
+
+
+def test_input_fn_returning_other_tensors_is_refused_naming_the_api(tf1_module, tmp_path):
+    def computed_input_fn():
+        dataset = V1.data.Dataset.from_tensor_slices((_X, _Y)).batch(4)
+        x, y = dataset.make_one_shot_iterator().get_next()
+        return {"x": x * 2.0}, y
+
+    estimator = tf1_module.estimator.Estimator(_linear_model_fn, str(tmp_path))
+    with pytest.raises(tf1_api.UnsupportedAPIError, match="ops after get_next"):
+        estimator.train(computed_input_fn)
+
+
+def test_an_installed_tf1_package_missing_a_name_is_told_the_launcher_option(tmp_path):
+    """A helper package of TF 1.x's years (tf_metrics calling tf.diag_part) is installed, so
+    it gets TensorFlow 2 itself: the one line says which package and the option."""
+    package_file = os.path.join(
+        os.path.dirname(os.path.dirname(tf.__file__)), "tf_metrics", "__init__.py"
+    )
+    package, user = {}, {}
+    message = "module 'tensorflow' has no attribute 'diag_part'"
+    source = f"def precision():\n    raise AttributeError({message!r})\n"
+    exec(compile(source, package_file, "exec"), package)
+    user_file = str(tmp_path / "main.py")
+    exec(compile("def model_fn(metric):\n    return metric()\n", user_file, "exec"), user)
+    try:
+        user["model_fn"](package["precision"])
+    except AttributeError as error:
+        located = user_errors.locate(error)
+    assert str(located) == (
+        f"{user_file}:2: AttributeError: module 'tensorflow' has no attribute 'diag_part' (in "
+        "the installed package tf_metrics, which gets TensorFlow 2 itself; if it was written "
+        "for TF 1.x, run with: run_tf1.py --tf1_packages=tf_metrics ...)"
+    )

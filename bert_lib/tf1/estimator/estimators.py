@@ -39,6 +39,7 @@ from ..machinery.user_code import user_location
 from . import export as tf1_export
 from . import input_files as tf1_input_files
 from . import specs as tf1_specs
+from . import tensor_input as tf1_tensor_input
 
 _V1 = tf.compat.v1
 
@@ -373,14 +374,13 @@ class Estimator:
 
     def _input_fn(self, input_fn, mode):
         def call(params):
-            dataset = call_with_named(
-                input_fn,
-                {"params": self._user_params(params), "config": self._config, "mode": mode},
-            )
-            if not isinstance(dataset, tf.data.Dataset):
-                raise unsupported(
-                    "an input_fn that returns tensors", "an input_fn returning a tf.data.Dataset"
+            with tf1_tensor_input.recorded_iterators() as made:
+                dataset = call_with_named(
+                    input_fn,
+                    {"params": self._user_params(params), "config": self._config, "mode": mode},
                 )
+            if not isinstance(dataset, tf.data.Dataset):
+                dataset = tf1_tensor_input.as_dataset(dataset, made)
             return dataset
 
         return call

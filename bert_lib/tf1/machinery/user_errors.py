@@ -11,13 +11,18 @@ whatever stops it is reported at the user's line:
   the way (for an error of a graph op, the line that made the op), then
   the message, with no traceback;
 - any other exception (a bug, in the user's code or met on its behalf):
-  its traceback, then the same one line, "<file:line>: <Type>: <what>".
+  its traceback, then the same one line, "<file:line>: <Type>: <what>";
+  when it is an installed package that found a TF 1.x name missing from
+  TensorFlow 2 (`module 'tensorflow' has no attribute 'diag_part'`: a
+  helper package of TF 1.x's years whose metadata does not say so), the
+  line ends with the launcher option that gives it the TF 1.x API.
 
 Refusals made here keep their own text: an UnsupportedAPIError and a
 model_fn spec error already name the user's line, and a UsageError of the
 engine names its flag or file.
 """
 
+import re
 import traceback
 
 from ...plumbing import errors
@@ -71,8 +76,31 @@ def locate(error):
     if isinstance(error, ModuleNotFoundError):  # a package the script needs is not installed
         return _chained(UserCodeError(f"{where}: ModuleNotFoundError: {error}"), error)
     traceback.print_exception(type(error), error, error.__traceback__)
-    return _chained(
-        UserCodeError(f"{where}: {type(error).__name__}: {errors.first_line(error)}"), error
+    text = f"{where}: {type(error).__name__}: {errors.first_line(error)}"
+    return _chained(UserCodeError(text + _tf1_package_hint(error)), error)
+
+
+_TF2_MISSING = re.compile(r"module 'tensorflow(\.[\w.]+)?' has no attribute")
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]([^/\\]+)")
+
+
+def _tf1_package_hint(error):
+    """ "; <package> ... --tf1_packages=<package>" when an installed package met TensorFlow 2
+    without a name TF 1.x had, else ""."""
+    if not isinstance(error, AttributeError) or not _TF2_MISSING.search(str(error)):
+        return ""
+    package = None
+    tb = error.__traceback__
+    while tb is not None:
+        found = _INSTALLED.search(tb.tb_frame.f_code.co_filename)
+        if found:
+            package = found.group(1).removesuffix(".py")
+        tb = tb.tb_next
+    if package is None:
+        return ""
+    return (
+        f" (in the installed package {package}, which gets TensorFlow 2 itself; if it was "
+        f"written for TF 1.x, run with: run_tf1.py --tf1_packages={package} ...)"
     )
 
 
