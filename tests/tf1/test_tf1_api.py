@@ -311,7 +311,8 @@ def test_input_fn_returning_get_next_trains_on_the_iterators_elements(tf1_module
     """TF 1.x input_fns ended with make_one_shot_iterator().get_next() (or an initializable
     iterator's): the Estimator trains on those elements, three full-batch gradient steps
     here, as numpy computes them; the tensors may be rearranged into the returned
-    structure."""
+    structure. Training writes graph.pbtxt and a checkpoint of step 0 first, as TF 1.15's
+    Estimator did."""
     import numpy as np
 
     def one_shot_input_fn():
@@ -329,6 +330,8 @@ def test_input_fn_returning_get_next_trains_on_the_iterators_elements(tf1_module
     for _ in range(3):
         w -= 0.1 * 2 / len(x) * x.T.dot(x.dot(w) - y)
     np.testing.assert_allclose(estimator.get_variable_value("w"), w, rtol=1e-6)
+    # What TF 1.15's Estimator wrote as training started, beside the last step's checkpoint.
+    assert {"graph.pbtxt", "model.ckpt-0.index", "model.ckpt-3.index"} <= set(os.listdir(tmp_path))
     evaluated = estimator.evaluate(initializable_input_fn)
     np.testing.assert_allclose(evaluated["loss"], np.mean((x.dot(w) - y) ** 2), rtol=1e-6)
 

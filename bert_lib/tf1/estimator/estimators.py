@@ -250,20 +250,31 @@ def call_with_named(function, available):
 
 
 class _SpecHooks:
-    """The training_hooks of the newest TRAIN spec, run as one engine hook."""
+    """The training_hooks of the newest TRAIN spec, run as one engine hook, and what TF
+    1.15's Estimator wrote as training started: `graph.pbtxt` in model_dir, and a
+    checkpoint of the step it starts from (model.ckpt-0 for a new run; a resumed run's is
+    there already), which its checkpoint-saving hook wrote before the first step."""
 
-    def __init__(self):
+    def __init__(self, model_dir):
         self.hooks = []
+        self.model_dir = model_dir
+        self._started = False
 
     def begin(self):
+        self._started = False
         for hook in self.hooks:
             hook.begin()
 
     def after_create_session(self, session, coord):
+        graph = session.graph.as_graph_def(add_shapes=True)
+        _V1.train.write_graph(graph, self.model_dir, "graph.pbtxt")
         for hook in self.hooks:
             hook.after_create_session(session, coord)
 
     def before_run(self, run_context):
+        if not self._started:
+            self._started = True
+            run_context.save_checkpoint()
         args = [hook.before_run(run_context) for hook in self.hooks]
         return _V1.train.SessionRunArgs([a.fetches if a is not None else [] for a in args])
 
@@ -301,7 +312,7 @@ class Estimator:
         tf1_input_files.watch(model_dir)
         self._user_model_fn = model_fn
         self.params = dict(params or {})
-        self._spec_hooks = _SpecHooks()
+        self._spec_hooks = _SpecHooks(model_dir)
         self._bare_prediction = False
         self._engine = engine.Estimator(
             self._model_fn,
