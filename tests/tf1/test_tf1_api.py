@@ -368,3 +368,27 @@ def test_an_installed_tf1_package_missing_a_name_is_told_the_launcher_option(tmp
         "the installed package tf_metrics, which gets TensorFlow 2 itself; if it was written "
         "for TF 1.x, run with: run_tf1.py --tf1_packages=tf_metrics ...)"
     )
+
+
+def test_contrib_variance_scaling_takes_factor_mode_uniform_with_contribs_deviations():
+    """contrib's variance_scaling_initializer (factor, "FAN_AVG", uniform), as QANet and
+    BiDAF code called it: uniform in +-sqrt(3 factor / n), else a normal of deviation
+    sqrt(1.3 factor / n) cut at two deviations (whose own deviation is 0.8796 of that)."""
+    import numpy as np
+
+    contrib = tf1_layers.contrib_layers_module()
+    fan_in, fan_out = 300, 500
+    n = (fan_in + fan_out) / 2
+    with tf.Graph().as_default(), V1.Session() as session:
+        uniform = contrib.variance_scaling_initializer(1.5, "FAN_AVG", True, seed=1)
+        normal = contrib.variance_scaling_initializer(factor=2.0, mode="FAN_AVG", seed=2)
+        xavier = contrib.xavier_initializer(uniform=False, seed=3)
+        u, g, x = session.run([init([fan_in, fan_out]) for init in (uniform, normal, xavier)])
+    limit = np.sqrt(3 * 1.5 / n)
+    assert -limit <= u.min() and u.max() <= limit and u.max() > 0.99 * limit
+    for values, factor in ((g, 2.0), (x, 1.0)):
+        deviation = np.sqrt(1.3 * factor / n)
+        assert np.abs(values).max() <= 2 * deviation
+        np.testing.assert_allclose(values.std(), 0.87962566 * deviation, rtol=0.01)
+    with pytest.raises(TypeError, match="Unknown mode"):
+        contrib.variance_scaling_initializer(mode="fan_avg")

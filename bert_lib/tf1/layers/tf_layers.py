@@ -537,16 +537,40 @@ def _variable_collections(extra):
     return [_V1.GraphKeys.GLOBAL_VARIABLES, *extra]
 
 
-def xavier_initializer(uniform=True, seed=None, dtype=tf.float32):
-    """tf.contrib.layers.xavier_initializer: Glorot's scaling, fan_avg, factor 1.
+# The standard deviation of a unit normal truncated at two standard deviations, which
+# tf.compat.v1's VarianceScaling divides its truncated normal's by.
+_TRUNCATED_UNIT_STDDEV = 0.87962566103423978
 
-    The variable's dtype comes from get_variable, as with any initializer.
+
+def variance_scaling_initializer(
+    factor=2.0, mode="FAN_IN", uniform=False, seed=None, dtype=tf.float32
+):
+    """tf.contrib.layers.variance_scaling_initializer: He's scaling by default.
+
+    With n the fan-in, fan-out or their mean (mode "FAN_IN", "FAN_OUT",
+    "FAN_AVG"), values are uniform in +-sqrt(3 * factor / n), or (uniform
+    False) from a normal of standard deviation sqrt(1.3 * factor / n)
+    truncated at two of them: contrib's 1.3, which tf.compat.v1's
+    VarianceScaling writes as a division by the truncated unit normal's
+    deviation; the same random op draws them, so seeded values are TF 1.15's.
     """
-    del dtype
-    distribution = "uniform" if uniform else "truncated_normal"
+    if not tf.as_dtype(dtype).is_floating:
+        raise TypeError("Cannot create initializer for non-floating point type.")
+    if mode not in ("FAN_IN", "FAN_OUT", "FAN_AVG"):
+        raise TypeError(f"Unknown mode {mode} [FAN_IN, FAN_OUT, FAN_AVG]")
+    if uniform:
+        scale, distribution = factor, "uniform"
+    else:
+        scale, distribution = 1.3 * factor * _TRUNCATED_UNIT_STDDEV**2, "truncated_normal"
     return _V1.variance_scaling_initializer(
-        scale=1.0, mode="fan_avg", distribution=distribution, seed=seed
+        scale=scale, mode=mode.lower(), distribution=distribution, seed=seed, dtype=dtype
     )
+
+
+def xavier_initializer(uniform=True, seed=None, dtype=tf.float32):
+    """tf.contrib.layers.xavier_initializer: Glorot's scaling, contrib's variance scaling
+    with factor 1 over the mean fan."""
+    return variance_scaling_initializer(1.0, "FAN_AVG", uniform, seed, dtype)
 
 
 def l2_regularizer(scale, scope=None):
@@ -682,7 +706,7 @@ def contrib_layers_module():
             "layer_norm": layer_norm,
             "xavier_initializer": xavier_initializer,
             "xavier_initializer_conv2d": xavier_initializer,
-            "variance_scaling_initializer": _V1.variance_scaling_initializer,
+            "variance_scaling_initializer": variance_scaling_initializer,
             "flatten": flatten,
             "fully_connected": fully_connected,
             "linear": lambda inputs, num_outputs, **kwargs: fully_connected(
