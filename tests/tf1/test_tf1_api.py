@@ -392,3 +392,45 @@ def test_contrib_variance_scaling_takes_factor_mode_uniform_with_contribs_deviat
         np.testing.assert_allclose(values.std(), 0.87962566 * deviation, rtol=0.01)
     with pytest.raises(TypeError, match="Unknown mode"):
         contrib.variance_scaling_initializer(mode="fan_avg")
+
+
+def test_tf_keras_installed_is_tf_keras_sharing_the_layer_numbers(tmp_path, monkeypatch):
+    """Where the tf_keras package (Keras 2) is installed, tf.keras of TF 1.x code is it,
+    saying TF 1.15's version, its optimizers the legacy ones TF 1.15 had, and tf.layers
+    count their layers in its per-graph counts (a stand-in package here: the real one runs
+    the functional API against TF 1.15 in test_tf1_golden.py)."""
+    from bert_lib.tf1 import layers as tf1_layers_package
+    from bert_lib.tf1.layers import layer_base
+
+    package = tmp_path / "tf_keras"
+    (package / "src").mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "import types\n__version__ = '2.21.0'\n"
+        "optimizers = types.SimpleNamespace(legacy=types.SimpleNamespace(SGD='legacy SGD'), "
+        "get='get')\nInput = 'Input'\n"
+    )
+    (package / "src" / "__init__.py").write_text("")
+    (package / "src" / "backend.py").write_text(
+        "import collections\nCOUNTS = collections.defaultdict(int)\n"
+        "def get_default_graph_uid_map():\n    return COUNTS\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        keras = tf1_layers_package.keras_module()
+        assert (keras.__version__, keras.Input, keras.optimizers.SGD) == (
+            "2.2.4-tf",
+            "Input",
+            "legacy SGD",
+        )
+        counts = sys.modules["tf_keras.src.backend"].COUNTS
+        counts[("", "dense")] = 2  # two Keras Dense layers came first
+        with tf.Graph().as_default():
+            # Its variables are named by their variable scope, as TF 1.15's tf.layers; its
+            # number is taken from Keras's counts, so that the next Keras Dense is dense_3.
+            tf1_layers.dense(V1.placeholder(tf.float32, [2, 3]), 4)
+            assert _names() == ["dense/kernel", "dense/bias"]
+        assert counts[("", "dense")] == 3
+    finally:
+        layer_base.share_names_with_keras2(None)
+        for name in [n for n in sys.modules if n.split(".")[0] == "tf_keras"]:
+            del sys.modules[name]

@@ -123,3 +123,24 @@ def test_training_writes_the_variables_tf115_writes(name, tmp_path):
     names = os.listdir(model_dir)
     for input_file in [n for n in names if n.endswith(".input")]:
         assert input_file[: -len(".input")] + ".index" in names, names
+
+
+@pytest.mark.slow
+def test_keras_functional_api_with_tf_keras_gives_tf115s_names_losses_and_checkpoint(tmp_path):
+    """tf.keras's functional API in a TF 1.x script (Input, Model(inputs, outputs), compile,
+    fit, evaluate, predict, save_weights / load_weights), which tf.keras is when the tf_keras
+    package is installed: TF 1.15's variable and checkpoint names, losses, evaluation and
+    predictions (tests/data/golden/tf1_15/keras_functional). Without tf_keras, tf.keras is
+    the layers built here and tf.keras.Input is refused, naming it."""
+    pytest.importorskip("tf_keras")
+    script = os.path.join(SCRIPTS, "keras_functional", "train_functional.py")
+    result = run_tf1(script, str(tmp_path))
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(tmp_path / "results.json", encoding="utf-8") as f:
+        got = json.load(f)
+    with open(os.path.join(TF1_GOLDEN, "keras_functional", "results.json"), encoding="utf-8") as f:
+        want = json.load(f)
+    for key in ("names", "globals", "checkpoint"):
+        assert got[key] == want[key], key
+    for key in ("losses", "evaluated", "predicted", "reloaded"):
+        np.testing.assert_allclose(got[key], want[key], atol=TOLERANCE)

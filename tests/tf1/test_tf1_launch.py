@@ -185,13 +185,17 @@ def test_installed_packages_written_for_tf1_get_its_api_and_others_tensorflow_2(
     assert seen == {"old": ["ConfigProto", True], "modern": [False, False, False]}
     seen = printed(_run_with_site(site, "--tf1_packages=named_encoder", "serve.py", "--named"))
     assert seen["named"] == ["ConfigProto", True]
-    # Unnamed, named_encoder gets TensorFlow 2 itself, as before.
+    # Unnamed, named_encoder gets TensorFlow 2 itself, as before; the line names the option.
     result = _run_with_site(site, "serve.py", "--named")
     assert result.returncode == 1
     assert (
         result.stderr.strip()
         .splitlines()[-1]
-        .endswith("AttributeError: module 'tensorflow' has no attribute 'ConfigProto'")
+        .endswith(
+            "AttributeError: module 'tensorflow' has no attribute 'ConfigProto' (in the installed "
+            "package named_encoder, which gets TensorFlow 2 itself; if it was written for TF 1.x, "
+            "run with: run_tf1.py --tf1_packages=named_encoder ...)"
+        )
     )
     # Run with -m through run_tf1.py, an installed module is TF 1.x code by the user's word.
     (site / "site-packages" / "named_encoder" / "cli.py").write_text(

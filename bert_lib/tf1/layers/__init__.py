@@ -8,13 +8,48 @@ kernel and bias, pooling) and batch_norm.py. The RNN cells (bert_lib/tf1/rnn)
 are tf.layers layers too.
 """
 
-from . import keras_layers, keras_rnn
+import importlib
+import importlib.util
+
+from ..machinery.namespaces import Namespace
+from . import keras_layers, keras_rnn, layer_base
 from .tf_layers import contrib_layers_module, layers_module
+
+# What TF 1.15's tf.keras said it was (code of its years checks for the "-tf").
+TF115_KERAS_VERSION = "2.2.4-tf"
 
 
 def keras_module():
-    """tf.keras of a TF 1.x script: TF 1.15's layers, the recurrent ones included."""
-    return keras_layers.keras_module(keras_rnn.layers_names())
+    """tf.keras of a TF 1.x script.
+
+    Where the tf_keras package is installed (Keras 2, which still runs in a
+    TF 1.x graph as TF 1.15's tf.keras did), it is tf.keras: the functional
+    API (Input, Model(inputs, outputs)), compile / fit / evaluate / predict,
+    save_weights / load_weights, with TF 1.15's variable and checkpoint
+    names, and tf.layers take their layer numbers from its per-graph counts,
+    as TF 1.15's two APIs shared one. Without it, TF 1.15's layers (the
+    recurrent ones included), Sequential and subclassed Model, built here.
+    """
+    if importlib.util.find_spec("tf_keras") is None:
+        return keras_layers.keras_module(keras_rnn.layers_names())
+    keras2 = importlib.import_module("tf_keras")
+    backend = importlib.import_module("tf_keras.src.backend")
+    layer_base.share_names_with_keras2(backend.get_default_graph_uid_map)
+    # TF 1.15's optimizers (optimizer_v2, which run in a graph) are Keras 2's legacy ones.
+    optimizers = keras2.optimizers
+    legacy = {
+        name: getattr(optimizers, name)
+        for name in ("get", "serialize", "deserialize", "schedules")
+        if hasattr(optimizers, name)
+    }
+    return Namespace(
+        "tf.keras",
+        keras2,
+        {
+            "__version__": TF115_KERAS_VERSION,
+            "optimizers": Namespace("tf.keras.optimizers", optimizers.legacy, legacy),
+        },
+    )
 
 
 __all__ = ["contrib_layers_module", "keras_module", "layers_module"]

@@ -32,12 +32,27 @@ _V1 = tf.compat.v1
 _NAME_COUNTS = weakref.WeakKeyDictionary()
 
 
+# When tf.keras is Keras 2 (the tf_keras package, layers/__init__.py), its per-graph
+# name counts: () -> {(namespace, base name): count} of the default graph.
+_KERAS2_NAME_COUNTS = []
+
+
+def share_names_with_keras2(graph_counts):
+    """Makes the layers here take their numbers from Keras 2's counts (graph_counts() gives
+    the default graph's), as TF 1.15's tf.layers and tf.keras layers shared one count;
+    None: their own counts again."""
+    _KERAS2_NAME_COUNTS[:] = [] if graph_counts is None else [graph_counts]
+
+
 def unique_layer_name(base_name):
     """`base_name`, then `base_name_1`, `base_name_2`, ... within the default graph."""
-    graph = _V1.get_default_graph()
-    counts = _NAME_COUNTS.setdefault(graph, collections.Counter())
-    index = counts[base_name]
-    counts[base_name] += 1
+    if _KERAS2_NAME_COUNTS:
+        counts, key = _KERAS2_NAME_COUNTS[0](), ("", base_name)
+    else:
+        graph = _V1.get_default_graph()
+        counts, key = _NAME_COUNTS.setdefault(graph, collections.Counter()), base_name
+    index = counts[key]
+    counts[key] += 1
     return base_name if index == 0 else f"{base_name}_{index}"
 
 
