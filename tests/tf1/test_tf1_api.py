@@ -434,3 +434,18 @@ def test_tf_keras_installed_is_tf_keras_sharing_the_layer_numbers(tmp_path, monk
         layer_base.share_names_with_keras2(None)
         for name in [n for n in sys.modules if n.split(".")[0] == "tf_keras"]:
             del sys.modules[name]
+
+
+def test_early_stopping_hooks_put_tf1s_stop_variable_in_the_checkpoint(tf1_module, tmp_path):
+    """TF 1.x's stop_if_no_*_hook made `signal_early_stopping/STOP` (bool, False) in the
+    training graph, so its checkpoints hold it and a TF 1.x restore of ours needs it."""
+
+    def input_fn():
+        return V1.data.Dataset.from_tensor_slices(({"x": _X}, _Y)).batch(4).repeat(2)
+
+    estimator = tf1_module.estimator.Estimator(_linear_model_fn, str(tmp_path))
+    hook = tf1_module.estimator.experimental.stop_if_no_decrease_hook(estimator, "loss", 100)
+    estimator.train(input_fn, hooks=[hook])
+    variables = dict(tf.train.list_variables(str(tmp_path)))
+    assert variables["signal_early_stopping/STOP"] == []
+    assert not tf.train.load_variable(str(tmp_path), "signal_early_stopping/STOP")

@@ -257,6 +257,7 @@ class _SpecHooks:
 
     def __init__(self, model_dir):
         self.hooks = []
+        self.train_hooks = []  # those given to train(), for their graph variables
         self.model_dir = model_dir
         self._started = False
 
@@ -362,6 +363,9 @@ class Estimator:
             predictions = {"predictions": predictions}
         if mode == engine.ModeKeys.TRAIN:
             self._spec_hooks.hooks = spec.training_hooks
+            for hook in [*spec.training_hooks, *self._spec_hooks.train_hooks]:
+                if hasattr(hook, "make_graph_variables"):
+                    hook.make_graph_variables()
         return engine.EstimatorSpec(
             mode=mode,
             loss=spec.loss,
@@ -404,6 +408,7 @@ class Estimator:
         """Trains from `input_fn` for `steps` more steps or up to `max_steps`; returns self."""
         if saving_listeners:
             raise unsupported("Estimator.train(saving_listeners=...)", "training hooks")
+        self._spec_hooks.train_hooks = list(hooks or [])
         self._engine.train(
             self._input_fn(input_fn, engine.ModeKeys.TRAIN),
             max_steps=max_steps,
@@ -577,6 +582,7 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
         )
 
     save_steps = estimator.config.save_checkpoints_steps or _DEFAULT_SAVE_STEPS
+    estimator._spec_hooks.train_hooks = list(train_spec.hooks)
     estimator._engine.train(
         estimator._input_fn(train_spec.input_fn, engine.ModeKeys.TRAIN),
         max_steps=train_spec.max_steps,
@@ -615,6 +621,21 @@ class _EarlyStoppingHook(_V1.train.SessionRunHook):
 
     def begin(self):
         self._global_step = _V1.train.get_global_step()
+
+    @staticmethod
+    def make_graph_variables():
+        """TF 1.x's early-stopping hooks signalled workers through this variable, which
+        its checkpoints therefore hold (and a TF 1.x restore of ours then finds); made in
+        the training graph before its saver (_model_fn)."""
+        with _V1.variable_scope("signal_early_stopping", values=[], reuse=_V1.AUTO_REUSE):
+            _V1.get_variable(
+                "STOP",
+                shape=[],
+                dtype=tf.bool,
+                initializer=_V1.constant_initializer(False),
+                collections=[_V1.GraphKeys.GLOBAL_VARIABLES],
+                trainable=False,
+            )
 
     def before_run(self, run_context):
         return _V1.train.SessionRunArgs(self._global_step)
