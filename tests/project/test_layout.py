@@ -392,7 +392,10 @@ def _python_files():
     for name in root_modules() + package_modules():
         yield module_path(name)
     benchmarks = os.path.join(REPO, "benchmarks")
-    for directory in (benchmarks, os.path.join(benchmarks, "compat")):
+    for directory in (
+        benchmarks,
+        *(os.path.join(benchmarks, p) for p in ("compat", "tf1_corpus")),
+    ):
         for name in sorted(os.listdir(directory)):
             if name.endswith(".py"):
                 yield os.path.join(directory, name)

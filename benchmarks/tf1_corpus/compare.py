@@ -1,0 +1,179 @@
+"""What TF 1.15's run and run_tf1.py's wrote, side by side (this project's Python only)."""
+
+import glob
+import os
+import re
+
+from compat.comparators import Comparison
+
+# File names that differ between two runs of the same code: the times and hosts
+# in event files' names, run folders named by a timestamp.
+_EVENTS = re.compile(r"events\.out\.tfevents\..*")
+_LONG_NUMBER = re.compile(r"\d{9,}")
+# A checkpoint's step: scripts stopped by Ctrl-C (or saving by time) save at other steps.
+_CHECKPOINT_STEP = re.compile(r"-\d+(\.(index|meta|data-\d+-of-\d+|input))$")
+
+
+def normalized(path, any_step=False):
+    """The name two runs of the same step give the same file (with any_step, a checkpoint
+    of any step: a run stopped by Ctrl-C saves at the step the signal came)."""
+    path = _EVENTS.sub("events.out.tfevents", path)
+    if any_step:
+        path = _CHECKPOINT_STEP.sub(r"-N\1", path)
+    return _LONG_NUMBER.sub("#", path)
+
+
+def missing_files(tf115_written, run_tf1_written, any_step=False):
+    """The files TF 1.15's run wrote that run_tf1.py's did not (by normalized name)."""
+    ours = {normalized(p, any_step) for p in run_tf1_written}
+    return sorted({normalized(p, any_step) for p in tf115_written} - ours)
+
+
+def newest_checkpoints(tree, written):
+    """{normalized checkpoint prefix: path} of the checkpoints among `written`, the newest
+    of each folder (the highest step)."""
+    newest = {}
+    for path in written:
+        if not path.endswith(".index"):
+            continue
+        prefix = path[: -len(".index")]
+        folder = os.path.dirname(prefix)
+        step = re.search(r"-(\d+)$", prefix)
+        number = int(step.group(1)) if step else -1
+        key = normalized(folder, any_step=True)
+        if key not in newest or number > newest[key][0]:
+            newest[key] = (number, tree + os.sep + prefix)
+    return {key: path for key, (_, path) in newest.items()}
+
+
+def compare_checkpoints(tf115_tree, tf115_written, run_tf1_tree, run_tf1_written):
+    """Comparisons of each folder's newest checkpoint: variable names and shapes."""
+    a = newest_checkpoints(tf115_tree, tf115_written)
+    b = newest_checkpoints(run_tf1_tree, run_tf1_written)
+    results = []
+    for key in sorted(a):
+        if key not in b:
+            results.append((f"checkpoint in {key or '.'}", Comparison(False, "run_tf1: none")))
+            continue
+        name = f"checkpoint {os.path.relpath(a[key], tf115_tree)}"
+        results.append((name, _compare_variables(a[key], b[key])))
+    return results
+
+
+def _variables(prefix):
+    """{name: shape} of a checkpoint, read by its prefix (which may end in a slash, as a
+    Saver given a folder's path writes it: `model.weights/.index`)."""
+    import tensorflow as tf
+
+    reader = tf.compat.v1.train.NewCheckpointReader(prefix)
+    return reader.get_variable_to_shape_map()
+
+
+def _compare_variables(prefix_a, prefix_b):
+    a, b = _variables(prefix_a), _variables(prefix_b)
+    only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
+    shapes = sorted(name for name in set(a) & set(b) if a[name] != b[name])
+    return Comparison(
+        not (only_a or only_b or shapes),
+        f"{len(a)} vs {len(b)} variables; only TF 1.15's: {only_a[:4]}, only run_tf1's: "
+        f"{only_b[:4]}, other shapes: {shapes[:3]}",
+    )
+
+
+def printed_numbers(output, pattern):
+    return "\n".join(line for line in output.splitlines() if re.search(pattern, line))
+
+
+def compare_printed(tf115_output, cross_output, pattern):
+    a = printed_numbers(tf115_output, pattern)
+    b = printed_numbers(cross_output, pattern)
+    if not a:
+        return Comparison(False, f"TF 1.15 printed no line matching {pattern!r}")
+    return _compare_texts(a, b)
+
+
+def _compare_texts(a, b):
+    if a == b:
+        return Comparison(True, "identical")
+    tokens_a, tokens_b = _tokens(a), _tokens(b)
+    return compare_token_lists(tokens_a, tokens_b)
+
+
+def _tokens(text):
+    return re.findall(r"-?\d+\.?\d*(?:[eE][-+]?\d+)?|[^\s\d]+", text)
+
+
+def compare_token_lists(a, b):
+    """Words identical; numbers equal to float32 round-off, or to the last printed digit."""
+    if len(a) != len(b):
+        return Comparison(False, f"{len(a)} vs {len(b)} tokens")
+    far = []
+    largest = 0.0
+    for x, y in zip(a, b):
+        if x == y:
+            continue
+        try:
+            fx, fy = float(x), float(y)
+        except ValueError:
+            far.append((x, y))
+            continue
+        largest = max(largest, abs(fx - fy))
+        if not _close(x, y, fx, fy):
+            far.append((x, y))
+    return Comparison(
+        not far,
+        f"{len(a)} tokens; numbers differ by at most {largest:.2g}"
+        + (f"; beyond round-off: {far[:3]!r}" if far else ""),
+    )
+
+
+def _printed_step(text):
+    """One unit of the last printed digit of a number's text (1e-6 for '0.123456')."""
+    mantissa = text.lower().split("e")[0]
+    exponent = int(text.lower().split("e")[1]) if "e" in text.lower() else 0
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    return 10.0 ** (exponent - decimals)
+
+
+def _close(x, y, fx, fy):
+    tolerance = max(1e-5 * max(1.0, abs(fx), abs(fy)), _printed_step(x), _printed_step(y))
+    return abs(fx - fy) <= tolerance * 1.0000001
+
+
+def compare_files(tf115_tree, cross_tree, pattern):
+    """The files matching `pattern` in both trees, number for number."""
+    found = sorted(glob.glob(os.path.join(tf115_tree, pattern), recursive=True))
+    if not found:
+        return [(pattern, Comparison(False, "TF 1.15 wrote no such file"))]
+    results = []
+    for path in found:
+        relative = os.path.relpath(path, tf115_tree)
+        other = os.path.join(cross_tree, relative)
+        candidates = [other] if os.path.exists(other) else _same_name(cross_tree, relative)
+        if not candidates:
+            results.append((relative, Comparison(False, "run_tf1 wrote no such file")))
+            continue
+        with open(path, encoding="utf-8", errors="replace") as f:
+            a = f.read()
+        with open(candidates[0], encoding="utf-8", errors="replace") as f:
+            b = f.read()
+        results.append((relative, _compare_texts(a, b)))
+    return results
+
+
+def _same_name(tree, relative):
+    wanted = normalized(relative)
+    return [
+        os.path.join(directory, name)
+        for directory, _, names in os.walk(tree)
+        for name in names
+        if normalized(os.path.relpath(os.path.join(directory, name), tree)) == wanted
+    ]
+
+
+__all__ = [
+    "compare_checkpoints",
+    "compare_files",
+    "compare_printed",
+    "missing_files",
+]

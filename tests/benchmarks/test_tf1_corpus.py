@@ -1,0 +1,58 @@
+"""The parts of benchmarks/tf1_corpus/ that run without the corpus: what counts as the same
+output, what counts as a file TF 1.15 wrote and run_tf1.py did not, and the harness's run of
+a step (a tiny script of its own, on this Python, both sides)."""
+
+import os
+import sys
+
+from helpers import REPO
+
+BENCHMARKS = os.path.join(REPO, "benchmarks")
+if BENCHMARKS not in sys.path:
+    sys.path.insert(0, BENCHMARKS)
+
+from tf1_corpus import compare, runner  # noqa: E402
+
+
+def test_numbers_agree_to_round_off_or_the_last_printed_digit():
+    same = compare.compare_token_lists
+    assert same(["acc", "80.11", "f1", "61.22"], ["acc", "80.11", "f1", "61.22"]).ok
+    assert same(["acc", "80.11"], ["acc", "80.12"]).ok  # one unit of the last printed digit
+    assert same(["loss", "2.3456789"], ["loss", "2.3456791"]).ok  # float32 round-off
+    assert not same(["acc", "80.11"], ["acc", "80.13"]).ok
+    assert not same(["loss", "0.123456"], ["loss", "0.123496"]).ok
+    assert not same(["acc", "80.11"], ["f1", "80.11"]).ok
+    assert not same(["acc", "80.11"], ["acc", "80.11", "extra"]).ok
+
+
+def test_a_file_tf115_wrote_and_run_tf1_did_not_is_missing_whatever_its_time_stamp():
+    tf115 = [
+        "out/events.out.tfevents.1795835800.hostA",
+        "runs/1795835067/checkpoints/model-6.index",
+        "out/graph.pbtxt",
+        "out/model.ckpt-0.index",
+    ]
+    run_tf1 = [
+        "out/events.out.tfevents.1795839999.hostB.123.0.v2",
+        "runs/1795839001/checkpoints/model-6.index",
+        "out/model.ckpt-4.index",
+    ]
+    assert compare.missing_files(tf115, run_tf1) == ["out/graph.pbtxt", "out/model.ckpt-0.index"]
+    # A run stopped by Ctrl-C saves at whichever step the signal came.
+    assert compare.missing_files(tf115, run_tf1, any_step=True) == ["out/graph.pbtxt"]
+
+
+def test_a_step_records_what_it_wrote_and_a_readme_path_is_found_at_run_time(tmp_path):
+    tree = tmp_path / "tree"
+    (tree / "runs" / "1795835067").mkdir(parents=True)
+    (tree / "write.py").write_text(
+        "import sys\nopen(sys.argv[1] + '/out.txt', 'w').write(input() + '\\n')\n"
+    )
+    step = runner.Step(["write.py", "{glob:runs/1*}"], stdin="typed\n")
+    pythons = {"tf115": sys.executable, "run_tf1": sys.executable}
+    done = runner.run_step(step, "tf115", str(tree), pythons, str(tmp_path / "log"))
+    assert done.returncode == 0, done.output
+    assert list(done.written) == [os.path.join("runs", "1795835067", "out.txt")]
+    assert (tree / "runs" / "1795835067" / "out.txt").read_text() == "typed\n"
+    line = "ERROR: main.py:3: one line"
+    assert runner.first_error_line(f"x\n{line}\nTraceback\n") == line
