@@ -49,64 +49,56 @@ def _checkout(repo, clone, tree):
     repo.write_data(tree)
 
 
+class _Sides:
+    """The three copies of one repository and how a step runs in each (its output kept in
+    work/<tree>.log): TF 1.x in "tf115", run_tf1.py in "run_tf1" and "cross"."""
+
+    def __init__(self, repo, work, pythons):
+        self.repo = repo
+        self.work = work
+        self.pythons = pythons
+        self.trees = {side: os.path.join(work, side) for side in ("tf115", "run_tf1", "cross")}
+
+    def run(self, step, tree):
+        side = "tf115" if tree == "tf115" else "run_tf1"
+        options = () if side == "tf115" else self.repo.run_tf1_options
+        log = os.path.join(self.work, f"{tree}.log")
+        return runner.run_step(step, side, self.trees[tree], self.pythons, log, options)
+
+
 def run_repository(repo, clone, work, pythons):
     """(result, first ERROR line or detail, [comparison lines]) of one repository."""
-    trees = {side: os.path.join(work, side) for side in ("tf115", "run_tf1", "cross")}
+    sides = _Sides(repo, work, pythons)
+    trees = sides.trees
     for side in ("tf115", "run_tf1"):
         _checkout(repo, clone, trees[side])
     last_trained = _last_training_step(repo.steps)
     runs = {"tf115": [], "run_tf1": [], "cross": []}
     for index, step in enumerate(repo.steps):
-        done = runner.run_step(
-            step, "tf115", trees["tf115"], pythons, os.path.join(work, "tf115.log")
-        )
-        runs["tf115"].append(done)
-        if done.returncode != step.exit_status:
-            return _reference_failed(repo, trees, pythons, work, done)
+        runs["tf115"].append(sides.run(step, "tf115"))
+        if runs["tf115"][-1].returncode != step.exit_status:
+            return _reference_failed(repo, sides, runs["tf115"][-1])
         if index == last_trained:
             runner.copy_clone(trees["tf115"], trees["cross"])
     if last_trained < 0:
         _checkout(repo, clone, trees["cross"])
-    for step in repo.steps:
-        done = runner.run_step(
-            step,
-            "run_tf1",
-            trees["run_tf1"],
-            pythons,
-            os.path.join(work, "run_tf1.log"),
-            repo.run_tf1_options,
-        )
-        runs["run_tf1"].append(done)
-        if done.returncode != step.exit_status:
-            return "ERROR", runner.first_error_line(done.output), []
-    for step in repo.steps[last_trained + 1 :]:
-        done = runner.run_step(
-            step,
-            "run_tf1",
-            trees["cross"],
-            pythons,
-            os.path.join(work, "cross.log"),
-            repo.run_tf1_options,
-        )
-        runs["cross"].append(done)
-        if done.returncode != step.exit_status:
-            return "ERROR (from TF 1.15's checkpoint)", runner.first_error_line(done.output), []
+    for tree, steps, result in (
+        ("run_tf1", repo.steps, "ERROR"),
+        ("cross", repo.steps[last_trained + 1 :], "ERROR (from TF 1.15's checkpoint)"),
+    ):
+        for step in steps:
+            runs[tree].append(sides.run(step, tree))
+            if runs[tree][-1].returncode != step.exit_status:
+                return result, runner.first_error_line(runs[tree][-1].output), []
     return _compare(repo, trees, runs, last_trained)
 
 
-def _reference_failed(repo, trees, pythons, work, failed):
+def _reference_failed(repo, sides, failed):
     """The row of a repository whose pipeline TF 1.x itself could not run: its line, and
     the line run_tf1.py ends the same pipeline with."""
     line = runner.first_error_line(failed.output)
     for step in repo.steps:
-        done = runner.run_step(
-            step,
-            "run_tf1",
-            trees["run_tf1"],
-            pythons,
-            os.path.join(work, "run_tf1.log"),
-            repo.run_tf1_options,
-        )
+        done = sides.run(step, "run_tf1")
         if done.returncode != step.exit_status:
             return (
                 f"TF {repo.reference} failed: {line}",

@@ -7,6 +7,7 @@ project's interpreter only.
 
 import collections
 import json
+import os
 import re
 
 from .common import float32_str, float32_ulps, read_bytes, read_text
@@ -253,12 +254,20 @@ def compare_text_with_numbers(path_a, path_b):
     )
 
 
-def compare_checkpoint_variables(checkpoint_a, checkpoint_b):
-    """The same variable names with the same shapes (a checkpoint of one loads in the other)."""
+def _variable_shapes(checkpoint):
+    """{name: shape} of a checkpoint given by its prefix (which may end in a slash, as a
+    Saver given a folder's path writes it: `model.weights/.index`) or its folder."""
     import tensorflow as tf
 
-    a = dict(tf.train.list_variables(checkpoint_a))
-    b = dict(tf.train.list_variables(checkpoint_b))
+    if os.path.exists(checkpoint + ".index"):
+        return tf.compat.v1.train.NewCheckpointReader(checkpoint).get_variable_to_shape_map()
+    return dict(tf.train.list_variables(checkpoint))
+
+
+def compare_checkpoint_variables(checkpoint_a, checkpoint_b):
+    """The same variable names with the same shapes (a checkpoint of one loads in the other)."""
+    a = _variable_shapes(checkpoint_a)
+    b = _variable_shapes(checkpoint_b)
     only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
     shapes = sorted(name for name in set(a) & set(b) if a[name] != b[name])
     return Comparison(

@@ -4,7 +4,7 @@ import glob
 import os
 import re
 
-from compat.comparators import Comparison
+from compat.comparators import Comparison, compare_checkpoint_variables
 
 # File names that differ between two runs of the same code: the times and hosts
 # in event files' names, run folders named by a timestamp.
@@ -56,28 +56,8 @@ def compare_checkpoints(tf115_tree, tf115_written, run_tf1_tree, run_tf1_written
             results.append((f"checkpoint in {key or '.'}", Comparison(False, "run_tf1: none")))
             continue
         name = f"checkpoint {os.path.relpath(a[key], tf115_tree)}"
-        results.append((name, _compare_variables(a[key], b[key])))
+        results.append((name, compare_checkpoint_variables(a[key], b[key])))
     return results
-
-
-def _variables(prefix):
-    """{name: shape} of a checkpoint, read by its prefix (which may end in a slash, as a
-    Saver given a folder's path writes it: `model.weights/.index`)."""
-    import tensorflow as tf
-
-    reader = tf.compat.v1.train.NewCheckpointReader(prefix)
-    return reader.get_variable_to_shape_map()
-
-
-def _compare_variables(prefix_a, prefix_b):
-    a, b = _variables(prefix_a), _variables(prefix_b)
-    only_a, only_b = sorted(set(a) - set(b)), sorted(set(b) - set(a))
-    shapes = sorted(name for name in set(a) & set(b) if a[name] != b[name])
-    return Comparison(
-        not (only_a or only_b or shapes),
-        f"{len(a)} vs {len(b)} variables; only TF 1.15's: {only_a[:4]}, only run_tf1's: "
-        f"{only_b[:4]}, other shapes: {shapes[:3]}",
-    )
 
 
 def printed_numbers(output, pattern):

@@ -163,6 +163,25 @@ _XLNET = [
     "--learning_rate=2e-5",
 ]
 
+
+def _electra_steps(train_hparams, eval_hparams=None):
+    """ELECTRA's README pipeline: the pre-training TFRecords of a corpus folder, pre-training
+    (and evaluating the generator and discriminator) with the --hparams given."""
+    build = [
+        "build_pretraining_dataset.py",
+        "--corpus-dir=corpus",
+        "--vocab-file=data/vocab.txt",
+        "--output-dir=data/pretrain_tfrecords",
+        "--max-seq-length=32",
+        "--num-processes=1",
+    ]
+    pretrain = ["run_pretraining.py", "--data-dir=data", "--model-name=tiny"]
+    steps = [Step(build), Step([*pretrain, f"--hparams={train_hparams}"], trains=True)]
+    if eval_hparams is not None:
+        steps.append(Step([*pretrain, f"--hparams={eval_hparams}"]))
+    return steps
+
+
 REPOSITORIES = [
     Repository(
         "dennybritz/cnn-text-classification-tf",
@@ -505,35 +524,7 @@ REPOSITORIES = [
     Repository(
         "google-research/electra",
         "BERT relative (ELECTRA pre-training)",
-        [
-            Step(
-                [
-                    "build_pretraining_dataset.py",
-                    "--corpus-dir=corpus",
-                    "--vocab-file=data/vocab.txt",
-                    "--output-dir=data/pretrain_tfrecords",
-                    "--max-seq-length=32",
-                    "--num-processes=1",
-                ],
-            ),
-            Step(
-                [
-                    "run_pretraining.py",
-                    "--data-dir=data",
-                    "--model-name=tiny",
-                    f"--hparams={data.electra_hparams()}",
-                ],
-                trains=True,
-            ),
-            Step(
-                [
-                    "run_pretraining.py",
-                    "--data-dir=data",
-                    "--model-name=tiny",
-                    f"--hparams={data.electra_hparams(do_train=False, do_eval=True)}",
-                ],
-            ),
-        ],
+        _electra_steps(data.electra_hparams(), data.electra_hparams(do_train=False, do_eval=True)),
         data.electra_corpus,
     ),
     Repository(
@@ -628,27 +619,7 @@ REPOSITORIES = [
     Repository(
         "ymcui/Chinese-ELECTRA",
         "BERT relative (ELECTRA, Chinese pre-training)",
-        [
-            Step(
-                [
-                    "build_pretraining_dataset.py",
-                    "--corpus-dir=corpus",
-                    "--vocab-file=data/vocab.txt",
-                    "--output-dir=data/pretrain_tfrecords",
-                    "--max-seq-length=32",
-                    "--num-processes=1",
-                ],
-            ),
-            Step(
-                [
-                    "run_pretraining.py",
-                    "--data-dir=data",
-                    "--model-name=tiny",
-                    f"--hparams={data.electra_hparams(vocab_size=data.bert_vocab_size(True))}",
-                ],
-                trains=True,
-            ),
-        ],
+        _electra_steps(data.electra_hparams(vocab_size=data.bert_vocab_size(True))),
         data.chinese_electra_corpus,
     ),
     Repository(

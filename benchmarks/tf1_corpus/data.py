@@ -9,6 +9,9 @@ import json
 import os
 import random
 import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 # A Python with sentencepiece, for the repositories whose tokenizer is a SentencePiece
 # model (tf1_corpus.py sets it to the TF 1.15 side's interpreter).
@@ -21,6 +24,28 @@ WORDS = (
 ).split()
 PERSONS = ["maria", "john", "anna", "peter"]
 PLACES = ["london", "paris", "berlin", "madrid"]
+
+
+def _save_random_variables(prefix, shapes, ones=()):
+    """A checkpoint at `prefix` of {name: shape}, seeded normal values of deviation 0.02 (the
+    names ending in one of `ones`, a layer norm's scale, all ones), without a meta graph."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.RandomState(7)
+    with tf.Graph().as_default():
+        variables = [
+            tf.compat.v1.Variable(
+                np.ones(shape, np.float32)
+                if name.endswith(ones)
+                else rng.normal(0, 0.02, shape).astype(np.float32),
+                name=name,
+            )
+            for name, shape in shapes.items()
+        ]
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            tf.compat.v1.train.Saver(variables).save(session, prefix, write_meta_graph=False)
 
 
 def _write(root, relative, text, mode="w"):
@@ -147,9 +172,6 @@ def gpt2_tiny_model(root, name="tiny", n_ctx=1024, n_embd=16, n_layer=2):
     """models/<name>/: hparams.json, encoder.json (the 256 byte symbols and <|endoftext|>),
     vocab.bpe (no merges) and a checkpoint of GPT-2's variables with random weights, plus a
     text file to fine-tune on (data/tiny.txt)."""
-    import numpy as np
-    import tensorflow as tf
-
     symbols = _byte_symbols()
     encoder = {symbol: byte for byte, symbol in symbols.items()}
     encoder["<|endoftext|>"] = 256
@@ -174,20 +196,7 @@ def gpt2_tiny_model(root, name="tiny", n_ctx=1024, n_embd=16, n_layer=2):
             shapes[f"{block}/{scope}/b"] = [n_out]
     shapes["model/ln_f/g"] = [n_embd]
     shapes["model/ln_f/b"] = [n_embd]
-    rng = np.random.RandomState(7)
-    with tf.Graph().as_default():
-        variables = [
-            tf.compat.v1.Variable(
-                (np.ones(s) if name.endswith("/g") else rng.normal(0, 0.02, s)).astype("float32"),
-                name=name,
-            )
-            for name, s in shapes.items()
-        ]
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            tf.compat.v1.train.Saver(variables).save(
-                session, os.path.join(model_dir, "model.ckpt"), write_meta_graph=False
-            )
+    _save_random_variables(os.path.join(model_dir, "model.ckpt"), shapes, ones=("/g",))
     _write(root, "data/tiny.txt", "\n".join(sentences(400, 8)) + "\n")
 
 
@@ -323,51 +332,14 @@ def tiny_bert_config(vocab_size=21128, **extra):
 
 
 def bert_checkpoint(root, relative_prefix, config):
-    """A checkpoint of BERT's variables (the names Google's checkpoints have) with random
-    weights, for scripts that start from --init_checkpoint."""
-    import numpy as np
-    import tensorflow as tf
+    """A checkpoint of BERT's variables (the names Google's checkpoints have, BertModel's and
+    the pretraining heads', as this project's modeling.py lists them) with random weights,
+    for scripts that start from --init_checkpoint."""
+    sys.path.insert(0, REPO)
+    import modeling
 
-    h, i, v = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
-    shapes = {
-        "bert/embeddings/word_embeddings": [v, h],
-        "bert/embeddings/token_type_embeddings": [config["type_vocab_size"], h],
-        "bert/embeddings/position_embeddings": [config["max_position_embeddings"], h],
-        "bert/embeddings/LayerNorm/beta": [h],
-        "bert/embeddings/LayerNorm/gamma": [h],
-        "bert/pooler/dense/kernel": [h, h],
-        "bert/pooler/dense/bias": [h],
-    }
-    for layer in range(config["num_hidden_layers"]):
-        p = f"bert/encoder/layer_{layer}"
-        for name in ("query", "key", "value"):
-            shapes[f"{p}/attention/self/{name}/kernel"] = [h, h]
-            shapes[f"{p}/attention/self/{name}/bias"] = [h]
-        shapes[f"{p}/attention/output/dense/kernel"] = [h, h]
-        shapes[f"{p}/attention/output/dense/bias"] = [h]
-        shapes[f"{p}/intermediate/dense/kernel"] = [h, i]
-        shapes[f"{p}/intermediate/dense/bias"] = [i]
-        shapes[f"{p}/output/dense/kernel"] = [i, h]
-        shapes[f"{p}/output/dense/bias"] = [h]
-        for norm in ("attention/output/LayerNorm", "output/LayerNorm"):
-            shapes[f"{p}/{norm}/beta"] = [h]
-            shapes[f"{p}/{norm}/gamma"] = [h]
-    rng = np.random.RandomState(19)
-    with tf.Graph().as_default():
-        variables = [
-            tf.compat.v1.Variable(
-                (np.ones(s) if name.endswith("gamma") else rng.normal(0, 0.02, s)).astype(
-                    "float32"
-                ),
-                name=name,
-            )
-            for name, s in shapes.items()
-        ]
-        with tf.compat.v1.Session() as session:
-            session.run(tf.compat.v1.global_variables_initializer())
-            tf.compat.v1.train.Saver(variables).save(
-                session, os.path.join(root, relative_prefix), write_meta_graph=False
-            )
+    shapes = modeling.bert_variable_shapes(modeling.BertConfig.from_dict(config))
+    _save_random_variables(os.path.join(root, relative_prefix), shapes, ones=("gamma",))
 
 
 def mrpc(root, data_dir):

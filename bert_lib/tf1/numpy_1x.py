@@ -131,8 +131,9 @@ def _ragged(error, dtype):
     return dtype is None and "inhomogeneous" in str(error)
 
 
-def array(object, dtype=None, *args, **kwargs):  # noqa: A002 (numpy's parameter name)
-    """np.array, and for ragged nested sequences what numpy 1.x gave: an object array.
+def _object_arrays_for_ragged(make):
+    """numpy's `make` (np.array, np.asarray), and for ragged nested sequences what numpy
+    1.x gave: an object array.
 
     numpy up to 1.23 made an array of dtype object from lists of different
     lengths (`np.array([[1, 2], [3]])`, a data helper's list of (ids, label)
@@ -140,30 +141,25 @@ def array(object, dtype=None, *args, **kwargs):  # noqa: A002 (numpy's parameter
     1.19-1.23 warned); numpy 1.24 and later raise ValueError ("inhomogeneous
     shape") unless dtype=object is given, which is what this passes then.
     """
-    try:
-        return numpy.array(object, dtype, *args, **kwargs)
-    except ValueError as error:
-        if not _ragged(error, dtype):
-            raise
-    warnings.warn(_RAGGED_WARNING, numpy.exceptions.VisibleDeprecationWarning, stacklevel=2)
-    return numpy.array(object, numpy.object_, *args, **kwargs)
 
+    def numpy_1x(a, dtype=None, *args, **kwargs):
+        try:
+            return make(a, dtype, *args, **kwargs)
+        except ValueError as error:
+            if not _ragged(error, dtype):
+                raise
+        warnings.warn(_RAGGED_WARNING, numpy.exceptions.VisibleDeprecationWarning, stacklevel=2)
+        return make(a, numpy.object_, *args, **kwargs)
 
-def asarray(a, dtype=None, *args, **kwargs):
-    """np.asarray, with np.array's numpy 1.x object arrays for ragged nested sequences."""
-    try:
-        return numpy.asarray(a, dtype, *args, **kwargs)
-    except ValueError as error:
-        if not _ragged(error, dtype):
-            raise
-    warnings.warn(_RAGGED_WARNING, numpy.exceptions.VisibleDeprecationWarning, stacklevel=2)
-    return numpy.asarray(a, numpy.object_, *args, **kwargs)
+    numpy_1x.__name__ = make.__name__
+    numpy_1x.__doc__ = _object_arrays_for_ragged.__doc__.replace("`make`", make.__name__)
+    return numpy_1x
 
 
 _OWN = {
     **_RENAMED,
-    "array": array,
-    "asarray": asarray,
+    "array": _object_arrays_for_ragged(numpy.array),
+    "asarray": _object_arrays_for_ragged(numpy.asarray),
     "asscalar": asscalar,
     "alen": alen,
     "msort": msort,
