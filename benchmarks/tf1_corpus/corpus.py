@@ -51,7 +51,7 @@ _NMT_DATA = [
 
 _ALBERT = [
     "--task_name=MRPC",
-    "--data_dir=glue/MRPC",
+    "--data_dir=glue",
     "--output_dir=out",
     "--cached_dir=out",
     "--albert_config_file=tiny/albert_config.json",
@@ -322,7 +322,7 @@ REPOSITORIES = [
         "jiegzhan/multi-class-text-classification-cnn-rnn",
         "text classification (CNN + RNN)",
         [
-            Step(["train.py", "./data/train.csv.zip", "./training_config.json"], trains=True),
+            Step(["train.py", "./data/train.csv.zip", "./tiny_config.json"], trains=True),
             Step(
                 ["predict.py", "{glob:trained_results_1*}/", "./data/tiny_samples.csv"],
                 compare=("predicted_results_1*/predictions_all.csv",),
@@ -485,6 +485,7 @@ REPOSITORIES = [
             ),
         ],
         data.bert_ner,
+        reference="1.13",
     ),
     Repository(
         "HKUST-KnowComp/R-Net",

@@ -6,14 +6,17 @@ user code (user_code.is_user_file) the TF 1.x module it holds for
 `import tensorflow`, `import tensorflow.contrib.rnn`, `from tensorflow.python.ops
 import array_ops`, ..., and the numpy module of TF 1.x's years it holds
 (numpy_1x.py) for `import numpy` (`import numpy.linalg` too; `from
-numpy.random import ...` gets numpy's own submodule); every other import,
+numpy.random import ...` gets numpy's own submodule), and the submodules of an
+API module user code put in sys.modules under another name (`sys.modules["keras"] =
+tf.keras`, then `from keras.layers import *`); every other import,
 and every import by code that is not the user's, goes to the import it
 replaced.
 """
 
 import builtins
+import sys
 
-from .namespaces import make_finder
+from .namespaces import Namespace, make_finder
 from .user_code import is_user_file
 
 # tensorflow.<name> imports that are TensorFlow's own packages, not the API.
@@ -49,6 +52,12 @@ class UserImport:
                     return resolve(self.module, parts)
                 resolve(self.module, parts)  # `import tensorflow.contrib.slim`: fails if missing
                 return self.module
+        aliased = _aliased_api_module(name) if level == 0 else None
+        if aliased is not None and importer_is_user(globals):
+            # `sys.modules["keras"] = tf.keras`, then `from keras.layers import *`, as code
+            # that ran on tf.keras or Keras did: its submodules are the API module's.
+            parts = name.split(".")[1:]
+            return resolve(aliased, parts) if fromlist else aliased
         if (
             level == 0
             and self.numpy_module is not None
@@ -58,6 +67,16 @@ class UserImport:
             self.real_import(name, globals, locals, fromlist, level)
             return self.numpy_module
         return self.real_import(name, globals, locals, fromlist, level)
+
+
+def _aliased_api_module(name):
+    """The TF 1.x API module user code put in sys.modules under the first part of the dotted
+    `name` (not tensorflow's own), or None."""
+    head, dot, _ = name.partition(".")
+    if not dot or head in ("tensorflow", "numpy"):
+        return None
+    found = sys.modules.get(head)
+    return found if isinstance(found, Namespace) else None
 
 
 def importer_is_user(globals):

@@ -92,6 +92,8 @@ class Namespace(types.ModuleType):
         self.__dict__.update(own or {})
 
     def __getattr__(self, name):
+        if name == "__all__":  # `from tensorflow.keras.layers import *`: every public name
+            return [n for n in dir(self) if not n.startswith("_")]
         if name.startswith("__") and name.endswith("__"):
             raise AttributeError(name)
         api = self.__dict__["_tf1_api"]
