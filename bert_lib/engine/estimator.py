@@ -349,6 +349,7 @@ class Estimator:
         name=None,
         with_predictions=False,
         write_summaries=True,
+        hooks=(),
     ):
         """Evaluates the newest checkpoint (or `checkpoint_path`) over `steps` batches.
 
@@ -357,7 +358,10 @@ class Estimator:
         per-batch loss) and "global_step" of the evaluated weights. With
         write_summaries (the default), also writes the metrics as TensorBoard
         scalars to model_dir/eval[_name] (evaluating while training writes
-        the script's whole result there itself instead).
+        the script's whole result there itself instead). `hooks` are
+        tf.compat.v1.train SessionRunHook-like objects run around the batches
+        (begin once the graph is built, after_create_session, before_run and
+        after_run each batch, end), as tf.estimator ran evaluation hooks.
 
         with_predictions=True returns (that dict, a list of one dict of numpy
         values per example, in the order evaluated) from the same pass: the
@@ -375,6 +379,8 @@ class Estimator:
         graph = tf.Graph()
         with graph.as_default():
             eval_graph = build_eval_graph(self._builder, input_fn, batch_size)
+            for hook in hooks:
+                hook.begin()
         if with_predictions and eval_graph.predictions is None:
             raise ValueError("evaluate(with_predictions=True) needs an EVAL spec with predictions")
         fetch = eval_graph.update_op
@@ -384,10 +390,14 @@ class Estimator:
         t_start = time.time()
         batches = []
         try:
+            for hook in hooks:
+                hook.after_create_session(session, None)
             with input_data.naming_read_errors(eval_graph.input_files):
                 done = _run_evaluation(
-                    session, fetch, steps, t_start, batches if with_predictions else None
+                    session, fetch, steps, t_start, batches if with_predictions else None, hooks
                 )
+            for hook in hooks:
+                hook.end(session)
             result, step = session.run((eval_graph.values, eval_graph.global_step))
             step = int(step)
         finally:
@@ -572,10 +582,11 @@ def _open_session(graph, built, checkpoint_path):
     return session
 
 
-def _run_evaluation(session, fetch, steps, t_start, outputs):
+def _run_evaluation(session, fetch, steps, t_start, outputs, hooks=()):
     """Runs `fetch` (the metric updates) over `steps` batches (None: all); returns how many ran.
 
-    Each batch's fetched values are appended to `outputs`, unless it is None.
+    Each batch's fetched values are appended to `outputs`, unless it is None;
+    each hook's before_run fetches run with the batch, its after_run gets them.
     """
     done = 0
     total = "?" if steps is None else str(steps)
@@ -583,10 +594,18 @@ def _run_evaluation(session, fetch, steps, t_start, outputs):
     while steps is None or done < steps:
         # Evaluating while training: a stop signal does not wait for the end.
         signals.check()
+        context = tf.compat.v1.train.SessionRunContext(
+            tf.compat.v1.train.SessionRunArgs(fetch), session
+        )
+        extra = [hook.before_run(context) for hook in hooks]
         try:
-            fetched = session.run(fetch)
+            fetched, extra_values = session.run(
+                (fetch, [args.fetches if args is not None else [] for args in extra])
+            )
         except tf.errors.OutOfRangeError:
             break
+        for hook, value in zip(hooks, extra_values):
+            hook.after_run(context, tf.compat.v1.train.SessionRunValues(value, None, None))
         if outputs is not None:
             outputs.append(fetched)
         done += 1

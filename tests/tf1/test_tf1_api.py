@@ -449,3 +449,47 @@ def test_early_stopping_hooks_put_tf1s_stop_variable_in_the_checkpoint(tf1_modul
     variables = dict(tf.train.list_variables(str(tmp_path)))
     assert variables["signal_early_stopping/STOP"] == []
     assert not tf.train.load_variable(str(tmp_path), "signal_early_stopping/STOP")
+
+
+def test_evaluation_hooks_of_the_spec_and_of_evaluate_run_around_each_batch(tf1_module, tmp_path):
+    """An EVAL spec's evaluation_hooks (ELECTRA's progress hook) and evaluate(hooks=) run as
+    tf.estimator ran them: begin, then before_run / after_run around each batch, fetching
+    what they ask for (here each batch's loss, whose mean evaluate returns), then end."""
+    import numpy as np
+
+    seen = {"spec": [], "given": []}
+
+    class LossHook(V1.train.SessionRunHook):
+        def __init__(self, key, loss=None):
+            self.key, self.loss = key, loss
+
+        def begin(self):
+            self.loss = self.loss if self.loss is not None else V1.get_collection("eval_loss")[0]
+
+        def before_run(self, run_context):
+            return V1.train.SessionRunArgs(self.loss)
+
+        def after_run(self, run_context, run_values):
+            seen[self.key].append(float(run_values.results))
+
+    def model_fn(features, labels, mode):
+        spec = _linear_model_fn(features, labels, mode)
+        if mode != "eval":
+            return spec
+        V1.add_to_collection("eval_loss", spec.loss)
+        return tf1_estimator.EstimatorSpec(
+            mode, loss=spec.loss, evaluation_hooks=[LossHook("spec", spec.loss)]
+        )
+
+    def input_fn():
+        return V1.data.Dataset.from_tensor_slices(({"x": _X}, _Y)).batch(2)
+
+    estimator = tf1_module.estimator.Estimator(model_fn, str(tmp_path))
+    estimator.train(input_fn)
+    w = estimator.get_variable_value("w")
+    evaluated = estimator.evaluate(input_fn, hooks=[LossHook("given")])
+    x, y = np.array(_X), np.array(_Y)
+    losses = [np.mean((x[i : i + 2].dot(w) - y[i : i + 2]) ** 2) for i in (0, 2)]
+    np.testing.assert_allclose(seen["spec"], losses, rtol=1e-6)
+    np.testing.assert_allclose(seen["given"], losses, rtol=1e-6)
+    np.testing.assert_allclose(evaluated["loss"], np.mean(losses), rtol=1e-6)

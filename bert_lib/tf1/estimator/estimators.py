@@ -184,7 +184,6 @@ class TPUEstimatorSpec:
         tf1_specs.check_hooks(training_hooks, self._where)
         if host_call is not None:
             raise unsupported("TPUEstimatorSpec(host_call=...)", "tf.summary ops in the model_fn")
-        _refuse_hooks(evaluation_hooks, "evaluation_hooks")
         _refuse_hooks(prediction_hooks, "prediction_hooks")
         self.mode = mode
         self.predictions = predictions
@@ -194,6 +193,7 @@ class TPUEstimatorSpec:
         self.export_outputs = export_outputs
         self.scaffold_fn = scaffold_fn
         self.training_hooks = list(training_hooks or [])
+        self.evaluation_hooks = list(evaluation_hooks or [])
 
 
 class EstimatorSpec(TPUEstimatorSpec):
@@ -235,7 +235,7 @@ class EstimatorSpec(TPUEstimatorSpec):
 
 def _refuse_hooks(hooks, what):
     if hooks:
-        raise unsupported(f"EstimatorSpec({what}=...)", "training_hooks, or code after evaluate")
+        raise unsupported(f"EstimatorSpec({what}=...)", "code around the predict loop")
 
 
 def call_with_named(function, available):
@@ -250,32 +250,21 @@ def call_with_named(function, available):
 
 
 class _SpecHooks:
-    """The training_hooks of the newest TRAIN spec, run as one engine hook, and what TF
-    1.15's Estimator wrote as training started: `graph.pbtxt` in model_dir, and a
-    checkpoint of the step it starts from (model.ckpt-0 for a new run; a resumed run's is
-    there already), which its checkpoint-saving hook wrote before the first step."""
+    """The hooks of the newest spec of one mode (a TRAIN spec's training_hooks, an EVAL
+    spec's evaluation_hooks), run as one engine hook."""
 
-    def __init__(self, model_dir):
+    def __init__(self):
         self.hooks = []
-        self.train_hooks = []  # those given to train(), for their graph variables
-        self.model_dir = model_dir
-        self._started = False
 
     def begin(self):
-        self._started = False
         for hook in self.hooks:
             hook.begin()
 
     def after_create_session(self, session, coord):
-        graph = session.graph.as_graph_def(add_shapes=True)
-        _V1.train.write_graph(graph, self.model_dir, "graph.pbtxt")
         for hook in self.hooks:
             hook.after_create_session(session, coord)
 
     def before_run(self, run_context):
-        if not self._started:
-            self._started = True
-            run_context.save_checkpoint()
         args = [hook.before_run(run_context) for hook in self.hooks]
         return _V1.train.SessionRunArgs([a.fetches if a is not None else [] for a in args])
 
@@ -287,6 +276,34 @@ class _SpecHooks:
     def end(self, session):
         for hook in self.hooks:
             hook.end(session)
+
+
+class _TrainingSpecHooks(_SpecHooks):
+    """The TRAIN spec's training_hooks, and what TF 1.15's Estimator wrote as training
+    started: `graph.pbtxt` in model_dir, and a checkpoint of the step it starts from
+    (model.ckpt-0 for a new run; a resumed run's is there already), which its
+    checkpoint-saving hook wrote before the first step."""
+
+    def __init__(self, model_dir):
+        super().__init__()
+        self.train_hooks = []  # those given to train(), for their graph variables
+        self.model_dir = model_dir
+        self._started = False
+
+    def begin(self):
+        self._started = False
+        super().begin()
+
+    def after_create_session(self, session, coord):
+        graph = session.graph.as_graph_def(add_shapes=True)
+        _V1.train.write_graph(graph, self.model_dir, "graph.pbtxt")
+        super().after_create_session(session, coord)
+
+    def before_run(self, run_context):
+        if not self._started:
+            self._started = True
+            run_context.save_checkpoint()
+        return super().before_run(run_context)
 
 
 class Estimator:
@@ -313,7 +330,8 @@ class Estimator:
         tf1_input_files.watch(model_dir)
         self._user_model_fn = model_fn
         self.params = dict(params or {})
-        self._spec_hooks = _SpecHooks(model_dir)
+        self._spec_hooks = _TrainingSpecHooks(model_dir)
+        self._eval_hooks = _SpecHooks()
         self._bare_prediction = False
         self._engine = engine.Estimator(
             self._model_fn,
@@ -361,6 +379,8 @@ class Estimator:
         if mode == engine.ModeKeys.PREDICT and not isinstance(predictions, dict):
             self._bare_prediction = True
             predictions = {"predictions": predictions}
+        if mode == engine.ModeKeys.EVAL:
+            self._eval_hooks.hooks = spec.evaluation_hooks
         if mode == engine.ModeKeys.TRAIN:
             self._spec_hooks.hooks = spec.training_hooks
             for hook in [*spec.training_hooks, *self._spec_hooks.train_hooks]:
@@ -418,14 +438,14 @@ class Estimator:
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
-        """Evaluates a checkpoint (the newest by default) on `input_fn`: {metric: numpy value}."""
-        if hooks:
-            raise unsupported("Estimator.evaluate(hooks=...)", "code after evaluate")
+        """Evaluates a checkpoint (the newest by default) on `input_fn`: {metric: numpy value};
+        the EVAL spec's evaluation_hooks and `hooks` run around its batches."""
         result = self._engine.evaluate(
             self._input_fn(input_fn, engine.ModeKeys.EVAL),
             steps=steps,
             checkpoint_path=checkpoint_path,
             name=name,
+            hooks=[self._eval_hooks, *(hooks or [])],
         )
         return {key: numpy_value(key, value) for key, value in result.items()}
 
