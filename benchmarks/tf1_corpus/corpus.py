@@ -128,8 +128,8 @@ _KYUBYONG = [
     "--d_ff=32",
     "--num_blocks=1",
     "--num_heads=2",
-    "--maxlen1=20",
-    "--maxlen2=20",
+    "--maxlen1=60",
+    "--maxlen2=60",
     "--warmup_steps=2",
 ]
 _TXL_DATA = ["--data_dir=../data/enwik8/", "--dataset=enwik8", "--num_passes=1", "--use_tpu=False"]
