@@ -193,7 +193,7 @@ def main():
         for line in details:
             print(f"   {line}", flush=True)
         print(f"   {result} {error}", flush=True)
-        steps = "; ".join(step.text() for step in repo.steps)
+        steps = "; ".join(step.script() for step in repo.steps)
         if repo.reference != "1.15":
             result += f" (against TF {repo.reference})"
         if repo.run_tf1_options:

@@ -61,7 +61,10 @@ def compare_checkpoints(tf115_tree, tf115_written, run_tf1_tree, run_tf1_written
 
 
 def printed_numbers(output, pattern):
-    return "\n".join(line for line in output.splitlines() if re.search(pattern, line))
+    """The printed lines `pattern` finds, each from where it matches (a log line's time,
+    thread and file prefix left out)."""
+    found = (re.search(pattern, line) for line in output.splitlines())
+    return "\n".join(m.string[m.start() :] for m in found if m)
 
 
 def compare_printed(tf115_output, cross_output, pattern):

@@ -47,6 +47,21 @@ class Step:
     # with an EOFError once the typed lines run out.
     exit_status: int = 0
 
+    def script(self):
+        """The step's script (or -m module) and the arguments that say what it does
+        (`run_cnn.py train`, `main.py --mode=test`, `--do_eval`), for the table; corpus.py
+        has the whole command."""
+        start = 2 if self.argv[0] == "-m" else 1
+        name = " ".join(self.argv[:start])
+        modes = [
+            arg
+            for arg in self.argv[start:]
+            if re.match(r"-{1,2}(mode|train|do_\w+|do-\w+|beam_width)\b", arg)
+            or (arg == self.argv[start] and re.fullmatch(r"[a-z]+", arg))
+        ]
+        where = f"{self.cwd}/" if self.cwd != "." else ""
+        return " ".join([f"{where}{name}", *modes])
+
     def text(self):
         where = f"(cd {self.cwd}) " if self.cwd != "." else ""
         return where + shlex.join(["python", *self.argv])
