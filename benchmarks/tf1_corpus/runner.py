@@ -56,7 +56,7 @@ class Step:
         modes = [
             arg
             for arg in self.argv[start:]
-            if re.match(r"-{1,2}(mode|train|do_\w+|do-\w+|beam_width)\b", arg)
+            if re.match(r"-{1,2}(mode|train|do_(?!lower)\w+|do-\w+|beam_width)\b", arg)
             or (arg == self.argv[start] and re.fullmatch(r"[a-z]+", arg))
         ]
         where = f"{self.cwd}/" if self.cwd != "." else ""
