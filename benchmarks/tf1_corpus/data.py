@@ -637,8 +637,9 @@ def zhihu_cache(root):
 
 def bert_as_service_example(root):
     """hanxiao/bert-as-service: a tiny BERT (config, vocabulary, checkpoint) and its README's
-    "Starting BertServer from Python" snippet, a client's encode and the shutdown, as one
-    script on loopback ports."""
+    "Starting BertServer from Python" snippet, a client's encode and the server's close (the
+    README's BertServer.shutdown(port=...) is not this version's signature), as one script
+    on loopback ports."""
     bert_vocab(root, "tiny/vocab.txt")
     config = tiny_bert_config(vocab_size=bert_vocab_size())
     _write(root, "tiny/bert_config.json", json.dumps(config, indent=1))
@@ -660,5 +661,5 @@ def bert_as_service_example(root):
         "np.set_printoptions(precision=6, threshold=100000)\n"
         "print(vectors)\n"
         "bc.close()\n"
-        "BertServer.shutdown(port=5655)\n",
+        "server.close()\n",
     )
