@@ -493,3 +493,32 @@ def test_evaluation_hooks_of_the_spec_and_of_evaluate_run_around_each_batch(tf1_
     np.testing.assert_allclose(seen["spec"], losses, rtol=1e-6)
     np.testing.assert_allclose(seen["given"], losses, rtol=1e-6)
     np.testing.assert_allclose(evaluated["loss"], np.mean(losses), rtol=1e-6)
+
+
+def test_contrib_batch_norm_has_contribs_defaults_names_and_update_ops():
+    """tf.contrib.layers.batch_norm (a TextCNN's conv output): contrib's defaults (no gamma,
+    decay 0.999), variables under its scope ("BatchNorm", numbered, or the one given), the
+    batch's own statistics in training, the moving averages' updates in UPDATE_OPS."""
+    import numpy as np
+
+    contrib = tf1_layers.contrib_layers_module()
+    x = np.random.RandomState(0).normal(2.0, 3.0, (8, 5, 1, 4)).astype(np.float32)
+    with tf.Graph().as_default(), V1.Session() as session:
+        out = contrib.batch_norm(tf.constant(x), is_training=True, scope="cnn_bn_")
+        contrib.batch_norm(tf.constant(x), is_training=False)
+        contrib.batch_norm(tf.constant(x), is_training=False)
+        session.run(V1.global_variables_initializer())
+        got = session.run(out)
+        updates = V1.get_collection(V1.GraphKeys.UPDATE_OPS)
+        session.run(updates)
+        moving_mean = session.run(V1.global_variables("cnn_bn_/moving_mean")[0])
+        names = _names()
+    assert names == [
+        f"{scope}/{name}"
+        for scope in ("cnn_bn_", "BatchNorm", "BatchNorm_1")
+        for name in ("beta", "moving_mean", "moving_variance")
+    ]
+    mean, variance = x.mean(axis=(0, 1, 2)), x.var(axis=(0, 1, 2))
+    np.testing.assert_allclose(got, (x - mean) / np.sqrt(variance + 0.001), atol=1e-5)
+    assert len(updates) == 2  # the training layer's moving mean and variance
+    np.testing.assert_allclose(moving_mean, 0.001 * mean, rtol=1e-4)

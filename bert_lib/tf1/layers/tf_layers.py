@@ -14,7 +14,7 @@ the original's.
 
 import tensorflow as tf
 
-from ..machinery.namespaces import Namespace
+from ..machinery.namespaces import Namespace, unsupported
 from .batch_norm import BatchNormMath
 from .layer_base import (
     KernelAndBias,
@@ -293,6 +293,69 @@ def batch_normalization(
         **kwargs,
     )
     return layer(inputs, training=training)
+
+
+def contrib_batch_norm(
+    inputs,
+    decay=0.999,
+    center=True,
+    scale=False,
+    epsilon=0.001,
+    activation_fn=None,
+    param_initializers=None,
+    updates_collections=_V1.GraphKeys.UPDATE_OPS,
+    is_training=True,
+    reuse=None,
+    variables_collections=None,
+    trainable=True,
+    data_format="NHWC",
+    scope=None,
+    **unsupported_kwargs,
+):
+    """tf.contrib.layers.batch_norm: tf.layers' batch normalization with contrib's defaults
+    (decay 0.999, no gamma), in the variable scope `scope`, default "BatchNorm" (numbered
+    BatchNorm_1, ... as variable scopes are), then activation_fn.
+
+    The moving averages' updates go to updates_collections (tf.GraphKeys.UPDATE_OPS, for
+    the train op to depend on), or, with None, run with the output itself. renorm,
+    batch_weights, zero_debias_moving_mean and adjustment are refused by name.
+    """
+    for name in ("batch_weights", "renorm", "zero_debias_moving_mean", "adjustment"):
+        if unsupported_kwargs.get(name):
+            raise unsupported(f"tf.contrib.layers.batch_norm({name}=...)")
+    initializers = dict(param_initializers or {})
+    if scope is None:
+        with _V1.variable_scope(None, default_name="BatchNorm") as numbered:
+            scope = numbered.name.split("/")[-1]
+    layer = BatchNormalization(
+        1 if data_format.startswith("NC") else -1,
+        decay,
+        epsilon,
+        center,
+        scale,
+        initializers.get("beta", _ZEROS),
+        initializers.get("gamma", _ONES),
+        initializers.get("moving_mean", _ZEROS),
+        initializers.get("moving_variance", _ONES),
+        trainable,
+        name=scope,
+        _scope=scope,
+        _reuse=reuse,
+    )
+    collected = set(_V1.get_collection(_V1.GraphKeys.UPDATE_OPS))
+    outputs = layer(inputs, training=is_training)
+    updates = [op for op in _V1.get_collection(_V1.GraphKeys.UPDATE_OPS) if op not in collected]
+    if updates_collections is None and updates:
+        update_ops = _V1.get_collection_ref(_V1.GraphKeys.UPDATE_OPS)
+        update_ops[:] = [op for op in update_ops if op not in updates]
+        with tf.control_dependencies(updates):
+            outputs = tf.identity(outputs)
+    elif updates_collections != _V1.GraphKeys.UPDATE_OPS:
+        for op in updates:
+            _V1.add_to_collections(updates_collections, op)
+    for variable in layer.weights if variables_collections else ():
+        _V1.add_to_collections(variables_collections, variable)
+    return activation_fn(outputs) if activation_fn is not None else outputs
 
 
 class _Conv(_KernelLayer):
@@ -704,6 +767,7 @@ def contrib_layers_module():
         None,
         {
             "layer_norm": layer_norm,
+            "batch_norm": contrib_batch_norm,
             "xavier_initializer": xavier_initializer,
             "xavier_initializer_conv2d": xavier_initializer,
             "variance_scaling_initializer": variance_scaling_initializer,
