@@ -10,6 +10,9 @@ from compat.comparators import Comparison, compare_checkpoint_variables
 # in event files' names, run folders named by a timestamp.
 _EVENTS = re.compile(r"events\.out\.tfevents\..*")
 _LONG_NUMBER = re.compile(r"\d{9,}")
+# A metric in a file's name (Kyubyong's iwslt2016_E01L4.26: the epoch's loss), which
+# training from other random weights changes.
+_DECIMAL = re.compile(r"\d+\.\d+")
 # A checkpoint's step: scripts stopped by Ctrl-C (or saving by time) save at other steps.
 _CHECKPOINT_STEP = re.compile(r"-\d+(\.(index|meta|data-\d+-of-\d+|input))$")
 
@@ -20,7 +23,7 @@ def normalized(path, any_step=False):
     path = _EVENTS.sub("events.out.tfevents", path)
     if any_step:
         path = _CHECKPOINT_STEP.sub(r"-N\1", path)
-    return _LONG_NUMBER.sub("#", path)
+    return _DECIMAL.sub("#.#", _LONG_NUMBER.sub("#", path))
 
 
 def missing_files(tf115_written, run_tf1_written, any_step=False):

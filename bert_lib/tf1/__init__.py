@@ -52,7 +52,7 @@ from .machinery.namespaces import (
     unsupported,
 )
 from .machinery.user_code import is_user_file
-from .numpy_1x import numpy_module
+from .numpy_1x import numpy_module, teach_numba
 from .numpy_bool_index import allow_in_user_code as allow_numpy_bools_as_integers
 
 _V1 = tf.compat.v1
@@ -142,6 +142,6 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
         for paths in tf1_packages_mod.tf1_distribution_paths().values():
             user_code.add_tf1_package_dirs(paths)
     module = build_module(devices)
-    import_hook.install_hook(module, devices, numpy_module())
+    import_hook.install_hook(module, devices, numpy_module(), on_numba=teach_numba)
     allow_numpy_bools_as_integers()
     return module

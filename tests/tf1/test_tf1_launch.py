@@ -322,3 +322,19 @@ def test_numpy_booleans_are_integers_for_tf1_code_only_and_numpy_is_given_back(t
         numpy_bool_index.restore()
     with pytest.raises(TypeError, match="cannot be interpreted as an integer"):
         run_as_if_from(user_file, "range(np.True_)")
+
+
+@pytest.mark.slow
+def test_numba_compiles_tf1_code_using_its_numpy(tmp_path):
+    """@numba.jit in TF 1.x code (a TextCNN's F1 helper) types the numpy that code gets as
+    numpy itself; without it numba finds no attribute of that module."""
+    pytest.importorskip("numba")
+    script = tmp_path / "f1.py"
+    script.write_text(
+        "import json\nimport numpy as np\nfrom numba import jit\n\n"
+        "@jit\ndef mean_pair(n):\n    total = 0.0\n    for k in range(n):\n"
+        "        total += k\n    p, r = np.array([total, 2.0]) / n\n"
+        "    return p + r + np.zeros(2).sum()\n\n"
+        "print(json.dumps(mean_pair(3)))\n"
+    )
+    assert printed(run_tf1(str(script), cwd=str(tmp_path))) == (0 + 1 + 2) / 3 + 2 / 3

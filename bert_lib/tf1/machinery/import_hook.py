@@ -36,11 +36,13 @@ class UserImport:
     """builtins.__import__ once installed: `import tensorflow` (and `tensorflow.x`) in user
     code gives `module`; everything else goes to the import it replaced."""
 
-    def __init__(self, module, devices, real_import, numpy_module=None):
+    def __init__(self, module, devices, real_import, numpy_module=None, on_numba=None):
         self.module = module
         self.devices = devices
         self.real_import = real_import
         self.numpy_module = numpy_module
+        # Called once, when numba is first imported (numpy_1x.teach_numba).
+        self.on_numba = on_numba
         # name -> where the module provides it: the hint of a refusal (namespaces._elsewhere).
         self.find_elsewhere = make_finder(module)
 
@@ -66,7 +68,16 @@ class UserImport:
         ):
             self.real_import(name, globals, locals, fromlist, level)
             return self.numpy_module
-        return self.real_import(name, globals, locals, fromlist, level)
+        imported = self.real_import(name, globals, locals, fromlist, level)
+        if (
+            self.on_numba is not None
+            and level == 0
+            and name.split(".")[0] == "numba"
+            and importer_is_user(globals)  # once numba has finished importing itself
+        ):
+            self.on_numba, teach = None, self.on_numba
+            teach()
+        return imported
 
 
 def _aliased_api_module(name):
@@ -95,9 +106,9 @@ def installed():
     return current if isinstance(current, UserImport) else None
 
 
-def install_hook(module, devices, numpy_module=None):
+def install_hook(module, devices, numpy_module=None, on_numba=None):
     """Puts a UserImport giving `module` (and `numpy_module`) in builtins.__import__,
-    replacing an earlier one."""
+    replacing an earlier one; on_numba() runs once numba is imported."""
     current = installed()
     real_import = current.real_import if current is not None else builtins.__import__
-    builtins.__import__ = UserImport(module, devices, real_import, numpy_module)
+    builtins.__import__ = UserImport(module, devices, real_import, numpy_module, on_numba)
