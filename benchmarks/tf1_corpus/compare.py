@@ -13,6 +13,8 @@ _LONG_NUMBER = re.compile(r"\d{9,}")
 # A metric in a file's name (Kyubyong's iwslt2016_E01L4.26: the epoch's loss), which
 # training from other random weights changes.
 _DECIMAL = re.compile(r"\d+\.\d+")
+# A folder tempfile named (bert-as-service's socket folder).
+_TEMPORARY = re.compile(r"\btmp[A-Za-z0-9_]{6,8}\b")
 # A checkpoint's step: scripts stopped by Ctrl-C (or saving by time) save at other steps.
 _CHECKPOINT_STEP = re.compile(r"-\d+(\.(index|meta|data-\d+-of-\d+|input))$")
 
@@ -23,6 +25,7 @@ def normalized(path, any_step=False):
     path = _EVENTS.sub("events.out.tfevents", path)
     if any_step:
         path = _CHECKPOINT_STEP.sub(r"-N\1", path)
+    path = _TEMPORARY.sub("tmp#", path)
     return _DECIMAL.sub("#.#", _LONG_NUMBER.sub("#", path))
 
 
