@@ -321,14 +321,9 @@ class BertModel:
 
     def _build_encoder(self, config, input_ids, input_mask, layer_dtype, pooled_output_only):
         """The Transformer layers over the embedding output, as float32 outputs."""
-        # Mixed precision: the layers run in the compute dtype, their
-        # outputs are handed out as float32.
-        encoder_input = self.embedding_output
-        if layer_dtype is not None:
-            encoder_input = tf.cast(encoder_input, layer_dtype)
         attention_mask = create_attention_mask_from_input_mask(input_ids, input_mask)
         self.all_encoder_layers = transformer_model(
-            input_tensor=encoder_input,
+            input_tensor=self.embedding_output,
             attention_mask=attention_mask,
             hidden_size=config.hidden_size,
             num_hidden_layers=config.num_hidden_layers,
@@ -340,11 +335,8 @@ class BertModel:
             initializer_range=config.initializer_range,
             do_return_all_layers=True,
             last_layer_first_token_only=pooled_output_only,
+            compute_dtype=layer_dtype,
         )
-        if layer_dtype is not None:
-            self.all_encoder_layers = [
-                tf.cast(layer, tf.float32) for layer in self.all_encoder_layers
-            ]
 
     def _build_embeddings(self, config, input_ids, token_type_ids, use_one_hot_embeddings):
         """Word, token-type and position embeddings, LayerNorm and dropout."""
@@ -493,12 +485,38 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
         )
         input_2d = reshape_to_matrix(input_tensor)
         output = tf.matmul(input_2d, tf.cast(kernel, input_2d.dtype))
-        output = tf.nn.bias_add(output, tf.cast(bias, output.dtype))
+        if output.dtype == tf.float32:
+            output = tf.nn.bias_add(output, bias)
+        else:
+            output = _bias_add_summed_in_float32(output, tf.cast(bias, output.dtype))
         if activation is not None:
             output = activation(output)
         if input_tensor.shape.ndims > 2:
             output = reshape_from_matrix(output, get_shape_list(input_tensor))
     return output
+
+
+@tf.custom_gradient
+def _bias_add_summed_in_float32(matrix, bias):
+    """A 16-bit [rows, units] matrix plus a bias of its dtype.
+
+    The bias's gradient, the sum of the output's gradient over the rows, is
+    taken in float32. TensorFlow's own gradient of BiasAdd (BiasAddGrad)
+    sums a bfloat16 gradient in bfloat16: once the sum outgrows the terms
+    it stops growing (ones stop at 256, at any number of rows), so a bias's
+    gradient came out as a fraction of its value that shrank with the rows
+    of the batch. Over a full-length batch of 32 x 128 rows that fraction
+    was about a tenth; over a batch of short sequences most of it; Adam
+    rescales a gradient shrunk alike at every step, but not one shrunk by
+    each batch's length.
+    """
+    output = tf.nn.bias_add(matrix, bias)
+
+    def gradient(output_gradient):
+        bias_gradient = tf.reduce_sum(tf.cast(output_gradient, tf.float32), axis=0)
+        return output_gradient, tf.cast(bias_gradient, bias.dtype)
+
+    return output, gradient
 
 
 def layer_norm(input_tensor, name=None):
@@ -848,13 +866,11 @@ def _scaled_dot_product_attention(
         adder = (1.0 - tf.cast(attention_mask, attention_scores.dtype)) * ATTENTION_MASK_ADDER
         attention_scores += adder
 
-    # The softmax is taken in float32 whatever the compute dtype.
+    # The softmax and its dropout are taken in float32 whatever the compute
+    # dtype: dropping whole attended-to positions, as in the Transformer paper.
     attention_probs = tf.nn.softmax(attention_scores)
-    if attention_probs.dtype != query_layer.dtype:
-        attention_probs = tf.cast(attention_probs, query_layer.dtype)
-    # Dropping whole attended-to positions, as in the Transformer paper.
     attention_probs = dropout(attention_probs, dropout_prob)
-    return tf.matmul(attention_probs, value_layer)
+    return tf.matmul(tf.cast(attention_probs, value_layer.dtype), value_layer)
 
 
 def transformer_model(
@@ -870,12 +886,22 @@ def transformer_model(
     initializer_range=0.02,
     do_return_all_layers=False,
     last_layer_first_token_only=False,
+    compute_dtype=None,
 ):
     """The Transformer encoder stack ("Attention is All You Need", post-norm).
 
     Each layer `layer_L`:
       attention = LayerNorm(dropout(dense(self_attention(x))) + x)
       output = LayerNorm(dropout(dense(act(dense(attention)))) + attention)
+
+    In a 16-bit compute dtype (mixed precision) the matmuls, their bias
+    adds and the activation run in 16 bits, and the rest in float32: the
+    attention softmax and its dropout, the dropout of each dense output,
+    the residual sums and LayerNorm. The hidden states go from layer to
+    layer in float32 and are cast to 16 bits where a matmul reads them.
+    Dropout drawn in 16 bits would keep too many values and scale them by
+    1/(1 - rate) rounded (1.109375 for 1/0.9 in bfloat16), so that its
+    output no longer averaged its input.
 
     Args:
       input_tensor: float Tensor [batch_size, seq_length, hidden_size].
@@ -893,11 +919,14 @@ def transformer_model(
       last_layer_first_token_only: compute the last layer's output at the
         first position only (attending to every position): [batch_size, 1,
         hidden_size], all a pooler over the first token needs.
+      compute_dtype: the dtype of the matmuls: tf.bfloat16 or tf.float16 for
+        mixed precision; None (the default) computes in the input's dtype.
 
     Returns:
       float Tensor [batch_size, seq_length, hidden_size] (the last layer), or
       a list of num_hidden_layers of them (with last_layer_first_token_only,
-      the last layer's seq_length is 1).
+      the last layer's seq_length is 1); float32 when computing in 16 bits,
+      else of the input's dtype.
 
     Raises:
       ValueError: hidden_size not a multiple of num_attention_heads, or the
@@ -919,6 +948,11 @@ def transformer_model(
     # Layers work on [batch_size * seq_length, hidden_size] matrices, so
     # there is no reshaping back and forth between them.
     prev_output = reshape_to_matrix(input_tensor)
+    if compute_dtype is None:
+        compute_dtype = input_tensor.dtype
+    compute_dtype = tf.as_dtype(compute_dtype)
+    if compute_dtype in MIXED_PRECISION_DTYPES:
+        prev_output = tf.cast(prev_output, tf.float32)
 
     all_layer_outputs = []
     for layer_idx in range(num_hidden_layers):
@@ -937,6 +971,7 @@ def transformer_model(
                 batch_size=batch_size,
                 seq_length=seq_length,
                 first_token_only=first_token_only,
+                compute_dtype=compute_dtype,
             )
             all_layer_outputs.append(prev_output)
 
@@ -964,25 +999,30 @@ def _transformer_layer(
     batch_size,
     seq_length,
     first_token_only=False,
+    compute_dtype=tf.float32,
 ):
     """One layer of transformer_model on a [batch * seq, hidden] matrix (see there).
 
     With `first_token_only` the output is computed at each sequence's first
     position only ([batch, hidden]): its queries and residual come from that
-    row, its keys and values from every row.
+    row, its keys and values from every row. `layer_input` is the residual
+    stream (float32 when `compute_dtype` is 16-bit); the matmuls read it
+    cast to `compute_dtype`.
     """
     initializer = create_initializer(initializer_range)
-    from_rows, from_seq_length = layer_input, seq_length
+    matmul_input = tf.cast(layer_input, compute_dtype)
+    from_rows, from_matmul_rows, from_seq_length = layer_input, matmul_input, seq_length
     if first_token_only:
         from_rows = tf.reshape(layer_input, [batch_size, seq_length, hidden_size])[:, 0, :]
+        from_matmul_rows = tf.cast(from_rows, compute_dtype)
         from_seq_length = 1
         if attention_mask is not None:
             attention_mask = attention_mask[:, 0:1, :]
     with tf.compat.v1.variable_scope("attention"):
         with tf.compat.v1.variable_scope("self"):
             attention_output = attention_layer(
-                from_tensor=from_rows,
-                to_tensor=layer_input,
+                from_tensor=from_matmul_rows,
+                to_tensor=matmul_input,
                 attention_mask=attention_mask,
                 num_attention_heads=num_attention_heads,
                 size_per_head=hidden_size // num_attention_heads,
@@ -995,12 +1035,12 @@ def _transformer_layer(
             )
         with tf.compat.v1.variable_scope("output"):
             attention_output = dense(attention_output, hidden_size, kernel_initializer=initializer)
-            attention_output = dropout(attention_output, hidden_dropout_prob)
-            attention_output = layer_norm(attention_output + from_rows)
+            attention_output = _residual_sum(attention_output, from_rows, hidden_dropout_prob)
+            attention_output = layer_norm(attention_output)
 
     with tf.compat.v1.variable_scope("intermediate"):
         intermediate_output = dense(
-            attention_output,
+            tf.cast(attention_output, compute_dtype),
             intermediate_size,
             activation=intermediate_act_fn,
             kernel_initializer=initializer,
@@ -1008,8 +1048,13 @@ def _transformer_layer(
 
     with tf.compat.v1.variable_scope("output"):
         layer_output = dense(intermediate_output, hidden_size, kernel_initializer=initializer)
-        layer_output = dropout(layer_output, hidden_dropout_prob)
-        return layer_norm(layer_output + attention_output)
+        layer_output = _residual_sum(layer_output, attention_output, hidden_dropout_prob)
+        return layer_norm(layer_output)
+
+
+def _residual_sum(sublayer_output, residual, dropout_prob):
+    """dropout(sublayer_output) + residual, in the residual's dtype (mixed precision: float32)."""
+    return dropout(tf.cast(sublayer_output, residual.dtype), dropout_prob) + residual
 
 
 # ---------------------------------------------------------------------------

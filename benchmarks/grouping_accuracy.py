@@ -120,12 +120,16 @@ def read_metric(path, key):
     raise KeyError(f"{key} not in {path}")
 
 
-def run_one(task, seed, variant, args):
+def run_one(task, seed, variant, precision, args):
     script, metric, data_flags, max_seq_length = TASKS[task]
     flag_set, _, which = variant.partition("@")
     repo = args.old_repo if which == "old" else REPO
+    # fp32 runs keep the directory names of the runs before --precisions existed.
+    in_precision = "" if precision == "fp32" else f"-{precision}"
     out = os.path.join(
-        args.work_dir, "runs", f"{task}-{flag_set}{'-old' if which else ''}-seed{seed}"
+        args.work_dir,
+        "runs",
+        f"{task}-{flag_set}{'-old' if which else ''}{in_precision}-seed{seed}",
     )
     result_path = os.path.join(out, "eval_results.txt")
     if os.path.exists(result_path) and os.path.exists(out + ".json"):
@@ -150,6 +154,7 @@ def run_one(task, seed, variant, args):
         f"--tf_random_seed={seed}",
         "--save_checkpoints_steps=100000",
         f"--output_dir={out}",
+        f"--precision={precision}",
         *data_flags,
         *VARIANTS[flag_set],
     ]
@@ -168,6 +173,7 @@ def run_one(task, seed, variant, args):
     row = {
         "task": task,
         "variant": variant,
+        "precision": precision,
         "seed": seed,
         "metric": metric,
         "value": read_metric(result_path, metric),
@@ -267,24 +273,65 @@ def served_table(rows):
 
 
 def summary_table(rows):
-    """Markdown: per task and variant, each seed's metric, the mean, the worst and wall time."""
+    """Markdown: per task, precision and variant, the metric per seed, its mean, worst and time."""
     lines = [
-        "| task | variant | metric | per seed | mean | worst | median wall s | median CPU s |",
-        "|---|---|---|---|---|---|---|---|",
+        "| task | precision | variant | metric | per seed | mean | worst | median wall s "
+        "| median CPU s |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
-    keys = sorted({(r["task"], r["variant"]) for r in rows})
-    for task, variant in keys:
-        mine = [r for r in rows if (r["task"], r["variant"]) == (task, variant)]
-        mine.sort(key=lambda r: r["seed"])
+    for (task, precision, variant), mine in sorted(_groups(rows).items()):
         values = [r["value"] for r in mine]
         seeds = ", ".join(f"{r['seed']}: {r['value']:.3f}" for r in mine)
         lines.append(
-            f"| {task} | {variant} | {mine[0]['metric']} | {seeds} | "
+            f"| {task} | {precision} | {variant} | {mine[0]['metric']} | {seeds} | "
             f"{statistics.mean(values):.3f} | {min(values):.3f} | "
             f"{statistics.median(r['wall_s'] for r in mine):.0f} | "
             f"{statistics.median(r.get('cpu_s', 0) for r in mine):.0f} |"
         )
     return "\n".join(lines)
+
+
+def _groups(rows):
+    """{(task, precision, variant): the rows of its seeds, by seed}."""
+    groups = {}
+    for row in sorted(rows, key=lambda r: r["seed"]):
+        key = (row["task"], row.get("precision", "fp32"), row["variant"])
+        groups.setdefault(key, []).append(row)
+    return groups
+
+
+# The goals a speed flag and a precision are held to: the flags' mean within
+# 0.015 of full length's at the same precision and their worst seed within
+# 0.03 of full length's worst; a precision's mean within 0.015 of fp32's.
+MEAN_TOLERANCE = 0.015
+WORST_TOLERANCE = 0.03
+
+
+def goal_lines(rows, reference_variant="full", reference_precision="fp32"):
+    """One line per comparison the goals make, each ending in 'met' or 'NOT met'."""
+    groups = _groups(rows)
+    lines = []
+    for (task, precision, variant), mine in sorted(groups.items()):
+        values = [r["value"] for r in mine]
+        full = groups.get((task, precision, reference_variant))
+        if variant != reference_variant and full and len(full) == len(mine):
+            full_values = [r["value"] for r in full]
+            mean_gap = statistics.mean(full_values) - statistics.mean(values)
+            worst_gap = min(full_values) - min(values)
+            met = mean_gap <= MEAN_TOLERANCE and worst_gap <= WORST_TOLERANCE
+            lines.append(
+                f"{task} {precision} {variant} against {reference_variant}: mean "
+                f"{-mean_gap:+.3f}, worst seed {-worst_gap:+.3f}: "
+                f"{'met' if met else 'NOT met'}"
+            )
+        reference = groups.get((task, reference_precision, variant))
+        if precision != reference_precision and reference and len(reference) == len(mine):
+            gap = statistics.mean(r["value"] for r in reference) - statistics.mean(values)
+            lines.append(
+                f"{task} {variant} {precision} against {reference_precision}: mean "
+                f"{-gap:+.3f}: {'met' if gap <= MEAN_TOLERANCE else 'NOT met'}"
+            )
+    return lines
 
 
 def parse_args(argv=None):
@@ -298,6 +345,9 @@ def parse_args(argv=None):
     parser.add_argument("--tasks", default="corpus_pairs,senses,domains,names")
     parser.add_argument("--variants", default="full,grouped")
     parser.add_argument("--seeds", default="1,2,3")
+    parser.add_argument(
+        "--precisions", default="fp32", help="values of --precision: fp32, bf16, fp16"
+    )
     parser.add_argument("--old_repo", help="the checkout the @old variants run")
     parser.add_argument("--parallel", type=int, default=1, help="runs at once")
     parser.add_argument("--python", default=sys.executable)
@@ -323,12 +373,13 @@ def main(argv=None):
         score_child(args)
         return
     jobs = [
-        (task, int(seed), variant)
+        (task, int(seed), variant, precision)
         for task in args.tasks.split(",")
+        for precision in args.precisions.split(",")
         for seed in args.seeds.split(",")
         for variant in args.variants.split(",")
     ]
-    if any(variant.endswith("@old") for _, _, variant in jobs) and not args.old_repo:
+    if any(variant.endswith("@old") for _, _, variant, _ in jobs) and not args.old_repo:
         raise SystemExit("an @old variant needs --old_repo")
     print("load average before:", os.getloadavg(), flush=True)
     rows, failed = [], []
@@ -347,6 +398,7 @@ def main(argv=None):
     if failed:
         print("failed:", failed)
     print(summary_table(rows))
+    print("\n".join(goal_lines(rows)))
     if any(r.get("served") for r in rows):
         print()
         print(served_table(rows))
