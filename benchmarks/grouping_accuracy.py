@@ -307,6 +307,11 @@ MEAN_TOLERANCE = 0.015
 WORST_TOLERANCE = 0.03
 
 
+def _signed(difference):
+    """+0.012 / -0.012, and +0.000 for a difference that rounds to nothing."""
+    return f"{round(difference, 3) + 0.0:+.3f}"
+
+
 def goal_lines(rows, reference_variant="full", reference_precision="fp32"):
     """One line per comparison the goals make, each ending in 'met' or 'NOT met'."""
     groups = _groups(rows)
@@ -320,16 +325,16 @@ def goal_lines(rows, reference_variant="full", reference_precision="fp32"):
             worst_gap = min(full_values) - min(values)
             met = mean_gap <= MEAN_TOLERANCE and worst_gap <= WORST_TOLERANCE
             lines.append(
-                f"{task} {precision} {variant} against {reference_variant}: mean "
-                f"{-mean_gap:+.3f}, worst seed {-worst_gap:+.3f}: "
+                f"{task} {precision} {variant} against {precision} {reference_variant}: mean "
+                f"{_signed(-mean_gap)}, worst seed {_signed(-worst_gap)}: "
                 f"{'met' if met else 'NOT met'}"
             )
         reference = groups.get((task, reference_precision, variant))
         if precision != reference_precision and reference and len(reference) == len(mine):
             gap = statistics.mean(r["value"] for r in reference) - statistics.mean(values)
             lines.append(
-                f"{task} {variant} {precision} against {reference_precision}: mean "
-                f"{-gap:+.3f}: {'met' if gap <= MEAN_TOLERANCE else 'NOT met'}"
+                f"{task} {precision} {variant} against {reference_precision} {variant}: mean "
+                f"{_signed(-gap)}: {'met' if gap <= MEAN_TOLERANCE else 'NOT met'}"
             )
     return lines
 

@@ -92,8 +92,41 @@ def test_summary_gives_each_variants_mean_and_worst_seed():
         {"task": "t", "variant": "grouped", "seed": 1, "metric": "acc", "value": 0.5, "wall_s": 5}
     ]
     table = grouping_accuracy.summary_table(rows).splitlines()
-    assert table[2] == "| t | full | acc | 1: 0.800, 2: 0.700, 3: 0.900 | 0.800 | 0.700 | 20 | 0 |"
-    assert table[3].startswith("| t | grouped | acc | 1: 0.500 | 0.500 | 0.500 | 5 |")
+    # Rows written before --precisions existed are float32 runs.
+    assert table[2] == (
+        "| t | fp32 | full | acc | 1: 0.800, 2: 0.700, 3: 0.900 | 0.800 | 0.700 | 20 | 0 |"
+    )
+    assert table[3].startswith("| t | fp32 | grouped | acc | 1: 0.500 | 0.500 | 0.500 | 5 |")
+
+
+def _rows(task, precision, variant, values):
+    return [
+        {"task": task, "precision": precision, "variant": variant, "seed": seed, "value": value}
+        for seed, value in enumerate(values, start=1)
+    ]
+
+
+def test_goals_compare_the_flags_with_full_length_and_each_precision_with_fp32():
+    rows = (
+        _rows("t", "fp32", "full", [0.80, 0.82, 0.84])  # mean 0.82, worst 0.80
+        + _rows("t", "fp32", "grouped", [0.81, 0.80, 0.81])  # mean -0.013, worst +0.00
+        + _rows("t", "bf16", "full", [0.80, 0.81, 0.81])  # mean 0.807: -0.013 from fp32
+        + _rows("t", "bf16", "grouped", [0.66, 0.80, 0.64])  # mean 0.70, worst 0.64
+    )
+    lines = grouping_accuracy.goal_lines(rows)
+    assert lines == [
+        "t bf16 full against fp32 full: mean -0.013: met",
+        "t bf16 grouped against bf16 full: mean -0.107, worst seed -0.160: NOT met",
+        "t bf16 grouped against fp32 grouped: mean -0.107: NOT met",
+        "t fp32 grouped against fp32 full: mean -0.013, worst seed +0.000: met",
+    ]
+    # A worst seed 0.031 below full length's fails even with the mean within 0.015.
+    rows = _rows("u", "fp32", "full", [0.80, 0.80, 0.80]) + _rows(
+        "u", "fp32", "grouped", [0.769, 0.83, 0.83]
+    )
+    assert grouping_accuracy.goal_lines(rows) == [
+        "u fp32 grouped against fp32 full: mean +0.010, worst seed -0.031: NOT met"
+    ]
 
 
 def test_served_table_gives_each_runtimes_difference_from_the_savedmodel():
