@@ -894,14 +894,10 @@ def transformer_model(
       attention = LayerNorm(dropout(dense(self_attention(x))) + x)
       output = LayerNorm(dropout(dense(act(dense(attention)))) + attention)
 
-    In a 16-bit compute dtype (mixed precision) the matmuls, their bias
-    adds and the activation run in 16 bits, and the rest in float32: the
-    attention softmax and its dropout, the dropout of each dense output,
-    the residual sums and LayerNorm. The hidden states go from layer to
-    layer in float32 and are cast to 16 bits where a matmul reads them.
-    Dropout drawn in 16 bits would keep too many values and scale them by
-    1/(1 - rate) rounded (1.109375 for 1/0.9 in bfloat16), so that its
-    output no longer averaged its input.
+    In a 16-bit compute dtype the matmuls, bias adds and activation run in
+    16 bits; the softmax, every dropout, the residual sums and LayerNorm in
+    float32, and the hidden states go from layer to layer in float32 (16-bit
+    dropout kept too many values and scaled them by a rounded 1/0.9).
 
     Args:
       input_tensor: float Tensor [batch_size, seq_length, hidden_size].
@@ -925,35 +921,16 @@ def transformer_model(
     Returns:
       float Tensor [batch_size, seq_length, hidden_size] (the last layer), or
       a list of num_hidden_layers of them (with last_layer_first_token_only,
-      the last layer's seq_length is 1); float32 when computing in 16 bits,
-      else of the input's dtype.
+      the last layer's seq_length is 1); float32 when computing in 16 bits.
 
     Raises:
       ValueError: hidden_size not a multiple of num_attention_heads, or the
         input width differs from hidden_size.
     """
-    if hidden_size % num_attention_heads != 0:
-        raise ValueError(
-            f"The hidden size ({hidden_size}) is not a multiple of the number of "
-            f"attention heads ({num_attention_heads})"
-        )
-    input_shape = get_shape_list(input_tensor, expected_rank=3)
-    batch_size, seq_length, input_width = input_shape
-    # Residual connections need the input to be hidden_size wide already.
-    if input_width != hidden_size:
-        raise ValueError(
-            f"The width of the input tensor ({input_width}) != hidden size ({hidden_size})"
-        )
-
-    # Layers work on [batch_size * seq_length, hidden_size] matrices, so
-    # there is no reshaping back and forth between them.
-    prev_output = reshape_to_matrix(input_tensor)
-    if compute_dtype is None:
-        compute_dtype = input_tensor.dtype
-    compute_dtype = tf.as_dtype(compute_dtype)
-    if compute_dtype in MIXED_PRECISION_DTYPES:
-        prev_output = tf.cast(prev_output, tf.float32)
-
+    input_shape, prev_output, compute_dtype = _encoder_input(
+        input_tensor, hidden_size, num_attention_heads, compute_dtype
+    )
+    batch_size, seq_length, _ = input_shape
     all_layer_outputs = []
     for layer_idx in range(num_hidden_layers):
         first_token_only = last_layer_first_token_only and layer_idx == num_hidden_layers - 1
@@ -984,6 +961,33 @@ def transformer_model(
             reshape_from_matrix(output, shape) for output, shape in zip(all_layer_outputs, shapes)
         ]
     return reshape_from_matrix(prev_output, last_layer_shape)
+
+
+def _encoder_input(input_tensor, hidden_size, num_attention_heads, compute_dtype):
+    """(input shape, the input as the first layer reads it, the compute dtype) of
+    transformer_model's arguments, which it checks.
+
+    Layers work on [batch_size * seq_length, hidden_size] matrices, so there
+    is no reshaping back and forth between them; in a 16-bit compute dtype
+    that matrix is float32, the dtype of the hidden states between layers.
+    """
+    if hidden_size % num_attention_heads != 0:
+        raise ValueError(
+            f"The hidden size ({hidden_size}) is not a multiple of the number of "
+            f"attention heads ({num_attention_heads})"
+        )
+    input_shape = get_shape_list(input_tensor, expected_rank=3)
+    input_width = input_shape[2]
+    # Residual connections need the input to be hidden_size wide already.
+    if input_width != hidden_size:
+        raise ValueError(
+            f"The width of the input tensor ({input_width}) != hidden size ({hidden_size})"
+        )
+    compute_dtype = tf.as_dtype(compute_dtype or input_tensor.dtype)
+    matrix = reshape_to_matrix(input_tensor)
+    if compute_dtype in MIXED_PRECISION_DTYPES:
+        matrix = tf.cast(matrix, tf.float32)
+    return input_shape, matrix, compute_dtype
 
 
 def _transformer_layer(
