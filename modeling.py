@@ -49,14 +49,10 @@ GELU_ERF_SCALE = 1.0 / math.sqrt(2.0)
 MIXED_PRECISION_DTYPES = (tf.bfloat16, tf.float16)
 
 
-def _layer_dtype(compute_dtype):
-    """None for float32 (the original arithmetic), else the bfloat16 / float16 DType."""
-    if compute_dtype is None:
-        return None
-    dtype = tf.as_dtype(compute_dtype)
-    if dtype == tf.float32:
-        return None
-    if dtype not in MIXED_PRECISION_DTYPES:
+def _checked_compute_dtype(compute_dtype):
+    """BertModel's compute_dtype as a DType (float32 for None), if it is one it computes in."""
+    dtype = tf.as_dtype(compute_dtype or tf.float32)
+    if dtype != tf.float32 and dtype not in MIXED_PRECISION_DTYPES:
         raise ValueError(f"compute dtype must be float32, bfloat16 or float16, got {dtype.name}")
     return dtype
 
@@ -288,7 +284,7 @@ class BertModel:
             max_position_embeddings), input_ids is not rank 2 or
             compute_dtype is not one of those above.
         """
-        layer_dtype = _layer_dtype(compute_dtype)
+        compute_dtype = _checked_compute_dtype(compute_dtype)
         config = copy.deepcopy(config)
         if not is_training:
             config.hidden_dropout_prob = 0.0
@@ -305,7 +301,9 @@ class BertModel:
                 self._build_embeddings(config, input_ids, token_type_ids, use_one_hot_embeddings)
 
             with tf.compat.v1.variable_scope("encoder"):
-                self._build_encoder(config, input_ids, input_mask, layer_dtype, pooled_output_only)
+                self._build_encoder(
+                    config, input_ids, input_mask, compute_dtype, pooled_output_only
+                )
             self.sequence_output = self.all_encoder_layers[-1]
 
             # The pooler summarizes the sequence for sentence-level tasks: a
@@ -319,7 +317,7 @@ class BertModel:
                     kernel_initializer=create_initializer(config.initializer_range),
                 )
 
-    def _build_encoder(self, config, input_ids, input_mask, layer_dtype, pooled_output_only):
+    def _build_encoder(self, config, input_ids, input_mask, compute_dtype, pooled_output_only):
         """The Transformer layers over the embedding output, as float32 outputs."""
         attention_mask = create_attention_mask_from_input_mask(input_ids, input_mask)
         self.all_encoder_layers = transformer_model(
@@ -335,7 +333,7 @@ class BertModel:
             initializer_range=config.initializer_range,
             do_return_all_layers=True,
             last_layer_first_token_only=pooled_output_only,
-            compute_dtype=layer_dtype,
+            compute_dtype=compute_dtype,
         )
 
     def _build_embeddings(self, config, input_ids, token_type_ids, use_one_hot_embeddings):

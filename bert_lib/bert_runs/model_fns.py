@@ -12,6 +12,8 @@ a micro-batch's gradients, and the float16 loss scale a checkpoint of the
 original code lacks.
 """
 
+import collections
+
 import tensorflow as tf
 from absl import logging
 
@@ -21,24 +23,39 @@ import optimization
 from .. import engine
 from ..plumbing.errors import UsageError
 
-# The compute dtype of the Transformer layers for each --precision (None:
-# float32, the original graph).
-COMPUTE_DTYPES = {"fp32": None, "bf16": tf.bfloat16, "fp16": tf.float16}
+# What each --precision means, said once: the dtype BertModel's Transformer
+# layers compute in (None: float32, the original graph); whether training
+# scales the loss (float16 gradients would otherwise underflow); whether an
+# export writes its weights as constants of the graph (see
+# serving.weights_as_constants).
+Precision = collections.namedtuple(
+    "Precision", ["compute_dtype", "loss_scaling", "constant_weights_in_export"]
+)
+PRECISIONS = {
+    "fp32": Precision(None, False, False),
+    "bf16": Precision(tf.bfloat16, False, True),
+    "fp16": Precision(tf.float16, True, False),
+}
+
+
+def precision_of(precision):
+    """The Precision record of a --precision value (fp32, bf16 or fp16)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be fp32, bf16 or fp16, got {precision!r}")
+    return PRECISIONS[precision]
 
 
 def compute_dtype(precision):
-    """The dtype BertModel computes in at `precision` (fp32, bf16 or fp16); None for fp32."""
-    if precision not in COMPUTE_DTYPES:
-        raise ValueError(f"precision must be fp32, bf16 or fp16, got {precision!r}")
-    return COMPUTE_DTYPES[precision]
+    """The dtype BertModel computes in at `precision`; None for fp32."""
+    return precision_of(precision).compute_dtype
 
 
 def training_options(precision, num_accumulation_steps):
     """optimization.TrainingOptions of a run: its accumulation steps, and dynamic loss
-    scaling when it computes in float16 (whose gradients would otherwise underflow)."""
+    scaling where `precision` asks for it."""
     return optimization.TrainingOptions(
         num_accumulation_steps=num_accumulation_steps,
-        dynamic_loss_scaling=precision == "fp16",
+        dynamic_loss_scaling=precision_of(precision).loss_scaling,
     )
 
 

@@ -7,6 +7,8 @@ with the checkpoint's weights (engine/saved_model.py).
 
 import tensorflow as tf
 
+from . import model_fns
+
 
 def id_inputs():
     """The inputs of every export: int32 [batch, length] input_ids, input_mask and segment_ids.
@@ -29,4 +31,4 @@ def weights_as_constants(precision):
     again for each new input shape, and requests of varying lengths cost
     more than with variables. The numbers are the same to round-off.
     """
-    return precision == "bf16"
+    return model_fns.precision_of(precision).constant_weights_in_export
