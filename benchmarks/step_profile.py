@@ -84,7 +84,7 @@ _LABEL = re.compile(r"^(?:\[[^\]]*\] )?(\S+) = (\S+?)\(")
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--task", choices=["finetune", "pretrain"], default="finetune")
-    parser.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--precision", choices=["fp32", "bf16", "fp16"], default="fp32")
     parser.add_argument("--num_hidden_layers", type=int, default=6)
     parser.add_argument("--hidden_size", type=int, default=384)
     parser.add_argument("--num_attention_heads", type=int, default=12)
@@ -234,13 +234,36 @@ def kind_of(op_type):
     return "elementwise"
 
 
-def collect(run_metadata, forward):
-    """{op type: [microseconds, count]}, {phase: microseconds} and {(phase, kind): microseconds}
-    and {"node (type)": microseconds} from one step's stats."""
+_DTYPE_NAMES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def _dtype_names(graph):
+    """{op name: the dtype it computes in}: "fp32", "bf16" or "fp16" for float ops (a Cast
+    as "bf16->fp32"), "-" for the rest. Grappler's fused kernels keep the name of the
+    op they end with, so a fused matmul is found under its bias add."""
+    names = {}
+    for op in graph.get_operations():
+        if op.type == "Cast":
+            source, target = (op.get_attr(a).name for a in ("SrcT", "DstT"))
+            names[op.name] = (
+                f"{_DTYPE_NAMES.get(source, source)}->{_DTYPE_NAMES.get(target, target)}"
+            )
+            continue
+        floats = [t.dtype.name for t in list(op.outputs) + list(op.inputs)]
+        floats = [_DTYPE_NAMES[d] for d in floats if d in _DTYPE_NAMES]
+        names[op.name] = floats[0] if floats else "-"
+    return names
+
+
+def collect(run_metadata, forward, dtypes):
+    """{op type: [microseconds, count]}, {phase: microseconds}, {(phase, kind): microseconds},
+    {"node (type)": microseconds} and {(kind, dtype): [microseconds, count]} from one
+    step's stats; `dtypes` is _dtype_names of the step's graph."""
     by_type = collections.defaultdict(lambda: [0, 0])
     by_phase = collections.Counter()
     by_phase_kind = collections.Counter()
     by_node = collections.Counter()
+    by_dtype = collections.defaultdict(lambda: [0, 0])
     for device in run_metadata.step_stats.dev_stats:
         for node in device.node_stats:
             label = node.timeline_label
@@ -256,7 +279,10 @@ def collect(run_metadata, forward):
             by_phase[phase] += micros
             by_phase_kind[phase, kind_of(op_type)] += micros
             by_node[f"{name} ({op_type})"] += micros
-    return by_type, by_phase, by_phase_kind, by_node
+            dtype = dtypes.get(name, dtypes.get(name.split("/_")[0], "?"))
+            by_dtype[kind_of(op_type), dtype][0] += micros
+            by_dtype[kind_of(op_type), dtype][1] += 1
+    return by_type, by_phase, by_phase_kind, by_node, by_dtype
 
 
 def profile(args):
@@ -264,6 +290,7 @@ def profile(args):
 
     graph, step, loss = build_step(args)
     forward = _forward_names(graph, loss)
+    dtypes = _dtype_names(graph)
     floor = matmul_floor(args, _matmul_shapes(graph)) if args.matmul_floor else None
     with graph.as_default():
         init = tf.compat.v1.global_variables_initializer()
@@ -272,6 +299,7 @@ def profile(args):
     phases = collections.Counter()
     phase_kinds = collections.Counter()
     nodes = collections.Counter()
+    kind_dtypes = collections.defaultdict(lambda: [0, 0])
     with tf.compat.v1.Session(graph=graph) as session:
         session.run(init)
         for _ in range(args.warmup_steps):
@@ -284,9 +312,14 @@ def profile(args):
         for _ in range(args.steps):
             metadata = tf.compat.v1.RunMetadata()
             session.run(step, options=options, run_metadata=metadata)
-            by_type, by_phase, by_phase_kind, by_node = collect(metadata, forward)
+            by_type, by_phase, by_phase_kind, by_node, by_dtype = collect(
+                metadata, forward, dtypes
+            )
             phase_kinds.update(by_phase_kind)
             nodes.update(by_node)
+            for key, (micros, count) in by_dtype.items():
+                kind_dtypes[key][0] += micros
+                kind_dtypes[key][1] += count
             for op_type, (micros, count) in by_type.items():
                 totals[op_type][0] += micros
                 totals[op_type][1] += count
@@ -300,6 +333,10 @@ def profile(args):
         "by_phase": dict(phases),
         "by_phase_kind": {f"{p}/{k}": v for (p, k), v in phase_kinds.most_common()},
         "top_nodes": dict(nodes.most_common(args.top)),
+        "by_kind_dtype": {
+            f"{kind}/{dtype}": v
+            for (kind, dtype), v in sorted(kind_dtypes.items(), key=lambda kv: -kv[1][0])
+        },
         "matmul_floor": floor,
     }
 
@@ -314,7 +351,8 @@ def _matmul_shapes(graph):
         if None in a or None in b:
             raise SystemExit(f"{op.name}: shapes not static ({a}, {b}); use full-length inputs")
         names = ("transpose_a", "transpose_b") if op.type == "MatMul" else ("adj_x", "adj_y")
-        found.append((op.type, a, b, {name: op.get_attr(name) for name in names}))
+        attrs = {name: op.get_attr(name) for name in names}
+        found.append((op.type, a, b, attrs, op.get_attr("T")))
     return found
 
 
@@ -342,9 +380,10 @@ def matmul_floor(args, shapes):
     graph = tf.Graph()
     with graph.as_default():
         previous, firsts = [], []
-        for i, (op_type, a, b, attrs) in enumerate(shapes):
-            x = tf.Variable(tf.random.normal(a), name=f"a{i}")
-            y = tf.Variable(tf.random.normal(b), name=f"b{i}")
+        for i, (op_type, a, b, attrs, dtype) in enumerate(shapes):
+            # In the step's own dtype: a bf16 step's matmuls are bf16 ones.
+            x = tf.Variable(tf.cast(tf.random.normal(a), dtype), name=f"a{i}")
+            y = tf.Variable(tf.cast(tf.random.normal(b), dtype), name=f"b{i}")
             with tf.control_dependencies(previous):
                 if op_type == "MatMul":
                     out = tf.matmul(x, y, **attrs)
@@ -367,7 +406,7 @@ def matmul_floor(args, shapes):
             start = time.perf_counter()
             session.run(last)
             timings.append(time.perf_counter() - start)
-    flops = sum(matmul_flops(a, b, attrs) for _, a, b, attrs in shapes)
+    flops = sum(matmul_flops(a, b, attrs) for _, a, b, attrs, _ in shapes)
     return speed_common.median(timings), flops / 1e9
 
 
@@ -406,6 +445,24 @@ def report(args, result, load_before, load_after):
         for kind, micros in kinds.most_common()
     ]
     out.append(_table("By kind", ["kind", "ms/step", "share"], rows, md))
+    out.append("")
+    rows = [
+        (
+            *key.split("/", 1),
+            f"{micros / steps / 1e3:.1f}",
+            f"{100 * micros / total:.1f}%",
+            count // steps,
+        )
+        for key, (micros, count) in result["by_kind_dtype"].items()
+    ]
+    out.append(
+        _table(
+            "By kind and dtype (a Cast as source->target)",
+            ["kind", "dtype", "ms/step", "share", "kernels/step"],
+            rows,
+            md,
+        )
+    )
     out.append("")
     rows = [
         (phase, f"{micros / steps / 1e3:.1f}", f"{100 * micros / total:.1f}%")
