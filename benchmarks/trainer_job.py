@@ -37,6 +37,7 @@ and the load average before and after every run are printed; run it alone.
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -153,7 +154,7 @@ def run_trainer(args):
         per_device_train_batch_size=HYPER["batch_size"],
         learning_rate=HYPER["learning_rate"],
         num_train_epochs=HYPER["epochs"],
-        warmup_ratio=0.1,
+        warmup_steps=0.1,  # a ratio of the training steps
         weight_decay=0.01,
         adam_epsilon=1e-6,
         max_grad_norm=1.0,
@@ -205,7 +206,9 @@ def timed(command, log_path):
 
 def run_one(args, side, precision, seed, repeat, data_dir, model_dir):
     out = os.path.join(args.work_dir, "runs", f"{side}-{precision}-seed{seed}-{repeat}")
-    os.makedirs(out, exist_ok=True)
+    # A fresh directory: ours would resume from a checkpoint left there.
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
     if side == "ours":
         command = ours_command(args, data_dir, model_dir, out, precision, seed)
     else:
