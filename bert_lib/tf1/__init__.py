@@ -109,7 +109,11 @@ def build_module(devices):
     )
     compat = Namespace("tf.compat", tf.compat, {"v1": module, "v2": tf.compat.v2})
     module.__dict__["compat"] = compat
-    module.__dict__["nn"] = Namespace("tf.nn", _V1.nn, tf1_rnn.nn_names())
+    module.__dict__["nn"] = Namespace(
+        "tf.nn",
+        _V1.nn,
+        {**tf1_rnn.nn_names(), "batch_normalization": tf1_layers.nn_batch_normalization},
+    )
     module.__dict__["python"] = tf1_internals.python_module(module)
     return module
 

@@ -109,6 +109,49 @@ def test_rnn_cells_take_their_scope_under_the_loops_scope():
         ]
 
 
+def test_layer_norms_keep_their_epsilon_in_a_frozen_graph(tf1_module):
+    """contrib's layer_norm, Keras' LayerNormalization and tf.nn.batch_normalization, each
+    frozen (its variables made constants, their reads removed, as bert-as-service serves
+    BERT), against numpy: the epsilon each was given, where TensorFlow 2's oneDNN optimizer
+    fused the TF 1.15 graph of a layer norm with constant scale and offset into one op of
+    epsilon 0.001."""
+    import numpy as np
+
+    rng = np.random.RandomState(3)
+    # Rows whose variance (about 1e-6) is far below 0.001: epsilon decides the output.
+    data = rng.normal(0.0, 1e-3, (2, 3, 8)).astype(np.float32)
+    gamma = rng.normal(1.0, 0.1, 8).astype(np.float32)
+    beta = rng.normal(0.0, 0.1, 8).astype(np.float32)
+
+    def batch_normalization(x):
+        mean, variance = tf.nn.moments(x, [2], keepdims=True)
+        return tf1_module.nn.batch_normalization(x, mean, variance, beta, gamma, 1e-12)
+
+    for name, layer_norm, epsilon in (
+        ("layer_norm", lambda x: tf1_layers.layer_norm(x, begin_norm_axis=-1), 1e-12),
+        ("LayerNormalization", keras_layers.LayerNormalization(epsilon=1e-6), 1e-6),
+        ("batch_normalization", batch_normalization, 1e-12),
+    ):
+        with tf.Graph().as_default():
+            x = V1.placeholder(tf.float32, [None, None, 8], name="x")
+            tf.identity(layer_norm(x), name="output")
+            with V1.Session() as session:
+                session.run(V1.global_variables_initializer())
+                for variable in V1.global_variables():
+                    session.run(variable.assign(gamma if "gamma" in variable.name else beta))
+                frozen = V1.graph_util.convert_variables_to_constants(
+                    session, session.graph.as_graph_def(), ["output"]
+                )
+        frozen = V1.graph_util.remove_training_nodes(frozen, ["output"])
+        with tf.Graph().as_default():
+            V1.import_graph_def(frozen, name="")
+            with V1.Session() as session:
+                got = session.run("output:0", {"x:0": data})
+        centred = data - data.mean(axis=-1, keepdims=True)
+        want = centred / np.sqrt(data.var(axis=-1, keepdims=True) + epsilon) * gamma + beta
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
 # ---------------------------------------------------------------------------
 # tensorflow.python.* and tf.contrib module paths
 

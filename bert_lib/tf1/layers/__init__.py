@@ -13,6 +13,7 @@ import importlib.util
 
 from ..machinery.namespaces import Namespace
 from . import keras_layers, keras_rnn, layer_base
+from .batch_norm import nn_batch_normalization
 from .tf_layers import contrib_layers_module, layers_module
 
 # What TF 1.15's tf.keras said it was (code of its years checks for the "-tf").
@@ -52,4 +53,9 @@ def keras_module():
     )
 
 
-__all__ = ["contrib_layers_module", "keras_module", "layers_module"]
+__all__ = [
+    "contrib_layers_module",
+    "keras_module",
+    "layers_module",
+    "nn_batch_normalization",
+]

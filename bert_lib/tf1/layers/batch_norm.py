@@ -11,6 +11,10 @@ the batch's. Otherwise the moving statistics normalize. The update ops go
 to tf.GraphKeys.UPDATE_OPS for tf.layers (so `with
 tf.control_dependencies(update_ops)` runs them), to the layer's `updates`
 for Keras, as in TF 1.15.
+
+All of them, and tf.contrib.layers.layer_norm, normalize through
+nn_batch_normalization below, which is also tf.nn.batch_normalization of the
+TF 1.x module.
 """
 
 import tensorflow as tf
@@ -19,6 +23,30 @@ from ..machinery.namespaces import unsupported
 from .layer_base import static_dim
 
 _V1 = tf.compat.v1
+
+
+def nn_batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name=None):
+    """tf.nn.batch_normalization of TF 1.x: (x - mean) / sqrt(variance + epsilon) * scale +
+    offset, in TF 1.15's arithmetic and to its last bit.
+
+    TF 1.15 computed inv = rsqrt(variance + epsilon) * scale, then x * inv +
+    (offset - mean * inv). This computes x * inv - (mean * inv - offset),
+    the same numbers bit for bit (a difference negated is the negated
+    difference, exactly), in a graph TensorFlow 2's oneDNN optimizer does
+    not take for a layer normalization: in a frozen graph (scale and offset
+    constants, the moments over the last axis, as bert-as-service serves
+    BERT) it replaces the sum TF 1.15 built by one fused layer-norm op of
+    epsilon 0.001, whatever epsilon was given (BERT's is 1e-12): the
+    sentence vectors of a small BERT moved by up to 0.024.
+    """
+    with _V1.name_scope(name, "batchnorm", [x, mean, variance, scale, offset]):
+        inv = tf.math.rsqrt(variance + variance_epsilon)
+        if scale is not None:
+            inv *= scale
+        shift = mean * inv
+        if offset is not None:
+            shift -= offset
+        return x * tf.cast(inv, x.dtype) - tf.cast(shift, x.dtype)
 
 
 class BatchNormMath:
@@ -101,7 +129,7 @@ class BatchNormMath:
             return tf.reshape(value, broadcast)
 
         def normalized(mean, variance):
-            return tf.nn.batch_normalization(
+            return nn_batch_normalization(
                 inputs,
                 shaped(mean),
                 shaped(variance),

@@ -24,7 +24,7 @@ import sys
 import tensorflow as tf
 
 from ..machinery.namespaces import Namespace, unsupported
-from .batch_norm import BatchNormMath
+from .batch_norm import BatchNormMath, nn_batch_normalization
 from .layer_base import (
     KernelAndBias,
     LayerBase,
@@ -595,13 +595,8 @@ class LayerNormalization(Layer):
             return value
 
         mean, variance = tf.nn.moments(inputs, self.axis, keepdims=True)
-        return tf.nn.batch_normalization(
-            inputs,
-            mean,
-            variance,
-            offset=shaped(self.beta),
-            scale=shaped(self.gamma),
-            variance_epsilon=self.epsilon,
+        return nn_batch_normalization(
+            inputs, mean, variance, shaped(self.beta), shaped(self.gamma), self.epsilon
         )
 
 

@@ -15,7 +15,7 @@ the original's.
 import tensorflow as tf
 
 from ..machinery.namespaces import Namespace, unsupported
-from .batch_norm import BatchNormMath
+from .batch_norm import BatchNormMath, nn_batch_normalization
 from .layer_base import (
     KernelAndBias,
     Layer,
@@ -551,7 +551,7 @@ def layer_norm(
 
     `LayerNorm/beta` and `LayerNorm/gamma` (or under `scope`) have the shape
     of the axes from begin_params_axis on; the arithmetic is tf.nn.moments
-    then tf.nn.batch_normalization, as in TF 1.x.
+    then tf.nn.batch_normalization, as in TF 1.x (batch_norm.py's).
     """
     inputs = tf.convert_to_tensor(inputs)
     rank = inputs.shape.ndims
@@ -584,9 +584,7 @@ def layer_norm(
                 trainable=trainable,
             )
         mean, variance = tf.nn.moments(inputs, list(range(norm_axis, rank)), keepdims=True)
-        outputs = tf.nn.batch_normalization(
-            inputs, mean, variance, offset=beta, scale=gamma, variance_epsilon=1e-12
-        )
+        outputs = nn_batch_normalization(inputs, mean, variance, beta, gamma, 1e-12)
         outputs.set_shape(inputs.shape)
         outputs = _activation_output(outputs, activation_fn)
         for collection in outputs_collections or ():
