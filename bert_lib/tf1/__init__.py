@@ -52,7 +52,8 @@ from .machinery.namespaces import (
     unsupported,
 )
 from .machinery.user_code import is_user_file
-from .numpy_1x import numpy_module, teach_numba
+from .numba_056 import numba_module
+from .numpy_1x import numpy_module
 from .numpy_bool_index import allow_in_user_code as allow_numpy_bools_as_integers
 
 _V1 = tf.compat.v1
@@ -130,7 +131,8 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
 
     User code's `import numpy` gets numpy with what numpy 1.x had and has
     since lost put back (numpy_1x.py), and numpy booleans serve it as integers
-    (numpy_bool_index.py). User code is the code outside
+    (numpy_bool_index.py); its `import numba` gets numba with numba 0.56's
+    `@jit`, which fell back to object mode (numba_056.py). User code is the code outside
     installed packages and this project, and the installed packages written
     for TF 1.x: those `tf1_packages` names (import or distribution names;
     run_tf1.py's --tf1_packages) and those whose metadata requires TensorFlow
@@ -146,6 +148,6 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
         for paths in tf1_packages_mod.tf1_distribution_paths().values():
             user_code.add_tf1_package_dirs(paths)
     module = build_module(devices)
-    import_hook.install_hook(module, devices, numpy_module(), on_numba=teach_numba)
+    import_hook.install_hook(module, devices, numpy_module(), numba_module)
     allow_numpy_bools_as_integers()
     return module

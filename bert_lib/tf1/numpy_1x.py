@@ -192,17 +192,6 @@ class Numpy1x(types.ModuleType):
         return f"<numpy {numpy.__version__} with numpy 1.x's removed names (TF 1.x code)>"
 
 
-def teach_numba():
-    """Makes numba type the numpy of TF 1.x code as numpy itself, so that functions it
-    compiles (@numba.jit of a data helper using np.array, np.zeros) find numpy's
-    attributes: numba knows numpy's module by identity. Called when user code imports
-    numba (machinery/import_hook.py)."""
-    from numba.core import types
-    from numba.core.typing.typeof import typeof_impl
-
-    typeof_impl.register(Numpy1x)(lambda module, context: types.Module(numpy))
-
-
 def numpy_module():
     """A new numpy module for TF 1.x code (import_hook.UserImport holds one)."""
     return Numpy1x()

@@ -324,17 +324,67 @@ def test_numpy_booleans_are_integers_for_tf1_code_only_and_numpy_is_given_back(t
         run_as_if_from(user_file, "range(np.True_)")
 
 
+# An F1 helper of TF 1.x code, in the manner of a text classifier's: its counters start as
+# integers, so numba types the array of the two sums as one of integers in one branch and
+# of floats in the other, and nopython mode cannot compile it.
+MACRO_SCORES = """
+def macro_scores(labels, predictions, num_classes):
+    precision_sum, recall_sum = 0, 0
+    for c in range(num_classes):
+        hits = relevant = chosen = 0
+        for i, label in enumerate(labels):
+            if label == c:
+                relevant += 1
+                if predictions[i] == c:
+                    hits += 1
+            if predictions[i] == c:
+                chosen += 1
+        precision_sum += hits / chosen if chosen else 0
+        recall_sum += hits / relevant if relevant else 0
+    precision, recall = np.array([precision_sum, recall_sum]) / num_classes
+    return precision, recall
+"""
+
+
 @pytest.mark.slow
-def test_numba_compiles_tf1_code_using_its_numpy(tmp_path):
-    """@numba.jit in TF 1.x code (a TextCNN's F1 helper) types the numpy that code gets as
-    numpy itself; without it numba finds no attribute of that module."""
-    pytest.importorskip("numba")
+def test_numba_jit_in_tf1_code_compiles_as_numba_056_did(tmp_path):
+    """@numba.jit in TF 1.x code types the numpy that code gets as numpy itself (without
+    that numba finds no attribute of the module); a function nopython mode cannot compile
+    (MACRO_SCORES) runs in object mode, as numba 0.56 ran it with its two warnings, giving
+    Python's numbers, where numba 0.59 and later refuse it; @njit of it is refused as
+    under numba 0.56, ending in one ERROR line at the user's line."""
+    import numpy as np
+
     script = tmp_path / "f1.py"
     script.write_text(
-        "import json\nimport numpy as np\nfrom numba import jit\n\n"
+        "import json\nimport numpy as np\nfrom numba import jit, njit\n\n"
         "@jit\ndef mean_pair(n):\n    total = 0.0\n    for k in range(n):\n"
         "        total += k\n    p, r = np.array([total, 2.0]) / n\n"
         "    return p + r + np.zeros(2).sum()\n\n"
-        "print(json.dumps(mean_pair(3)))\n"
+        f"{MACRO_SCORES}\n"
+        "fast = jit(macro_scores)\n"
+        "scores = [fast([0, 1, 1, 2], [0, 1, 2, 2], 3), fast([1, 1], [1, 0], 2)]\n"
+        "print(json.dumps([mean_pair(3), fast.py_func is macro_scores, scores]))\n"
     )
-    assert printed(run_tf1(str(script), cwd=str(tmp_path))) == (0 + 1 + 2) / 3 + 2 / 3
+    result = run_tf1("f1.py", cwd=str(tmp_path))
+    mean, same_function, scores = printed(result)
+    assert mean == (0 + 1 + 2) / 3 + 2 / 3
+    assert same_function
+    python = {"np": np}
+    exec(MACRO_SCORES, python)
+    expected = [python["macro_scores"]([0, 1, 1, 2], [0, 1, 2, 2], 3)]
+    expected.append(python["macro_scores"]([1, 1], [1, 0], 2))
+    np.testing.assert_allclose(scores, expected, rtol=1e-15)
+    assert (
+        "Compilation is falling back to object mode WITH looplifting enabled because Function "
+        '"macro_scores" failed type inference due to: Cannot unify'
+    ) in result.stderr
+    assert "Fall-back from the nopython compilation path" in result.stderr
+    refused = tmp_path / "refused.py"
+    code = f"import numpy as np\nfrom numba import njit\n{MACRO_SCORES}\n"
+    refused.write_text(code + "njit(macro_scores)([0, 1], [0, 1], 2)\n")
+    result = run_tf1("refused.py", cwd=str(tmp_path))
+    assert result.returncode == 1  # after numba's traceback, as other errors of user code
+    line = len(code.splitlines()) + 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"ERROR: refused.py:{line}: TypingError: "), result.stderr[-3000:]

@@ -6,7 +6,9 @@ user code (user_code.is_user_file) the TF 1.x module it holds for
 `import tensorflow`, `import tensorflow.contrib.rnn`, `from tensorflow.python.ops
 import array_ops`, ..., and the numpy module of TF 1.x's years it holds
 (numpy_1x.py) for `import numpy` (`import numpy.linalg` too; `from
-numpy.random import ...` gets numpy's own submodule), and the submodules of an
+numpy.random import ...` gets numpy's own submodule), the numba module of
+those years (numba_056.py) for `import numba` and `from numba import jit`,
+and the submodules of an
 API module user code put in sys.modules under another name (`sys.modules["keras"] =
 tf.keras`, then `from keras.layers import *`); every other import,
 and every import by code that is not the user's, goes to the import it
@@ -36,13 +38,15 @@ class UserImport:
     """builtins.__import__ once installed: `import tensorflow` (and `tensorflow.x`) in user
     code gives `module`; everything else goes to the import it replaced."""
 
-    def __init__(self, module, devices, real_import, numpy_module=None, on_numba=None):
+    def __init__(self, module, devices, real_import, numpy_module=None, numba_module=None):
         self.module = module
         self.devices = devices
         self.real_import = real_import
         self.numpy_module = numpy_module
-        # Called once, when numba is first imported (numpy_1x.teach_numba).
-        self.on_numba = on_numba
+        # numba_module(numba) makes the numba module user code gets (numba_056.py's), once
+        # user code first imports numba; made_numba_module holds it from then on.
+        self.numba_module = numba_module
+        self.made_numba_module = None
         # name -> where the module provides it: the hint of a refusal (namespaces._elsewhere).
         self.find_elsewhere = make_finder(module)
 
@@ -70,13 +74,15 @@ class UserImport:
             return self.numpy_module
         imported = self.real_import(name, globals, locals, fromlist, level)
         if (
-            self.on_numba is not None
+            self.numba_module is not None
             and level == 0
             and name.split(".")[0] == "numba"
             and importer_is_user(globals)  # once numba has finished importing itself
         ):
-            self.on_numba, teach = None, self.on_numba
-            teach()
+            if self.made_numba_module is None:
+                self.made_numba_module = self.numba_module(sys.modules["numba"])
+            if name == "numba" or not fromlist:
+                return self.made_numba_module
         return imported
 
 
@@ -106,9 +112,9 @@ def installed():
     return current if isinstance(current, UserImport) else None
 
 
-def install_hook(module, devices, numpy_module=None, on_numba=None):
-    """Puts a UserImport giving `module` (and `numpy_module`) in builtins.__import__,
-    replacing an earlier one; on_numba() runs once numba is imported."""
+def install_hook(module, devices, numpy_module=None, numba_module=None):
+    """Puts a UserImport giving `module` (and `numpy_module`, and what numba_module(numba)
+    makes) in builtins.__import__, replacing an earlier one."""
     current = installed()
     real_import = current.real_import if current is not None else builtins.__import__
-    builtins.__import__ = UserImport(module, devices, real_import, numpy_module, on_numba)
+    builtins.__import__ = UserImport(module, devices, real_import, numpy_module, numba_module)
