@@ -379,15 +379,99 @@ def test_input_fn_returning_get_next_trains_on_the_iterators_elements(tf1_module
     np.testing.assert_allclose(evaluated["loss"], np.mean((x.dot(w) - y) ** 2), rtol=1e-6)
 
 
-def test_input_fn_returning_other_tensors_is_refused_naming_the_api(tf1_module, tmp_path):
+def _numpy_steps(x, y, batches):
+    """The weights of _linear_model_fn after a gradient step on each batch (row indexes)."""
+    import numpy as np
+
+    w = np.zeros((2, 1))
+    for rows in batches:
+        bx, by = x[rows], y[rows]
+        w -= 0.1 * 2 / len(bx) * bx.T.dot(bx.dot(w) - by)
+    return w
+
+
+def _csv_input_fn(path, epochs, batch_size=3, shuffle=False):
+    """A queue-based input_fn of 2017: file names queued, lines read, parsed and batched."""
+
+    def input_fn():
+        files = V1.train.string_input_producer([path], num_epochs=epochs, shuffle=False)
+        _, line = V1.TextLineReader().read(files)
+        a, b, y = V1.io.decode_csv(line, [[0.0], [0.0], [0.0]])
+        tensors = [tf.stack([a, b]), tf.reshape(y, [1])]
+        if shuffle:
+            x, y = V1.train.shuffle_batch(
+                tensors,
+                batch_size,
+                capacity=8,
+                min_after_dequeue=2,
+                num_threads=2,
+                allow_smaller_final_batch=True,
+            )
+        else:
+            x, y = V1.train.batch(tensors, batch_size, allow_smaller_final_batch=True)
+        return {"x": x}, y
+
+    return input_fn
+
+
+@pytest.mark.slow
+def test_queue_based_input_fns_are_read_as_monitored_session_read_them(tf1_module, tmp_path):
+    """string_input_producer, a reader and tf.train.batch (their queue runners started as
+    MonitoredSession started them): training reads the batches in the file's order, across
+    epochs (a smaller last batch where allowed), and evaluation and prediction one epoch,
+    each as numpy computes them; shuffle_batch gives every example once an epoch."""
+    import numpy as np
+
+    x, y = np.array(_X), np.array(_Y)
+    path = tmp_path / "data.csv"
+    path.write_text("".join(f"{a},{b},{t[0]}\n" for (a, b), t in zip(_X, _Y)))
+    estimator = tf1_module.estimator.Estimator(_linear_model_fn, str(tmp_path / "model"))
+    estimator.train(_csv_input_fn(str(path), epochs=2))  # 8 lines in batches of 3: 3, 3, 2
+    w = _numpy_steps(x, y, [[0, 1, 2], [3, 0, 1], [2, 3]])
+    np.testing.assert_allclose(estimator.get_variable_value("w"), w, rtol=1e-6)
+    assert estimator.get_variable_value("global_step") == 3
+    # One epoch, in batches of 3 and 1: the loss metric is the mean of the batches' means.
+    evaluated = estimator.evaluate(_csv_input_fn(str(path), epochs=1))
+    squared = (x.dot(w) - y) ** 2
+    np.testing.assert_allclose(
+        evaluated["loss"], (squared[:3].mean() + squared[3:].mean()) / 2, rtol=1e-6
+    )
+    predicted = list(estimator.predict(_csv_input_fn(str(path), epochs=1)))
+    np.testing.assert_allclose(np.concatenate(predicted), x.dot(w).ravel(), rtol=1e-6)
+    shuffled = tf1_module.estimator.Estimator(_linear_model_fn, str(tmp_path / "shuffled"))
+    shuffled.train(_csv_input_fn(str(path), epochs=1, batch_size=4, shuffle=True))
+    # One full batch of the 4 examples, in whatever order: the same step.
+    np.testing.assert_allclose(
+        shuffled.get_variable_value("w"), _numpy_steps(x, y, [[0, 1, 2, 3]]), rtol=1e-6
+    )
+
+
+@pytest.mark.slow
+def test_input_fn_tensors_computed_after_get_next_are_read_run_after_run(tf1_module, tmp_path):
+    """Tensors an input_fn computes from an iterator's get_next() (here doubled) are the
+    elements, as TF 1.15's Estimator ran them; a queue runner's failure (a file that is not
+    there) is raised as MonitoredSession raised it; placeholders, which a hook fed in TF
+    1.x, are refused naming the API."""
+    import numpy as np
+
     def computed_input_fn():
-        dataset = V1.data.Dataset.from_tensor_slices((_X, _Y)).batch(4)
+        dataset = V1.data.Dataset.from_tensor_slices((_X, _Y)).batch(4).repeat(2)
         x, y = dataset.make_one_shot_iterator().get_next()
         return {"x": x * 2.0}, y
 
-    estimator = tf1_module.estimator.Estimator(_linear_model_fn, str(tmp_path))
-    with pytest.raises(tf1_api.UnsupportedAPIError, match="ops after get_next"):
-        estimator.train(computed_input_fn)
+    estimator = tf1_module.estimator.Estimator(_linear_model_fn, str(tmp_path / "model"))
+    estimator.train(computed_input_fn)
+    x, y = 2.0 * np.array(_X), np.array(_Y)
+    w = _numpy_steps(x, y, [[0, 1, 2, 3], [0, 1, 2, 3]])
+    np.testing.assert_allclose(estimator.get_variable_value("w"), w, rtol=1e-6)
+    with pytest.raises(tf.errors.NotFoundError, match="no_such.csv"):
+        estimator.evaluate(_csv_input_fn(str(tmp_path / "no_such.csv"), epochs=1))
+
+    def fed_input_fn():
+        return {"x": V1.placeholder(tf.float32, [None, 2], name="fed_x")}, tf.zeros([4, 1])
+
+    with pytest.raises(tf1_api.UnsupportedAPIError, match="fed through a placeholder .fed_x"):
+        estimator.train(fed_input_fn, steps=1)
 
 
 def test_an_installed_tf1_package_missing_a_name_is_told_the_launcher_option(tmp_path):

@@ -333,6 +333,8 @@ class Estimator:
         self._spec_hooks = _TrainingSpecHooks(model_dir)
         self._eval_hooks = _SpecHooks()
         self._bare_prediction = False
+        # What ended a read of an input_fn's tensors in their own session (tensor_input.py).
+        self._input_failures = []
         self._engine = engine.Estimator(
             self._model_fn,
             self._config.engine_config(model_dir, use_tpu, self._devices),
@@ -409,13 +411,17 @@ class Estimator:
 
     def _input_fn(self, input_fn, mode):
         def call(params):
+            arguments = {"params": self._user_params(params), "config": self._config, "mode": mode}
             with tf1_tensor_input.recorded_iterators() as made:
-                dataset = call_with_named(
-                    input_fn,
-                    {"params": self._user_params(params), "config": self._config, "mode": mode},
-                )
+                dataset = call_with_named(input_fn, arguments)
             if not isinstance(dataset, tf.data.Dataset):
-                dataset = tf1_tensor_input.as_dataset(dataset, made)
+                dataset = tf1_tensor_input.as_dataset(
+                    dataset,
+                    made,
+                    lambda: call_with_named(input_fn, arguments),
+                    self._config.tf_random_seed,
+                    self._input_failures,
+                )
             return dataset
 
         return call
@@ -429,24 +435,26 @@ class Estimator:
         if saving_listeners:
             raise unsupported("Estimator.train(saving_listeners=...)", "training hooks")
         self._spec_hooks.train_hooks = list(hooks or [])
-        self._engine.train(
-            self._input_fn(input_fn, engine.ModeKeys.TRAIN),
-            max_steps=max_steps,
-            steps=steps,
-            hooks=[self._spec_hooks, *(hooks or [])],
-        )
+        with tf1_tensor_input.raising_input_failures(self._input_failures):
+            self._engine.train(
+                self._input_fn(input_fn, engine.ModeKeys.TRAIN),
+                max_steps=max_steps,
+                steps=steps,
+                hooks=[self._spec_hooks, *(hooks or [])],
+            )
         return self
 
     def evaluate(self, input_fn, steps=None, hooks=None, checkpoint_path=None, name=None):
         """Evaluates a checkpoint (the newest by default) on `input_fn`: {metric: numpy value};
         the EVAL spec's evaluation_hooks and `hooks` run around its batches."""
-        result = self._engine.evaluate(
-            self._input_fn(input_fn, engine.ModeKeys.EVAL),
-            steps=steps,
-            checkpoint_path=checkpoint_path,
-            name=name,
-            hooks=[self._eval_hooks, *(hooks or [])],
-        )
+        with tf1_tensor_input.raising_input_failures(self._input_failures):
+            result = self._engine.evaluate(
+                self._input_fn(input_fn, engine.ModeKeys.EVAL),
+                steps=steps,
+                checkpoint_path=checkpoint_path,
+                name=name,
+                hooks=[self._eval_hooks, *(hooks or [])],
+            )
         return {key: numpy_value(key, value) for key, value in result.items()}
 
     def predict(
@@ -467,13 +475,14 @@ class Estimator:
             checkpoint_path=checkpoint_path,
             yield_single_examples=yield_single_examples,
         )
-        for prediction in predictions:
-            if self._bare_prediction:
-                yield prediction["predictions"]
-            elif predict_keys:
-                yield {key: prediction[key] for key in predict_keys}
-            else:
-                yield prediction
+        with tf1_tensor_input.raising_input_failures(self._input_failures):
+            for prediction in predictions:
+                if self._bare_prediction:
+                    yield prediction["predictions"]
+                elif predict_keys:
+                    yield {key: prediction[key] for key in predict_keys}
+                else:
+                    yield prediction
 
     def export_saved_model(
         self,
@@ -603,15 +612,16 @@ def train_and_evaluate(estimator, train_spec, eval_spec):
 
     save_steps = estimator.config.save_checkpoints_steps or _DEFAULT_SAVE_STEPS
     estimator._spec_hooks.train_hooks = list(train_spec.hooks)
-    estimator._engine.train(
-        estimator._input_fn(train_spec.input_fn, engine.ModeKeys.TRAIN),
-        max_steps=train_spec.max_steps,
-        hooks=[
-            estimator._spec_hooks,
-            *train_spec.hooks,
-            engine.EveryNSteps(save_steps, evaluate),
-        ],
-    )
+    with tf1_tensor_input.raising_input_failures(estimator._input_failures):
+        estimator._engine.train(
+            estimator._input_fn(train_spec.input_fn, engine.ModeKeys.TRAIN),
+            max_steps=train_spec.max_steps,
+            hooks=[
+                estimator._spec_hooks,
+                *train_spec.hooks,
+                engine.EveryNSteps(save_steps, evaluate),
+            ],
+        )
     newest = estimator.latest_checkpoint()
     if not results or results[-1]["global_step"] != engine.checkpoint_step(newest):
         results.append(

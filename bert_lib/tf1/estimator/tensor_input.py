@@ -1,17 +1,33 @@
-"""input_fns that return the tensors of a Dataset iterator, as TF 1.x Estimator code wrote them.
+"""input_fns that return tensors rather than a Dataset, as TF 1.x Estimator code wrote them.
 
 Estimator code of 2017-2019 often ended its input_fn with
 `dataset.make_one_shot_iterator().get_next()` (or an initializable
-iterator's), returning (features, labels) tensors where tf.estimator also
-took a Dataset. The engine reads a Dataset, so while the input_fn runs the
-iterators it makes are recorded with their Dataset; when what it returns is
-taken straight from one iterator's get_next() (all of it, or some of it,
-rearranged: `features, labels = it.get_next(); return {"x": features},
-labels`), the input_fn's result is that Dataset mapped to the same
-structure: the same elements, in the same order, that get_next() gave
-TF 1.x's Estimator. Anything else (tensors computed from get_next() by
-further ops, queue-based readers: tf.train.batch, shuffle_batch,
-string_input_producer) is refused in one line naming the API.
+iterator's), or built it on queues: a `tf.train.string_input_producer` of
+file names, a reader (`tf.TextLineReader`, `tf.TFRecordReader`), parsing,
+then `tf.train.batch` or `shuffle_batch`, whose queue runners
+MonitoredSession started. It returned (features, labels) tensors, where the
+engine reads a Dataset. So:
+
+- when what the input_fn returns is taken straight from one iterator's
+  get_next() (all of it, or some of it, rearranged: `features, labels =
+  it.get_next(); return {"x": features}, labels`), the input_fn's result is
+  that iterator's Dataset mapped to the same structure: the same elements,
+  in the same order, that get_next() gave TF 1.x's Estimator (the iterators
+  a Dataset makes while the input_fn runs are recorded with it);
+- any other tensors (queue-based pipelines, tensors computed from get_next()
+  by further ops) are read as TF 1.x's Estimator read them: the input_fn is
+  called again in a graph of its own (the run's graph seed set, a global
+  step made first, as TF 1.15's Estimator made them), a session of that
+  graph is started as MonitoredSession started it (global and local
+  variables and tables initialized, initializable iterators too, queue
+  runners started under a Coordinator), and each run of the returned
+  tensors is one element of a Dataset, until the input ends (a queue closed
+  after its num_epochs, an iterator's end): as many batches, in the order
+  the queues gave them, as TF 1.15 read. An error of a queue runner (a file
+  missing) is raised as TF 1.15's MonitoredSession raised it (tf.data would
+  turn it into an UnknownError naming neither: raising_input_failures puts the
+  error itself back). Tensors fed through placeholders (a hook's feed_dict)
+  are refused in one line.
 """
 
 import contextlib
@@ -21,22 +37,25 @@ from tensorflow.python.data.ops import dataset_ops
 
 from ..machinery.namespaces import unsupported
 
+_V1 = tf.compat.v1
 _GET_NEXT = ("IteratorGetNext", "IteratorGetNextSync")
 _MAKERS = ("_make_one_shot_iterator", "_make_initializable_iterator")
+# How long the queue runners of a finished input get to stop (they are cancelled at once).
+_STOP_GRACE_SECONDS = 10
 
 
 @contextlib.contextmanager
 def recorded_iterators():
-    """Within the block, {iterator resource tensor name: Dataset} of every TF 1.x iterator
-    a Dataset makes (make_one_shot_iterator, make_initializable_iterator, and the
-    tf.data functions of the same names, which call these)."""
+    """Within the block, {iterator resource tensor name: (Dataset, iterator)} of every TF
+    1.x iterator a Dataset makes (make_one_shot_iterator, make_initializable_iterator, and
+    the tf.data functions of the same names, which call these)."""
     made = {}
     originals = {name: getattr(dataset_ops.DatasetV1, name) for name in _MAKERS}
 
     def recording(original):
         def make(self, *args, **kwargs):
             iterator = original(self, *args, **kwargs)
-            made[iterator._iterator_resource.name] = self  # noqa: SLF001 (TensorFlow's)
+            made[iterator._iterator_resource.name] = (self, iterator)  # noqa: SLF001
             return iterator
 
         return make
@@ -50,28 +69,128 @@ def recorded_iterators():
             setattr(dataset_ops.DatasetV1, name, original)
 
 
-def as_dataset(returned, made):
-    """The Dataset whose elements are what the input_fn returned, per get_next(); refuses
-    (UnsupportedAPIError) tensors that do not come straight from a recorded iterator."""
-    leaves = tf.nest.flatten(returned)
-    ops = {leaf.op for leaf in leaves if isinstance(leaf, tf.Tensor)}
-    source = ops.pop() if len(ops) == 1 else None
-    if (
-        not leaves
-        or len(ops)
-        or not all(isinstance(leaf, tf.Tensor) for leaf in leaves)
-        or source.type not in _GET_NEXT
-        or source.inputs[0].name not in made
-    ):
+def as_dataset(returned, made, call_again, seed=None, failures=None):
+    """The Dataset whose elements are what the input_fn returned, per run (see the module
+    doc). made: recorded_iterators' record of the call; call_again(): the input_fn called
+    once more, with the arguments it was given (in another graph); seed: the run's graph
+    seed (tf_random_seed), or None; failures: a list the errors of reading it go to (for
+    raising_input_failures)."""
+    leaves = tf.nest.flatten(returned, expand_composites=True)
+    if not leaves or not all(isinstance(leaf, tf.Tensor) for leaf in leaves):
         raise unsupported(
-            "an input_fn returning tensors other than a Dataset iterator's get_next() "
-            "(queue readers such as tf.train.batch or shuffle_batch, or ops after get_next)",
-            "an input_fn returning the tf.data.Dataset, or its iterator's get_next()",
+            "an input_fn returning something other than tensors or a Dataset",
+            "an input_fn returning a tf.data.Dataset, or (features, labels) tensors",
         )
-    picked = [leaf.value_index for leaf in leaves]
+    ops = {leaf.op for leaf in leaves}
+    source = ops.pop() if len(ops) == 1 else None
+    if source is not None and source.type in _GET_NEXT and source.inputs[0].name in made:
+        picked = [leaf.value_index for leaf in leaves]
 
-    def element_as_returned(*element):
-        flat = tf.nest.flatten(element)
-        return tf.nest.pack_sequence_as(returned, [flat[i] for i in picked])
+        def element_as_returned(*element):
+            flat = tf.nest.flatten(element)
+            return tf.nest.pack_sequence_as(returned, [flat[i] for i in picked])
 
-    return made[source.inputs[0].name].map(element_as_returned)
+        return made[source.inputs[0].name][0].map(element_as_returned)
+    _refuse_placeholders(leaves)
+    return read_in_own_session(returned, call_again, seed, failures)
+
+
+def _refuse_placeholders(leaves):
+    """Refuses tensors that need a feed (a placeholder upstream, fed by a hook in TF 1.x)."""
+    seen, stack = set(), [leaf.op for leaf in leaves]
+    while stack:
+        op = stack.pop()
+        if op in seen:
+            continue
+        seen.add(op)
+        if op.type == "Placeholder":
+            raise unsupported(
+                f"an input_fn returning tensors fed through a placeholder ({op.name}: "
+                "tf.train.FeedFnHook, a feed_dict)",
+                "an input_fn returning a tf.data.Dataset (Dataset.from_tensor_slices or "
+                "from_generator)",
+            )
+        stack.extend(tensor.op for tensor in op.inputs)
+        stack.extend(op.control_inputs)
+
+
+def read_in_own_session(returned, call_again, seed=None, failures=None):
+    """A Dataset of the values of the tensors call_again() returns (structured as
+    `returned`, which it returned before), run after run, in a graph and session of
+    their own started as MonitoredSession started TF 1.15's (see the module doc); the
+    error that ends a read goes to `failures` (a list) too."""
+    flat = tf.nest.flatten(returned, expand_composites=True)
+    signature = tuple(tf.TensorSpec(tensor.shape, tensor.dtype) for tensor in flat)
+
+    def element_as_returned(*components):
+        return tf.nest.pack_sequence_as(returned, list(components), expand_composites=True)
+
+    def generator():
+        try:
+            yield from _values_run_after_run(call_again, seed)
+        except Exception as error:
+            if failures is not None:
+                failures.append(error)
+            raise
+
+    dataset = tf.data.Dataset.from_generator(generator, output_signature=signature)
+    return dataset.map(element_as_returned)
+
+
+@contextlib.contextmanager
+def raising_input_failures(failures):
+    """Within the block, a TensorFlow error that ends a run after a read in its own session
+    failed (read_in_own_session) is that read's error itself, with its traceback, as TF
+    1.15 raised it (a reader's NotFoundError, the user's input_fn's exception)."""
+    del failures[:]
+    try:
+        yield
+    except tf.errors.OpError:
+        if not failures:
+            raise
+        raise failures[-1] from None
+
+
+def _values_run_after_run(call_again, seed):
+    """Yields the values of what call_again() returns, one session run at a time, until
+    the input ends; stops the queue runners and closes the session when done or closed."""
+    graph = tf.Graph()
+    with graph.as_default():
+        if seed is not None:
+            _V1.set_random_seed(seed)
+        _V1.train.get_or_create_global_step()
+        with recorded_iterators() as made:
+            returned = call_again()
+        fetches = tf.nest.flatten(returned, expand_composites=True)
+        initialize = [
+            _V1.global_variables_initializer(),
+            _V1.local_variables_initializer(),
+            _V1.tables_initializer(),
+        ]
+        initialize += [
+            iterator.initializer
+            for _, iterator in made.values()
+            if iterator._initializer is not None  # noqa: SLF001 (a one-shot iterator has none)
+        ]
+    # Not entered as the default session: tf.data may resume this generator in another
+    # thread than the one it started in, whose default-session stack would not hold it.
+    session = _V1.Session(graph=graph)
+    coordinator = _V1.train.Coordinator()
+    threads = []
+    try:
+        session.run(initialize)
+        with graph.as_default():  # (not across a yield: see above)
+            threads = _V1.train.start_queue_runners(session, coord=coordinator)
+        while True:
+            try:
+                values = session.run(fetches)
+            except tf.errors.OutOfRangeError:
+                # A queue closed: its epochs read, or a runner failed (raised here).
+                coordinator.raise_requested_exception()
+                return
+            yield tuple(values)
+    finally:
+        coordinator.request_stop()
+        with contextlib.suppress(Exception):  # a runner's error is raised above
+            coordinator.join(threads, stop_grace_period_secs=_STOP_GRACE_SECONDS)
+        session.close()
