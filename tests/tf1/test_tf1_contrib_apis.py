@@ -1,10 +1,11 @@
 """tf.contrib.learn, lookup, predictor, graph_editor and seq2seq of the TF 1.x layer
-(bert_lib/tf1/contrib) against what TensorFlow 1.15 computed.
+(bert_lib/tf1/contrib), and tf.estimator's queue-based input_fns, against what
+TensorFlow 1.15 computed.
 
 tests/data/golden/tf1_15/apis holds TF 1.15.5's outputs of the scripts of
 tests/data/tf1_scripts (text_cnn, lookup_session, serving,
-grad_checkpointing, seq2seq_attention; make_golden.py --only=apis remakes
-them): the slow
+grad_checkpointing, seq2seq_attention, queue_input; make_golden.py --only=apis
+remakes them): the slow
 tests run the same scripts unchanged through run_tf1.py and compare. The
 in-process tests take TF 1.15's files (a VocabularyProcessor pickle, a
 SavedModel) directly, and check sequence_loss and the graph edits against
@@ -425,3 +426,20 @@ def test_seq2seq_with_attention_matches_tf115s_names_losses_greedy_and_beam_deco
     with open(tmp_path / "results.json", encoding="utf-8") as f:
         got = json.load(f)
     _assert_close(got, _golden_json("seq2seq_attention", "results.json"))
+
+
+@pytest.mark.slow
+def test_queue_based_input_fns_match_tf115(tmp_path):
+    """An Estimator trained on string_input_producer + TextLineReader + tf.train.batch,
+    evaluated on TFRecordReader + tf.train.batch (one epoch, a smaller last batch) and
+    tf.train.shuffle_batch, predicting from slice_input_producer + tf.train.batch: TF
+    1.15's weights, metrics and predictions (the shuffled evaluation's metrics are those
+    the order does not change), and the files its Estimator wrote."""
+    _run_tf1("queue_input/train_queue_input.py", f"--output_dir={tmp_path}")
+    with open(tmp_path / "results.json", encoding="utf-8") as f:
+        got = json.load(f)
+    want = _golden_json("queue_input", "results.json")
+    # Every file TF 1.15's Estimator wrote (checkpoints of step 0 and the last,
+    # graph.pbtxt, the evaluations' folders), beside the engine's own.
+    assert set(want.pop("model_files")) <= set(got.pop("model_files"))
+    _assert_close(got, want)

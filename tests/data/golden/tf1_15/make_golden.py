@@ -11,8 +11,9 @@ For each script of runs.json:
   ours_ckpt/        run_tf1.py trains it; its last checkpoint
   tf115_on_ours/    TF 1.15 evaluates and predicts from ours_ckpt
 For each script of apis.json (the contrib APIs beyond BERT's: learn, lookup, predictor,
-graph_editor, seq2seq): TF 1.15 runs it with --output_dir; its outputs of apis.json are
-copied into apis/<name>/ (a pattern such as export/* copies its one match, a directory).
+graph_editor, seq2seq; queue-based input_fns): TF 1.15 runs it with --output_dir; its
+outputs of apis.json are copied into apis/<name>/ (a pattern such as export/* copies its
+one match, a directory).
 Keeps to Python 3.7 (it may be run by either interpreter).
 """
 
