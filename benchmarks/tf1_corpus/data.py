@@ -639,7 +639,8 @@ def bert_as_service_example(root):
     """hanxiao/bert-as-service: a tiny BERT (config, vocabulary, checkpoint) and its README's
     "Starting BertServer from Python" snippet, a client's encode and the server's close (the
     README's BertServer.shutdown(port=...) is not this version's signature), as one script
-    on loopback ports."""
+    on loopback ports. The vectors are printed after the server has stopped: its processes
+    log to the same output, and a line of theirs could land inside the printed array."""
     bert_vocab(root, "tiny/vocab.txt")
     config = tiny_bert_config(vocab_size=bert_vocab_size())
     _write(root, "tiny/bert_config.json", json.dumps(config, indent=1))
@@ -658,8 +659,8 @@ def bert_as_service_example(root):
         "server.start()\n"
         "bc = BertClient(port=5655, port_out=5656)\n"
         "vectors = bc.encode(['the film is good', 'a dull story', 'maria loves music'])\n"
-        "np.set_printoptions(precision=6, threshold=100000)\n"
-        "print(vectors)\n"
         "bc.close()\n"
-        "server.close()\n",
+        "server.close()\n"
+        "np.set_printoptions(precision=6, threshold=100000)\n"
+        "print(vectors)\n",
     )

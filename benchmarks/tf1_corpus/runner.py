@@ -15,9 +15,18 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RUN_TF1 = os.path.join(REPO, "run_tf1.py")
 
 # Importing TensorFlow 2 sets TF2_BEHAVIOR=1 in os.environ, which would switch a
-# TensorFlow 1.15 child into v2 behaviour: children get this copy, taken first.
+# TensorFlow 1.15 child into v2 behaviour: children get this copy, taken first. Their
+# output is unbuffered: a step that trains until Ctrl-C is interrupted after the lines
+# it prints, which a buffered pipe would hold back until the step's timeout.
 BASE_ENV = {k: v for k, v in os.environ.items() if not k.startswith("TF2_")}
-BASE_ENV.update({"TF_CPP_MIN_LOG_LEVEL": "2", "PYTHONHASHSEED": "0", "CUDA_VISIBLE_DEVICES": ""})
+BASE_ENV.update(
+    {
+        "TF_CPP_MIN_LOG_LEVEL": "2",
+        "PYTHONHASHSEED": "0",
+        "CUDA_VISIBLE_DEVICES": "",
+        "PYTHONUNBUFFERED": "1",
+    }
+)
 
 
 @dataclasses.dataclass
