@@ -15,6 +15,7 @@ The code lives in benchmarks/tf1_corpus/ (see its __init__).
 import argparse
 import os
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -171,6 +172,9 @@ def main():
     parser.add_argument("--work_dir", required=True)
     parser.add_argument("--only", default="", help="comma-separated owner+name folders")
     args = parser.parse_args()
+    # Started in the background (nohup, a job of a script), Python keeps SIGINT ignored,
+    # and the steps would inherit that: those that train until Ctrl-C need it delivered.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     only = {name for name in args.only.split(",") if name}
     data.SENTENCEPIECE_PYTHON = args.tf115_python
     os.makedirs(args.work_dir, exist_ok=True)
