@@ -11,7 +11,9 @@ every batch it prints, per kind of weight (the dense layers' biases and
 kernels, LayerNorm, embeddings, pooler, head), how far the 16-bit gradient
 is from float32's (the norm of the difference over the norm of float32's
 gradient) and how long it is (the ratio of the norms: 1 when it points
-the same way and is as long), and the loss of both.
+the same way and is as long), and the loss of both. At fp16 the loss is
+scaled by the loss scale training starts with (2^15) and the gradients
+divided by it, as training applies them.
 
 A gradient that is merely rounded differs by about 2^-8 per element at
 bfloat16 (relative errors around 0.01); one that is shrunk, grows or
@@ -48,6 +50,7 @@ import tensorflow as tf  # noqa: E402
 from original_speed import read_documents, sentence_pairs  # noqa: E402
 
 import modeling  # noqa: E402
+import optimization  # noqa: E402
 import run_classifier  # noqa: E402
 import tokenization  # noqa: E402
 from bert_lib.bert_runs import model_fns  # noqa: E402
@@ -100,6 +103,7 @@ class GradientGraph:
     """create_model's loss and gradients at one precision, dropout off, in a graph of its own."""
 
     def __init__(self, bert_config, init_checkpoint, precision, head_weights):
+        loss_scaling = model_fns.precision_of(precision).loss_scaling
         self.graph = tf.Graph()
         with self.graph.as_default():
             self.ids = tf.compat.v1.placeholder(tf.int32, [None, None])
@@ -121,7 +125,14 @@ class GradientGraph:
                 compute_dtype=model_fns.compute_dtype(precision),
             )
             self.variables = tf.compat.v1.trainable_variables()
-            self.gradients = tf.gradients(self.loss, self.variables)
+            # fp16 training scales the loss before the backward pass (its
+            # gradients would underflow otherwise) and divides the gradients
+            # by the scale after: compare what it applies.
+            scale = optimization.INITIAL_LOSS_SCALE if loss_scaling else 1.0
+            self.gradients = [
+                tf.convert_to_tensor(g) / scale
+                for g in tf.gradients(self.loss * scale, self.variables)
+            ]
             assignment, _ = modeling.get_assignment_map_from_checkpoint(
                 self.variables, init_checkpoint
             )
