@@ -394,7 +394,7 @@ def matmul_floor(args, shapes):
             # One element of each product is fetched: a matmul whose output
             # only a control dependency waits for is turned into a no-op by
             # grappler.
-            firsts.append(tf.reshape(out, [-1])[0])
+            firsts.append(tf.cast(tf.reshape(out, [-1])[0], tf.float32))
         last = tf.add_n(firsts)
         init = tf.compat.v1.global_variables_initializer()
     timings = []

@@ -8,6 +8,7 @@ graph's matmuls are found with their transposes as written.
 import os
 import sys
 
+import pytest
 import tensorflow as tf
 from helpers import REPO
 
@@ -53,3 +54,17 @@ def test_dtype_names_tell_16_bit_ops_float32_islands_and_casts():
     assert names["to_fp32"] == "bf16->fp32"
     assert names["softmax"] == "fp32"
     assert names["positions"] == "-"
+
+
+def test_matmul_floor_runs_matmuls_of_mixed_dtypes():
+    # A bf16 step keeps a few matmuls in float32 (the head, the pooler):
+    # the floor runs both kinds side by side.
+    shapes = [
+        ("MatMul", [8, 4], [4, 6], {"transpose_a": False, "transpose_b": False}, tf.float32),
+        ("MatMul", [8, 4], [4, 6], {"transpose_a": False, "transpose_b": False}, tf.bfloat16),
+        ("BatchMatMulV2", [2, 3, 5], [2, 5, 3], {"adj_x": False, "adj_y": False}, tf.bfloat16),
+    ]
+    args = step_profile.parse_args(["--warmup_steps=1", "--timed_steps=1"])
+    seconds, gflop = step_profile.matmul_floor(args, shapes)
+    assert seconds > 0
+    assert gflop == pytest.approx((2 * 8 * 6 * 4 * 2 + 2 * 2 * 3 * 3 * 5) / 1e9)
