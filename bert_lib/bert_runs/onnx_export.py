@@ -83,14 +83,19 @@ def check_export(formats, export_dir, flag="--export_format"):
 
 
 def check_converters(formats, flag="--export_format"):
-    """Raises a UsageError naming what to install when a format's converter is missing."""
+    """Raises a UsageError naming every package the `formats` need that is not installed."""
+    missing = []
     for name in formats:
         for module, package in _NEEDS.get(name, ()):
-            if importlib.util.find_spec(module) is None:
-                raise UsageError(
-                    f"{flag}={name} needs the Python package {package}, not installed: "
-                    "pip install 'bert-tensorflow[onnx]' (or pip install tf2onnx onnxruntime)"
-                )
+            if importlib.util.find_spec(module) is None and package not in missing:
+                missing.append(package)
+    if missing:
+        given = ",".join(name for name in formats if name != SAVED_MODEL)
+        raise UsageError(
+            f"{flag}={given} needs the Python package{'s' if len(missing) > 1 else ''} "
+            f"{', '.join(missing)}, not installed: pip install 'bert-tensorflow[onnx]' "
+            f"(or pip install {' '.join(missing)})"
+        )
 
 
 def export(export_dir, write_saved_model, precision, formats, flag="--export_dir"):
@@ -114,20 +119,23 @@ def export(export_dir, write_saved_model, precision, formats, flag="--export_dir
             source = os.path.join(stage, _FP32_SOURCE)
             write_saved_model(source, "fp32")
         onnx_path = os.path.join(stage, ONNX_FILE)
-        convert_saved_model(source, onnx_path)
+        convert_saved_model(source, onnx_path, where=f"{flag}={export_dir}")
         if source != stage:
             shutil.rmtree(source)
         if ONNX_INT8 in formats:
             quantize_int8(onnx_path, os.path.join(stage, ONNX_INT8_FILE))
 
 
-def convert_saved_model(saved_model_dir, onnx_path, opset=OPSET):
+def convert_saved_model(saved_model_dir, onnx_path, opset=OPSET, where=None):
     """Converts the serving_default signature of a float32 SavedModel to an ONNX file.
 
     The ONNX graph's inputs and outputs keep the signature's names, with
     the dimensions named "batch" and "length". A TensorFlow op tf2onnx
-    could not convert is a UsageError naming it (tf2onnx itself would leave
-    it in the file, for the runtime to refuse when loading).
+    could not convert is a UsageError naming it, and so is a graph ONNX's
+    checker refuses; no file is written then. (tf2onnx itself logs such an
+    op and leaves it in the graph under its TensorFlow name, for a runtime
+    to refuse when loading.) `where` names the export in the messages
+    (default: `saved_model_dir`).
     """
     import tf2onnx
     from tf2onnx import tf_loader
@@ -148,15 +156,52 @@ def convert_saved_model(saved_model_dir, onnx_path, opset=OPSET):
         opset=opset,
         tensors_to_rename=tensors_to_rename,
     )
-    unconverted = sorted({n.op_type for n in model.graph.node if n.domain not in ("", "ai.onnx")})
-    if unconverted:
-        raise UsageError(
-            f"{saved_model_dir}: tf2onnx {tf2onnx.__version__} could not convert the "
-            f"TensorFlow op(s) {', '.join(unconverted)} to ONNX opset {opset}"
-        )
+    check_converted(model, opset, f"{where or saved_model_dir}: tf2onnx {tf2onnx.__version__}")
     _name_dimensions(model)
     with atomic_write.atomic_files([onnx_path], mode="wb") as (f,):
         f.write(model.SerializeToString())
+
+
+def check_converted(model, opset, where):
+    """Raises a UsageError unless every node of the ONNX `model` (subgraphs included) is
+    an ONNX operator of the default domain that exists at `opset`, and ONNX's checker
+    (with its strict shape inference) passes the model. `where` starts the message."""
+    import onnx
+
+    unconverted = sorted(
+        {
+            node.op_type
+            for node in _nodes(model.graph)
+            if node.domain not in ("", "ai.onnx") or not onnx.defs.has(node.op_type, opset)
+        }
+    )
+    if unconverted:
+        raise UsageError(
+            f"{where} could not convert the TensorFlow op(s) {', '.join(unconverted)} to "
+            f"ONNX opset {opset}; no ONNX file written"
+        )
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as e:
+        first = next((line for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        raise UsageError(
+            f"{where} wrote a graph ONNX's checker refuses: {first.strip().rstrip('.')}; "
+            "no ONNX file written"
+        ) from e
+
+
+def _nodes(graph):
+    """The nodes of an ONNX graph and of the subgraphs in their attributes (If, Loop)."""
+    import onnx
+
+    for node in graph.node:
+        yield node
+        for attribute in node.attribute:
+            if attribute.type == onnx.AttributeProto.GRAPH:
+                yield from _nodes(attribute.g)
+            elif attribute.type == onnx.AttributeProto.GRAPHS:
+                for subgraph in attribute.graphs:
+                    yield from _nodes(subgraph)
 
 
 def _name_dimensions(model):

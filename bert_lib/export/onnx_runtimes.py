@@ -12,13 +12,15 @@ static shape (None where it varies). The runtimes are the optional extra
   ONNX Runtime has no bfloat16 matmul on the CPU, so bf16 is refused.
 - OpenVINO (`openvino`): the file compiled for its CPU plugin with the
   inference precision given: f32 computes in float32; bf16 lets the
-  plugin compute its matmuls and most other ops in bfloat16 (on a CPU with
-  AVX-512 BF16 or AMX; elsewhere OpenVINO emulates it slowly), as
-  --precision=bf16 does in TensorFlow. `num_threads` sets its inference
-  threads. Compiled for the latency hint: one stream, the case of one
-  request at a time.
+  plugin compute its matmuls and most other ops in bfloat16, as
+  --precision=bf16 does in TensorFlow. The precision the compiled model
+  took is read back: where the plugin does not take bf16 (a CPU it has no
+  bfloat16 arithmetic for) bf16 is refused rather than served in float32
+  under its name. `num_threads` sets its inference threads. Compiled for
+  the latency hint: one stream, the case of one request at a time.
 """
 
+import collections
 import threading
 
 from ..plumbing.errors import UsageError
@@ -106,6 +108,13 @@ class OpenVinoModel:
         if num_threads:
             config["INFERENCE_NUM_THREADS"] = int(num_threads)
         self._compiled = core.compile_model(model, "CPU", config)
+        took = self._compiled.get_property("INFERENCE_PRECISION_HINT").get_type_name()
+        if precision == "bf16" and took != "bf16":
+            capabilities = core.get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+            raise UsageError(
+                f"{path}: OpenVINO's CPU plugin computes in {took}, not bf16, on this CPU "
+                f"(its capabilities: {', '.join(capabilities)}); serve it at fp32"
+            )
         self._order = [
             [port.get_any_name() for port in self._compiled.inputs].index(name)
             for name in INPUT_NAMES
@@ -120,6 +129,17 @@ class OpenVinoModel:
         self._ports = list(self._compiled.outputs)
         # An InferRequest is not to be shared between threads: one per thread.
         self._requests = threading.local()
+
+    def layer_precisions(self):
+        """{layer type: {precision: count}} of the compiled model's layers as the plugin
+        runs them (its execution graph: "FullyConnected" for the matmuls of a weight,
+        "MatMul" for attention's)."""
+        found = collections.defaultdict(collections.Counter)
+        for op in self._compiled.get_runtime_model().get_ordered_ops():
+            info = op.get_rt_info()
+            kind, precision = info["layerType"].astype(str), info["runtimePrecision"].astype(str)
+            found[kind][precision] += 1
+        return {kind: dict(counts) for kind, counts in found.items()}
 
     def __call__(self, inputs):
         request = getattr(self._requests, "request", None)

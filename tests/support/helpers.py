@@ -9,6 +9,7 @@ sets up the process (quiet TensorFlow on the CPU, the repository importable).
 
 import atexit
 import importlib
+import importlib.util
 import inspect
 import json
 import os
@@ -19,6 +20,7 @@ import tempfile
 import textwrap
 
 import preloaded_python
+import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TESTS = os.path.join(REPO, "tests")
@@ -94,6 +96,16 @@ FORKED_WORKERS = (
 # The one time limit for every process a test starts. It is there to end a hang, not
 # to measure speed, so it is generous for a loaded machine.
 SUBPROCESS_TIMEOUT = 600
+
+# The packages of the optional extra [onnx] (pip install 'bert-tensorflow[onnx]'), by
+# import name: the ONNX converter and runtimes. A package installed without it runs its
+# other tests; those that convert or serve ONNX files are skipped.
+ONNX_EXTRA = ("tf2onnx", "onnx", "onnxruntime", "openvino")
+ONNX_EXTRA_MISSING = [name for name in ONNX_EXTRA if importlib.util.find_spec(name) is None]
+needs_onnx_extra = pytest.mark.skipif(
+    bool(ONNX_EXTRA_MISSING),
+    reason=f"the [onnx] extra is not installed (no {', '.join(ONNX_EXTRA_MISSING)})",
+)
 
 
 def load_script(name):
