@@ -298,7 +298,6 @@ def test_the_serving_pages_python_examples_run_on_an_export(export, capsys):
 def test_an_onnx_export_is_checked_before_any_work():
     formats = onnx_export.parse_formats("onnx")
     onnx_export.check_export(onnx_export.parse_formats(None), None)
-    onnx_export.check_export(formats, "/tmp/an_export")
     with pytest.raises(predictor.UsageError, match="^--export_format=onnx needs --export_dir$"):
         onnx_export.check_export(formats, None)
     with pytest.raises(predictor.UsageError, match="writes local files: --export_dir=gs://b/x"):
@@ -384,6 +383,11 @@ def test_a_graph_onnxs_checker_refuses_is_a_usage_error():
         onnx_export.check_converted(model(mismatch), 17, "here")
     except predictor.UsageError as e:
         assert "\n" not in str(e)
+
+
+@needs_onnx_extra
+def test_an_onnx_export_with_the_extra_installed_passes_the_checks():
+    onnx_export.check_export(onnx_export.parse_formats("onnx_int8"), "/tmp/an_export")
 
 
 @pytest.mark.parametrize(
