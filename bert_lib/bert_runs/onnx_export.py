@@ -5,16 +5,25 @@ that TensorFlow Serving loads. With --export_format=onnx it also holds
 `model.onnx`, the same serving graph converted by tf2onnx (opset 17): the
 inputs `input_ids`, `input_mask` and `segment_ids` (int32 [batch, length],
 any length up to max_position_embeddings) and the signature's output
-(`probabilities` or `score`), for ONNX Runtime and OpenVINO. The ONNX file
+(`probabilities` or `score`), for ONNX Runtime and OpenVINO. The file is
+written with ONNX Runtime's BERT fusions applied (its transformers
+optimizer, rules for TensorFlow graphs): each residual sum and its
+LayerNorm become one SkipLayerNormalization, each dense layer's bias and
+GELU one FastGelu (operators of the com.microsoft domain, which OpenVINO
+reads too), the same numbers to float32 round-off. Attention is not fused:
+the optimizer looks for a Cast between the attention mask and its
+1 - mask (TensorFlow writes none, as a cast of float32 to float32), and
+the embeddings' LayerNorm, whose means tf2onnx writes as GlobalAveragePool,
+is not recognised either. The ONNX file
 is always float32: tf2onnx cannot write the bf16 SavedModel's mixed
 bfloat16 / float32 graph, and a runtime that computes in bf16 (OpenVINO on
 a CPU with bfloat16 arithmetic) takes a float32 model and a precision
 setting instead. So an export at --precision=bf16 converts a float32
 SavedModel of the same checkpoint, written for the conversion and removed.
 
-With onnx_int8, `model_int8.onnx` is that file with the dense layers'
-weights quantized to int8, dynamic-range (ONNX Runtime's
-quantize_dynamic: each MatMul whose second input is a weight becomes an
+With onnx_int8, `model_int8.onnx` is that fused file with the dense layers'
+weights quantized to int8, dynamic-range (ONNX Runtime's quant_pre_process,
+then quantize_dynamic: each MatMul whose second input is a weight becomes an
 integer matmul whose activations are quantized per call, with a scale
 taken from the activation's range; attention's matmuls, the embeddings,
 LayerNorm and softmax stay float32). The weights get one scale per output
@@ -44,7 +53,9 @@ ONNX_INT8_FILE = "model_int8.onnx"
 OPSET = 17
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 # The packages each format needs, by import name and the name pip installs.
-_NEEDS = {ONNX: (("tf2onnx", "tf2onnx"),), ONNX_INT8: (("onnxruntime", "onnxruntime"),)}
+_NEEDS = {ONNX: (("tf2onnx", "tf2onnx"), ("onnxruntime", "onnxruntime"))}
+# The domain of ONNX Runtime's fused operators (SkipLayerNormalization, FastGelu).
+MICROSOFT = "com.microsoft"
 # The scope of the embeddings, whose one matmul (token types) is a lookup.
 EMBEDDINGS = "bert/embeddings/"
 # Where a float32 SavedModel is written for the conversion of a 16-bit export.
@@ -158,8 +169,32 @@ def convert_saved_model(saved_model_dir, onnx_path, opset=OPSET, where=None):
     )
     check_converted(model, opset, f"{where or saved_model_dir}: tf2onnx {tf2onnx.__version__}")
     _name_dimensions(model)
+    model = fuse_for_onnxruntime(model)
     with atomic_write.atomic_files([onnx_path], mode="wb") as (f,):
         f.write(model.SerializeToString())
+
+
+def fuse_for_onnxruntime(model):
+    """The ONNX `model` of a BERT with ONNX Runtime's BERT fusions applied: its
+    transformers optimizer with the rules for TensorFlow graphs (model type bert_tf),
+    its Python fusions only (opt_level 0: no graph optimized for this machine's CPU),
+    and no symbolic shape inference (which needs sympy). Without shape inference the
+    optimizer fuses a residual sum and its LayerNorm on [tokens, hidden] matrices too,
+    which SkipLayerNormalization takes (it checks for [batch, length, hidden] only
+    when it can infer shapes)."""
+    from onnxruntime.transformers import optimizer
+    from onnxruntime.transformers.fusion_options import FusionOptions
+
+    options = FusionOptions("bert_tf")
+    options.enable_shape_inference = False
+    fused = optimizer.optimize_model(
+        model, model_type="bert_tf", optimization_options=options, opt_level=0
+    ).model
+    # The optimizer adds the fused operators' domain to the file only when it saves one.
+    domains = {opset.domain for opset in fused.opset_import}
+    if MICROSOFT not in domains and any(n.domain == MICROSOFT for n in fused.graph.node):
+        fused.opset_import.add(domain=MICROSOFT, version=1)
+    return fused
 
 
 def check_converted(model, opset, where):
@@ -225,9 +260,17 @@ def quantize_int8(onnx_path, int8_path):
     DynamicQuantizeLinear and MatMulInteger). Only MatMuls whose second
     input is a weight are changed, and of those not the token-type
     embedding's (a one-hot matmul that is a lookup, not a dense layer).
+
+    The file is first pre-processed as ONNX Runtime advises
+    (quant_pre_process), with ONNX's shape inference only: its symbolic
+    shape inference needs sympy, and its graph optimization turns a MatMul
+    and the Add of its bias into a Gemm, which dynamic quantization leaves
+    in float32. The fused operators' outputs, whose types ONNX's inference
+    does not know, are float32 like every activation of the graph.
     """
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.shape_inference import quant_pre_process
 
     model = onnx.load(onnx_path)
     lookups = [
@@ -236,12 +279,15 @@ def quantize_int8(onnx_path, int8_path):
         if node.op_type == "MatMul" and any(i.startswith(EMBEDDINGS) for i in node.input)
     ]
     with atomic_write.atomic_paths([int8_path]) as (temp,):
+        # The pre-processed file, in the staging directory that is removed with it.
+        pre = os.path.join(os.path.dirname(temp), "pre_processed.onnx")
+        quant_pre_process(onnx_path, pre, skip_optimization=True, skip_symbolic_shape=True)
         quantize_dynamic(
-            onnx_path,
+            pre,
             temp,
             weight_type=QuantType.QInt8,
             per_channel=True,
             op_types_to_quantize=["MatMul"],
             nodes_to_exclude=lookups,
-            extra_options={"MatMulConstBOnly": True},
+            extra_options={"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT},
         )

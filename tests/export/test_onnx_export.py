@@ -15,6 +15,7 @@ The converters and runtimes are the optional extra [onnx]: without it the
 tests that convert or serve are skipped, and the format checks still run.
 """
 
+import collections
 import os
 import re
 import sys
@@ -121,6 +122,25 @@ def test_export_directory_holds_the_savedmodel_and_both_onnx_files(export):
     assert [o.name for o in model.graph.output] == ["probabilities"]
     assert {o.version for o in model.opset_import if o.domain in ("", "ai.onnx")} == {17}
     assert tf.io.gfile.exists(f"{export_dir}/saved_model.pb")
+
+
+@pytest.mark.slow
+@needs_onnx_extra
+def test_onnx_files_hold_onnx_runtimes_fused_operators(export):
+    import onnx
+
+    export_dir, _, config = export
+    layers = config.num_hidden_layers
+    for name in (onnx_export.ONNX_FILE, onnx_export.ONNX_INT8_FILE):
+        model = onnx.load(f"{export_dir}/{name}")
+        ops = collections.Counter((node.domain, node.op_type) for node in model.graph.node)
+        # Each layer's two residual sums and their LayerNorms, and its dense layer's bias
+        # and GELU; what is left of them unfused: the embeddings' LayerNorm (its one
+        # Sqrt) and the pooler's tanh.
+        assert ops["com.microsoft", "SkipLayerNormalization"] == 2 * layers, name
+        assert ops["com.microsoft", "FastGelu"] == layers, name
+        assert (ops["", "Sqrt"], ops["", "Tanh"], ops["", "Pow"]) == (1, 1, 0), name
+        assert {o.domain: o.version for o in model.opset_import}["com.microsoft"] == 1
 
 
 @pytest.mark.slow
@@ -395,8 +415,8 @@ def test_an_onnx_export_with_the_extra_installed_passes_the_checks():
     [
         (
             "onnx",
-            "onnx needs the Python package tf2onnx, not installed: "
-            "{extra} (or pip install tf2onnx)",
+            "onnx needs the Python packages tf2onnx, onnxruntime, not installed: "
+            "{extra} (or pip install tf2onnx onnxruntime)",
         ),
         (
             "onnx_int8",
