@@ -31,6 +31,7 @@ from bert_lib.bert_runs import checks, classifier, model_fns
 from bert_lib.task_data import (
     classifier_data,
     classifier_features,
+    classifier_tasks,
     dynamic_padding,
     features,
 )
@@ -282,6 +283,9 @@ def model_fn_builder(
     layers compute in `precision`.
     """
     compute_dtype = model_fns.compute_dtype(precision)
+    task = classifier_tasks.TaskKind(
+        classifier_tasks.kind_of(is_regression, multi_label), None, num_labels
+    )
 
     def model_fn(features, labels, mode, params):
         del labels  # Labels travel inside `features`.
@@ -328,11 +332,10 @@ def model_fn_builder(
                 scaffold_fn=scaffold_fn,
             )
 
-        output_name = "score" if is_regression else "probabilities"
-        predictions = dynamic_padding.pass_index(features, {output_name: probabilities})
+        predictions = dynamic_padding.pass_index(features, {task.output_name: probabilities})
 
         if mode == engine.ModeKeys.EVAL:
-            metric_fn = _metric_fn_builder(with_accuracy=not (is_regression or multi_label))
+            metric_fn = _metric_fn_builder(with_accuracy=task.has_accuracy)
             return engine.EstimatorSpec(
                 mode=mode,
                 loss=total_loss,

@@ -32,7 +32,7 @@ from absl import flags, logging
 import modeling
 import tokenization
 from bert_lib import engine, script_flags
-from bert_lib.bert_runs import checks, model_fns, squad
+from bert_lib.bert_runs import checks, model_fns, serving, squad
 from bert_lib.plumbing import startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import (
@@ -255,8 +255,13 @@ def export_saved_model(export_dir, checkpoint_path, bert_config, precision="fp32
     `use_xla`, as prediction computes. Written complete or not at all;
     `export_dir` must not exist. --export_dir comes here.
     """
-    squad.export_saved_model(
-        model_fn_builder, export_dir, checkpoint_path, bert_config, precision, use_xla
+    serving.export_model(
+        model_fn_builder,
+        export_dir,
+        checkpoint_path,
+        bert_config,
+        precision=precision,
+        use_xla=use_xla,
     )
 
 

@@ -30,18 +30,20 @@ from ..task_data import (
     custom_data,
     dynamic_padding,
     features,
+    label_set,
 )
 from . import model_fns, onnx_export, output_dir_run, serving
 
 # What prepare settles before any work, from the Settings: the model
-# config, the task's processor and its kind (classifier_tasks.TaskKind: the
-# labels, regression or multi-label), whether it is custom data, the
-# tokenizer, the examples of each split and of --predict_text_file asked for
-# (else None), the classes' loss weights and the training and warm-up steps
-# (else None), and the checked output directory (output_dir_run.OutputDir).
+# config, the task's processor (its is_custom: the user's data, whose labels
+# are kept in labels.txt) and its kind (classifier_tasks.TaskKind: the
+# labels, regression or multi-label), the tokenizer, the examples of each
+# split and of --predict_text_file asked for (else None), the classes' loss
+# weights and the training and warm-up steps (else None), and the checked
+# output directory (output_dir_run.OutputDir).
 Setup = collections.namedtuple(
     "Setup",
-    "settings bert_config processor task is_custom tokenizer train_examples eval_examples "
+    "settings bert_config processor task tokenizer train_examples eval_examples "
     "predict_examples class_weights num_train_steps num_warmup_steps text_examples output",
 )
 
@@ -65,30 +67,20 @@ def estimator_of(setup, model_fn_builder):
     """The engine.Estimator of the task's classifier, whose model_fn `model_fn_builder`
     (run_classifier.model_fn_builder's parameters) builds."""
     settings, task = setup.settings, setup.task
-    model_fn = model_fn_builder(
-        bert_config=setup.bert_config,
+    return model_fns.run_estimator(
+        model_fn_builder,
+        settings,
+        setup.bert_config,
+        setup.num_train_steps,
+        setup.num_warmup_steps,
+        eval_batch_size=settings.eval_batch_size,
         num_labels=task.num_outputs,
-        init_checkpoint=settings.model.init_checkpoint,
-        learning_rate=settings.learning_rate,
-        num_train_steps=setup.num_train_steps,
-        num_warmup_steps=setup.num_warmup_steps,
-        use_tpu=settings.use_tpu,
-        use_one_hot_embeddings=settings.use_tpu,
         is_regression=task.is_regression,
         multi_label=task.multi_label,
         class_weights=setup.class_weights,
-        precision=settings.precision,
-        num_accumulation_steps=settings.num_accumulation_steps,
         # Cut training batches already draw other dropout masks than full
         # length, so training at [CLS] only costs such a run nothing more.
         pooled_output_only_in_training=settings.train_padding != dynamic_padding.OFF,
-    )
-    return engine.Estimator(
-        model_fn=model_fn,
-        config=settings.run_config,
-        train_batch_size=settings.train_batch_size,
-        eval_batch_size=settings.eval_batch_size,
-        predict_batch_size=settings.predict_batch_size,
     )
 
 
@@ -346,12 +338,7 @@ def _export(setup, model_fn_builder):
     init_checkpoint (e.g. a classifier fine-tuned elsewhere).
     """
     settings, task, model = setup.settings, setup.task, setup.settings.model
-    checkpoint_path = engine.newest_checkpoint(settings.output_dir) or model.init_checkpoint
-    if not checkpoint_path:
-        raise UsageError(
-            f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
-            "--init_checkpoint to export"
-        )
+    checkpoint_path = serving.checkpoint_to_export(settings.output_dir, model.init_checkpoint)
     files = classifier_output.predictor_files(
         model.vocab_file,
         model.do_lower_case,
@@ -390,31 +377,19 @@ def export_saved_model(
 ):
     """run_classifier.export_saved_model, whose docstring says what is written, with
     the script's `model_fn_builder` (run_classifier.model_fn_builder's parameters)."""
-    config = engine.RunConfig(
-        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
-    )
 
     def write_saved_model(path, precision):
-        model_fn = model_fn_builder(
+        serving.export_model(
+            model_fn_builder,
+            path,
+            checkpoint_path,
             bert_config,
-            num_labels,
-            None,
-            0.0,
-            None,
-            None,
-            False,
-            False,
+            precision=precision,
+            use_xla=use_xla,
+            predictor_files=predictor_files,
+            num_labels=num_labels,
             is_regression=is_regression,
             multi_label=multi_label,
-            precision=precision,
-        )
-        engine.Estimator(model_fn, config).export_saved_model(
-            path,
-            serving.id_inputs,
-            checkpoint_path,
-            predictor_files,
-            cast_weights_once=True,
-            weights_as_constants=serving.weights_as_constants(precision),
         )
 
     onnx_export.export(export_dir, write_saved_model, precision, export_formats)
@@ -433,20 +408,11 @@ def _nonempty(examples, split, settings):
     return examples
 
 
-def _check_custom_flags(settings, is_custom):
+def _check_custom_flags(settings, processor):
     """The flags of the user-data features, checked before any work."""
-    if settings.multi_label and not is_custom:
+    if settings.multi_label and not processor.is_custom:
         raise UsageError("--multi_label needs --task_name=custom")
-    max_seq_length = settings.model.max_seq_length
-    if (
-        settings.long_text_windows
-        and settings.window_stride is not None
-        and not 1 <= settings.window_stride <= max_seq_length - 2
-    ):
-        raise UsageError(
-            f"--window_stride={settings.window_stride}: must be between 1 and max_seq_length - 2 "
-            f"({max_seq_length - 2})"
-        )
+    _window_stride(settings)
     if settings.predict_text_file:
         startup_checks.check_input_file(settings.predict_text_file, "--predict_text_file")
 
@@ -503,7 +469,7 @@ def check_task_flags(settings):
     if settings.glue_submission_file:
         startup_checks.check_output_file(settings.glue_submission_file, "--glue_submission_file")
     processor = classifier_tasks.get_processor(settings.task_name)
-    _check_custom_flags(settings, isinstance(processor, custom_data.CustomProcessor))
+    _check_custom_flags(settings, processor)
     startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
     onnx_export.check_export(
         onnx_export.parse_formats(settings.export_format), settings.export_dir
@@ -521,13 +487,12 @@ def prepare(settings, processor, bert_config, tokenizer):
     rather than after. Both classifier scripts call it once their flags and
     model are checked (their _check_flags).
     """
-    is_custom = isinstance(processor, custom_data.CustomProcessor)
-    if is_custom:
+    if processor.is_custom:
         processor = _custom_processor(settings)
-    task = classifier_tasks.task_kind(processor.get_labels(), settings.multi_label)
+    task = classifier_tasks.processor_task_kind(processor)
     if settings.class_weights and task.is_regression:
         raise UsageError(f"--class_weights: task {settings.task_name} is a regression task")
-    output = _check_output_dir(settings, bert_config, task, is_custom)
+    output = _check_output_dir(settings, bert_config, task, processor.is_custom)
     train_examples, eval_examples, predict_examples, text_examples = _read_splits(
         settings, processor, task
     )
@@ -559,7 +524,6 @@ def prepare(settings, processor, bert_config, tokenizer):
         bert_config=bert_config,
         processor=processor,
         task=task,
-        is_custom=is_custom,
         tokenizer=tokenizer,
         train_examples=train_examples,
         eval_examples=eval_examples,
@@ -604,9 +568,8 @@ def run(setup, model_fn_builder):
     settings, task = setup.settings, setup.task
 
     setup.output.start()
-    labels_path = os.path.join(settings.output_dir, features.LABELS_FILE)
-    if setup.is_custom and not tf.io.gfile.exists(labels_path):
-        atomic_write.write_text(labels_path, "".join(f"{name}\n" for name in task.labels))
+    if setup.processor.is_custom:
+        label_set.save(settings.output_dir, task.labels)
 
     estimator = estimator_of(setup, model_fn_builder)
 

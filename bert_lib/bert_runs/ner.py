@@ -11,17 +11,16 @@ and its model_fn are written once, in run_ner.py.
 import collections
 import os
 
-import tensorflow as tf
 from absl import logging
 
 from .. import engine
 from ..plumbing import atomic_write, eval_results
 from ..plumbing.errors import UsageError
-from ..task_data import dynamic_padding, features, ner_data
+from ..task_data import dynamic_padding, features, label_set, ner_data
 from . import model_fns, output_dir_run, serving
 
 # What prepare settles before any work: the settings, the config, the window
-# stride, the tag set (and whether labels.txt is to be written), the tokenizer
+# stride, the tag set, the tokenizer
 # and each split's (path, examples), (None, None) when not run, and the checked
 # output directory (output_dir_run.OutputDir).
 Setup = collections.namedtuple(
@@ -31,7 +30,6 @@ Setup = collections.namedtuple(
         "bert_config",
         "window_stride",
         "label_list",
-        "write_label_file",
         "tokenizer",
         "train",
         "eval",
@@ -45,13 +43,13 @@ def prepare(settings, bert_config, tokenizer):
     """The run's Setup, settled before anything is written: every set the run needs
     read and every tag checked, so that a bad line stops the run before training rather
     than after; the tag set chosen; the output directory checked against earlier runs."""
-    window_stride = _window_stride(settings)
+    window_stride = features.window_stride(settings.window_stride, settings.model.max_seq_length)
 
     nothing = (None, None)
     train = _read_split("train.txt", True, settings) if settings.do_train else nothing
     evaluation = _read_split("dev.txt", True, settings) if settings.do_eval else nothing
     predict = _read_split("test.txt", False, settings) if settings.do_predict else nothing
-    label_list, write_label_file = choose_labels(train[1], train[0], settings)
+    label_list = choose_labels(train[1], train[0], settings)
     for path, examples in (train, evaluation):
         if examples is not None:
             ner_data.check_example_tags(examples, path, settings.tag_scheme, label_list)
@@ -78,7 +76,6 @@ def prepare(settings, bert_config, tokenizer):
         bert_config=bert_config,
         window_stride=window_stride,
         label_list=label_list,
-        write_label_file=write_label_file,
         tokenizer=tokenizer,
         train=train,
         eval=evaluation,
@@ -93,49 +90,31 @@ def _read_split(name, with_tags, settings):
 
 
 def choose_labels(train_examples, train_path, settings):
-    """The tag set: --labels, else output_dir/labels.txt, else the training file's.
-
-    Returns (label_list, write_file): whether labels.txt must be written.
-    --labels contradicting an existing labels.txt is a ValueError, as is
-    having no source at all.
-    """
+    """The tag set: --labels, else output_dir/labels.txt, else the training file's (O
+    first, then the others sorted), by label_set.resolve's rule; every tag is checked
+    against --tag_scheme. No source at all is a UsageError."""
     tag_scheme = settings.tag_scheme
-    label_file = os.path.join(settings.output_dir, features.LABELS_FILE)
-    saved = ner_data.read_label_file(label_file) if tf.io.gfile.exists(label_file) else None
-    if settings.labels:
-        label_list = ner_data.parse_labels_flag(settings.labels, tag_scheme)
-        if saved is not None and saved != label_list:
+
+    def from_training():
+        if train_examples is None:
             raise UsageError(
-                f"--labels={settings.labels} differs from {label_file} ({','.join(saved)}), "
-                "which the checkpoints in --output_dir were trained with"
+                f"no tag set: --output_dir={settings.output_dir} has no labels.txt; train "
+                "there first (--do_train) or give --labels"
             )
-        return label_list, saved is None
-    if saved is not None:
-        for label in saved:
-            try:
-                ner_data.check_tag(label, tag_scheme)
-            except ValueError as e:
-                raise UsageError(f"{label_file}: {e}") from None
-        return saved, False
-    if train_examples is None:
-        raise UsageError(
-            f"no tag set: --output_dir={settings.output_dir} has no labels.txt; train there "
-            "first (--do_train) or give --labels"
+        ner_data.check_example_tags(train_examples, train_path, tag_scheme)
+        tags = label_set.labels_from_examples(
+            [example.labels for example in train_examples], first=[ner_data.OUTSIDE]
         )
-    ner_data.check_example_tags(train_examples, train_path, tag_scheme)
-    return ner_data.labels_from_examples(train_examples), True
+        return tags, train_path
 
-
-def _window_stride(settings):
-    """--window_stride, or half a window; more than a window would skip words."""
-    max_pieces = settings.model.max_seq_length - 2
-    stride = features.window_stride(settings.window_stride, settings.model.max_seq_length)
-    if not 1 <= stride <= max_pieces:
-        raise UsageError(
-            f"--window_stride={settings.window_stride} must be between 1 and max_seq_length - 2 "
-            f"= {max_pieces}, or windows would skip words"
-        )
-    return stride
+    label_list, _ = label_set.resolve(
+        settings.output_dir,
+        settings.labels,
+        from_training,
+        check=lambda tag: ner_data.check_tag(tag, tag_scheme),
+        noun="tag",
+    )
+    return label_list
 
 
 def _train(estimator, train_examples, train_features, num_train_steps, settings):
@@ -242,17 +221,10 @@ def _predict(estimator, predict_path, predict_examples, convert, label_list, set
 
 def _export(estimator, settings):
     """As predict: the newest checkpoint in output_dir, else --init_checkpoint."""
-    init_checkpoint = settings.model.init_checkpoint
-    checkpoint_path = engine.newest_checkpoint(settings.output_dir) or init_checkpoint
-    if not checkpoint_path:
-        raise UsageError(
-            f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
-            "--init_checkpoint to export"
-        )
     estimator.export_saved_model(
         settings.export_dir,
         serving.id_inputs,
-        checkpoint_path,
+        serving.checkpoint_to_export(settings.output_dir, settings.model.init_checkpoint),
         cast_weights_once=True,
         weights_as_constants=serving.weights_as_constants(settings.precision),
     )
@@ -284,30 +256,16 @@ def run(setup, model_fn_builder):
         )
 
     setup.output.start()
-    if setup.write_label_file:
-        atomic_write.write_text(
-            os.path.join(settings.output_dir, features.LABELS_FILE),
-            "".join(f"{x}\n" for x in label_list),
-        )
+    label_set.save(settings.output_dir, label_list)
 
-    model_fn = model_fn_builder(
-        bert_config=setup.bert_config,
-        num_labels=len(label_list),
-        init_checkpoint=settings.model.init_checkpoint,
-        learning_rate=settings.learning_rate,
-        num_train_steps=num_train_steps,
-        num_warmup_steps=num_warmup_steps,
-        use_tpu=settings.use_tpu,
-        use_one_hot_embeddings=settings.use_tpu,
-        precision=settings.precision,
-        num_accumulation_steps=settings.num_accumulation_steps,
-    )
-    estimator = engine.Estimator(
-        model_fn=model_fn,
-        config=settings.run_config,
-        train_batch_size=settings.train_batch_size,
+    estimator = model_fns.run_estimator(
+        model_fn_builder,
+        settings,
+        setup.bert_config,
+        num_train_steps,
+        num_warmup_steps,
         eval_batch_size=settings.eval_batch_size,
-        predict_batch_size=settings.predict_batch_size,
+        num_labels=len(label_list),
     )
 
     if settings.do_train:

@@ -55,7 +55,7 @@ from .. import engine
 from ..plumbing import atomic_write, checkpoint_shapes, startup_checks
 from ..plumbing import vocab_file as vocab_file_reader
 from ..plumbing.errors import UsageError
-from ..task_data import features
+from ..task_data import label_set
 from . import checks
 
 RUN_FILE = "run.json"
@@ -391,7 +391,7 @@ def _other_task(record, shapes, run, output_dir):
     if any(name not in shapes for name in run.head):
         return " and ".join(held) or "a model with no task head"
     if run.uses_labels_file is not None:
-        has_labels = tf.io.gfile.exists(os.path.join(output_dir, features.LABELS_FILE))
+        has_labels = tf.io.gfile.exists(label_set.labels_path(output_dir))
         if run.uses_labels_file and not has_labels:
             return "a run without labels.txt (not --task_name=custom, nor run_ner.py)"
         if has_labels and not run.uses_labels_file:

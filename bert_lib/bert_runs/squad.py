@@ -14,7 +14,6 @@ import random
 
 from absl import logging
 
-from .. import engine
 from ..engine import evaluation
 from ..plumbing import eval_results
 from ..plumbing.errors import UsageError
@@ -55,7 +54,8 @@ def prepare(settings, bert_config, tokenizer):
             f"{settings.predict_file} has no gold answers"
         )
     if settings.export_dir and not settings.do_train:
-        _checkpoint_to_export(settings)  # Nothing to export: say so before predicting.
+        # Nothing to export: say so before predicting.
+        serving.checkpoint_to_export(settings.output_dir, settings.model.init_checkpoint)
     head = {"cls/squad/output_weights": [2, bert_config.hidden_size], "cls/squad/output_bias": [2]}
     output = output_dir_run.check(
         settings.output_dir,
@@ -272,40 +272,13 @@ def _train_set(settings):
     return train_examples, num_train_steps, num_warmup_steps
 
 
-def _checkpoint_to_export(settings):
-    """The newest checkpoint in --output_dir, else --init_checkpoint (UsageError if neither)."""
-    checkpoint_path = (
-        engine.newest_checkpoint(settings.output_dir) or settings.model.init_checkpoint
-    )
-    if not checkpoint_path:
-        raise UsageError(
-            f"--export_dir: no checkpoint in --output_dir={settings.output_dir} and no "
-            "--init_checkpoint to export"
-        )
-    return checkpoint_path
-
-
 def run(setup, model_fn_builder):
     """Trains, predicts and scores, and exports as a checked Setup asks: run_squad.py's
     main after its checks, with its model_fn_builder."""
     settings, bert_config = setup.settings, setup.bert_config
     setup.output.start()
-    model_fn = model_fn_builder(
-        bert_config=bert_config,
-        init_checkpoint=settings.model.init_checkpoint,
-        learning_rate=settings.learning_rate,
-        num_train_steps=setup.num_train_steps,
-        num_warmup_steps=setup.num_warmup_steps,
-        use_tpu=settings.use_tpu,
-        use_one_hot_embeddings=settings.use_tpu,
-        precision=settings.precision,
-        num_accumulation_steps=settings.num_accumulation_steps,
-    )
-    estimator = engine.Estimator(
-        model_fn=model_fn,
-        config=settings.run_config,
-        train_batch_size=settings.train_batch_size,
-        predict_batch_size=settings.predict_batch_size,
+    estimator = model_fns.run_estimator(
+        model_fn_builder, settings, bert_config, setup.num_train_steps, setup.num_warmup_steps
     )
 
     predict_set = final_result = None
@@ -319,31 +292,11 @@ def run(setup, model_fn_builder):
         # (Evaluating while training already wrote the final checkpoint's files.)
         _predict(estimator, setup.tokenizer, settings, predict_set)
     if settings.export_dir:
-        export_saved_model(
+        serving.export_model(
             model_fn_builder,
             settings.export_dir,
-            _checkpoint_to_export(settings),
+            serving.checkpoint_to_export(settings.output_dir, settings.model.init_checkpoint),
             bert_config,
             precision=settings.precision,
             use_xla=settings.run_config.use_xla,
         )
-
-
-def export_saved_model(
-    model_fn_builder, export_dir, checkpoint_path, bert_config, precision="fp32", use_xla=False
-):
-    """run_squad.export_saved_model, whose docstring says what is written, with the
-    script's `model_fn_builder` (run_squad.model_fn_builder's parameters)."""
-    model_fn = model_fn_builder(
-        bert_config, None, 0.0, None, None, False, False, precision=precision
-    )
-    config = engine.RunConfig(
-        model_dir=os.path.dirname(os.path.abspath(checkpoint_path)), use_xla=use_xla
-    )
-    engine.Estimator(model_fn, config).export_saved_model(
-        export_dir,
-        serving.id_inputs,
-        checkpoint_path,
-        cast_weights_once=True,
-        weights_as_constants=serving.weights_as_constants(precision),
-    )

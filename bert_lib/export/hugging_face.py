@@ -375,8 +375,9 @@ def hf_config_from_bert(config, architecture, labels=None):
 def _labels(task_name, num_labels):
     if task_name is None:
         return [f"LABEL_{i}" for i in range(num_labels)]
-    labels = classifier_tasks.get_processor(task_name).get_labels()
-    labels = labels or ["score"]  # a regression task: one output
+    processor = classifier_tasks.get_processor(task_name)
+    # A regression task has one output, its score.
+    labels = [classifier_tasks.SCORE_OUTPUT] if processor.is_regression else processor.get_labels()
     if len(labels) != num_labels:
         raise UsageError(
             f"--task_name={task_name} has {len(labels)} outputs, but the checkpoint's "

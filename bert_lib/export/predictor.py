@@ -215,12 +215,13 @@ class Predictor:
         if max_seq_length is None:
             raise UsageError(f"{export_dir}: no max_seq_length recorded; pass max_seq_length")
         self.encode = TextEncoder(vocab_file, do_lower_case, int(max_seq_length))
-        if self.labels is None and self.output_name == "probabilities":
-            width = int(output_shapes["probabilities"][-1])
+        if self.labels is None and self.output_name == classifier_tasks.PROBABILITIES_OUTPUT:
+            width = int(output_shapes[self.output_name][-1])
             self.labels = [str(i) for i in range(width)]
         # The kind of task the export's output says: a "score" is regression's.
         self.task = classifier_tasks.task_kind(
-            None if self.output_name == "score" else self.labels, self.multi_label
+            None if self.output_name == classifier_tasks.SCORE_OUTPUT else self.labels,
+            self.multi_label,
         )
 
     def predict_arrays(self, texts):

@@ -134,10 +134,17 @@ class DataProcessor:
     """Base class for data converters for sequence classification data sets.
 
     `metric_names` lists the task's official metrics reported besides accuracy
-    and loss: any of "mcc", "f1", "pearson", "spearman".
+    and loss: any of "mcc", "f1", "pearson", "spearman". A processor
+    declares its kind of task: `is_regression` (a score an example; its
+    get_labels is None), `multi_label` (any number of labels an example),
+    and `is_custom` (the labels come from the user's data, settled by
+    custom_data.resolve_labels and kept in output_dir/labels.txt).
     """
 
     metric_names = ()
+    is_regression = False
+    multi_label = False
+    is_custom = False
 
     def get_train_examples(self, data_dir):
         """Gets a collection of `InputExample`s for the train set."""
@@ -416,6 +423,7 @@ class StsbProcessor(_GlueProcessor):
     """STS-B, a regression task: texts in columns 7 and 8, the score in column 9."""
 
     metric_names = ("pearson", "spearman")
+    is_regression = True
     columns = (7, 8, 9)
     test_columns = (7, 8)
 

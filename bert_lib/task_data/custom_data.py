@@ -2,9 +2,9 @@
 by column name, with the label set, class weights and its resolution.
 
 The label set of a run comes from --labels, else from output_dir/labels.txt
-of an earlier run, else from the training file (sorted): resolve_labels
-settles it before any work, as the checkpoint's class order follows
-labels.txt.
+of an earlier run, else from the training file (sorted), by label_set's
+rule: resolve_labels settles it before any work, as the checkpoint's class
+order follows labels.txt.
 """
 
 import csv
@@ -17,7 +17,7 @@ import tokenization
 
 from ..plumbing import startup_checks
 from ..plumbing.errors import UsageError
-from . import features
+from . import label_set
 from .classifier_data import DataProcessor, InputExample, check_label
 
 # The file extensions of a custom task's splits.
@@ -182,6 +182,8 @@ class CustomProcessor(DataProcessor):
     label set is given by `set_labels`; a test file may lack labels.
     """
 
+    is_custom = True
+
     def __init__(
         self,
         text_a_column="text",
@@ -235,33 +237,6 @@ class CustomProcessor(DataProcessor):
         return examples
 
 
-def labels_from_examples(examples, multi_label):
-    """The sorted set of labels used by `examples` (strings, so sorted stably)."""
-    names = set()
-    for example in examples:
-        if multi_label:
-            names.update(example.label)
-        else:
-            names.add(example.label)
-    return sorted(names)
-
-
-def parse_labels_flag(value):
-    """--labels=a,b,c as a list; duplicates or empty names are errors."""
-    labels = [name.strip() for name in value.split(",")]
-    if any(not name for name in labels):
-        raise UsageError(f"--labels={value}: empty label name")
-    if len(set(labels)) != len(labels):
-        raise UsageError(f"--labels={value}: a label is listed twice")
-    return labels
-
-
-def read_labels_file(path):
-    """The label names of a labels.txt, one a line, in class-id order."""
-    with tf.io.gfile.GFile(path, "r") as f:
-        return [line.rstrip("\n") for line in f if line.rstrip("\n")]
-
-
 def parse_class_weights(spec, label_list, train_examples, multi_label):
     """One loss weight per class, in label_list order, from --class_weights.
 
@@ -309,37 +284,28 @@ def resolve_labels(processor, data_dir, output_dir, labels_flag=None, do_train=F
 
     The labels come from `labels_flag` (--labels), else from
     output_dir/labels.txt of an earlier run, else from the training file
-    (sorted). A --labels that differs from labels.txt is an error, as the
-    checkpoint's class order follows labels.txt; so is a set of fewer than
-    two labels (one for a multi-label task).
+    (sorted), by label_set.resolve's rule. A set of fewer than two labels
+    (one for a multi-label task) is an error.
     """
     multi_label = processor.multi_label
-    labels_path = os.path.join(output_dir, features.LABELS_FILE)
-    saved = None
-    if tf.io.gfile.exists(labels_path):
-        saved = read_labels_file(labels_path)
-    if labels_flag:
-        labels, source = parse_labels_flag(labels_flag), "--labels"
-        if saved is not None and saved != labels:
-            raise UsageError(
-                f"--labels={labels_flag} differs from {labels_path} ({','.join(saved)}) of "
-                "an earlier run; use another --output_dir"
-            )
-    elif saved is not None:
-        labels, source = saved, labels_path
-    else:
+
+    def from_training():
         if not do_train:
             try:
                 find_split_file(data_dir, "train")
             except ValueError:
                 raise UsageError(
-                    f"--task_name=custom: no {labels_path} and no train file in "
-                    f"--data_dir={data_dir} to take the labels from; pass --labels"
+                    f"--task_name=custom: no {label_set.labels_path(output_dir)} and no train "
+                    f"file in --data_dir={data_dir} to take the labels from; pass --labels"
                 ) from None
         train_examples = processor.get_train_examples(data_dir)
-        labels = labels_from_examples(train_examples, multi_label)
+        labels = label_set.labels_from_examples(
+            [example.label if multi_label else [example.label] for example in train_examples]
+        )
         train_file = find_split_file(data_dir, "train")
-        source = f"{train_file} ({len(train_examples)} rows)"
+        return labels, f"{train_file} ({len(train_examples)} rows)"
+
+    labels, source = label_set.resolve(output_dir, labels_flag, from_training)
     if len(labels) < (1 if multi_label else 2):
         found = ", ".join(labels) if labels else "none"
         raise UsageError(

@@ -17,10 +17,6 @@ from ..plumbing import atomic_write
 from ..plumbing.errors import UsageError
 from . import dynamic_padding
 
-# The label names (or tags) a run trained on, one a line in class-id order, which
-# run_classifier.py (custom data) and run_ner.py write into their output directory.
-LABELS_FILE = "labels.txt"
-
 
 def create_int_feature(values):
     """Returns an int64 tf.train.Feature holding `values`."""
@@ -134,8 +130,16 @@ def check_room_for_pairs(examples, max_seq_length, source):
 def window_stride(stride, max_seq_length):
     """How many word pieces apart the windows of a long text start: `stride`
     (--window_stride), else half of what a window holds (max_seq_length less [CLS]
-    and [SEP]), at least 1."""
-    return stride or max(1, (max_seq_length - 2) // 2)
+    and [SEP]), at least 1. A stride beyond a window is a UsageError: the windows
+    would skip words."""
+    max_pieces = max_seq_length - 2
+    resolved = stride or max(1, max_pieces // 2)
+    if not 1 <= resolved <= max_pieces:
+        raise UsageError(
+            f"--window_stride={stride} must be between 1 and max_seq_length - 2 "
+            f"= {max_pieces}, or windows would skip words"
+        )
+    return resolved
 
 
 def truncate_seq_pair(tokens_a, tokens_b, max_length):

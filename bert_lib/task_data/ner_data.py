@@ -7,8 +7,9 @@ flags; every setting is an argument. In order:
 
 - InputExample (a sentence) and InputFeatures (one window of it);
 - read_conll (columns, the tag column, -DOCSTART-), the tag schemes
-  (IOB1, IOB2, IOBES) and the checks of tags against them and a label set,
-  labels.txt and the --labels value;
+  (IOB1, IOB2, IOBES) and the checks of tags against them and a label set
+  (the tag set itself, from --labels, labels.txt or the training tags, is
+  label_set.py's);
 - get_entities and conll_scores: entities decoded and counted as conlleval
   does;
 - sentence_windows and owning_windows: long sentences as overlapping
@@ -174,33 +175,6 @@ def check_example_tags(examples, path, scheme, label_list=None):
                     f"{path}, line {line_number}: tag {tag!r} is not in the label set "
                     f"({', '.join(label_list)})"
                 )
-
-
-def labels_from_examples(examples):
-    """The tag set of `examples`: O first (whether seen or not), then the others sorted."""
-    seen = {tag for example in examples for tag in example.labels}
-    return [OUTSIDE] + sorted(seen - {OUTSIDE})
-
-
-def read_label_file(path):
-    """Reads labels.txt (one tag a line) into a list."""
-    with tf.io.gfile.GFile(path, "r") as f:
-        return [line.strip() for line in f if line.strip()]
-
-
-def parse_labels_flag(value, scheme):
-    """Splits a --labels value into a list, checking each tag and that none repeats."""
-    labels = [label.strip() for label in value.split(",") if label.strip()]
-    if not labels:
-        raise UsageError(f"--labels={value!r}: no labels")
-    for label in labels:
-        try:
-            check_tag(label, scheme)
-        except ValueError as e:
-            raise UsageError(f"--labels: {e}") from None
-    if len(set(labels)) != len(labels):
-        raise UsageError(f"--labels={value!r}: a tag is given twice")
-    return labels
 
 
 # ---------------------------------------------------------------------------

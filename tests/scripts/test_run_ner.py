@@ -106,9 +106,11 @@ def test_tags_are_checked_against_scheme_and_label_set(ner, tmp_path):
         ner_data.check_example_tags(examples, path, "IOBES", ["O", "S-LOC"])
 
 
-def test_label_set_from_training_tags_puts_o_first(ner):
-    examples = [ner_data.InputExample("a", ["x", "y"], ["I-PER", "B-LOC"])]
-    assert ner_data.labels_from_examples(examples) == ["O", "B-LOC", "I-PER"]
+def test_label_set_from_training_tags_puts_o_first(ner, parsed_flags):
+    parsed_flags("--do_train")
+    examples = [ner_data.InputExample("a", ["x", "y"], ["I-PER", "B-LOC"], [1, 2])]
+    labels = ner_run.choose_labels(examples, "train.txt", ner.settings_from_flags())
+    assert labels == ["O", "B-LOC", "I-PER"]
 
 
 # ---------------------------------------------------------------------------
@@ -265,7 +267,7 @@ def test_saved_label_file_is_reused_and_must_match_labels_flag(ner, parsed_flags
     (tmp_path / "out").mkdir()
     write_text(tmp_path / "out" / "labels.txt", "O\nB-LOC\nI-LOC\n")
     settings = ner.settings_from_flags()
-    assert ner_run.choose_labels(None, None, settings) == (["O", "B-LOC", "I-LOC"], False)
+    assert ner_run.choose_labels(None, None, settings) == ["O", "B-LOC", "I-LOC"]
     parsed_flags("--do_eval", "--labels=O,B-LOC")
     with pytest.raises(ValueError, match=r"--labels=O,B-LOC differs from .*labels.txt"):
         ner_run.choose_labels(None, None, ner.settings_from_flags())

@@ -17,6 +17,7 @@ from bert_lib.task_data import (
     classifier_output,
     classifier_tasks,
     custom_data,
+    label_set,
 )
 
 
@@ -98,7 +99,7 @@ def test_custom_processor_checks_labels_and_allows_an_unlabeled_test_file(rc, tm
         ("yo", "you", "a"),
         ("x", "z", "b"),
     ]
-    assert custom_data.labels_from_examples(train, False) == ["a", "b"]
+    assert label_set.labels_from_examples([[e.label] for e in train]) == ["a", "b"]
     processor.set_labels(["a", "b"])
     with pytest.raises(ValueError, match=r"dev.jsonl, line 2: label 'c' is not one of a, b"):
         processor.get_dev_examples(str(tmp_path))
@@ -293,7 +294,7 @@ def parse_flags(rc, tmp_path):
         ),
         (
             ["--task_name=custom", "--do_train", "--long_text_windows", "--window_stride=15"],
-            "--window_stride=15: must be between 1 and max_seq_length - 2 (14)",
+            "--window_stride=15 must be between 1 and max_seq_length - 2 = 14",
         ),
         (["--task_name=custom", "--do_predict"], "no train file in --data_dir="),
         (["--task_name=sts-b", "--do_eval", "--class_weights=balanced"], "is a regression task"),
