@@ -46,7 +46,12 @@ from bert_lib import script_flags
 from bert_lib.bert_runs import checks
 from bert_lib.plumbing import errors, fileio, startup_checks
 from bert_lib.plumbing.errors import UsageError
-from bert_lib.task_data import pretraining_data, pretraining_records, pretraining_text
+from bert_lib.task_data import (
+    pretraining_data,
+    pretraining_records,
+    pretraining_text,
+    text_pairs,
+)
 from bert_lib.task_data.pretraining_data import Recipe
 
 FLAGS = flags.FLAGS
@@ -326,10 +331,10 @@ def _check_flags(settings):
         if not getattr(settings, name):
             raise UsageError(f"--{name} is required")
     max_seq_length = settings.recipe.max_seq_length
-    if max_seq_length < 5:
+    if max_seq_length < text_pairs.PAIR_MINIMUM_LENGTH:
         raise UsageError(
             f"--max_seq_length={max_seq_length} is too small: [CLS], two [SEP] and "
-            "a token from each segment need at least 5"
+            f"a token from each segment need at least {text_pairs.PAIR_MINIMUM_LENGTH}"
         )
 
 

@@ -32,7 +32,7 @@ from bert_lib.plumbing import atomic_write, errors, fileio, startup_checks
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.plumbing.progress import Progress
 from bert_lib.task_data import dynamic_padding
-from bert_lib.task_data.features import (
+from bert_lib.task_data.text_pairs import (
     check_room_for_pairs,
     pack_pair,
     split_text_pair,

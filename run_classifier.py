@@ -33,7 +33,7 @@ from bert_lib.task_data import (
     classifier_features,
     classifier_tasks,
     dynamic_padding,
-    features,
+    text_pairs,
 )
 
 FLAGS = flags.FLAGS
@@ -125,7 +125,7 @@ file_based_input_fn_builder = classifier_features.file_based_input_fn_builder
 
 
 # Kept under the original's name for code that imports it from here.
-_truncate_seq_pair = features.truncate_seq_pair
+_truncate_seq_pair = text_pairs.truncate_seq_pair
 
 
 def create_model(

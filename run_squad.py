@@ -314,15 +314,20 @@ FeatureWriter = squad_features.FeatureWriter
 def validate_flags_or_throw(bert_config):
     """Raises UsageError, naming the flag, for inconsistent flags, before any work.
 
-    The original's check, on the values settings_from_flags reads.
+    The original's check, on the values settings_from_flags reads: the
+    casing against the checkpoint's name, the tasks and their files, and
+    --max_seq_length against the model and the windows.
     """
-    _check_settings(settings_from_flags(), bert_config)
-
-
-def _check_settings(settings, bert_config):
-    """validate_flags_or_throw on read values."""
+    settings = settings_from_flags()
     model = settings.model
     tokenization.validate_case_matches_checkpoint(model.do_lower_case, model.init_checkpoint)
+    _check_tasks(settings)
+    checks.check_seq_length(model.max_seq_length, bert_config)
+    _check_windows(settings)
+
+
+def _check_tasks(settings):
+    """Something to do, and a file for each task asked for."""
     if not settings.do_train and not settings.do_predict and not settings.export_dir:
         raise UsageError("At least one of `do_train` or `do_predict` must be True.")
     startup_checks.check_new_output_dir(settings.export_dir, "--export_dir")
@@ -330,8 +335,12 @@ def _check_settings(settings, bert_config):
         raise UsageError("If `do_train` is True, then `train_file` must be specified.")
     if settings.do_predict and not settings.predict_file:
         raise UsageError("If `do_predict` is True, then `predict_file` must be specified.")
-    max_seq_length, max_query_length = model.max_seq_length, settings.max_query_length
-    checks.check_seq_length(max_seq_length, bert_config)
+
+
+def _check_windows(settings):
+    """Room in a window for the question and some context, and a --doc_stride that lets
+    windows overlap."""
+    max_seq_length, max_query_length = settings.model.max_seq_length, settings.max_query_length
     if max_seq_length <= max_query_length + 3:
         raise UsageError(
             f"The max_seq_length ({max_seq_length}) must be greater than "
@@ -414,7 +423,8 @@ def _check_flags(settings):
     """Checks the settings, config, vocabulary, checkpoint and data files' names before any
     work; returns (bert_config, tokenizer) for squad.prepare, which reads the files."""
     bert_config, tokenizer = checks.check_model(settings.model, settings.output_dir)
-    _check_settings(settings, bert_config)
+    _check_tasks(settings)
+    _check_windows(settings)
     if settings.do_train:
         startup_checks.check_input_file(settings.train_file, "--train_file")
     if settings.do_predict:

@@ -29,8 +29,8 @@ from ..task_data import (
     classifier_tasks,
     custom_data,
     dynamic_padding,
-    features,
     label_set,
+    text_pairs,
 )
 from . import model_fns, onnx_export, output_dir_run, serving
 
@@ -60,7 +60,7 @@ def _window_stride(settings):
     """The stride of long-text windows, or None when texts are truncated."""
     if not settings.long_text_windows:
         return None
-    return features.window_stride(settings.window_stride, settings.model.max_seq_length)
+    return text_pairs.window_stride(settings.window_stride, settings.model.max_seq_length)
 
 
 def estimator_of(setup, model_fn_builder):
@@ -446,7 +446,7 @@ def _read_splits(settings, processor, task):
     if settings.predict_text_file:
         texts = classifier_features.read_text_examples(settings.predict_text_file, task)
     every = [e for split in (train, dev, test, texts) for e in split or ()]
-    features.check_room_for_pairs(every, settings.model.max_seq_length, "the data")
+    text_pairs.check_room_for_pairs(every, settings.model.max_seq_length, "the data")
     return train, dev, test, texts
 
 

@@ -16,7 +16,7 @@ from absl import logging
 from .. import engine
 from ..plumbing import atomic_write, eval_results
 from ..plumbing.errors import UsageError
-from ..task_data import dynamic_padding, features, label_set, ner_data
+from ..task_data import dynamic_padding, label_set, ner_data, text_pairs
 from . import model_fns, output_dir_run, serving
 
 # What prepare settles before any work: the settings, the config, the window
@@ -43,7 +43,7 @@ def prepare(settings, bert_config, tokenizer):
     """The run's Setup, settled before anything is written: every set the run needs
     read and every tag checked, so that a bad line stops the run before training rather
     than after; the tag set chosen; the output directory checked against earlier runs."""
-    window_stride = features.window_stride(settings.window_stride, settings.model.max_seq_length)
+    window_stride = text_pairs.window_stride(settings.window_stride, settings.model.max_seq_length)
 
     nothing = (None, None)
     train = _read_split("train.txt", True, settings) if settings.do_train else nothing

@@ -40,7 +40,7 @@ import tokenization
 
 from ..bert_runs.onnx_export import ONNX_FILE, ONNX_INT8_FILE
 from ..plumbing.errors import UsageError
-from ..task_data import classifier_output, classifier_tasks, features
+from ..task_data import classifier_output, classifier_tasks, text_pairs
 from . import onnx_runtimes
 
 EXTRA_DIR = "assets.extra"
@@ -52,7 +52,7 @@ class TextEncoder:
     """Texts to the classifier's model inputs, exactly as run_classifier.py builds them.
 
     [CLS] a [SEP] (b [SEP]) with FullTokenizer word pieces, cut to
-    max_seq_length by features.pack_pair and zero-padded.
+    max_seq_length by text_pairs.pack_pair and zero-padded.
     """
 
     def __init__(self, vocab_file, do_lower_case, max_seq_length):
@@ -83,7 +83,7 @@ class TextEncoder:
             text_a, text_b = (text, None) if isinstance(text, str) else text
             tokens_a = tokenize(text_a)
             tokens_b = tokenize(text_b) if text_b else None
-            tokens, input_ids, input_mask, segment_ids = features.pack_pair(
+            tokens, input_ids, input_mask, segment_ids = text_pairs.pack_pair(
                 tokenizer, tokens_a, tokens_b, max_seq_length
             )
             ids.append(input_ids)

@@ -10,7 +10,7 @@ import tokenization
 from ..plumbing import startup_checks
 from ..plumbing.errors import UsageError
 from ..plumbing.progress import Progress
-from . import dynamic_padding, features
+from . import dynamic_padding, features, text_pairs
 from .classifier_data import InputExample, InputFeatures, PaddingInputExample
 
 
@@ -42,7 +42,7 @@ def convert_single_example(
     if example.text_b:
         tokens_b = tokenizer.tokenize(example.text_b)
 
-    tokens, input_ids, input_mask, segment_ids = features.pack_pair(
+    tokens, input_ids, input_mask, segment_ids = text_pairs.pack_pair(
         tokenizer, tokens_a, tokens_b, max_seq_length
     )
 
@@ -131,7 +131,7 @@ def convert_example_windows(
     # The first window is the text as convert_single_example truncates it.
     result = [first]
     for start, length in spans[1:]:
-        _, input_ids, input_mask, segment_ids = features.pack_pair(
+        _, input_ids, input_mask, segment_ids = text_pairs.pack_pair(
             tokenizer, tokens[start : start + length], None, max_seq_length
         )
         result.append(InputFeatures(input_ids, input_mask, segment_ids, first.label_id, True))
@@ -281,7 +281,7 @@ def read_text_examples(path, task):
     for line_number, line in enumerate(startup_checks.text_lines(path), start=1):
         if not line.strip():
             continue
-        text_a, text_b = features.split_text_pair(line)
+        text_a, text_b = text_pairs.split_text_pair(line)
         examples.append(InputExample(f"text-{line_number}", text_a, text_b, placeholder))
     if not examples:
         raise UsageError(f"--predict_text_file={path}: no text in the file")

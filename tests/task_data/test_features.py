@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from bert_lib.task_data import features
+from bert_lib.task_data import features, text_pairs
 
 
 def test_make_example_keeps_every_feature_and_value():
@@ -70,7 +70,7 @@ def test_decode_record_casts_int64_to_int32():
 def test_truncate_seq_pair_trims_the_longer_side_from_the_end(len_a, len_b, max_length, expected):
     a = list(range(len_a))
     b = list(range(100, 100 + len_b))
-    features.truncate_seq_pair(a, b, max_length)
+    text_pairs.truncate_seq_pair(a, b, max_length)
     assert (len(a), len(b)) == expected
     assert a == list(range(expected[0]))
     assert b == list(range(100, 100 + expected[1]))
@@ -84,7 +84,7 @@ class _IdsByLetter:
 
 
 def test_pack_pair_lays_out_a_pair_with_segments_and_padding():
-    tokens, ids, mask, segments = features.pack_pair(
+    tokens, ids, mask, segments = text_pairs.pack_pair(
         _IdsByLetter(), ["aa", "bbb"], ["c", "dddd", "ee"], max_seq_length=10
     )
     assert tokens == ["[CLS]", "aa", "bbb", "[SEP]", "c", "dddd", "ee", "[SEP]"]
@@ -95,12 +95,12 @@ def test_pack_pair_lays_out_a_pair_with_segments_and_padding():
 
 def test_pack_pair_truncates_a_pair_to_three_less_and_a_single_to_two_less():
     a, b = ["a1", "a2", "a3", "a4"], ["b1", "b2", "b3"]
-    tokens, ids, mask, segments = features.pack_pair(_IdsByLetter(), a, b, max_seq_length=7)
+    tokens, ids, mask, segments = text_pairs.pack_pair(_IdsByLetter(), a, b, max_seq_length=7)
     # 7 - 3 = 4 pieces: a loses two from its end (longer), then the tie trims b.
     assert tokens == ["[CLS]", "a1", "a2", "[SEP]", "b1", "b2", "[SEP]"]
     assert mask == [1] * 7 and segments == [0, 0, 0, 0, 1, 1, 1]
 
-    tokens, ids, mask, segments = features.pack_pair(
+    tokens, ids, mask, segments = text_pairs.pack_pair(
         _IdsByLetter(), ["x", "y", "z", "w"], None, max_seq_length=4
     )
     assert tokens == ["[CLS]", "x", "y", "[SEP]"]
@@ -108,6 +108,6 @@ def test_pack_pair_truncates_a_pair_to_three_less_and_a_single_to_two_less():
 
 
 def test_pack_pair_treats_an_empty_second_text_as_none():
-    tokens, _, _, segments = features.pack_pair(_IdsByLetter(), ["a"], [], max_seq_length=5)
+    tokens, _, _, segments = text_pairs.pack_pair(_IdsByLetter(), ["a"], [], max_seq_length=5)
     assert tokens == ["[CLS]", "a", "[SEP]"]
     assert segments == [0, 0, 0, 0, 0]
