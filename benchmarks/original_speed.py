@@ -55,9 +55,9 @@ import subprocess
 import sys
 import time
 
-from compat.common import REPO, VOCAB
-from compat.fixtures import write_mrpc
-from compat.launcher import BASE_ENV, Runner, logged_command
+from compat_check_lib.common import REPO, VOCAB
+from compat_check_lib.fixtures import write_mrpc
+from compat_check_lib.launcher import BASE_ENV, Runner, logged_command
 
 JOBS = ["finetune", "predict", "features", "pretrain"]
 

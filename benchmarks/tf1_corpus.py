@@ -3,13 +3,13 @@
   .venv/bin/python benchmarks/tf1_corpus.py --clones=/path/to/clones \\
       --tf115_python=/tmp/venv37/bin/python --work_dir=/tmp/tf1_corpus [--only=a,b]
 
---clones holds one git clone per repository of benchmarks/tf1_corpus/corpus.py,
+--clones holds one git clone per repository of benchmarks/tf1_corpus_lib/corpus.py,
 in a folder named owner+name; no code of theirs is in this project. Each
 repository's README pipeline runs unchanged on both sides on tiny data of its
-own format (written by benchmarks/tf1_corpus/data.py), and the table
+own format (written by benchmarks/tf1_corpus_lib/data.py), and the table
 (repository, commit, pipeline steps, result, first ERROR line) is written to
 --work_dir/table.md; every command and its output is in --work_dir/NAME/*.log.
-The code lives in benchmarks/tf1_corpus/ (see its __init__).
+The code lives in benchmarks/tf1_corpus_lib/ (see its __init__).
 """
 
 import argparse
@@ -21,7 +21,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tf1_corpus import compare, corpus, data, runner  # noqa: E402
+from tf1_corpus_lib import compare, corpus, data, runner  # noqa: E402
 
 
 def _commit(clone, commit=None):

@@ -1,4 +1,5 @@
-"""The pieces every script's model_fn is built from: precision, the training step, warm start.
+"""The pieces every script's model_fn is built from: precision, the training step, warm start;
+and the Estimator a fine-tuning run builds from its script's model_fn_builder.
 
 A script reads --precision and --num_accumulation_steps into its settings
 and passes them to its model_fn_builder, as it passes the learning rate;
@@ -31,7 +32,7 @@ from ..plumbing.errors import UsageError
 Precision = collections.namedtuple(
     "Precision", ["compute_dtype", "loss_scaling", "constant_weights_in_export"]
 )
-PRECISIONS = {
+PRECISION_SETTINGS = {
     "fp32": Precision(None, False, False),
     "bf16": Precision(tf.bfloat16, False, True),
     "fp16": Precision(tf.float16, True, False),
@@ -40,9 +41,10 @@ PRECISIONS = {
 
 def precision_of(precision):
     """The Precision record of a --precision value (fp32, bf16 or fp16)."""
-    if precision not in PRECISIONS:
-        raise ValueError(f"precision must be fp32, bf16 or fp16, got {precision!r}")
-    return PRECISIONS[precision]
+    if precision not in PRECISION_SETTINGS:
+        known = ", ".join(PRECISION_SETTINGS)
+        raise ValueError(f"precision must be one of {known}, got {precision!r}")
+    return PRECISION_SETTINGS[precision]
 
 
 def compute_dtype(precision):

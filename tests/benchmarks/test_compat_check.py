@@ -1,4 +1,4 @@
-"""The parts of benchmarks/compat/ that run on this Python: fixtures, comparators, our worker.
+"""The parts of benchmarks/compat_check_lib/ that run on this Python: fixtures, comparators, our worker.
 
 The full check needs the original code and TensorFlow 1.15 (COMPATIBILITY.md);
 this pins that its pieces compare what they claim to, and fail when they should.
@@ -18,9 +18,9 @@ BENCHMARKS = os.path.join(REPO, "benchmarks")
 if BENCHMARKS not in sys.path:
     sys.path.insert(0, BENCHMARKS)
 
-from compat import common, comparators, fixtures, launcher, orchestrator  # noqa: E402
+from compat_check_lib import common, comparators, fixtures, launcher, orchestrator  # noqa: E402
 
-PACKAGE = os.path.join(BENCHMARKS, "compat")
+PACKAGE = os.path.join(BENCHMARKS, "compat_check_lib")
 
 
 # ----------------------------------------------------------------------------

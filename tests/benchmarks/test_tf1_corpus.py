@@ -1,4 +1,4 @@
-"""The parts of benchmarks/tf1_corpus/ that run without the corpus: what counts as the same
+"""The parts of benchmarks/tf1_corpus_lib/ that run without the corpus: what counts as the same
 output, what counts as a file TF 1.15 wrote and run_tf1.py did not, and the harness's run of
 a step (a tiny script of its own, on this Python, both sides)."""
 
@@ -11,7 +11,7 @@ BENCHMARKS = os.path.join(REPO, "benchmarks")
 if BENCHMARKS not in sys.path:
     sys.path.insert(0, BENCHMARKS)
 
-from tf1_corpus import compare, runner  # noqa: E402
+from tf1_corpus_lib import compare, runner  # noqa: E402
 
 
 def test_numbers_agree_to_round_off_or_the_last_printed_digit():

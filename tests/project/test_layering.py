@@ -373,7 +373,7 @@ def test_the_inner_checks_catch_an_upward_import_an_unplaced_part_and_private_na
 def _project_files(root, package):
     """The checkout's modules and its benchmark scripts, as (name, file)."""
     files = _modules(root, package)
-    for directory in ("benchmarks", os.path.join("benchmarks", "compat")):
+    for directory in ("benchmarks", os.path.join("benchmarks", "compat_check_lib")):
         if os.path.isdir(os.path.join(root, directory)):
             for name in os.listdir(os.path.join(root, directory)):
                 if name.endswith(".py"):

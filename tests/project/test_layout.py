@@ -394,7 +394,7 @@ def _python_files():
     benchmarks = os.path.join(REPO, "benchmarks")
     for directory in (
         benchmarks,
-        *(os.path.join(benchmarks, p) for p in ("compat", "tf1_corpus")),
+        *(os.path.join(benchmarks, p) for p in ("compat_check_lib", "tf1_corpus_lib")),
     ):
         for name in sorted(os.listdir(directory)):
             if name.endswith(".py"):

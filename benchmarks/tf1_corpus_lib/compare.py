@@ -4,7 +4,7 @@ import glob
 import os
 import re
 
-from compat.comparators import Comparison, compare_checkpoint_variables
+from compat_check_lib.comparators import Comparison, compare_checkpoint_variables
 
 # File names that differ between two runs of the same code: the times and hosts
 # in event files' names, run folders named by a timestamp.

@@ -1,6 +1,6 @@
 """In-process probes of one implementation, for what its scripts do not write to files.
 
-Started as `python -m compat.worker --worker=NAME --worker_impl=original|ours
+Started as `python -m compat_check_lib.worker --worker=NAME --worker_impl=original|ours
 --worker_impl_dir=DIR ...` under that implementation's interpreter: Python 3.7
 with TensorFlow 1.15 for the original, this project's for ours. So this file
 keeps to Python 3.7 and imports TensorFlow and the BERT modules only inside

@@ -14,7 +14,7 @@ from .common import REPO, read_text
 # taken when this module is first imported, before anything imports TensorFlow.
 BASE_ENV = dict(os.environ)
 
-# The folder that holds this package, so that `python -m compat.worker` finds it.
+# The folder that holds this package, so that `python -m compat_check_lib.worker` finds it.
 PACKAGE_PARENT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -89,7 +89,7 @@ class Runner:
         return self._run(cmd, dict(BASE_ENV), self.work, log_name)
 
     def worker(self, impl, flags, log_name):
-        """Runs compat.worker for one implementation under that implementation's interpreter."""
+        """Runs compat_check_lib.worker for one implementation under that implementation's interpreter."""
         python = self.original_python if impl == "original" else sys.executable
         impl_dir = self.orig_dir if impl == "original" else REPO
         return self._run(
@@ -101,7 +101,7 @@ def worker_command(python, impl, impl_dir, flags):
     return [
         python,
         "-m",
-        "compat.worker",
+        "compat_check_lib.worker",
         f"--worker_impl={impl}",
         f"--worker_impl_dir={impl_dir}",
         *flags,

@@ -50,9 +50,9 @@ Example:
   .venv/bin/python benchmarks/compat_check.py --original_dir=/tmp/orig \\
       --original_python=/tmp/venv37/bin/python --work_dir=/tmp/compat_run
 
-The original runs only as subprocesses (its scripts, and compat.worker for
+The original runs only as subprocesses (its scripts, and compat_check_lib.worker for
 what its scripts do not write to files), so nothing here needs Python 3.7
-except compat.common, compat.fixtures and compat.worker.
+except compat_check_lib.common, compat_check_lib.fixtures and compat_check_lib.worker.
 """
 
 import argparse
