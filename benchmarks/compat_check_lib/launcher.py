@@ -89,7 +89,8 @@ class Runner:
         return self._run(cmd, dict(BASE_ENV), self.work, log_name)
 
     def worker(self, impl, flags, log_name):
-        """Runs compat_check_lib.worker for one implementation under that implementation's interpreter."""
+        """Runs compat_check_lib.worker for one implementation under that implementation's
+        interpreter."""
         python = self.original_python if impl == "original" else sys.executable
         impl_dir = self.orig_dir if impl == "original" else REPO
         return self._run(

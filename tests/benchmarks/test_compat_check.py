@@ -1,4 +1,5 @@
-"""The parts of benchmarks/compat_check_lib/ that run on this Python: fixtures, comparators, our worker.
+"""The parts of benchmarks/compat_check_lib/ that run on this Python: fixtures, comparators,
+our worker.
 
 The full check needs the original code and TensorFlow 1.15 (COMPATIBILITY.md);
 this pins that its pieces compare what they claim to, and fail when they should.
