@@ -10,25 +10,21 @@ TF 1.x layer uses export_graph (saved_model.py: a SavedModel of a graph
 and a checkpoint) and remove_orphan_input_positions (input_position.py).
 """
 
-from .estimator import (
-    Estimator,
+from .checkpoints import checkpoint_step, checkpoint_to_resume, newest_checkpoint
+from .config import (
     EstimatorSpec,
-    EveryNSteps,
     InputReadError,
     ModeKeys,
     NanLossError,
     RunConfig,
-    StepContext,
     TrainingStopped,
     UsageError,
     WorkerLostError,
-    checkpoint_step,
-    checkpoint_to_resume,
-    first_predictions,
-    newest_checkpoint,
 )
+from .estimator import Estimator, first_predictions
 from .input_position import remove_orphans as remove_orphan_input_positions
 from .saved_model import export_graph
+from .training import EveryNSteps, StepContext
 
 __all__ = [
     "Estimator",

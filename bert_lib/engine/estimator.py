@@ -136,40 +136,14 @@ from .checkpoints import (
     restore_or_initialize,
 )
 from .config import (
-    EstimatorSpec,
-    InputReadError,
     ModeKeys,
-    NanLossError,
-    RunConfig,
-    TrainingStopped,
     UsageError,
-    WorkerLostError,
     session_config,
 )
 from .distribution import Distribution, is_chief
 from .graphs import ModelBuilder, build_eval_graph, build_predict_graph, build_train_graph
 from .signals import StopSignals
-from .training import EveryNSteps, StepContext, TrainingLoop, scalar_summary
-
-# What a script or a model_fn uses, besides the Estimator: engine.RunConfig,
-# engine.EstimatorSpec, engine.ModeKeys, engine.EveryNSteps, ...
-__all__ = [
-    "Estimator",
-    "EstimatorSpec",
-    "EveryNSteps",
-    "InputReadError",
-    "ModeKeys",
-    "NanLossError",
-    "RunConfig",
-    "StepContext",
-    "TrainingStopped",
-    "UsageError",
-    "WorkerLostError",
-    "checkpoint_step",
-    "checkpoint_to_resume",
-    "first_predictions",
-    "newest_checkpoint",
-]
+from .training import TrainingLoop, scalar_summary
 
 
 class Estimator:

@@ -224,42 +224,6 @@ def write_encoder(encoder, output_dir, flag="--output_dir"):
     )
 
 
-def checkpoint_in(encoder, directory, flag="--output_dir"):
-    """The checkpoint prefix of `encoder` in `directory`: written there, or found there.
-
-    For a script that fine-tunes a TF Hub encoder through --init_checkpoint
-    machinery: the first run writes the four files (write_encoder); a later
-    run in the same directory (resuming, or evaluating) finds them and uses
-    them if they hold exactly this encoder.
-
-    Raises:
-      UsageError: the directory holds another encoder's files, or only some
-        of them.
-    """
-    prefix = os.path.join(directory, tf_checkpoint.CHECKPOINT_NAME)
-    present = [
-        name
-        for name in tf_checkpoint.CHECKPOINT_FILES
-        if os.path.exists(os.path.join(directory, name))
-    ]
-    if len(present) < len(tf_checkpoint.CHECKPOINT_FILES):
-        return write_encoder(encoder, directory, flag)
-    held = tf.train.load_checkpoint(prefix)
-    shapes = held.get_variable_to_shape_map()
-    same = sorted(shapes) == sorted(encoder.variables) and all(
-        np.array_equal(held.get_tensor(name), value) for name, value in encoder.variables.items()
-    )
-    config_file = os.path.join(directory, "bert_config.json")
-    if not same or modeling.BertConfig.from_json_file(config_file).to_dict() != (
-        encoder.config.to_dict()
-    ):
-        raise UsageError(
-            f"{flag}={directory} holds the checkpoint of another encoder "
-            f"({tf_checkpoint.CHECKPOINT_NAME}); choose another directory"
-        )
-    return prefix
-
-
 def import_encoder(hub_dir, output_dir, input_flag="--input", output_flag="--output_dir"):
     """Converts a TF Hub-format BERT encoder SavedModel into a checkpoint the scripts read.
 

@@ -471,26 +471,6 @@ def test_export_then_import_gives_back_the_same_values_exactly(exported, tmp_pat
 
 
 @pytest.mark.slow
-def test_checkpoint_in_writes_once_and_reuses_only_the_same_encoder(exported, tmp_path):
-    encoder = tfhub_import.read_encoder(exported["hub_dir"], "--bert_hub_module_handle")
-    assert encoder.vocab_file.startswith(exported["hub_dir"])
-    directory = str(tmp_path / "init")
-    prefix = tfhub_import.checkpoint_in(encoder, directory)
-    written = os.path.getmtime(prefix + ".index")
-    assert tfhub_import.checkpoint_in(encoder, directory) == prefix
-    assert os.path.getmtime(prefix + ".index") == written
-    values = checkpoint_values(prefix)
-    for name, value in exported["weights"].items():
-        np.testing.assert_array_equal(values[name], value, err_msg=name)
-    encoder.variables["bert/pooler/dense/bias"] = encoder.variables["bert/pooler/dense/bias"] + 1
-    with pytest.raises(UsageError, match="init holds the checkpoint of another encoder"):
-        tfhub_import.checkpoint_in(encoder, directory)
-    os.remove(os.path.join(directory, "vocab.txt"))
-    with pytest.raises(UsageError, match="init already holds bert_config.json"):
-        tfhub_import.checkpoint_in(encoder, directory)
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("hidden_act", ["relu", "gelu_erf"])
 def test_an_unrecorded_activation_and_head_count_are_found_by_running_the_encoder(
     tmp_path, monkeypatch, hidden_act
