@@ -123,16 +123,9 @@ def _read_json(path):
     return value
 
 
-# Sizes a Hugging Face config must give (the same keys as bert_config.json's).
-_HF_SIZES = (
-    "vocab_size",
-    "hidden_size",
-    "num_hidden_layers",
-    "num_attention_heads",
-    "intermediate_size",
-    "max_position_embeddings",
-    "type_vocab_size",
-)
+# Sizes a Hugging Face config must give: the keys of bert_config.json that fix a model's
+# architecture, its activation apart (named otherwise there, and mapped below).
+_HF_SIZES = tuple(key for key in checks.ARCHITECTURE_KEYS if key != "hidden_act")
 
 
 def bert_config_from_hf(hf_config, source="config.json"):
