@@ -374,3 +374,36 @@ def test_predictor_says_what_a_directory_that_is_no_export_is(tmp_path, make, me
     path = make(tmp_path)
     with pytest.raises(predictor.UsageError, match=message):
         predictor.Predictor(path)
+
+
+def test_labels_txt_is_read_whatever_its_line_ends_and_saved_only_once(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    write_text(out / "labels.txt", "neg\r\n pos \r\n\r\n")
+    assert label_set.read_labels_file(str(out / "labels.txt")) == ["neg", "pos"]
+    label_set.save(str(out), ["x", "y"])
+    assert (out / "labels.txt").read_bytes() == b"neg\r\n pos \r\n\r\n"
+
+    def no_training():
+        raise AssertionError("labels.txt is there: the training set is not read")
+
+    assert label_set.resolve(str(out), None, no_training) == (
+        ["neg", "pos"],
+        str(out / "labels.txt"),
+    )
+    assert label_set.resolve(str(out), "neg, pos", no_training) == (["neg", "pos"], "--labels")
+    with pytest.raises(
+        ValueError, match=r"--labels=pos,neg differs from .*labels.txt \(neg,pos\)"
+    ):
+        label_set.resolve(str(out), "pos,neg", no_training)
+    with pytest.raises(ValueError, match=r"--labels=a,a: a label is given twice"):
+        label_set.parse_labels_flag("a,a")
+    fresh = tmp_path / "fresh"
+    fresh.mkdir()
+    assert label_set.resolve(str(fresh), None, lambda: (["b", "a"], "train")) == (
+        ["b", "a"],
+        "train",
+    )
+    label_set.save(str(fresh), ["b", "a"])
+    assert (fresh / "labels.txt").read_text() == "b\na\n"
+    assert label_set.labels_from_examples([["c"], ["a", "c"]], first=["O"]) == ["O", "a", "c"]
