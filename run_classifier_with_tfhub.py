@@ -144,13 +144,13 @@ def model_fn_builder(
     (computing in `precision`, accumulating num_accumulation_steps micro-batches a step)."""
     encoder = encoder_files(bert_hub_module_handle)
     return run_classifier.model_fn_builder(
-        encoder.bert_config,
-        num_labels,
-        encoder.init_checkpoint,
-        learning_rate,
-        num_train_steps,
-        num_warmup_steps,
-        use_tpu,
+        bert_config=encoder.bert_config,
+        num_labels=num_labels,
+        init_checkpoint=encoder.init_checkpoint,
+        learning_rate=learning_rate,
+        num_train_steps=num_train_steps,
+        num_warmup_steps=num_warmup_steps,
+        use_tpu=use_tpu,
         use_one_hot_embeddings=use_tpu,
         precision=precision,
         num_accumulation_steps=num_accumulation_steps,
