@@ -41,6 +41,7 @@ Options to bisect:
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
@@ -76,8 +77,6 @@ KINDS = (
 
 
 def kind_of(name):
-    import re
-
     for kind, pattern in KINDS:
         if re.search(pattern, name):
             return kind
@@ -288,119 +287,118 @@ def build_tower(bert_config, placeholders, is_training, dtype, cls_only, dropout
         )
 
 
-def run_one(args, seed, precision, batches, dev, name):
+def _by_kind(values, tvars, kinds):
+    """{kind: [the values of that kind's variables]}."""
+    return {kind: [x for x, v in zip(values, tvars) if kind_of(v.name) == kind] for kind in kinds}
+
+
+def build_run_graph(args, seed, precision, num_steps):
+    """The training graph of one run: (placeholders, fetches of a step, probabilities, head)."""
     bert_config = modeling.BertConfig.from_json_file(
         os.path.join(args.model_dir, "bert_config.json")
     )
     dropout = SeededDropout()
-    graph = tf.Graph()
-    with graph.as_default():
-        tf.compat.v1.set_random_seed(seed)
-        tf.nn.dropout = dropout
-        try:
-            placeholders = {
-                key: tf.compat.v1.placeholder(tf.int32, [None, None], key)
-                for key in ("input_ids", "input_mask", "segment_ids")
-            }
-            placeholders["label_ids"] = tf.compat.v1.placeholder(tf.int32, [None], "label_ids")
-            loss, _, _, _ = build_tower(
-                bert_config, placeholders, True, DTYPES[precision], args.cls_only, dropout
-            )
-            tvars = tf.compat.v1.trainable_variables()
-            grads = [tf.convert_to_tensor(g) for g in tf.gradients(loss, tvars)]
-            shadow_grads = None
-            if args.shadow:
-                shadow_loss, _, _, _ = build_tower(
-                    bert_config, placeholders, True, DTYPES[args.shadow], args.cls_only, dropout
-                )
-                shadow_grads = [tf.convert_to_tensor(g) for g in tf.gradients(shadow_loss, tvars)]
-            _, _, _, probabilities = build_tower(
-                bert_config, placeholders, False, DTYPES[precision], True, dropout
-            )
-        finally:
-            tf.nn.dropout = dropout.original
-        global_step = tf.compat.v1.train.get_or_create_global_step()
-        num_steps = len(batches)
-        learning_rate = optimization.create_learning_rate(
-            args.learning_rate, num_steps, int(num_steps * 0.1)
+    tf.compat.v1.set_random_seed(seed)
+    tf.nn.dropout = dropout
+    try:
+        placeholders = {
+            key: tf.compat.v1.placeholder(tf.int32, [None, None], key)
+            for key in ("input_ids", "input_mask", "segment_ids")
+        }
+        placeholders["label_ids"] = tf.compat.v1.placeholder(tf.int32, [None], "label_ids")
+        loss, _, _, _ = build_tower(
+            bert_config, placeholders, True, DTYPES[precision], args.cls_only, dropout
         )
-        optimizer = optimization.create_bert_optimizer(learning_rate)
-        train_op = optimization.apply_clipped_gradients(optimizer, grads, tvars, global_step)
-        kinds = sorted({kind_of(v.name) for v in tvars})
-        norms = {
-            kind: tf.linalg.global_norm(
-                [g for g, v in zip(grads, tvars) if kind_of(v.name) == kind]
+        tvars = tf.compat.v1.trainable_variables()
+        grads = [tf.convert_to_tensor(g) for g in tf.gradients(loss, tvars)]
+        if args.shadow:
+            shadow_loss, _, _, _ = build_tower(
+                bert_config, placeholders, True, DTYPES[args.shadow], args.cls_only, dropout
             )
+            shadow_grads = [tf.convert_to_tensor(g) for g in tf.gradients(shadow_loss, tvars)]
+        _, _, _, probabilities = build_tower(
+            bert_config, placeholders, False, DTYPES[precision], True, dropout
+        )
+    finally:
+        tf.nn.dropout = dropout.original
+    global_step = tf.compat.v1.train.get_or_create_global_step()
+    learning_rate = optimization.create_learning_rate(
+        args.learning_rate, num_steps, int(num_steps * 0.1)
+    )
+    optimizer = optimization.create_bert_optimizer(learning_rate)
+    train_op = optimization.apply_clipped_gradients(optimizer, grads, tvars, global_step)
+    kinds = sorted({kind_of(v.name) for v in tvars})
+    grads_by_kind = _by_kind(grads, tvars, kinds)
+    norms = {kind: tf.linalg.global_norm(grads_by_kind[kind]) for kind in kinds}
+    fetches = {"loss": loss, "norms": norms, "train": train_op}
+    if args.shadow:
+        shadow_by_kind = _by_kind(shadow_grads, tvars, kinds)
+        pairs = {kind: list(zip(grads_by_kind[kind], shadow_by_kind[kind])) for kind in kinds}
+        fetches["shadow_loss"] = shadow_loss
+        fetches["shadow_error"] = {
+            kind: tf.linalg.global_norm([s - g for g, s in pairs[kind]]) / norms[kind]
             for kind in kinds
         }
-        fetches = {"loss": loss, "norms": norms, "train": train_op}
-        if shadow_grads is not None:
-            fetches["shadow_error"] = {
-                kind: tf.linalg.global_norm(
-                    [
-                        s - g
-                        for g, s, v in zip(grads, shadow_grads, tvars)
-                        if kind_of(v.name) == kind
-                    ]
-                )
-                / norms[kind]
-                for kind in kinds
-            }
-            # The shadow gradient's length along the run's own, per kind: below 1
-            # where the shadow precision shrinks a gradient rather than blurs it.
-            fetches["shadow_projection"] = {
-                kind: tf.add_n(
-                    [
-                        tf.reduce_sum(s * g)
-                        for g, s, v in zip(grads, shadow_grads, tvars)
-                        if kind_of(v.name) == kind
-                    ]
-                )
-                / tf.square(norms[kind])
-                for kind in kinds
-            }
-            fetches["shadow_loss"] = shadow_loss
-        assignment_map, _ = modeling.get_assignment_map_from_checkpoint(
-            tvars, os.path.join(args.model_dir, "bert_model.ckpt")
+        # The shadow gradient's length along the run's own, per kind: below 1
+        # where the shadow precision shrinks a gradient rather than blurs it.
+        fetches["shadow_projection"] = {
+            kind: tf.add_n([tf.reduce_sum(s * g) for g, s in pairs[kind]]) / tf.square(norms[kind])
+            for kind in kinds
+        }
+    checkpoint = os.path.join(args.model_dir, "bert_model.ckpt")
+    assignment_map, _ = modeling.get_assignment_map_from_checkpoint(tvars, checkpoint)
+    tf.compat.v1.train.init_from_checkpoint(checkpoint, assignment_map)
+    head = [v for v in tvars if v.name == "output_weights:0"][0]
+    return placeholders, fetches, probabilities, head
+
+
+def head_start(seed, shape, stddev=0.02):
+    """The head's first weights: a normal draw truncated at two deviations, from numpy."""
+    rng = np.random.RandomState(seed)
+    value = rng.normal(0, stddev, shape)
+    while np.any(np.abs(value) > 2 * stddev):
+        outside = np.abs(value) > 2 * stddev
+        value[outside] = rng.normal(0, stddev, outside.sum())
+    return value.astype(np.float32)
+
+
+def step_record(step, batch, out):
+    """The trace line of one step."""
+    record = {
+        "step": step,
+        "length": int(batch["input_ids"].shape[1]),
+        "labels_1": int(batch["label_ids"].sum()),
+        "loss": float(out["loss"]),
+        "norms": {k: float(v) for k, v in out["norms"].items()},
+    }
+    if "shadow_error" in out:
+        record["shadow_loss"] = float(out["shadow_loss"])
+        for key in ("shadow_error", "shadow_projection"):
+            record[key] = {k: float(v) for k, v in out[key].items()}
+    return record
+
+
+def run_one(args, seed, precision, batches, dev, name):
+    """Trains one run on `batches`, writing its trace; returns (dev accuracy, seconds)."""
+    with tf.Graph().as_default():
+        placeholders, fetches, probabilities, head = build_run_graph(
+            args, seed, precision, len(batches)
         )
-        tf.compat.v1.train.init_from_checkpoint(
-            os.path.join(args.model_dir, "bert_model.ckpt"), assignment_map
-        )
-        head = [v for v in tvars if v.name == "output_weights:0"][0]
-        rng = np.random.RandomState(seed)
-        head_value = rng.normal(0, 0.02, head.shape.as_list())
-        while np.any(np.abs(head_value) > 0.04):  # truncated at two deviations
-            outside = np.abs(head_value) > 0.04
-            head_value[outside] = rng.normal(0, 0.02, outside.sum())
         trace_path = os.path.join(args.work_dir, f"trace-{name}.jsonl")
         started = time.time()
         with tf.compat.v1.Session() as session, open(trace_path, "w") as trace:
             session.run(tf.compat.v1.global_variables_initializer())
-            head.load(head_value.astype(np.float32), session)
-            for step, batch in enumerate(batches, start=1):
-                feed = {placeholders[k]: batch[k] for k in placeholders}
-                out = session.run(fetches, feed)
-                record = {
-                    "step": step,
-                    "length": int(batch["input_ids"].shape[1]),
-                    "labels_1": int(batch["label_ids"].sum()),
-                    "loss": float(out["loss"]),
-                    "norms": {k: float(v) for k, v in out["norms"].items()},
-                }
-                if "shadow_error" in out:
-                    record["shadow_loss"] = float(out["shadow_loss"])
-                    record["shadow_error"] = {k: float(v) for k, v in out["shadow_error"].items()}
-                    record["shadow_projection"] = {
-                        k: float(v) for k, v in out["shadow_projection"].items()
-                    }
-                trace.write(json.dumps(record) + "\n")
+            head.load(head_start(seed, head.shape.as_list()), session)
+            for step, batch in enumerate(batches[: args.stop_after or None], start=1):
+                out = session.run(fetches, {placeholders[k]: batch[k] for k in placeholders})
+                trace.write(json.dumps(step_record(step, batch, out)) + "\n")
             correct = total = 0
-            for batch in dev:
+            for batch in [] if args.skip_eval else dev:
                 feed = {placeholders[k]: batch[k] for k in placeholders}
                 probs = session.run(probabilities, feed)
                 correct += int((probs.argmax(-1) == batch["label_ids"]).sum())
                 total += len(batch["label_ids"])
-    return correct / total, time.time() - started
+    return correct / max(total, 1), time.time() - started
 
 
 def parse_args(argv=None):
@@ -422,6 +420,10 @@ def parse_args(argv=None):
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--steps", type=int, default=None, help="default: one epoch")
+    parser.add_argument(
+        "--stop_after", type=int, default=None, help="steps to train (the schedule stays --steps')"
+    )
+    parser.add_argument("--skip_eval", action="store_true")
     parser.add_argument("--tag", default="")
     args = parser.parse_args(argv)
     if args.cls_only is None:

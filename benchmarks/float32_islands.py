@@ -1,0 +1,50 @@
+"""run_classifier.py with chosen pieces of a 16-bit model computed in float32.
+
+Bisects a bf16 (or fp16) run's outcome one kind of 16-bit tensor at a time,
+on the run itself: the same seed draws the same head, dropout masks and
+batches as the plain script (the pieces add casts, not random ops), so a
+change in the result is the change of arithmetic. --float32_parts takes the
+names of precision_trace.py: qk (Q K^T), av (attention probabilities times
+V), dense (every dense matmul of the encoder), act (the feed-forward
+activation), dense_grads (the dense matmuls' gradients, from float32
+copies of their inputs). Every other flag is run_classifier.py's.
+
+  .venv/bin/python benchmarks/float32_islands.py --float32_parts=qk,av \\
+      --task_name=mrpc --data_dir=benchmarks/real_text/next_sentence_pairs ... \\
+      --precision=bf16 --dynamic_padding=true --group_by_length=true --tf_random_seed=1
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+
+def main():
+    parts = []
+    argv = [sys.argv[0]]
+    for arg in sys.argv[1:]:
+        if arg.startswith("--float32_parts="):
+            parts = [p for p in arg.split("=", 1)[1].split(",") if p]
+        else:
+            argv.append(arg)
+    unknown = set(parts) - {"qk", "av", "dense", "act", "dense_grads"}
+    if unknown:
+        raise SystemExit(f"ERROR: --float32_parts: unknown {sorted(unknown)}")
+    import precision_trace
+    from absl import flags
+
+    import run_classifier
+    from bert_lib import script_flags
+
+    precision_trace.install_float32_parts(parts)
+    sys.argv = argv
+    for name in ("data_dir", "task_name", "vocab_file", "bert_config_file", "output_dir"):
+        flags.mark_flag_as_required(name)
+    script_flags.run_main(run_classifier.main)
+
+
+if __name__ == "__main__":
+    main()
