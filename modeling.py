@@ -26,12 +26,10 @@ defined here for that reason (the scripts report it in one ERROR line).
 """
 
 import collections
-import contextlib
 import copy
 import json
 import math
 import re
-import threading
 
 import six
 import tensorflow as tf
@@ -298,10 +296,7 @@ class BertModel:
         if token_type_ids is None:
             token_type_ids = tf.zeros_like(input_ids, dtype=tf.int32)
 
-        with (
-            _plain_bias_adds(not is_training),
-            tf.compat.v1.variable_scope(scope, default_name="bert"),
-        ):
+        with tf.compat.v1.variable_scope(scope, default_name="bert"):
             with tf.compat.v1.variable_scope("embeddings"):
                 self._build_embeddings(config, input_ids, token_type_ids, use_one_hot_embeddings)
 
@@ -488,8 +483,8 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
         )
         input_2d = reshape_to_matrix(input_tensor)
         output = tf.matmul(input_2d, tf.cast(kernel, input_2d.dtype))
-        if output.dtype == tf.float32 or getattr(_BUILDING, "plain_bias_adds", False):
-            output = tf.nn.bias_add(output, tf.cast(bias, output.dtype))
+        if output.dtype == tf.float32:
+            output = tf.nn.bias_add(output, bias)
         else:
             output = _bias_add_summed_in_float32(output, tf.cast(bias, output.dtype))
         if activation is not None:
@@ -497,22 +492,6 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
         if input_tensor.shape.ndims > 2:
             output = reshape_from_matrix(output, get_shape_list(input_tensor))
     return output
-
-
-# Whether the graph being built takes no gradients (BertModel with is_training False, as
-# evaluation, prediction and exports build it): its 16-bit dense layers then add their
-# bias with a plain BiasAdd, without the gradient wrapper below (an IdentityN per layer).
-_BUILDING = threading.local()
-
-
-@contextlib.contextmanager
-def _plain_bias_adds(plain):
-    previous = getattr(_BUILDING, "plain_bias_adds", False)
-    _BUILDING.plain_bias_adds = plain
-    try:
-        yield
-    finally:
-        _BUILDING.plain_bias_adds = previous
 
 
 @tf.custom_gradient
