@@ -16,7 +16,6 @@ cast-once export on a small graph of its own. A float32 export keeps its
 variables.
 """
 
-import collections
 import os
 
 import numpy as np
@@ -267,39 +266,3 @@ def test_cast_once_export_of_a_small_graph_stores_numpy_bf16_weights(tmp_path):
     weights = values["cast_only"].astype(bf16).astype(np.float32)
     hidden = x.astype(bf16).astype(np.float32) @ weights + values["read_both_ways"]
     np.testing.assert_allclose(y, hidden * values["read_both_ways"], rtol=2e-2, atol=1e-2)
-
-
-def _gradient_wrappers(graph):
-    """The ops of `graph` that exist only to give a gradient: tf.custom_gradient's
-    IdentityN, and any op whose gradient function is overridden."""
-    found = []
-    for op in graph.get_operations():
-        try:
-            op.get_attr("_gradient_op_type")
-        except ValueError:
-            if op.type != "IdentityN":
-                continue
-        found.append(op)
-    return found
-
-
-@pytest.mark.slow
-def test_bf16_serving_graph_holds_no_training_only_gradient_wrappers(tmp_path):
-    checkpoint, config, _ = _random_classifier(tmp_path)
-    target = str(tmp_path / "bf16")
-    run_classifier.export_saved_model(target, checkpoint, config, NUM_LABELS, precision="bf16")
-    graph = tf.Graph()
-    with tf.compat.v1.Session(graph=graph) as session:
-        tf.compat.v1.saved_model.loader.load(session, ["serve"], target)
-    served = collections.Counter(op.type for op in graph.get_operations())
-    assert served["MatMul"] > 0 and served["BiasAdd"] > 0
-    assert _gradient_wrappers(graph) == []
-    # A graph built for training keeps the 16-bit dense layers' float32 bias gradient:
-    # query, key, value, attention output, intermediate and output of each layer.
-    with tf.Graph().as_default() as training:
-        ids = tf.compat.v1.placeholder(tf.int32, [2, SEQ])
-        labels = tf.compat.v1.placeholder(tf.int32, [2])
-        run_classifier.create_model(
-            config, True, ids, ids, ids, labels, NUM_LABELS, False, compute_dtype=tf.bfloat16
-        )
-    assert len(_gradient_wrappers(training)) == 6 * config.num_hidden_layers
