@@ -1,4 +1,4 @@
-"""run_classifier.py with chosen pieces of a 16-bit model computed in float32.
+"""run_classifier.py with chosen pieces of a 16-bit model in float32, or noise on its gradients.
 
 Bisects a bf16 (or fp16) run's outcome one kind of 16-bit tensor at a time,
 on the run itself: the same seed draws the same head, dropout masks and
@@ -7,7 +7,11 @@ change in the result is the change of arithmetic. --float32_parts takes the
 names of precision_trace.py: qk (Q K^T), av (attention probabilities times
 V), dense (every dense matmul of the encoder), act (the feed-forward
 activation), dense_grads (the dense matmuls' gradients, from float32
-copies of their inputs). Every other flag is run_classifier.py's.
+copies of their inputs). --gradient_noise=r multiplies each element of
+every gradient by (1 + r * a standard normal draw) before clipping: noise
+of a chosen size and no bias, to set beside what 16-bit arithmetic does to
+a gradient (bf16's error is about 0.015 of each kind's gradient norm).
+Every other flag is run_classifier.py's.
 
   .venv/bin/python benchmarks/float32_islands.py --float32_parts=qk,av \\
       --task_name=mrpc --data_dir=benchmarks/real_text/next_sentence_pairs ... \\
@@ -22,12 +26,35 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 
+def install_gradient_noise(relative):
+    """Patches optimization.apply_clipped_gradients to blur each gradient element by
+    `relative` (its random ops come after the model's, so the model draws as before)."""
+    import tensorflow as tf
+
+    import optimization
+
+    apply_clipped_gradients = optimization.apply_clipped_gradients
+
+    def noisy(optimizer, grads, tvars, global_step, **kwargs):
+        grads = [
+            None
+            if g is None
+            else tf.convert_to_tensor(g) * (1.0 + relative * tf.random.normal(tf.shape(g)))
+            for g in grads
+        ]
+        return apply_clipped_gradients(optimizer, grads, tvars, global_step, **kwargs)
+
+    optimization.apply_clipped_gradients = noisy
+
+
 def main():
-    parts = []
+    parts, noise = [], 0.0
     argv = [sys.argv[0]]
     for arg in sys.argv[1:]:
         if arg.startswith("--float32_parts="):
             parts = [p for p in arg.split("=", 1)[1].split(",") if p]
+        elif arg.startswith("--gradient_noise="):
+            noise = float(arg.split("=", 1)[1])
         else:
             argv.append(arg)
     unknown = set(parts) - {"qk", "av", "dense", "act", "dense_grads"}
@@ -40,6 +67,8 @@ def main():
     from bert_lib import script_flags
 
     precision_trace.install_float32_parts(parts)
+    if noise:
+        install_gradient_noise(noise)
     sys.argv = argv
     for name in ("data_dir", "task_name", "vocab_file", "bert_config_file", "output_dir"):
         flags.mark_flag_as_required(name)
