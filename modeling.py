@@ -501,12 +501,9 @@ def _bias_add_summed_in_float32(matrix, bias):
     The bias's gradient, the sum of the output's gradient over the rows, is
     taken in float32. TensorFlow's own gradient of BiasAdd (BiasAddGrad)
     sums a bfloat16 gradient in bfloat16: once the sum outgrows the terms
-    it stops growing (ones stop at 256, at any number of rows), so a bias's
-    gradient came out as a fraction of its value that shrank with the rows
-    of the batch. Over a full-length batch of 32 x 128 rows that fraction
-    was about a tenth; over a batch of short sequences most of it; Adam
-    rescales a gradient shrunk alike at every step, but not one shrunk by
-    each batch's length.
+    it stops growing (4,096 ones sum to 256), and real bias gradients came
+    out 4-9% off float32's and 1-2% short, where every other kind of
+    weight's is about 1% off and not short.
     """
     output = tf.nn.bias_add(matrix, bias)
 
