@@ -247,6 +247,9 @@ class BertModel:
         scope=None,
         compute_dtype=None,
         pooled_output_only=False,
+        position_ids=None,
+        instance_ids=None,
+        cls_positions=None,
     ):
         """Builds the model graph.
 
@@ -278,13 +281,32 @@ class BertModel:
             then [batch_size, 1, hidden_size]. For graphs that read nothing
             else, such as a sentence classifier's evaluation and prediction.
 
+          Packing several instances (sequences) into each row, each computed
+          as if it were alone in its own row, takes the next three together
+          (all None, the default, leaves the model as it is without them):
+          position_ids: int32 Tensor [batch_size, seq_length], each token's
+            position in its own instance (restarting at 0 with each
+            instance), instead of 0..seq_length-1.
+          instance_ids: int32 Tensor [batch_size, seq_length], which instance
+            of its row each token belongs to: a token attends only to the
+            tokens of the same id that input_mask keeps (a block-diagonal
+            attention mask).
+          cls_positions: int32 Tensor [batch_size, num_instances], where each
+            instance's first ([CLS]) token is in its row. The pooler then
+            reads those positions: get_pooled_output is [batch_size *
+            num_instances, hidden_size], row b * num_instances + i from
+            cls_positions[b, i]. Not with pooled_output_only.
+
         Raises:
           ValueError: the config is inconsistent (hidden_size not divisible by
             num_attention_heads, a static seq_length above
             max_position_embeddings), input_ids is not rank 2 or
-            compute_dtype is not one of those above.
+            compute_dtype is not one of those above, or cls_positions comes
+            with pooled_output_only.
         """
         compute_dtype = _checked_compute_dtype(compute_dtype)
+        if cls_positions is not None and pooled_output_only:
+            raise ValueError("cls_positions needs every position: not with pooled_output_only")
         config = copy.deepcopy(config)
         if not is_training:
             config.hidden_dropout_prob = 0.0
@@ -298,11 +320,13 @@ class BertModel:
 
         with tf.compat.v1.variable_scope(scope, default_name="bert"):
             with tf.compat.v1.variable_scope("embeddings"):
-                self._build_embeddings(config, input_ids, token_type_ids, use_one_hot_embeddings)
+                self._build_embeddings(
+                    config, input_ids, token_type_ids, use_one_hot_embeddings, position_ids
+                )
 
             with tf.compat.v1.variable_scope("encoder"):
                 self._build_encoder(
-                    config, input_ids, input_mask, compute_dtype, pooled_output_only
+                    config, input_ids, input_mask, compute_dtype, pooled_output_only, instance_ids
                 )
             self.sequence_output = self.all_encoder_layers[-1]
 
@@ -310,6 +334,11 @@ class BertModel:
             # tanh dense layer over the hidden state of the first ([CLS]) token.
             with tf.compat.v1.variable_scope("pooler"):
                 first_token_tensor = self.sequence_output[:, 0, :]
+                if cls_positions is not None:
+                    first_token_tensor = tf.reshape(
+                        tf.gather(self.sequence_output, cls_positions, batch_dims=1),
+                        [-1, config.hidden_size],
+                    )
                 self.pooled_output = dense(
                     first_token_tensor,
                     config.hidden_size,
@@ -317,9 +346,15 @@ class BertModel:
                     kernel_initializer=create_initializer(config.initializer_range),
                 )
 
-    def _build_encoder(self, config, input_ids, input_mask, compute_dtype, pooled_output_only):
+    def _build_encoder(
+        self, config, input_ids, input_mask, compute_dtype, pooled_output_only, instance_ids=None
+    ):
         """The Transformer layers over the embedding output, as float32 outputs."""
         attention_mask = create_attention_mask_from_input_mask(input_ids, input_mask)
+        if instance_ids is not None:
+            # Block-diagonal: a token attends only within its own instance.
+            same_instance = tf.equal(instance_ids[:, :, None], instance_ids[:, None, :])
+            attention_mask *= tf.cast(same_instance, attention_mask.dtype)
         self.all_encoder_layers = transformer_model(
             input_tensor=self.embedding_output,
             attention_mask=attention_mask,
@@ -336,7 +371,9 @@ class BertModel:
             compute_dtype=compute_dtype,
         )
 
-    def _build_embeddings(self, config, input_ids, token_type_ids, use_one_hot_embeddings):
+    def _build_embeddings(
+        self, config, input_ids, token_type_ids, use_one_hot_embeddings, position_ids=None
+    ):
         """Word, token-type and position embeddings, LayerNorm and dropout."""
         self.embedding_output, self.embedding_table = embedding_lookup(
             input_ids=input_ids,
@@ -357,10 +394,12 @@ class BertModel:
             initializer_range=config.initializer_range,
             max_position_embeddings=config.max_position_embeddings,
             dropout_prob=config.hidden_dropout_prob,
+            position_ids=position_ids,
         )
 
     def get_pooled_output(self):
-        """float Tensor [batch_size, hidden_size]: the pooler output."""
+        """float Tensor [batch_size, hidden_size]: the pooler output ([batch_size *
+        num_instances, hidden_size] with cls_positions)."""
         return self.pooled_output
 
     def get_sequence_output(self):
@@ -623,6 +662,7 @@ def embedding_postprocessor(
     initializer_range=0.02,
     max_position_embeddings=512,
     dropout_prob=0.1,
+    position_ids=None,
 ):
     """Adds token type and position embeddings, then layer norm and dropout.
 
@@ -641,6 +681,9 @@ def embedding_postprocessor(
       initializer_range: stddev of the tables' initializer.
       max_position_embeddings: rows of the position table; at least seq_length.
       dropout_prob: dropout applied to the result.
+      position_ids: optional int32 Tensor [batch_size, seq_length], the row
+        of the position table each token gets (packed instances restart
+        at 0); 0..seq_length-1 if omitted.
 
     Returns:
       float Tensor of the input's shape.
@@ -696,7 +739,10 @@ def embedding_postprocessor(
             # The table covers the longest sequence the model may ever see;
             # this batch uses its first seq_length rows, broadcast over batch.
             position_embeddings = tf.slice(full_position_embeddings, [0, 0], [seq_length, -1])
-        output += tf.expand_dims(position_embeddings, axis=0)
+        if position_ids is None:
+            output += tf.expand_dims(position_embeddings, axis=0)
+        else:
+            output += tf.gather(full_position_embeddings, position_ids)
 
     return layer_norm_and_dropout(output, dropout_prob)
 
