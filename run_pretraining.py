@@ -12,7 +12,6 @@ from bert_lib.plumbing import cpu_kernels  # noqa: F401
 
 # isort: split
 import collections
-import os
 
 import tensorflow as tf
 from absl import flags, logging
@@ -21,11 +20,9 @@ import modeling
 import optimization
 from bert_lib import engine, script_flags
 from bert_lib.bert_runs import checks, model_fns, output_dir_run, pretraining
-from bert_lib.engine import evaluation
-from bert_lib.plumbing import eval_results
 from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import features as features_lib
-from bert_lib.task_data import pretraining_records
+from bert_lib.task_data import pretraining_packing, pretraining_records
 
 FLAGS = flags.FLAGS
 
@@ -82,6 +79,22 @@ flags.DEFINE_enum(
     "||w|| / ||step|| (not for LayerNorm and bias variables), for large batches. "
     "Checkpoints of either load into the other.",
 )
+# Beyond the original: several instances to a row.
+flags.DEFINE_bool(
+    "pack_sequences",
+    False,
+    "Pack several instances into each max_seq_length row, each computed as if alone "
+    "(its own positions, attention and [CLS]), instead of one padded instance per row: "
+    "the same losses and metrics with fewer padded positions computed. "
+    "--train_batch_size and --eval_batch_size then count rows.",
+)
+script_flags.define_integer(
+    "max_instances_per_row",
+    pretraining_packing.DEFAULT_MAX_INSTANCES_PER_ROW,
+    "With --pack_sequences: at most this many instances in a row.",
+    script_flags.POSITIVE,
+    module=__name__,
+)
 
 
 def model_fn_builder(
@@ -97,6 +110,11 @@ def model_fn_builder(
     num_accumulation_steps=1,
 ):
     """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
+
+    Features of packed rows (pretraining_packing: position_ids,
+    instance_ids, cls_positions, next_sentence_weights) build the model
+    with them, and the losses and metrics average over the instances the
+    rows hold, as they do over unpacked ones.
 
     TRAIN: loss = masked LM loss + next-sentence loss, optimized with BERT's
     training step (model_fns.train_spec) and the optimizer named `optimizer`
@@ -122,6 +140,13 @@ def model_fn_builder(
         masked_lm_ids = features["masked_lm_ids"]
         masked_lm_weights = features["masked_lm_weights"]
         next_sentence_labels = features["next_sentence_labels"]
+        # Packed rows: several instances to a row (pretraining_packing).
+        next_sentence_weights = features.get("next_sentence_weights")
+        packing = {
+            name: features[name]
+            for name in ("position_ids", "instance_ids", "cls_positions")
+            if name in features
+        }
 
         is_training = mode == engine.ModeKeys.TRAIN
 
@@ -133,6 +158,7 @@ def model_fn_builder(
             token_type_ids=segment_ids,
             use_one_hot_embeddings=use_one_hot_embeddings,
             compute_dtype=compute_dtype,
+            **packing,
         )
 
         (masked_lm_loss, masked_lm_example_loss, masked_lm_log_probs) = get_masked_lm_output(
@@ -144,11 +170,15 @@ def model_fn_builder(
             masked_lm_weights,
         )
         (next_sentence_loss, next_sentence_example_loss, next_sentence_log_probs) = (
-            get_next_sentence_output(bert_config, model.get_pooled_output(), next_sentence_labels)
+            get_next_sentence_output(
+                bert_config, model.get_pooled_output(), next_sentence_labels, next_sentence_weights
+            )
         )
         total_loss = masked_lm_loss + next_sentence_loss
 
         scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
+        if next_sentence_weights is not None:
+            instances = tf.reduce_sum(next_sentence_weights)
 
         if mode == engine.ModeKeys.TRAIN:
             return model_fns.train_spec(
@@ -160,6 +190,7 @@ def model_fn_builder(
                 num_accumulation_steps,
                 optimizer=optimizer,
                 scaffold_fn=scaffold_fn,
+                examples=None if next_sentence_weights is None else instances,
             )
         if mode == engine.ModeKeys.EVAL:
             eval_metrics = (
@@ -174,6 +205,8 @@ def model_fn_builder(
                     next_sentence_labels,
                 ],
             )
+            if next_sentence_weights is not None:
+                eval_metrics = (packed_metric_fn, [*eval_metrics[1], next_sentence_weights])
             return engine.EstimatorSpec(
                 mode=mode, loss=total_loss, eval_metrics=eval_metrics, scaffold_fn=scaffold_fn
             )
@@ -190,10 +223,12 @@ def metric_fn(
     next_sentence_example_loss,
     next_sentence_log_probs,
     next_sentence_labels,
+    next_sentence_weights=None,
 ):
     """The eval metrics: weighted masked LM accuracy / mean loss, next-sentence ones.
 
-    Padding predictions (weight 0) count for nothing in the masked LM metrics.
+    Padding predictions (weight 0) count for nothing in the masked LM metrics,
+    nor empty next-sentence slots of packed rows (next_sentence_weights 0).
     Returns {name: (value, update_op)} from tf.compat.v1.metrics.
     """
     masked_lm_log_probs = tf.reshape(masked_lm_log_probs, [-1, masked_lm_log_probs.shape[-1]])
@@ -214,9 +249,13 @@ def metric_fn(
     next_sentence_predictions = tf.argmax(next_sentence_log_probs, axis=-1, output_type=tf.int32)
     next_sentence_labels = tf.reshape(next_sentence_labels, [-1])
     next_sentence_accuracy = tf.compat.v1.metrics.accuracy(
-        labels=next_sentence_labels, predictions=next_sentence_predictions
+        labels=next_sentence_labels,
+        predictions=next_sentence_predictions,
+        weights=next_sentence_weights,
     )
-    next_sentence_mean_loss = tf.compat.v1.metrics.mean(values=next_sentence_example_loss)
+    next_sentence_mean_loss = tf.compat.v1.metrics.mean(
+        values=next_sentence_example_loss, weights=next_sentence_weights
+    )
 
     return {
         "masked_lm_accuracy": masked_lm_accuracy,
@@ -224,6 +263,34 @@ def metric_fn(
         "next_sentence_accuracy": next_sentence_accuracy,
         "next_sentence_loss": next_sentence_mean_loss,
     }
+
+
+def packed_metric_fn(*tensors):
+    """metric_fn's metrics over packed rows: the next-sentence ones over the instances
+    (next_sentence_weights, the last argument), "instances" (how many were evaluated)
+    and "loss", the masked LM loss plus the next-sentence loss over all of them."""
+    *tensors, next_sentence_weights = tensors
+    weights = tf.reshape(next_sentence_weights, [-1])
+    metrics = metric_fn(*tensors, next_sentence_weights=weights)
+    instances = tf.compat.v1.get_variable(
+        "instances",
+        [],
+        tf.float32,
+        tf.compat.v1.zeros_initializer(),
+        trainable=False,
+        collections=[
+            tf.compat.v1.GraphKeys.LOCAL_VARIABLES,
+            tf.compat.v1.GraphKeys.METRIC_VARIABLES,
+        ],
+    )
+    metrics["instances"] = (
+        tf.cast(instances.read_value(), tf.int64),
+        instances.assign_add(tf.reduce_sum(weights)),
+    )
+    mlm_loss, mlm_update = metrics["masked_lm_loss"]
+    nsp_loss, nsp_update = metrics["next_sentence_loss"]
+    metrics["loss"] = (mlm_loss + nsp_loss, tf.group(mlm_update, nsp_update))
+    return metrics
 
 
 def get_masked_lm_output(
@@ -289,12 +356,13 @@ def get_masked_lm_output(
     return (loss, per_example_loss, log_probs)
 
 
-def get_next_sentence_output(bert_config, input_tensor, labels):
+def get_next_sentence_output(bert_config, input_tensor, labels, weights=None):
     """The next-sentence head: 2-way softmax over the pooled output.
 
     Label 0 means the second segment really follows the first, 1 that it is
     random. Returns (mean loss, per_example_loss [batch], log_probs
-    [batch, 2]).
+    [batch, 2]). With `weights` (packed rows: 1.0 for each instance's slot,
+    0.0 for empty ones) the mean is over the weighted slots.
     """
     with tf.compat.v1.variable_scope("cls/seq_relationship"):
         output_weights = tf.compat.v1.get_variable(
@@ -311,7 +379,13 @@ def get_next_sentence_output(bert_config, input_tensor, labels):
         labels = tf.reshape(labels, [-1])
         one_hot_labels = tf.one_hot(labels, depth=2, dtype=tf.float32)
         per_example_loss = -tf.reduce_sum(one_hot_labels * log_probs, axis=-1)
-        loss = tf.reduce_mean(per_example_loss)
+        if weights is None:
+            loss = tf.reduce_mean(per_example_loss)
+        else:
+            weights = tf.reshape(weights, [-1])
+            loss = tf.math.divide_no_nan(
+                tf.reduce_sum(weights * per_example_loss), tf.reduce_sum(weights)
+            )
         return (loss, per_example_loss, log_probs)
 
 
@@ -337,7 +411,12 @@ _decode_record = features_lib.decode_record
 
 
 def input_fn_builder(
-    input_files, max_seq_length, max_predictions_per_seq, is_training, num_cpu_threads=4
+    input_files,
+    max_seq_length,
+    max_predictions_per_seq,
+    is_training,
+    num_cpu_threads=4,
+    max_instances_per_row=None,
 ):
     """Returns the input_fn(params) reading pre-training TFRecords.
 
@@ -346,6 +425,12 @@ def input_fn_builder(
     deterministic pipeline), records shuffled with a buffer of 100.
     Eval: files in the given order, repeated. Both batch
     params["batch_size"] examples and drop the remainder.
+
+    With max_instances_per_row, the records are packed into rows of up to
+    that many instances (pretraining_packing) and params["batch_size"]
+    counts rows. Training shuffles the rows too, with a buffer of one
+    packing window; evaluation reads every record once, in order, the last
+    batch filled with empty rows.
     """
 
     def input_fn(params):
@@ -372,15 +457,29 @@ def input_fn_builder(
             options.deterministic = False
             d = d.with_options(options)
             d = d.shuffle(buffer_size=100)
-        else:
+        elif max_instances_per_row is None:
             d = tf.data.TFRecordDataset(input_files)
             # Eval runs a fixed number of steps, so never run out of data.
             d = d.repeat()
+        else:
+            d = tf.data.TFRecordDataset(input_files)
 
         d = d.map(
             lambda record: features_lib.decode_record(record, name_to_features),
             num_parallel_calls=num_cpu_threads,
         )
+        if max_instances_per_row is not None:
+            d = pretraining_packing.pack(
+                d,
+                max_seq_length,
+                pretraining_packing.max_predictions_per_row(
+                    max_predictions_per_seq, max_instances_per_row
+                ),
+                max_instances_per_row,
+            )
+            if not is_training:
+                return pretraining_packing.empty_rows_to_fill(d, batch_size)
+            d = d.shuffle(buffer_size=pretraining_packing.PACKING_WINDOW)
         d = d.batch(batch_size, drop_remainder=True)
         return d.prefetch(tf.data.AUTOTUNE)
 
@@ -393,7 +492,7 @@ _FLAG_NAMES = (
     "input_file output_dir do_train do_eval train_batch_size eval_batch_size learning_rate "
     "num_train_steps num_warmup_steps max_eval_steps max_predictions_per_seq "
     "save_checkpoints_steps optimizer precision num_accumulation_steps "
-    "allow_new_task_in_output_dir"
+    "allow_new_task_in_output_dir pack_sequences max_instances_per_row"
 ).split()
 
 # The flags whose values the records give when they are left out.
@@ -486,75 +585,7 @@ def main(_):
     logging.set_verbosity(logging.INFO)
     settings, bert_config, input_files, output = _check_flags(settings_from_flags())
     output.start()
-
-    logging.info("*** Input Files ***")
-    for input_file in input_files:
-        logging.info("  %s", input_file)
-
-    run_config = settings.run_config
-    model_fn = model_fn_builder(
-        bert_config=bert_config,
-        init_checkpoint=settings.model.init_checkpoint,
-        learning_rate=settings.learning_rate,
-        num_train_steps=settings.num_train_steps,
-        num_warmup_steps=settings.num_warmup_steps,
-        use_tpu=run_config.use_tpu,
-        use_one_hot_embeddings=run_config.use_tpu,
-        optimizer=settings.optimizer,
-        precision=settings.precision,
-        num_accumulation_steps=settings.num_accumulation_steps,
-    )
-    estimator = engine.Estimator(
-        model_fn=model_fn,
-        config=run_config,
-        train_batch_size=settings.train_batch_size,
-        eval_batch_size=settings.eval_batch_size,
-    )
-
-    eval_input_fn = input_fn_builder(
-        input_files=input_files,
-        max_seq_length=settings.model.max_seq_length,
-        max_predictions_per_seq=settings.max_predictions_per_seq,
-        is_training=False,
-    )
-
-    def evaluate(checkpoint_path=None, write_summaries=True):
-        with pretraining.naming_damaged_records():
-            return estimator.evaluate(
-                input_fn=eval_input_fn,
-                steps=settings.max_eval_steps,
-                checkpoint_path=checkpoint_path,
-                write_summaries=write_summaries,
-            )
-
-    final_result = None
-    if settings.do_train:
-        logging.info("***** Running training *****")
-        logging.info("  Batch size = %d", settings.train_batch_size)
-        logging.info("  Optimizer = %s", settings.optimizer)
-        train_input_fn = input_fn_builder(
-            input_files=input_files,
-            max_seq_length=settings.model.max_seq_length,
-            max_predictions_per_seq=settings.max_predictions_per_seq,
-            is_training=True,
-        )
-        with pretraining.naming_damaged_records():
-            final_result = evaluation.train_and_evaluate(
-                estimator,
-                train_input_fn,
-                settings.num_train_steps,
-                evaluate,
-                eval_results.write_eval_results,
-                settings.eval_options,
-            )
-
-    if settings.do_eval:
-        logging.info("***** Running evaluation *****")
-        logging.info("  Batch size = %d", settings.eval_batch_size)
-        result = final_result or evaluate()
-        eval_results.write_eval_results(
-            os.path.join(settings.output_dir, "eval_results.txt"), result
-        )
+    pretraining.run(settings, bert_config, input_files, model_fn_builder, input_fn_builder)
 
 
 if __name__ == "__main__":

@@ -70,11 +70,13 @@ def train_spec(
     num_accumulation_steps=1,
     optimizer="adamw",
     scaffold_fn=None,
+    examples=None,
 ):
     """The TRAIN engine.EstimatorSpec of `loss`: BERT's training step (see
     optimization.create_training_step) with the options of `precision` and
     `num_accumulation_steps`, which the run's RunConfig must give too (its
-    input_fn then makes micro-batches)."""
+    input_fn then makes micro-batches). `examples`: the spec's examples, for
+    batches holding a varying number of them (packed rows)."""
     step = optimization.create_training_step(
         loss,
         learning_rate,
@@ -91,6 +93,7 @@ def train_spec(
         learning_rate=step.learning_rate,
         accumulate_op=step.accumulate_op,
         optional_in_checkpoint=step.optional_in_checkpoint,
+        examples=examples,
     )
 
 

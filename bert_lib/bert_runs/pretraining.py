@@ -1,6 +1,8 @@
-"""The pre-training run's input: the record files, their metadata and their checks.
+"""The pre-training run: its input files, their checks, and its training and evaluation.
 
-run_pretraining.py reads its flags and builds the model; these steps
+run_pretraining.py reads its flags and builds the model (model_fn_builder,
+input_fn_builder); run() then trains and evaluates with them, the records
+packed several instances to a row with --pack_sequences. These steps
 settle what it reads before any work: which files --input_file names
 (input_files), the lengths the records were made with when the flags are
 left out (lengths_from_data: create_pretraining_data.py pads every record
@@ -13,12 +15,14 @@ shard removed or changed meanwhile) named with the flag that gave it
 """
 
 import contextlib
+import os
 
 import tensorflow as tf
 from absl import logging
 
 from .. import engine
-from ..plumbing import errors, startup_checks, tfrecord_format
+from ..engine import evaluation
+from ..plumbing import errors, eval_results, startup_checks, tfrecord_format
 from ..plumbing.errors import UsageError
 from ..task_data import pretraining_records
 
@@ -126,3 +130,78 @@ def check_framing(input_files):
         raise UsageError(f"--input_file: {e}") from None
     if checked < len(input_files):
         logging.info("Checked the framing of %d of %d input files", checked, len(input_files))
+
+
+def run(settings, bert_config, input_files, model_fn_builder, input_fn_builder):
+    """Trains (--do_train) and evaluates (--do_eval) with the script's builders, writing
+    eval_results.txt; with --pack_sequences the batches are of packed rows."""
+    logging.info("*** Input Files ***")
+    for input_file in input_files:
+        logging.info("  %s", input_file)
+
+    run_config = settings.run_config
+    model_fn = model_fn_builder(
+        bert_config=bert_config,
+        init_checkpoint=settings.model.init_checkpoint,
+        learning_rate=settings.learning_rate,
+        num_train_steps=settings.num_train_steps,
+        num_warmup_steps=settings.num_warmup_steps,
+        use_tpu=run_config.use_tpu,
+        use_one_hot_embeddings=run_config.use_tpu,
+        optimizer=settings.optimizer,
+        precision=settings.precision,
+        num_accumulation_steps=settings.num_accumulation_steps,
+    )
+    estimator = engine.Estimator(
+        model_fn=model_fn,
+        config=run_config,
+        train_batch_size=settings.train_batch_size,
+        eval_batch_size=settings.eval_batch_size,
+    )
+    max_instances_per_row = settings.max_instances_per_row if settings.pack_sequences else None
+    batches_of = (
+        f"rows of up to {max_instances_per_row} instances" if max_instances_per_row else ""
+    )
+
+    def input_fn(is_training):
+        return input_fn_builder(
+            input_files=input_files,
+            max_seq_length=settings.model.max_seq_length,
+            max_predictions_per_seq=settings.max_predictions_per_seq,
+            is_training=is_training,
+            max_instances_per_row=max_instances_per_row,
+        )
+
+    eval_input_fn = input_fn(is_training=False)
+
+    def evaluate(checkpoint_path=None, write_summaries=True):
+        with naming_damaged_records():
+            return estimator.evaluate(
+                input_fn=eval_input_fn,
+                steps=settings.max_eval_steps,
+                checkpoint_path=checkpoint_path,
+                write_summaries=write_summaries,
+            )
+
+    final_result = None
+    if settings.do_train:
+        logging.info("***** Running training *****")
+        logging.info("  Batch size = %d %s", settings.train_batch_size, batches_of)
+        logging.info("  Optimizer = %s", settings.optimizer)
+        with naming_damaged_records():
+            final_result = evaluation.train_and_evaluate(
+                estimator,
+                input_fn(is_training=True),
+                settings.num_train_steps,
+                evaluate,
+                eval_results.write_eval_results,
+                settings.eval_options,
+            )
+
+    if settings.do_eval:
+        logging.info("***** Running evaluation *****")
+        logging.info("  Batch size = %d %s", settings.eval_batch_size, batches_of)
+        result = final_result or evaluate()
+        eval_results.write_eval_results(
+            os.path.join(settings.output_dir, "eval_results.txt"), result
+        )

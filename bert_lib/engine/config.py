@@ -62,6 +62,7 @@ _EstimatorSpecBase = collections.namedtuple(
         "learning_rate",
         "accumulate_op",
         "optional_in_checkpoint",
+        "examples",
     ],
 )
 
@@ -93,6 +94,11 @@ class EstimatorSpec(_EstimatorSpecBase):
     optional_in_checkpoint: variables a checkpoint may lack (a float16 loss
       scale, which checkpoints of other runs have none of): restoring one
       without them leaves them at their initial values.
+    examples: a scalar tensor, how many examples this replica's batch holds,
+      when that varies from batch to batch (several packed into a row):
+      training then counts them, in the variable `examples_trained` of its
+      checkpoints, and its progress lines give examples/s and the examples
+      trained so far from it rather than from the batch size.
     """
 
     def __new__(
@@ -106,6 +112,7 @@ class EstimatorSpec(_EstimatorSpecBase):
         learning_rate=None,
         accumulate_op=None,
         optional_in_checkpoint=(),
+        examples=None,
     ):
         if mode not in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT):
             raise ValueError(f"EstimatorSpec mode must be one of train/eval/infer, got {mode!r}")
@@ -130,6 +137,7 @@ class EstimatorSpec(_EstimatorSpecBase):
             learning_rate,
             accumulate_op,
             tuple(optional_in_checkpoint or ()),
+            examples,
         )
 
 

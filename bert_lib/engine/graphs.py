@@ -37,6 +37,7 @@ TrainGraph = collections.namedtuple(
         "input_files",  # the files the input pipeline reads (one device; else [])
         "stop_flags",  # multi-worker: this worker's [SIGTERM, SIGINT] received (fed), or None
         "job_stop_flags",  # multi-worker: stop_flags summed over the job, or None
+        "examples_trained",  # examples trained so far once `loss` has run, or None
     ],
 )
 
@@ -70,6 +71,7 @@ _Step = collections.namedtuple(
         "learning_rate",
         "scaffolds",
         "optional_in_checkpoint",
+        "examples_trained",  # the counter of the specs' examples, or None
     ],
 )
 
@@ -204,6 +206,9 @@ def build_train_graph(
         step = _build_train_step(builder, dist, iterator, batch_size)
         with tf.control_dependencies([step.loss]):
             step_after = tf.identity(global_step.read_value())
+            examples_trained = None
+            if step.examples_trained is not None:
+                examples_trained = tf.identity(step.examples_trained.read_value())
         summaries = _new_in_this_graph(tf.compat.v1.GraphKeys.SUMMARIES, summaries_before)
         learning_rate = step.learning_rate
         if dist.is_tpu:
@@ -237,6 +242,7 @@ def build_train_graph(
             input_files=files,
             stop_flags=stop_flags,
             job_stop_flags=job_stop_flags,
+            examples_trained=examples_trained,
         )
 
 
@@ -338,7 +344,7 @@ def _build_train_step(builder, dist, iterator, batch_size):
     of its last step.
     """
     num_accumulation_steps = builder.config.num_accumulation_steps
-    specs, scaffolds = [], []
+    specs, scaffolds, counters = [], [], []
 
     def replica_step(element):
         features, labels = _split_features(element)
@@ -346,8 +352,12 @@ def _build_train_step(builder, dist, iterator, batch_size):
             spec = builder.call_model_fn(features, labels, ModeKeys.TRAIN, batch_size)
             if spec.scaffold_fn is not None:
                 scaffolds.append(spec.scaffold_fn())
+            count = []
+            if spec.examples is not None:
+                counters.append(_examples_counter())
+                count = [counters[-1].assign_add(tf.cast(spec.examples, tf.int64))]
         specs.append(spec)
-        with tf.control_dependencies([spec.train_op]):
+        with tf.control_dependencies([spec.train_op, *count]):
             loss = tf.identity(spec.loss)
         if num_accumulation_steps == 1:
             if spec.accumulate_op is not None:
@@ -365,19 +375,29 @@ def _build_train_step(builder, dist, iterator, batch_size):
                 "EstimatorSpec carries the accumulate_op of its train_op (the op that only "
                 "adds one micro-batch's gradients)"
             )
-        with tf.control_dependencies([spec.accumulate_op]):
+        with tf.control_dependencies([spec.accumulate_op, *count]):
             return loss, tf.identity(spec.loss)
 
     if builder.config.steps_per_run > 1 and dist.strategy is None and num_accumulation_steps == 1:
         loss, steps_this_run, rate = _build_step_loop(iterator, replica_step, specs)
-        return _Step(loss, None, steps_this_run, rate, scaffolds, _optional(specs))
+        return _Step(
+            loss,
+            None,
+            steps_this_run,
+            rate,
+            scaffolds,
+            _optional(specs, counters),
+            _first(counters),
+        )
     outputs = dist.run(replica_step, iterator)
     rate = _first_replica([spec.learning_rate for spec in specs])
     if num_accumulation_steps == 1:
         loss, accumulate_loss = dist.reduce_mean(outputs), None
     else:
         loss, accumulate_loss = dist.reduce_mean(outputs[0]), dist.reduce_mean(outputs[1])
-    return _Step(loss, accumulate_loss, None, rate, scaffolds, _optional(specs))
+    return _Step(
+        loss, accumulate_loss, None, rate, scaffolds, _optional(specs, counters), _first(counters)
+    )
 
 
 def _first_replica(tensors):
@@ -389,9 +409,30 @@ def _first_replica(tensors):
     return None
 
 
-def _optional(specs):
-    """The variables any of the specs says a checkpoint may lack."""
-    return tuple(v for spec in specs for v in spec.optional_in_checkpoint)
+def _optional(specs, counters):
+    """The variables any of the specs says a checkpoint may lack, and the examples
+    counter (checkpoints of runs that counted none have none)."""
+    return tuple(v for spec in specs for v in spec.optional_in_checkpoint) + tuple(counters[:1])
+
+
+def _first(values):
+    return values[0] if values else None
+
+
+def _examples_counter():
+    """The examples trained so far (EstimatorSpec.examples), saved with the checkpoints;
+    each replica adds its own."""
+    with tf.compat.v1.variable_scope(
+        tf.compat.v1.get_variable_scope(), reuse=tf.compat.v1.AUTO_REUSE
+    ):
+        return tf.compat.v1.get_variable(
+            "examples_trained",
+            [],
+            tf.int64,
+            tf.compat.v1.zeros_initializer(),
+            trainable=False,
+            aggregation=tf.VariableAggregation.SUM,
+        )
 
 
 def _build_step_loop(iterator, replica_step, specs):

@@ -267,6 +267,8 @@ class TrainingLoop:
         # session a graph optimization and an executor of its own (about a
         # step's time), so the learning rate comes along even when unused.
         fetches = {"loss": self.graph.loss, "step": self.graph.step_after}
+        if self.graph.examples_trained is not None:
+            fetches["examples_trained"] = self.graph.examples_trained
         if self.graph.learning_rate is not None:
             fetches["learning_rate"] = self.graph.learning_rate
         if summary_due and self.graph.summary_op is not None:
@@ -380,7 +382,7 @@ class TrainingLoop:
         if "learning_rate" in results:
             scalars["learning_rate"] = float(results["learning_rate"])
         if log_due:
-            rates = self.progress.log(self.step, scalars)
+            rates = self.progress.log(self.step, scalars, results.get("examples_trained"))
             if self.writer is not None and rates:
                 self.writer.add_summary(scalar_summary(rates), self.step)
         if summary_due:

@@ -82,6 +82,10 @@ class TrainingProgress:
     """Console progress of a training run, in progress_line's format with the loss added.
 
     Training: 120/1,000 steps (3.2/s), loss = 2.5, 102.4 examples/s, 38s elapsed, 4m35s left
+
+    When the examples of a step vary (packed rows), log() is given the
+    examples trained so far: the rate is theirs, and the line gives them too
+    ("..., 171.3 examples/s, 6,540 examples, ...").
     """
 
     def __init__(self, start_step, max_steps, global_batch_size):
@@ -91,27 +95,35 @@ class TrainingProgress:
         self.t_start = time.time()
         self._t_last = None
         self._step_last = start_step
+        self._examples_last = None
 
-    def log(self, step, scalars):
-        """Logs one line; returns {"global_step/sec", "examples/sec"} (empty at first)."""
+    def log(self, step, scalars, examples=None):
+        """Logs one line; returns {"global_step/sec", "examples/sec"} (empty at first).
+
+        `examples`: the examples trained so far, when steps hold varying numbers.
+        """
         now = time.time()
         values = "".join(f", {key} = {value:.6g}" for key, value in scalars.items())
         rates = {}
         if self._t_last is not None and step > self._step_last:
             steps_per_sec = (step - self._step_last) / max(now - self._t_last, 1e-9)
-            rates = {
-                "global_step/sec": steps_per_sec,
-                "examples/sec": steps_per_sec * self.global_batch_size,
-            }
+            examples_per_sec = steps_per_sec * self.global_batch_size
+            if examples is not None and self._examples_last is not None:
+                examples_per_sec = (examples - self._examples_last) / max(now - self._t_last, 1e-9)
+            rates = {"global_step/sec": steps_per_sec, "examples/sec": examples_per_sec}
             extra = f"{values}, {rates['examples/sec']:,.4g} examples/s"
+            if examples is not None:
+                extra += f", {_count(int(examples))} examples"
             line = progress_line(
                 "Training", step, self.max_steps, "steps", now - self.t_start, extra, steps_per_sec
             )
         else:
             total = "" if self.max_steps is None else f"/{_count(self.max_steps)}"
             line = f"Training: {_count(step)}{total} steps{values}"
+            if examples is not None:
+                line += f", {_count(int(examples))} examples"
         logging.info(line)
         # Rates are measured from the first logged step on, leaving out graph
         # building and the first step's one-off costs.
-        self._t_last, self._step_last = now, step
+        self._t_last, self._step_last, self._examples_last = now, step, examples
         return rates
