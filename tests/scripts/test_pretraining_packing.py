@@ -1,0 +1,438 @@
+"""run_pretraining.py --pack_sequences: several instances to a row, computed as if alone.
+
+The records are written here, tf.train.Examples of random instances of 6
+to 90 tokens at max_seq_length 128 (the layout create_pretraining_data.py
+writes: [CLS] A [SEP] B [SEP], masked positions inside the instance, weights
+1 then 0), so most rows hold two or three. Packed rows are checked against
+the records they came from, unpacked again in numpy; the packed model's
+losses and gradients against the unpacked model's on the same instances in
+one batch; the script's evaluation of one checkpoint packed against
+unpacked; a packed run resumed from a checkpoint against one that was not.
+"""
+
+import os
+import re
+import shutil
+
+import helpers
+import numpy as np
+import pytest
+import tensorflow as tf
+from absl import flags
+
+import modeling
+from bert_lib import engine
+from bert_lib.task_data import pretraining_packing
+
+SEQ = 128
+PREDICTIONS = 20
+INSTANCES = 24
+TINY = helpers.tiny_bert_config(
+    30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
+)
+METRICS = ["masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy", "next_sentence_loss"]
+
+
+def _random_instances(count, seed=0):
+    """[{feature: numpy array}] of `count` pre-training instances, padded to SEQ and
+    PREDICTIONS."""
+    rng = np.random.default_rng(seed)
+    instances = []
+    for _ in range(count):
+        length = int(rng.integers(6, 91))
+        ids = rng.integers(1000, 30000, size=length)
+        first = int(rng.integers(1, length - 3))
+        ids[0], ids[first + 1], ids[-1] = 101, 102, 102
+        segments = np.r_[np.zeros(first + 2, int), np.ones(length - first - 2, int)]
+        masked = min(PREDICTIONS, max(1, round(0.15 * length)))
+        positions = np.sort(rng.choice(np.arange(1, length - 1), masked, replace=False))
+
+        def padded(values, size):
+            return np.pad(np.asarray(values), (0, size - len(values)))
+
+        instances.append(
+            {
+                "input_ids": padded(ids, SEQ),
+                "input_mask": padded(np.ones(length, int), SEQ),
+                "segment_ids": padded(segments, SEQ),
+                "masked_lm_positions": padded(positions, PREDICTIONS),
+                "masked_lm_ids": padded(rng.integers(1000, 30000, size=masked), PREDICTIONS),
+                "masked_lm_weights": padded(np.ones(masked, np.float32), PREDICTIONS),
+                "next_sentence_labels": np.array([rng.integers(0, 2)]),
+            }
+        )
+    return instances
+
+
+def _write_records(path, instances):
+    with tf.io.TFRecordWriter(str(path)) as writer:
+        for instance in instances:
+            feature = {}
+            for name, values in instance.items():
+                if values.dtype.kind == "f":
+                    feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
+                else:
+                    feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+            example = tf.train.Example(features=tf.train.Features(feature=feature))
+            writer.write(example.SerializeToString())
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def instances():
+    return _random_instances(INSTANCES)
+
+
+@pytest.fixture(scope="module")
+def records(instances, tmp_path_factory):
+    return _write_records(tmp_path_factory.mktemp("records") / "short.tfrecord", instances)
+
+
+def _packed_rows(records, max_instances=8):
+    """The packed rows of the records, as numpy, in order."""
+    rows = pretraining_packing.pack(
+        pretraining_packing.decoded_records([records], SEQ, PREDICTIONS),
+        SEQ,
+        pretraining_packing.max_predictions_per_row(PREDICTIONS, max_instances),
+        max_instances,
+    )
+    return list(rows.as_numpy_iterator())
+
+
+def _as_tuples(instance):
+    """An instance without its padding: (ids, segments, masked positions, masked ids,
+    next-sentence label)."""
+    length = int(instance["input_mask"].sum())
+    kept = instance["masked_lm_weights"] > 0
+    return (
+        tuple(instance["input_ids"][:length]),
+        tuple(instance["segment_ids"][:length]),
+        tuple(instance["masked_lm_positions"][kept]),
+        tuple(instance["masked_lm_ids"][kept]),
+        int(instance["next_sentence_labels"][0]),
+    )
+
+
+def _unpacked(row, slot):
+    """Instance `slot` of a packed row, read back from the row's features in numpy."""
+    start = row["cls_positions"][slot]
+    tokens = np.flatnonzero(row["instance_ids"] == slot + 1)
+    length = len(tokens)
+    assert (tokens == np.arange(start, start + length)).all()
+    assert (row["position_ids"][tokens] == np.arange(length)).all()
+    assert (row["input_mask"][tokens] == 1).all()
+    positions = row["masked_lm_positions"]
+    kept = (row["masked_lm_weights"] > 0) & (positions >= start) & (positions < start + length)
+    return (
+        tuple(row["input_ids"][tokens]),
+        tuple(row["segment_ids"][tokens]),
+        tuple(positions[kept] - start),
+        tuple(row["masked_lm_ids"][kept]),
+        int(row["next_sentence_labels"][slot]),
+    )
+
+
+def test_packed_rows_hold_every_instance_once_each_as_it_was(instances, records):
+    for max_instances in (2, 8):
+        rows = _packed_rows(records, max_instances)
+        read_back = []
+        for row in rows:
+            slots = np.flatnonzero(row["next_sentence_weights"])
+            assert 1 <= len(slots) <= max_instances
+            assert (slots == np.arange(len(slots))).all()
+            assert row["input_ids"].shape == (SEQ,)
+            assert row["masked_lm_weights"].shape == (PREDICTIONS + max_instances // 2,)
+            # Padding is no instance's and attends to nothing real.
+            assert (row["instance_ids"][row["input_mask"] == 0] == 0).all()
+            read_back += [_unpacked(row, slot) for slot in slots]
+        assert sorted(read_back) == sorted(_as_tuples(i) for i in instances)
+        assert len(rows) < len(instances)
+
+
+def test_padding_shares_count_the_tokens_of_rows_unpacked_and_packed(instances, records):
+    shares = pretraining_packing.padding_shares([records], SEQ, PREDICTIONS, 8)
+    tokens = sum(int(i["input_mask"].sum()) for i in instances)
+    rows = len(_packed_rows(records))
+    assert shares["instances"] == INSTANCES and shares["tokens"] == tokens
+    assert shares["padding"] == pytest.approx(1 - tokens / (INSTANCES * SEQ))
+    assert shares["packed_rows"] == rows
+    assert shares["packed_padding"] == pytest.approx(1 - tokens / (rows * SEQ))
+
+
+def _losses_and_gradients(rp, features, compute_dtype):
+    """(masked LM loss, next-sentence loss, gradients of their sum by variable name) of
+    the script's heads over BertModel on `features` (numpy, packed or not)."""
+    config = modeling.BertConfig.from_dict(TINY)
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(3)
+        tensors = {name: tf.constant(value) for name, value in features.items()}
+        packing = {
+            name: tensors[name]
+            for name in ("position_ids", "instance_ids", "cls_positions")
+            if name in tensors
+        }
+        model = modeling.BertModel(
+            config,
+            is_training=True,
+            input_ids=tensors["input_ids"],
+            input_mask=tensors["input_mask"],
+            token_type_ids=tensors["segment_ids"],
+            compute_dtype=compute_dtype,
+            **packing,
+        )
+        mlm_loss, _, _ = rp.get_masked_lm_output(
+            config,
+            model.get_sequence_output(),
+            model.get_embedding_table(),
+            tensors["masked_lm_positions"],
+            tensors["masked_lm_ids"],
+            tensors["masked_lm_weights"],
+        )
+        nsp_loss, _, _ = rp.get_next_sentence_output(
+            config,
+            model.get_pooled_output(),
+            tensors["next_sentence_labels"],
+            tensors.get("next_sentence_weights"),
+        )
+        variables = tf.compat.v1.trainable_variables()
+        gradients = tf.gradients(mlm_loss + nsp_loss, variables)
+        gradients = [tf.convert_to_tensor(g) for g in gradients]
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            # The same weights on both sides: set from a seeded numpy draw.
+            rng = np.random.default_rng(7)
+            for variable in variables:
+                shape = variable.shape.as_list()
+                variable.load(rng.normal(0, 0.05, shape).astype(np.float32), session)
+            mlm, nsp, values = session.run([mlm_loss, nsp_loss, gradients])
+    return mlm, nsp, {v.op.name: g for v, g in zip(variables, values)}
+
+
+def _stacked(dicts):
+    return {name: np.stack([d[name] for d in dicts]) for name in dicts[0]}
+
+
+@pytest.mark.parametrize(
+    "compute_dtype, tolerance",
+    [(None, 1e-5), (tf.bfloat16, 2e-2), (tf.float16, 5e-3)],
+    ids=["fp32", "bf16", "fp16"],
+)
+def test_packed_and_unpacked_give_the_same_losses_and_gradients(
+    rp, instances, records, compute_dtype, tolerance
+):
+    unpacked = _stacked(instances)
+    unpacked = {
+        name: value.astype(np.float32 if value.dtype.kind == "f" else np.int32)
+        for name, value in unpacked.items()
+    }
+    packed = _stacked(_packed_rows(records))
+    assert len(packed["input_ids"]) < INSTANCES
+    mlm, nsp, gradients = _losses_and_gradients(rp, unpacked, compute_dtype)
+    packed_mlm, packed_nsp, packed_gradients = _losses_and_gradients(rp, packed, compute_dtype)
+    # The unpacked losses recomputed from the heads' own definition: a mean over
+    # masked positions and over instances; both must be well away from 0.
+    assert mlm > 1.0 and nsp > 0.1
+    assert packed_mlm == pytest.approx(mlm, rel=tolerance, abs=tolerance)
+    assert packed_nsp == pytest.approx(nsp, rel=tolerance, abs=tolerance)
+    assert sorted(packed_gradients) == sorted(gradients)
+    for name, gradient in gradients.items():
+        scale = max(np.abs(gradient).max(), 1e-3)
+        np.testing.assert_allclose(
+            packed_gradients[name], gradient, rtol=0, atol=tolerance * scale, err_msg=name
+        )
+
+
+def test_cls_positions_with_pooled_output_only_is_refused():
+    config = modeling.BertConfig.from_dict(TINY)
+    with tf.Graph().as_default():
+        ids = tf.zeros([2, 16], tf.int32)
+        with pytest.raises(ValueError, match="cls_positions"):
+            modeling.BertModel(
+                config,
+                False,
+                ids,
+                pooled_output_only=True,
+                cls_positions=tf.zeros([2, 2], tf.int32),
+            )
+
+
+# ---------------------------------------------------------------------------
+# The script
+
+
+@pytest.fixture(scope="module")
+def rp():
+    module = helpers.load_script("run_pretraining")
+    yield module
+    flags.FLAGS.unparse_flags()
+
+
+@pytest.fixture(scope="module")
+def config_file(tmp_path_factory):
+    return helpers.write_bert_config(
+        tmp_path_factory.mktemp("config") / "bert_config.json", **TINY
+    )
+
+
+def _args(config_file, records, output_dir, *extra):
+    return [
+        f"--bert_config_file={config_file}",
+        f"--input_file={records}",
+        f"--output_dir={output_dir}",
+        "--num_warmup_steps=2",
+        "--learning_rate=2e-3",
+        "--tf_random_seed=5",
+        *extra,
+    ]
+
+
+def _run_main(rp, args):
+    flags.FLAGS.unparse_flags()
+    flags.FLAGS(["run_pretraining", *args])
+    rp.main(None)
+
+
+def _eval_results(output_dir):
+    with open(os.path.join(output_dir, "eval_results.txt")) as f:
+        return {key: float(value) for key, value in re.findall(r"(\w+) = (\S+)", f.read())}
+
+
+@pytest.fixture(scope="module")
+def checkpoint(rp, config_file, records, tmp_path_factory):
+    """A checkpoint three unpacked training steps away from the initial weights."""
+    output_dir = str(tmp_path_factory.mktemp("trained"))
+    _run_main(
+        rp,
+        _args(
+            config_file,
+            records,
+            output_dir,
+            "--do_train",
+            "--train_batch_size=4",
+            "--num_train_steps=3",
+        ),
+    )
+    return engine.newest_checkpoint(output_dir)
+
+
+@pytest.mark.slow
+def test_eval_of_one_checkpoint_is_the_same_packed_and_unpacked(
+    rp, config_file, records, checkpoint, tmp_path
+):
+    unpacked_dir, packed_dir = str(tmp_path / "unpacked"), str(tmp_path / "packed")
+    common = ["--do_eval", f"--init_checkpoint={checkpoint}"]
+    # Unpacked, as the original: batches of 4 instances, each evaluated once.
+    _run_main(
+        rp,
+        _args(
+            config_file,
+            records,
+            unpacked_dir,
+            *common,
+            "--eval_batch_size=4",
+            f"--max_eval_steps={INSTANCES // 4}",
+        ),
+    )
+    # Packed: batches of 3 rows, more steps than there are; the last batch is
+    # filled with empty rows and evaluation ends with the records.
+    _run_main(
+        rp,
+        _args(
+            config_file,
+            records,
+            packed_dir,
+            *common,
+            "--pack_sequences",
+            "--eval_batch_size=3",
+            "--max_eval_steps=100",
+        ),
+    )
+    unpacked, packed = _eval_results(unpacked_dir), _eval_results(packed_dir)
+    assert packed["instances"] == INSTANCES
+    for name in METRICS:
+        assert packed[name] == pytest.approx(unpacked[name], rel=1e-5, abs=1e-5), name
+    assert packed["loss"] == pytest.approx(
+        unpacked["masked_lm_loss"] + unpacked["next_sentence_loss"], rel=1e-5
+    )
+    # The checkpoint learned something, so the comparison is not of chance values.
+    assert unpacked["masked_lm_loss"] < np.log(30522)
+
+
+def _stop_at(output_dir, step):
+    """Makes output_dir look as if training had been killed after saving `step`: the
+    newer checkpoints and their input positions gone."""
+    for name in os.listdir(output_dir):
+        found = re.match(r"model\.ckpt-(\d+)\.", name)
+        if found and int(found.group(1)) > step:
+            os.remove(os.path.join(output_dir, name))
+    with open(os.path.join(output_dir, "checkpoint"), "w") as f:
+        f.write(f'model_checkpoint_path: "model.ckpt-{step}"\n')
+
+
+@pytest.mark.slow
+def test_packed_training_resumes_to_the_weights_and_count_of_an_uninterrupted_run(
+    config_file, records, tmp_path
+):
+    whole_dir = str(tmp_path / "whole")
+    args = [
+        "--do_train",
+        "--pack_sequences",
+        "--max_instances_per_row=3",
+        "--train_batch_size=2",
+        "--num_train_steps=6",
+        "--save_checkpoints_steps=2",
+    ]
+    whole = helpers.run_script(
+        "run_pretraining.py", *_args(config_file, records, whole_dir, *args)
+    )
+    assert whole.returncode == 0, whole.stderr[-3000:]
+    # The progress lines count instances, more than rows.
+    counts = [int(c.replace(",", "")) for c in re.findall(r", ([\d,]+) examples", whole.stderr)]
+    assert counts and counts[-1] > 6 * 2
+    assert re.search(r"[\d.,]+ examples/s", whole.stderr)
+
+    resumed_dir = str(tmp_path / "resumed")
+    shutil.copytree(whole_dir, resumed_dir)
+    _stop_at(resumed_dir, 2)
+    resumed = helpers.run_script(
+        "run_pretraining.py", *_args(config_file, records, resumed_dir, *args)
+    )
+    assert resumed.returncode == 0, resumed.stderr[-3000:]
+    assert "Restoring parameters from" in resumed.stderr
+    final, reference = (engine.newest_checkpoint(d) for d in (resumed_dir, whole_dir))
+    assert engine.checkpoint_step(final) == engine.checkpoint_step(reference) == 6
+    assert tf.train.load_variable(final, "examples_trained") == counts[-1]
+    for name, _ in tf.train.list_variables(reference):
+        np.testing.assert_allclose(
+            tf.train.load_variable(final, name),
+            tf.train.load_variable(reference, name),
+            rtol=1e-5,
+            atol=1e-5,
+            err_msg=name,
+        )
+
+
+@pytest.mark.slow
+def test_packed_training_and_eval_at_bf16_under_xla(rp, config_file, records, tmp_path):
+    output_dir = str(tmp_path / "bf16")
+    _run_main(
+        rp,
+        _args(
+            config_file,
+            records,
+            output_dir,
+            "--do_train",
+            "--do_eval",
+            "--pack_sequences",
+            "--precision=bf16",
+            "--use_xla",
+            "--train_batch_size=2",
+            "--eval_batch_size=4",
+            "--num_train_steps=2",
+        ),
+    )
+    result = _eval_results(output_dir)
+    assert result["instances"] == INSTANCES and result["global_step"] == 2
+    assert all(np.isfinite(result[name]) for name in METRICS)
+    assert result["masked_lm_loss"] == pytest.approx(np.log(30522), abs=1.0)
