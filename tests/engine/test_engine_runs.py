@@ -29,6 +29,7 @@ from linear_model import (
 
 import optimization
 from bert_lib import engine
+from bert_lib.task_data import pretraining_packing
 
 
 def _estimator(model_dir, model_fn=model_fn, batch_size=8, **config):
@@ -512,6 +513,31 @@ def worker_runs(tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_packed_rows_under_mirrored_train_and_count_the_one_device_instances(worker_runs):
+    """Each replica packs and trains its own rows: the instances counted over both
+    replicas are those of one device's batches of the same rows, the losses agree as
+    the unpacked model's do, and rows hold more instances than one."""
+    root, _ = worker_runs
+    single = np.load(root / "one" / "packed.npz")
+    mirrored = np.load(root / "two" / "packed.npz")
+    assert int(mirrored["var:global_step"]) == int(single["var:global_step"]) == 2
+    # Two steps of 8 rows: the instances of the first 16 rows the records pack into.
+    rows = pretraining_packing.pack(
+        pretraining_packing.decoded_records(
+            [os.path.join(helpers.GOLDEN, "pretraining", "default.tfrecord")], 128, 20
+        ),
+        128,
+        21,
+        3,
+    )
+    instances = sum(int(row["next_sentence_weights"].sum()) for row in rows.take(16))
+    assert (
+        int(mirrored["var:examples_trained"]) == int(single["var:examples_trained"]) == instances
+    )
+    np.testing.assert_allclose(mirrored["losses"], single["losses"], rtol=5e-3)
+
+
+@pytest.mark.slow
 def test_two_logical_cpus_mirrored_give_the_one_device_loss_curve(worker_runs):
     """Same global batch over 1 and 2 replicas: same losses (and weights).
 
@@ -526,7 +552,7 @@ def test_two_logical_cpus_mirrored_give_the_one_device_loss_curve(worker_runs):
     """
     root, outputs = worker_runs
     assert "over 2 replica(s)" in outputs["two"]
-    for model in ("linear", "bert"):
+    for model in ("linear", "bert"):  # "packed": test_packed_rows_under_mirrored_...
         single = np.load(root / "one" / f"{model}.npz")
         mirrored = np.load(root / "two" / f"{model}.npz")
         assert int(mirrored["replicas"]) == 2 and int(single["replicas"]) == 1

@@ -22,6 +22,7 @@ from absl import flags
 
 import modeling
 from bert_lib import engine
+from bert_lib.plumbing.errors import UsageError
 from bert_lib.task_data import pretraining_packing
 
 SEQ = 128
@@ -157,6 +158,23 @@ def test_padding_shares_count_the_tokens_of_rows_unpacked_and_packed(instances, 
     assert shares["padding"] == pytest.approx(1 - tokens / (INSTANCES * SEQ))
     assert shares["packed_rows"] == rows
     assert shares["packed_padding"] == pytest.approx(1 - tokens / (rows * SEQ))
+
+
+def test_padding_command_prints_the_shares_and_refuses_mixed_lengths(
+    instances, records, tmp_path, capsys
+):
+    pretraining_packing.main([records])
+    printed = capsys.readouterr().out
+    tokens = sum(int(i["input_mask"].sum()) for i in instances)
+    rows = len(_packed_rows(records))
+    assert f"{INSTANCES} instances of max_seq_length {SEQ}" in printed
+    assert f"unpacked: {INSTANCES} rows, padding {1 - tokens / (INSTANCES * SEQ):.1%}" in printed
+    assert f"{rows} rows, padding {1 - tokens / (rows * SEQ):.1%}" in printed
+
+    other = str(tmp_path / "other.tfrecord")
+    shutil.copy(os.path.join(helpers.GOLDEN, "pretraining", "wwm_a.tfrecord"), other)
+    with pytest.raises(UsageError, match=f"{other} holds records of other lengths"):
+        pretraining_packing.main([records, other])
 
 
 def _losses_and_gradients(rp, features, compute_dtype):

@@ -2,12 +2,13 @@
 
 Usage: engine_worker.py MODE OUTPUT_DIR, MODE one of one_device, mirrored
 (two logical CPU devices) and multi_worker (cluster from TF_CONFIG). Device
-set-up is process-wide, hence a process of its own. For each model it writes
-OUTPUT_DIR/<model>.npz with the per-step losses (from the TensorBoard
-events), every variable after training ("var:<name>"), the final global
-step and the number of replicas; multi_worker also writes the weights right
-after initialization (<model>_initial.npz). With ENGINE_WORKER_V1_BEHAVIOR
-set in the environment it first calls tf.compat.v1.disable_v2_behavior().
+set-up is process-wide, hence a process of its own. For each model (linear,
+bert, and bert on packed rows, packed) it writes OUTPUT_DIR/<model>.npz with
+the per-step losses (from the TensorBoard events), every variable after
+training ("var:<name>"), the final global step and the number of replicas;
+multi_worker also writes the weights right after initialization
+(<model>_initial.npz). With ENGINE_WORKER_V1_BEHAVIOR set in the environment
+it first calls tf.compat.v1.disable_v2_behavior().
 """
 
 import process_setup  # noqa: F401 (quiet TensorFlow on CPU, the repo importable)
@@ -149,6 +150,11 @@ def main(mode, output_dir):
         return
     _train("linear", _linear_model_fn, _linear_input_fn, 6, mode, output_dir)
     _train("bert", _bert_model_fn(), bert_input_fn, 5, mode, output_dir)
+    # The same records packed, up to 3 instances a row, each replica its own rows.
+    packed_input_fn = run_pretraining.input_fn_builder(
+        [GOLDEN_RECORDS], 128, 20, is_training=False, num_cpu_threads=1, max_instances_per_row=3
+    )
+    _train("packed", _bert_model_fn(), packed_input_fn, 2, mode, output_dir)
 
 
 if __name__ == "__main__":
