@@ -9,8 +9,8 @@ import re
 
 # Variables of training state, not of the model: dropped by tf_to_hf.
 TRAINING_STATE = re.compile(
-    r"(^|/)(global_step|adam_[mv]|Adam(_\d+)?|Momentum|good_steps|current_loss_scale|"
-    r"loss_scale\w*)$"
+    r"(^|/)(global_step|examples_trained|adam_[mv]|Adam(_\d+)?|Momentum|good_steps|"
+    r"current_loss_scale|loss_scale\w*)$"
 )
 
 

@@ -1,9 +1,9 @@
 """run_pretraining.py --pack_sequences: several instances to a row, computed as if alone.
 
-The records are written here, tf.train.Examples of random instances of 6
-to 90 tokens at max_seq_length 128 (the layout create_pretraining_data.py
-writes: [CLS] A [SEP] B [SEP], masked positions inside the instance, weights
-1 then 0), so most rows hold two or three. Packed rows are checked against
+The records are written for the tests (tests/support/pretraining_instances.py):
+tf.train.Examples of random instances of 6 to 90 tokens at max_seq_length
+128, laid out as create_pretraining_data.py writes them, so most rows hold
+two or three. Packed rows are checked against
 the records they came from, unpacked again in numpy; the packed model's
 losses and gradients against the unpacked model's on the same instances in
 one batch; the script's evaluation of one checkpoint packed against
@@ -16,6 +16,7 @@ import shutil
 
 import helpers
 import numpy as np
+import pretraining_instances
 import pytest
 import tensorflow as tf
 from absl import flags
@@ -34,59 +35,16 @@ TINY = helpers.tiny_bert_config(
 METRICS = ["masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy", "next_sentence_loss"]
 
 
-def _random_instances(count, seed=0):
-    """[{feature: numpy array}] of `count` pre-training instances, padded to SEQ and
-    PREDICTIONS."""
-    rng = np.random.default_rng(seed)
-    instances = []
-    for _ in range(count):
-        length = int(rng.integers(6, 91))
-        ids = rng.integers(1000, 30000, size=length)
-        first = int(rng.integers(1, length - 3))
-        ids[0], ids[first + 1], ids[-1] = 101, 102, 102
-        segments = np.r_[np.zeros(first + 2, int), np.ones(length - first - 2, int)]
-        masked = min(PREDICTIONS, max(1, round(0.15 * length)))
-        positions = np.sort(rng.choice(np.arange(1, length - 1), masked, replace=False))
-
-        def padded(values, size):
-            return np.pad(np.asarray(values), (0, size - len(values)))
-
-        instances.append(
-            {
-                "input_ids": padded(ids, SEQ),
-                "input_mask": padded(np.ones(length, int), SEQ),
-                "segment_ids": padded(segments, SEQ),
-                "masked_lm_positions": padded(positions, PREDICTIONS),
-                "masked_lm_ids": padded(rng.integers(1000, 30000, size=masked), PREDICTIONS),
-                "masked_lm_weights": padded(np.ones(masked, np.float32), PREDICTIONS),
-                "next_sentence_labels": np.array([rng.integers(0, 2)]),
-            }
-        )
-    return instances
-
-
-def _write_records(path, instances):
-    with tf.io.TFRecordWriter(str(path)) as writer:
-        for instance in instances:
-            feature = {}
-            for name, values in instance.items():
-                if values.dtype.kind == "f":
-                    feature[name] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
-                else:
-                    feature[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-            example = tf.train.Example(features=tf.train.Features(feature=feature))
-            writer.write(example.SerializeToString())
-    return str(path)
-
-
 @pytest.fixture(scope="module")
 def instances():
-    return _random_instances(INSTANCES)
+    return pretraining_instances.random_instances(INSTANCES)
 
 
 @pytest.fixture(scope="module")
 def records(instances, tmp_path_factory):
-    return _write_records(tmp_path_factory.mktemp("records") / "short.tfrecord", instances)
+    return pretraining_instances.write_records(
+        tmp_path_factory.mktemp("records") / "short.tfrecord", instances
+    )
 
 
 def _packed_rows(records, max_instances=8):

@@ -20,6 +20,7 @@ import sys
 import helpers
 import mirrored
 import numpy as np
+import pretraining_instances
 import tensorflow as tf
 from absl import logging
 
@@ -29,6 +30,7 @@ from bert_lib import engine
 
 GOLDEN_RECORDS = os.path.join(helpers.GOLDEN, "pretraining", "default.tfrecord")
 GLOBAL_BATCH = 8
+PACKED_INSTANCES = 48
 
 
 class _VariableDump:
@@ -150,9 +152,13 @@ def main(mode, output_dir):
         return
     _train("linear", _linear_model_fn, _linear_input_fn, 6, mode, output_dir)
     _train("bert", _bert_model_fn(), bert_input_fn, 5, mode, output_dir)
-    # The same records packed, up to 3 instances a row, each replica its own rows.
+    # Short instances packed, up to 3 a row, each replica its own rows.
+    short_records = pretraining_instances.write_records(
+        os.path.join(output_dir, "short.tfrecord"),
+        pretraining_instances.random_instances(PACKED_INSTANCES),
+    )
     packed_input_fn = run_pretraining.input_fn_builder(
-        [GOLDEN_RECORDS], 128, 20, is_training=False, num_cpu_threads=1, max_instances_per_row=3
+        [short_records], 128, 20, is_training=False, num_cpu_threads=1, max_instances_per_row=3
     )
     _train("packed", _bert_model_fn(), packed_input_fn, 2, mode, output_dir)
 
