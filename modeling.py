@@ -281,21 +281,14 @@ class BertModel:
             then [batch_size, 1, hidden_size]. For graphs that read nothing
             else, such as a sentence classifier's evaluation and prediction.
 
-          Packing several instances (sequences) into each row, each computed
-          as if it were alone in its own row, takes the next three together
-          (all None, the default, leaves the model as it is without them):
-          position_ids: int32 Tensor [batch_size, seq_length], each token's
-            position in its own instance (restarting at 0 with each
-            instance), instead of 0..seq_length-1.
-          instance_ids: int32 Tensor [batch_size, seq_length], which instance
-            of its row each token belongs to: a token attends only to the
-            tokens of the same id that input_mask keeps (a block-diagonal
-            attention mask).
-          cls_positions: int32 Tensor [batch_size, num_instances], where each
-            instance's first ([CLS]) token is in its row. The pooler then
-            reads those positions: get_pooled_output is [batch_size *
-            num_instances, hidden_size], row b * num_instances + i from
-            cls_positions[b, i]. Not with pooled_output_only.
+          position_ids, instance_ids, cls_positions: optional int32 Tensors
+            that pack several instances into each row, each computed as if
+            alone (None: the model without them). position_ids and
+            instance_ids [batch_size, seq_length]: each token's position in
+            its own instance, and its instance (it attends only to tokens of
+            its own that input_mask keeps); cls_positions [batch_size, n]:
+            each instance's [CLS], which the pooler reads: get_pooled_output
+            is then [batch_size * n, hidden_size]. Not with pooled_output_only.
 
         Raises:
           ValueError: the config is inconsistent (hidden_size not divisible by
@@ -333,12 +326,7 @@ class BertModel:
             # The pooler summarizes the sequence for sentence-level tasks: a
             # tanh dense layer over the hidden state of the first ([CLS]) token.
             with tf.compat.v1.variable_scope("pooler"):
-                first_token_tensor = self.sequence_output[:, 0, :]
-                if cls_positions is not None:
-                    first_token_tensor = tf.reshape(
-                        tf.gather(self.sequence_output, cls_positions, batch_dims=1),
-                        [-1, config.hidden_size],
-                    )
+                first_token_tensor = _first_tokens(self.sequence_output, cls_positions)
                 self.pooled_output = dense(
                     first_token_tensor,
                     config.hidden_size,
@@ -421,6 +409,15 @@ class BertModel:
     def get_embedding_table(self):
         """The word embedding variable [vocab_size, hidden_size]."""
         return self.embedding_table
+
+
+def _first_tokens(sequence_output, cls_positions=None):
+    """[batch_size, hidden_size] at each row's first position, or [batch_size * n,
+    hidden_size] at cls_positions [batch_size, n] (row b * n + i at cls_positions[b, i])."""
+    if cls_positions is None:
+        return sequence_output[:, 0, :]
+    gathered = tf.gather(sequence_output, cls_positions, batch_dims=1)
+    return tf.reshape(gathered, [-1, sequence_output.shape[-1]])
 
 
 # ---------------------------------------------------------------------------

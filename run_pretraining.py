@@ -111,10 +111,7 @@ def model_fn_builder(
 ):
     """Returns the model_fn(features, labels, mode, params) for engine.Estimator.
 
-    Features of packed rows (pretraining_packing: position_ids,
-    instance_ids, cls_positions, next_sentence_weights) build the model
-    with them, and the losses and metrics average over the instances the
-    rows hold, as they do over unpacked ones.
+    Losses and metrics of packed rows average over their instances too.
 
     TRAIN: loss = masked LM loss + next-sentence loss, optimized with BERT's
     training step (model_fns.train_spec) and the optimizer named `optimizer`
@@ -140,13 +137,7 @@ def model_fn_builder(
         masked_lm_ids = features["masked_lm_ids"]
         masked_lm_weights = features["masked_lm_weights"]
         next_sentence_labels = features["next_sentence_labels"]
-        # Packed rows: several instances to a row (pretraining_packing).
-        next_sentence_weights = features.get("next_sentence_weights")
-        packing = {
-            name: features[name]
-            for name in ("position_ids", "instance_ids", "cls_positions")
-            if name in features
-        }
+        packing, next_sentence_weights = _packed_row_features(features)
 
         is_training = mode == engine.ModeKeys.TRAIN
 
@@ -169,16 +160,13 @@ def model_fn_builder(
             masked_lm_ids,
             masked_lm_weights,
         )
-        (next_sentence_loss, next_sentence_example_loss, next_sentence_log_probs) = (
-            get_next_sentence_output(
-                bert_config, model.get_pooled_output(), next_sentence_labels, next_sentence_weights
-            )
+        next_sentence = get_next_sentence_output(
+            bert_config, model.get_pooled_output(), next_sentence_labels, next_sentence_weights
         )
+        (next_sentence_loss, next_sentence_example_loss, next_sentence_log_probs) = next_sentence
         total_loss = masked_lm_loss + next_sentence_loss
 
         scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
-        if next_sentence_weights is not None:
-            instances = tf.reduce_sum(next_sentence_weights)
 
         if mode == engine.ModeKeys.TRAIN:
             return model_fns.train_spec(
@@ -190,29 +178,40 @@ def model_fn_builder(
                 num_accumulation_steps,
                 optimizer=optimizer,
                 scaffold_fn=scaffold_fn,
-                examples=None if next_sentence_weights is None else instances,
+                examples=tf.reduce_sum(next_sentence_weights) if packing else None,
             )
         if mode == engine.ModeKeys.EVAL:
-            eval_metrics = (
-                metric_fn,
-                [
-                    masked_lm_example_loss,
-                    masked_lm_log_probs,
-                    masked_lm_ids,
-                    masked_lm_weights,
-                    next_sentence_example_loss,
-                    next_sentence_log_probs,
-                    next_sentence_labels,
-                ],
-            )
-            if next_sentence_weights is not None:
-                eval_metrics = (packed_metric_fn, [*eval_metrics[1], next_sentence_weights])
+            metric_tensors = [
+                masked_lm_example_loss,
+                masked_lm_log_probs,
+                masked_lm_ids,
+                masked_lm_weights,
+                next_sentence_example_loss,
+                next_sentence_log_probs,
+                next_sentence_labels,
+            ]
+            eval_metrics = _eval_metrics(metric_tensors, next_sentence_weights)
             return engine.EstimatorSpec(
                 mode=mode, loss=total_loss, eval_metrics=eval_metrics, scaffold_fn=scaffold_fn
             )
         raise ValueError(f"Only TRAIN and EVAL modes are supported: {mode}")
 
     return model_fn
+
+
+def _packed_row_features(features):
+    """(BertModel's packing arguments, next_sentence_weights) of packed rows
+    (pretraining_packing); ({}, None) for unpacked records."""
+    names = ("position_ids", "instance_ids", "cls_positions")
+    packing = {name: features[name] for name in names if name in features}
+    return packing, features.get("next_sentence_weights")
+
+
+def _eval_metrics(metric_tensors, next_sentence_weights):
+    """EstimatorSpec's eval_metrics: metric_fn's, or packed_metric_fn's for packed rows."""
+    if next_sentence_weights is None:
+        return (metric_fn, metric_tensors)
+    return (packed_metric_fn, [*metric_tensors, next_sentence_weights])
 
 
 def metric_fn(

@@ -219,6 +219,44 @@ def test_packed_and_unpacked_give_the_same_losses_and_gradients(
         )
 
 
+def test_packed_rows_cut_to_their_longest_give_the_full_rows_outputs(records):
+    """Packing composes with dynamic lengths (batches cut to their longest row): the
+    sequence and pooled outputs at the real tokens are those of full-length rows."""
+    rows = _stacked(_packed_rows(records))
+    # The rows not full, cut to the longest of them.
+    used = rows["input_mask"].sum(axis=1)
+    rows = {name: value[used < SEQ] for name, value in rows.items()}
+    length = int(used[used < SEQ].max())
+    assert len(rows["input_ids"]) >= 2 and length < SEQ
+    config = modeling.BertConfig.from_dict(TINY)
+    names = ("input_ids", "input_mask", "segment_ids", "position_ids", "instance_ids")
+    with tf.Graph().as_default():
+        feeds = {name: tf.compat.v1.placeholder(tf.int32, [None, None]) for name in names}
+        cls = tf.compat.v1.placeholder(tf.int32, [None, None])
+        model = modeling.BertModel(
+            config,
+            False,
+            feeds["input_ids"],
+            feeds["input_mask"],
+            feeds["segment_ids"],
+            position_ids=feeds["position_ids"],
+            instance_ids=feeds["instance_ids"],
+            cls_positions=cls,
+        )
+        outputs = [model.get_sequence_output(), model.get_pooled_output()]
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+
+            def run(cut):
+                feed = {feeds[name]: rows[name][:, :cut] for name in names}
+                return session.run(outputs, {**feed, cls: rows["cls_positions"]})
+
+            (full_sequence, full_pooled), (sequence, pooled) = run(SEQ), run(length)
+    real = rows["input_mask"][:, :length] > 0
+    np.testing.assert_allclose(sequence[real], full_sequence[:, :length][real], atol=1e-5)
+    np.testing.assert_allclose(pooled, full_pooled, atol=1e-5)
+
+
 def test_cls_positions_with_pooled_output_only_is_refused():
     config = modeling.BertConfig.from_dict(TINY)
     with tf.Graph().as_default():
