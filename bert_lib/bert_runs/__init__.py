@@ -5,8 +5,8 @@ The engine (bert_lib/engine) knows nothing of BERT; this side does. One
 module per task holds the steps of its run after the script has read and
 checked its flags, building the model with the script's model_fn_builder:
 classifier.py (run_classifier.py's and run_classifier_with_tfhub.py's),
-squad.py (run_squad.py's) and ner.py (run_ner.py's); pretraining.py holds
-the checks of run_pretraining.py's input files. Beside them:
+squad.py (run_squad.py's), ner.py (run_ner.py's) and pretraining.py
+(run_pretraining.py's, with the checks of its input files). Beside them:
 - model_fns.py, the pieces every script's model_fn is built from (the
   compute dtype of --precision, BERT's training step with gradient
   accumulation and loss scaling, warm starting from --init_checkpoint) and
