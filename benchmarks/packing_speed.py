@@ -256,7 +256,9 @@ def report(cases):
                 continue
             metrics = [_mean([(r["eval"] or {}).get(name) for r in runs]) for name in METRICS]
             versus = {
-                base: f"{rate[side] / rate[base]:.2f}" if base in rate and side != base else ""
+                base: f"{rate[side] / rate[base]:.2f}"
+                if base in rate and side not in (base, "original")
+                else ""
                 for base in ("original", "unpacked")
             }
             lines.append(
