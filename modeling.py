@@ -282,13 +282,11 @@ class BertModel:
             else, such as a sentence classifier's evaluation and prediction.
 
           position_ids, instance_ids, cls_positions: optional int32 Tensors
-            that pack several instances into each row, each computed as if
-            alone (None: the model without them). position_ids and
-            instance_ids [batch_size, seq_length]: each token's position in
-            its own instance, and its instance (it attends only to tokens of
-            its own that input_mask keeps); cls_positions [batch_size, n]:
-            each instance's [CLS], which the pooler reads: get_pooled_output
-            is then [batch_size * n, hidden_size]. Not with pooled_output_only.
+            packing several instances into each row, each as if alone (None:
+            without them). The first two [batch_size, seq_length]: each token's
+            position in its instance, and its instance (it attends only within
+            it); cls_positions [batch_size, n]: each instance's [CLS], for the
+            pooler: get_pooled_output is then [batch_size * n, hidden_size].
 
         Raises:
           ValueError: the config is inconsistent (hidden_size not divisible by
