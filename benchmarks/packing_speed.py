@@ -49,8 +49,8 @@ import subprocess
 import sys
 
 import original_speed
-from compat.common import REPO, VOCAB
-from compat.launcher import BASE_ENV
+from compat_check_lib.common import REPO, VOCAB
+from compat_check_lib.launcher import BASE_ENV
 
 SIZES = {"num_hidden_layers": 6, "hidden_size": 384, "num_attention_heads": 12}
 SIZES["intermediate_size"] = 4 * SIZES["hidden_size"]
