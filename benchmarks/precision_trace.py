@@ -209,14 +209,19 @@ def write_records(task_dir, vocab_file, work_dir, max_seq_length):
     return paths
 
 
-def draw_batches(path, seed, batching, steps, batch_size, max_seq_length):
-    """The training batches a seeded run reads, as numpy dicts."""
-    name_to_features = {
+def record_features(max_seq_length):
+    """The features of the classifier's records that a run here reads."""
+    return {
         "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
         "label_ids": tf.io.FixedLenFeature([], tf.int64),
     }
+
+
+def draw_batches(path, seed, batching, steps, batch_size, max_seq_length):
+    """The training batches a seeded run reads, as numpy dicts."""
+    name_to_features = record_features(max_seq_length)
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(seed)
@@ -242,12 +247,7 @@ def draw_batches(path, seed, batching, steps, batch_size, max_seq_length):
 
 
 def dev_batches(path, batch_size, max_seq_length):
-    name_to_features = {
-        "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "label_ids": tf.io.FixedLenFeature([], tf.int64),
-    }
+    name_to_features = record_features(max_seq_length)
     graph = tf.Graph()
     with graph.as_default():
         dataset = tf.data.TFRecordDataset(path).map(
