@@ -238,13 +238,20 @@ def _refuse_hooks(hooks, what):
         raise unsupported(f"EstimatorSpec({what}=...)", "code around the predict loop")
 
 
+def _parameters(function):
+    """The parameters of function's signature by name, or None when it has none to read."""
+    try:
+        return inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return None
+
+
 def call_with_named(function, available):
     """function(**the entries of `available` its signature names), as tf.estimator called."""
-    try:
-        parameters = inspect.signature(function).parameters
-    except (TypeError, ValueError):
-        return function(**available)
-    if any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
+    parameters = _parameters(function)
+    if parameters is None or any(
+        p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values()
+    ):
         return function(**available)
     return function(**{k: v for k, v in available.items() if k in parameters})
 
@@ -366,6 +373,18 @@ class Estimator:
         return user
 
     def _model_fn(self, features, labels, mode, params):
+        if labels is None:  # an element of _input_fn's Dataset with no labels: (features,)
+            (features,) = features
+        return self._spec(features, labels, mode, params)
+
+    def _spec(self, features, labels, mode, params):
+        """The user's model_fn called on features and labels (None, or as the input_fn
+        gave them); its spec for the engine."""
+        parameters = _parameters(self._user_model_fn)
+        if labels is not None and parameters is not None and "labels" not in parameters:
+            where = tf1_specs.definition_line(self._user_model_fn)
+            message = "model_fn does not take labels, but input_fn returns labels."
+            raise tf1_specs.SpecError(f"{where}: {message}" if where else message)
         spec = call_with_named(
             self._user_model_fn,
             {
@@ -413,16 +432,16 @@ class Estimator:
         def call(params):
             arguments = {"params": self._user_params(params), "config": self._config, "mode": mode}
             with tf1_tensor_input.recorded_iterators() as made:
-                dataset = call_with_named(input_fn, arguments)
-            if not isinstance(dataset, tf.data.Dataset):
-                dataset = tf1_tensor_input.as_dataset(
-                    dataset,
-                    made,
-                    lambda: call_with_named(input_fn, arguments),
-                    self._config.tf_random_seed,
-                    self._input_failures,
-                )
-            return dataset
+                returned = call_with_named(input_fn, arguments)
+            return tf1_tensor_input.engine_dataset(
+                returned,
+                made,
+                lambda: call_with_named(input_fn, arguments),
+                mode,
+                tf1_specs.definition_line(input_fn),
+                self._config.tf_random_seed,
+                self._input_failures,
+            )
 
         return call
 
@@ -506,7 +525,7 @@ class Estimator:
     export_savedmodel = export_saved_model
 
     def _predictions_for_export(self, features):
-        return dict(self._model_fn(features, None, engine.ModeKeys.PREDICT, {}).predictions)
+        return dict(self._spec(features, None, engine.ModeKeys.PREDICT, {}).predictions)
 
     def eval_dir(self, name=None):
         """Where evaluate writes its TensorBoard events (model_dir/eval or eval_<name>)."""

@@ -19,12 +19,47 @@ import tensorflow as tf
 from ... import engine
 from ...plumbing import errors
 from ..machinery.namespaces import Namespace
+from ..machinery.user_code import user_location
+from ..machinery.user_errors import UserCodeError
 
 _V1 = tf.compat.v1
 
 
-def _as_dict(tensors, single_name):
-    return dict(tensors) if isinstance(tensors, dict) else {single_name: tensors}
+# The key a lone tensor is given, per argument of a receiver (TF 1.15's).
+_SINGLE_NAMES = {
+    "feature": "feature",
+    "receiver_tensor": "input",
+    "receiver_tensors_alternative": "input",
+}
+
+
+def _refused(message):
+    """A receiver TF 1.15 refused, with its message, at the user's line that made it."""
+    where = user_location()
+    return UserCodeError(f"{where}: {message}" if where else message)
+
+
+def _is_tensor(value):
+    return isinstance(value, (tf.Tensor, tf.SparseTensor))
+
+
+def _checked_dict(tensors, field, int_keys=False):
+    """`tensors` as {name: tensor} (a lone tensor under its field's name), refused where
+    TF 1.15 refused it: None, keys other than strings (or ints where allowed), values
+    other than tensors and sparse tensors."""
+    if tensors is None:
+        raise _refused(f"{field}s must be defined.")
+    if not isinstance(tensors, dict):
+        tensors = {_SINGLE_NAMES[field]: tensors}
+    for name, tensor in tensors.items():
+        if not isinstance(name, str):
+            if not int_keys:
+                raise _refused(f"{field} keys must be strings: {name}.")
+            if not isinstance(name, int):
+                raise _refused(f"{field} keys must be strings or ints: {name}.")
+        if not _is_tensor(tensor):
+            raise _refused(f"{field} {name} must be a Tensor or SparseTensor.")
+    return tensors
 
 
 class ServingInputReceiver(
@@ -32,23 +67,32 @@ class ServingInputReceiver(
         "ServingInputReceiver", ["features", "receiver_tensors", "receiver_tensors_alternatives"]
     )
 ):
-    """What a serving_input_receiver_fn returns: the model_fn's features, the fed tensors."""
+    """What a serving_input_receiver_fn returns: the model_fn's features (a dict, a lone
+    tensor under "feature"), the fed tensors (a dict, a lone one under "input") and
+    further groups of them, each checked as TF 1.15 checked it."""
 
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
-        if features is None:
-            raise ValueError("features must be defined.")
-        return super().__new__(
-            cls,
-            _as_dict(features, "feature"),
-            _as_dict(receiver_tensors, "input"),
-            receiver_tensors_alternatives,
-        )
+        features = _checked_dict(features, "feature", int_keys=True)
+        receiver_tensors = _checked_dict(receiver_tensors, "receiver_tensor")
+        alternatives = receiver_tensors_alternatives
+        if alternatives is not None:
+            if not isinstance(alternatives, dict):
+                raise _refused(f"receiver_tensors_alternatives must be a dict: {alternatives}.")
+            alternatives = {
+                name: _checked_dict(tensors, "receiver_tensors_alternative")
+                for name, tensors in alternatives.items()
+            }
+        return super().__new__(cls, features, receiver_tensors, alternatives)
 
 
 class TensorServingInputReceiver(ServingInputReceiver):
-    """A receiver whose model_fn gets one tensor as its features, not a dict."""
+    """A receiver whose model_fn gets one tensor (or sparse tensor) as its features."""
 
     def __new__(cls, features, receiver_tensors, receiver_tensors_alternatives=None):
+        if features is None:
+            raise _refused("features must be defined.")
+        if not _is_tensor(features):
+            raise _refused("feature must be a Tensor or SparseTensor.")
         receiver = super().__new__(cls, features, receiver_tensors, receiver_tensors_alternatives)
         return receiver._replace(features=features)
 

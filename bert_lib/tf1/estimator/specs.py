@@ -10,6 +10,7 @@ the spec (or, for what a metric_fn returned, that defines the metric_fn),
 instead of an error from inside the engine later.
 """
 
+import functools
 import inspect
 
 import tensorflow as tf
@@ -171,6 +172,8 @@ def check_estimator_spec(spec_fields, mode, where):
 
 def definition_line(function):
     """ "file:line" where `function` is defined (for what it returns), or None."""
+    while isinstance(function, functools.partial):
+        function = function.func
     code = getattr(getattr(function, "__func__", function), "__code__", None)
     return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else None
 

@@ -1,4 +1,17 @@
-"""input_fns that return tensors rather than a Dataset, as TF 1.x Estimator code wrote them.
+"""What an input_fn returns, read as TF 1.15's Estimator read it, as the engine's Dataset.
+
+TF 1.15 took a Dataset or tensors; a list or tuple (a Dataset's element, or
+what the input_fn returned) is (features, labels) and must have two entries
+(else "input_fn should return (features, labels) as a len 2 tuple."),
+anything else is features alone, with labels None. Features and labels may
+be any nest of tensors (a tensor, a dict, a tuple, a dict of tuples);
+prediction drops the labels. The engine's Dataset yields (features, labels),
+or (features,) where there are none (engine_dataset): a 2-tuple of features
+stays the features. Tensors that come from neither a Dataset nor a queue
+(constants) are read for ever, as TF 1.15 read them; prediction warns so,
+with TF 1.15's words.
+
+As for tensors rather than a Dataset:
 
 Estimator code of 2017-2019 often ended its input_fn with
 `dataset.make_one_shot_iterator().get_next()` (or an initializable
@@ -33,15 +46,70 @@ engine reads a Dataset. So:
 import contextlib
 
 import tensorflow as tf
+from absl import logging
 from tensorflow.python.data.ops import dataset_ops
 
 from ..machinery.namespaces import unsupported
+from ..machinery.user_errors import UserCodeError
 
 _V1 = tf.compat.v1
 _GET_NEXT = ("IteratorGetNext", "IteratorGetNextSync")
 _MAKERS = ("_make_one_shot_iterator", "_make_initializable_iterator")
 # How long the queue runners of a finished input get to stop (they are cancelled at once).
 _STOP_GRACE_SECONDS = 10
+_PREDICT = "infer"
+NOT_TWO = "input_fn should return (features, labels) as a len 2 tuple."
+FOREVER = (
+    "Input graph does not use tf.data.Dataset or contain a QueueRunner. That means predict "
+    "yields forever. This is probably a mistake."
+)
+
+
+def features_and_labels(result, where):
+    """(features, labels) of what an input_fn returned, or of a Dataset's element, as TF
+    1.15 took them apart: a list or tuple must have two entries; anything else is the
+    features, with labels None. where: the input_fn's "file:line", for the refusal."""
+    if isinstance(result, (list, tuple)):
+        if len(result) != 2:
+            raise UserCodeError(f"{where}: {NOT_TWO}" if where else NOT_TWO)
+        return result[0], result[1]
+    return result, None
+
+
+def _for_engine(features, labels, mode):
+    """The engine's element: (features, labels), or (features,) with no labels (none
+    given, or prediction, which TF 1.15 gave none)."""
+    return (features,) if labels is None or mode == _PREDICT else (features, labels)
+
+
+def engine_dataset(returned, made, call_again, mode, where, seed=None, failures=None):
+    """The Dataset the engine reads for what an input_fn returned (see the module doc):
+    its elements (features, labels), or (features,). made, call_again, seed, failures: as
+    for as_dataset; mode: the engine's; where: the input_fn's "file:line"."""
+    if isinstance(returned, tf.data.Dataset):
+        if isinstance(returned.element_spec, (list, tuple)):
+            features_and_labels(returned.element_spec, where)
+            if mode != _PREDICT:
+                return returned
+            return returned.map(lambda features, labels: (features,))
+        return returned.map(lambda features: (features,))
+
+    def structured(result):
+        return _for_engine(*features_and_labels(result, where), mode)
+
+    element = structured(returned)
+    if mode == _PREDICT and not _from_dataset_or_queue(element):
+        logging.warning(FOREVER)
+    return as_dataset(element, made, lambda: structured(call_again()), seed, failures)
+
+
+def _from_dataset_or_queue(element):
+    """Whether an iterator's get_next() gives one of the tensors, or the graph has queue
+    runners (TF 1.15 looked no further)."""
+    leaves = [leaf for leaf in tf.nest.flatten(element) if isinstance(leaf, tf.Tensor)]
+    if any(leaf.op.type in _GET_NEXT for leaf in leaves):
+        return True
+    return bool(_V1.get_collection(_V1.GraphKeys.QUEUE_RUNNERS))
 
 
 @contextlib.contextmanager
@@ -70,16 +138,19 @@ def recorded_iterators():
 
 
 def as_dataset(returned, made, call_again, seed=None, failures=None):
-    """The Dataset whose elements are what the input_fn returned, per run (see the module
-    doc). made: recorded_iterators' record of the call; call_again(): the input_fn called
-    once more, with the arguments it was given (in another graph); seed: the run's graph
+    """The Dataset whose elements are `returned` (tensors of the input_fn's call, in the
+    engine's structure), per run (see the module doc). made: recorded_iterators' record of
+    the call; call_again(): the same from the input_fn called once more, with the
+    arguments it was given (in another graph); seed: the run's graph
     seed (tf_random_seed), or None; failures: a list the errors of reading it go to (for
     raising_input_failures)."""
     leaves = tf.nest.flatten(returned, expand_composites=True)
-    if not leaves or not all(isinstance(leaf, tf.Tensor) for leaf in leaves):
+    others = sorted({type(leaf).__name__ for leaf in leaves if not isinstance(leaf, tf.Tensor)})
+    if others or not leaves:
+        what = ", ".join(others) if others else "nothing"
         raise unsupported(
-            "an input_fn returning something other than tensors or a Dataset",
-            "an input_fn returning a tf.data.Dataset, or (features, labels) tensors",
+            f"an input_fn whose features or labels hold {what} rather than tensors",
+            "an input_fn returning a tf.data.Dataset, or features and labels of tensors",
         )
     ops = {leaf.op for leaf in leaves}
     source = ops.pop() if len(ops) == 1 else None
