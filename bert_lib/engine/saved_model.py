@@ -47,7 +47,11 @@ def export_graph(
     checkpoint, or a directory: its newest checkpoint).
 
     `build_fn()` is called inside a fresh graph and returns (inputs, outputs),
-    dicts of tensors by name that become the "serving_default" signature.
+    dicts of tensors by name that become the "serving_default" signature, or
+    (inputs, outputs, alternatives): alternatives ({name: inputs}, further
+    tensors a client may feed instead, such as the features after parsing)
+    each sign the same outputs as "<name>:serving_default", as tf.estimator's
+    receiver_tensors_alternatives did.
     `extra_files` maps a file name to its text, written to
     `export_dir`/assets.extra/. `export_dir` must not exist.
 
@@ -78,10 +82,10 @@ def export_graph(
     with atomic_write.staged_directory(export_dir, flag="--export_dir") as stage:
         # The SavedModel builder accepts an existing directory while it is empty.
         temp_dir = stage
-        graph, inputs, outputs = _build_graph(build_fn, {})
+        graph, inputs, outputs, alternatives = _build_graph(build_fn, {})
         stored_dtypes = _read_only_as_16_bits(graph) if cast_weights_once else {}
         if stored_dtypes:
-            graph, inputs, outputs = _build_graph(build_fn, stored_dtypes)
+            graph, inputs, outputs, alternatives = _build_graph(build_fn, stored_dtypes)
         with graph.as_default():
             variables = tf.compat.v1.global_variables()
             check_checkpoint_holds(checkpoint_path, variables)
@@ -97,9 +101,9 @@ def export_graph(
                 # loaded, from their vocabulary files copied into its assets.
                 tables = tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.TABLE_INITIALIZERS)
                 if weights_as_constants and variables and not tables:
-                    _write_frozen(sess, temp_dir, inputs, outputs)
+                    _write_frozen(sess, temp_dir, inputs, outputs, alternatives)
                 else:
-                    _write(sess, temp_dir, inputs, outputs, tables)
+                    _write(sess, temp_dir, inputs, outputs, tables, alternatives)
         if extra_files:
             extra_dir = os.path.join(temp_dir, EXTRA_DIR)
             tf.io.gfile.makedirs(extra_dir)
@@ -109,15 +113,21 @@ def export_graph(
     logging.info("Exported %s as a SavedModel to %s", checkpoint_path, export_dir)
 
 
-def _write(sess, directory, inputs, outputs, tables=()):
+def _write(sess, directory, inputs, outputs, tables=(), alternatives=None):
     """Writes the session's graph and variables as a SavedModel whose serving_default
-    signature maps `inputs` to `outputs` (dicts of the graph's tensors by name)."""
+    signature maps `inputs` to `outputs` (dicts of the graph's tensors by name), and each
+    of `alternatives` ({name: inputs}) to them as "<name>:serving_default"."""
     builder = tf.compat.v1.saved_model.Builder(directory)
-    signature = tf.compat.v1.saved_model.predict_signature_def(inputs=inputs, outputs=outputs)
+    signatures = {"serving_default": inputs}
+    for name, alternative in (alternatives or {}).items():
+        signatures[f"{name}:serving_default"] = alternative
     builder.add_meta_graph_and_variables(
         sess,
         [tf.compat.v1.saved_model.tag_constants.SERVING],
-        signature_def_map={"serving_default": signature},
+        signature_def_map={
+            key: tf.compat.v1.saved_model.predict_signature_def(inputs=fed, outputs=outputs)
+            for key, fed in signatures.items()
+        },
         assets_collection=tf.compat.v1.get_collection(tf.compat.v1.GraphKeys.ASSET_FILEPATHS)
         or None,
         main_op=tf.group(*tables) if tables else None,
@@ -126,7 +136,7 @@ def _write(sess, directory, inputs, outputs, tables=()):
     builder.save()
 
 
-def _write_frozen(sess, directory, inputs, outputs):
+def _write_frozen(sess, directory, inputs, outputs, alternatives=None):
     """_write of the session's graph with every variable replaced by a constant of its
     value in the session: the part of the graph that computes `outputs`."""
     graph_def = tf.compat.v1.graph_util.convert_variables_to_constants(
@@ -135,18 +145,25 @@ def _write_frozen(sess, directory, inputs, outputs):
     frozen = tf.Graph()
     with frozen.as_default():
         tf.import_graph_def(graph_def, name="")
+
+        def frozen_tensors(tensors):
+            return {name: frozen.get_tensor_by_name(t.name) for name, t in tensors.items()}
+
         with tf.compat.v1.Session(graph=frozen) as frozen_sess:
             _write(
                 frozen_sess,
                 directory,
-                {name: frozen.get_tensor_by_name(t.name) for name, t in inputs.items()},
-                {name: frozen.get_tensor_by_name(t.name) for name, t in outputs.items()},
+                frozen_tensors(inputs),
+                frozen_tensors(outputs),
+                alternatives={
+                    name: frozen_tensors(fed) for name, fed in (alternatives or {}).items()
+                },
             )
 
 
 def _build_graph(build_fn, stored_dtypes):
-    """(graph, inputs, outputs) of `build_fn` in a new graph; the variables named in
-    `stored_dtypes` are made in the dtype it gives them."""
+    """(graph, inputs, outputs, alternatives) of `build_fn` in a new graph; the
+    variables named in `stored_dtypes` are made in the dtype it gives them."""
 
     def getter(getter, name, *args, **kwargs):
         # TensorFlow passes the next getter by this name.
@@ -162,9 +179,9 @@ def _build_graph(build_fn, stored_dtypes):
                 tf.compat.v1.get_variable_scope(), custom_getter=getter
             )
         with scope:
-            inputs, outputs = build_fn()
+            inputs, outputs, *alternatives = build_fn()
         outputs = {name: tf.identity(tensor, name=name) for name, tensor in outputs.items()}
-    return graph, inputs, outputs
+    return graph, inputs, outputs, (alternatives[0] if alternatives else {})
 
 
 # What a variable's handle may feed besides its reads: its initialization.

@@ -1,10 +1,11 @@
 """tf.contrib.learn, lookup, predictor, graph_editor and seq2seq of the TF 1.x layer
-(bert_lib/tf1/contrib), and tf.estimator's queue-based input_fns, against what
-TensorFlow 1.15 computed.
+(bert_lib/tf1/contrib), tf.estimator's queue-based input_fns, and every form of input_fn
+result and serving receiver TF 1.15's Estimator took or refused, against what TensorFlow
+1.15 computed.
 
 tests/data/golden/tf1_15/apis holds TF 1.15.5's outputs of the scripts of
 tests/data/tf1_scripts (text_cnn, lookup_session, serving,
-grad_checkpointing, seq2seq_attention, queue_input; make_golden.py --only=apis
+grad_checkpointing, seq2seq_attention, queue_input, input_forms; make_golden.py --only=apis
 remakes them): the slow
 tests run the same scripts unchanged through run_tf1.py and compare. The
 in-process tests take TF 1.15's files (a VocabularyProcessor pickle, a
@@ -442,4 +443,29 @@ def test_queue_based_input_fns_match_tf115(tmp_path):
     # Every file TF 1.15's Estimator wrote (checkpoints of step 0 and the last,
     # graph.pbtxt, the evaluations' folders), beside the engine's own.
     assert set(want.pop("model_files")) <= set(got.pop("model_files"))
+    _assert_close(got, want)
+
+
+@pytest.mark.slow
+def test_every_input_fn_and_receiver_form_matches_tf115(tmp_path):
+    """Every form of input_fn result TF 1.15's Estimator took (Datasets of a tensor, a
+    dict, (tensor, tensor), ((tensor, tensor), {labels}), nested features; an iterator's
+    ((words, nwords), None) and [features, labels]; constants read for ever; queue tensors
+    with labels None; labels dropped for prediction) trains, evaluates and predicts as in
+    TF 1.15, the model_fn given the same structures; every receiver form exports the same
+    signatures and serves the same outputs; and what TF 1.15 refused is refused with its
+    message, after the user's file and line."""
+    script = "input_forms/train_input_forms.py"
+    _run_tf1(script, f"--output_dir={tmp_path}")
+    with open(tmp_path / "results.json", encoding="utf-8") as f:
+        got = json.load(f)
+    want = _golden_json("input_forms", "results.json")
+    refused, want_refused = got.pop("refusals"), want.pop("refusals")
+    assert sorted(refused) == sorted(want_refused)
+    at_script = os.path.join(SCRIPTS, script) + ":"
+    for name, message in want_refused.items():
+        assert message is not None, name  # every case is one TF 1.15 refused
+        assert refused[name].startswith(at_script), refused[name]
+        line, _, text = refused[name][len(at_script) :].partition(": ")
+        assert line.isdigit() and text == message, (name, refused[name])
     _assert_close(got, want)

@@ -6,8 +6,12 @@ the model_fn gets, and the tensors a client feeds), and
 estimator.export_saved_model(export_dir_base, that_fn) writes the model_fn's
 PREDICT graph with the newest checkpoint's weights to
 export_dir_base/<timestamp>, with a "serving_default" signature from the
-receiver tensors to the predictions, and returns that directory (bytes),
-as TF 1.x did. The writing is this project's engine's (engine.export_graph).
+receiver tensors to the predictions (and one more, "<name>:serving_default",
+for each of its receiver_tensors_alternatives), and returns that directory
+(bytes), as TF 1.x did. A receiver TF 1.15 refused (features that are not
+tensors, keys that are not strings) is refused with TF 1.15's message at the
+user's line that made it. The writing is this project's engine's
+(engine.export_graph).
 """
 
 import collections
@@ -171,7 +175,8 @@ def export_saved_model(
 
     def build():
         receiver = serving_input_receiver_fn()
-        return dict(receiver.receiver_tensors), model_fn(receiver.features)
+        alternatives = receiver.receiver_tensors_alternatives or {}
+        return dict(receiver.receiver_tensors), model_fn(receiver.features), alternatives
 
     engine.export_graph(export_dir, checkpoint, build, extra)
     return export_dir.encode()

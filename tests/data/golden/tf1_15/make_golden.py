@@ -1,7 +1,7 @@
 """Makes this directory's reference outputs of TensorFlow 1.15 (see tests/data/README.md).
 
     python tests/data/golden/tf1_15/make_golden.py --tf115_python=PY37 [--project_python=PY]
-        [--only=layer_cases,bilstm_crf,...,apis]
+        [--only=layer_cases,bilstm_crf,...,apis]   (or one script of apis.json: --only=queue_input)
 
 PY37 runs TensorFlow 1.15.5, PY this project (default: the interpreter running this).
 For tests/data/tf1_scripts/layer_cases: TF 1.15's outputs and gradients (layer_cases.npz).
@@ -11,7 +11,8 @@ For each script of runs.json:
   ours_ckpt/        run_tf1.py trains it; its last checkpoint
   tf115_on_ours/    TF 1.15 evaluates and predicts from ours_ckpt
 For each script of apis.json (the contrib APIs beyond BERT's: learn, lookup, predictor,
-graph_editor, seq2seq; queue-based input_fns): TF 1.15 runs it with --output_dir; its
+graph_editor, seq2seq; queue-based input_fns; every form of input_fn result and
+serving receiver): TF 1.15 runs it with --output_dir; its
 outputs of apis.json are copied into apis/<name>/ (a pattern such as export/* copies its
 one match, a directory).
 Keeps to Python 3.7 (it may be run by either interpreter).
@@ -95,7 +96,8 @@ def main():
     parser.add_argument(
         "--only",
         default=None,
-        help="parts to remake, comma-separated: layer_cases, runs.json's, apis",
+        help="parts to remake, comma-separated: layer_cases, runs.json's, apis (or one of "
+        "apis.json's)",
     )
     args = parser.parse_args()
     runs = load_runs()
@@ -112,9 +114,9 @@ def main():
         )
     for name in sorted(set(parts) & set(runs)):
         remake_run(name, runs[name], args, work)
-    if "apis" in parts:
-        for name, script in sorted(load_apis().items()):
-            remake_api_outputs(name, script, args.tf115_python, work)
+    apis = load_apis()
+    for name in sorted(apis if "apis" in parts else set(parts) & set(apis)):
+        remake_api_outputs(name, apis[name], args.tf115_python, work)
     print(f"logs in {work}")
 
 

@@ -9,8 +9,8 @@ get_next() returned as ((words, nwords), None) (a tagger's predict_input_fn) and
 list [features, labels]; constant tensors ((a, b), None), which predict reads for ever;
 queue tensors (slice_input_producer, tf.train.batch) as ((a, b), None); a Dataset with
 labels predicted by a model_fn that takes none. Receivers: ServingInputReceiver of a bare
-tensor, of a dict with int keys, TensorServingInputReceiver, the raw and the parsing
-receiver fns."""
+tensor, of a dict with int keys, with receiver_tensors_alternatives (its signatures),
+TensorServingInputReceiver, the raw and the parsing receiver fns."""
 import itertools
 import json
 import os
@@ -203,6 +203,12 @@ def exports():
     p = tf.placeholder(tf.float32, [None, 3], name="x")
     return tf.estimator.export.ServingInputReceiver({0: p[:, :1], 1: p[:, 1:]}, {"x": p})
 
+  def parsing_and_parsed():
+    examples = tf.placeholder(tf.string, [None], name="input_example_tensor")
+    features = tf.parse_example(examples, {"x": tf.FixedLenFeature([3], tf.float32)})
+    return tf.estimator.export.ServingInputReceiver(
+        features, {"examples": examples}, receiver_tensors_alternatives={"parsed": features})
+
   def tensor_features():
     p = tf.placeholder(tf.float32, [None, 3], name="x")
     return tf.estimator.export.TensorServingInputReceiver(p, {"x": p})
@@ -210,6 +216,7 @@ def exports():
   receivers = {
       "bare_tensor": (bare_tensor, {"input": X[:2]}),
       "int_keys": (int_keys, {"x": X[:2]}),
+      "alternatives": (parsing_and_parsed, {"examples": [example(row) for row in X[:2]]}),
       "tensor_features": (tensor_features, {"x": X[:2]}),
       "raw": (tf.estimator.export.build_raw_serving_input_receiver_fn(
           {"x": tf.placeholder(tf.float32, [None, 3], name="x")}), {"x": X[:2]}),
@@ -222,14 +229,26 @@ def exports():
     del received[:]
     export_dir = estimator.export_savedmodel(
         os.path.join(FLAGS.output_dir, "exports", name), receiver_fn)
-    predict_fn = tf.contrib.predictor.from_saved_model(export_dir)
-    outputs = predict_fn(feed)
-    results[name] = {
-        "inputs": sorted(predict_fn.feed_tensors),
-        "outputs": {key: value.tolist() for key, value in sorted(outputs.items())},
-        "received": list(received),
-    }
+    results[name] = served(export_dir, None, feed)
+    results[name]["received"] = list(received)
+    with tf.Graph().as_default(), tf.Session() as session:
+      loaded = tf.saved_model.loader.load(session, ["serve"], export_dir)
+      results[name]["signatures"] = sorted(loaded.signature_def)
+  results["alternatives"]["parsed"] = served(
+      export_dir_of(estimator, "alternatives"), "parsed:serving_default", {"x": X[:2]})
   return results
+
+
+def export_dir_of(estimator, name):
+  (export_dir,) = tf.gfile.Glob(os.path.join(FLAGS.output_dir, "exports", name, "*"))
+  return export_dir
+
+
+def served(export_dir, signature_def_key, feed):
+  predict_fn = tf.contrib.predictor.from_saved_model(export_dir, signature_def_key)
+  outputs = predict_fn(feed)
+  return {"inputs": sorted(predict_fn.feed_tensors),
+          "outputs": {key: value.tolist() for key, value in sorted(outputs.items())}}
 
 
 def main(_):
