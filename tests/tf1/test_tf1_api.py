@@ -473,6 +473,12 @@ def test_input_fn_tensors_computed_after_get_next_are_read_run_after_run(tf1_mod
     with pytest.raises(tf1_api.UnsupportedAPIError, match="fed through a placeholder .fed_x"):
         estimator.train(fed_input_fn, steps=1)
 
+    def python_value_input_fn():  # TF 1.15 gave the model_fn the int itself
+        return {"x": tf.constant(_X), "size": 4}, tf.constant(_Y)
+
+    with pytest.raises(tf1_api.UnsupportedAPIError, match="labels hold int rather than tensors"):
+        estimator.train(python_value_input_fn, steps=1)
+
 
 def test_an_installed_tf1_package_missing_a_name_is_told_the_launcher_option(tmp_path):
     """A helper package of TF 1.x's years (tf_metrics calling tf.diag_part) is installed, so
