@@ -14,6 +14,7 @@ import importlib.util
 from ..machinery.namespaces import Namespace
 from . import keras_layers, keras_rnn, layer_base
 from .batch_norm import nn_batch_normalization
+from .keras2_rnn import tf115_rnn_layers
 from .tf_layers import contrib_layers_module, layers_module
 
 # What TF 1.15's tf.keras said it was (code of its years checks for the "-tf").
@@ -27,8 +28,9 @@ def keras_module():
     TF 1.x graph as TF 1.15's tf.keras did), it is tf.keras: the functional
     API (Input, Model(inputs, outputs)), compile / fit / evaluate / predict,
     save_weights / load_weights, with TF 1.15's variable and checkpoint
-    names, and tf.layers take their layer numbers from its per-graph counts,
-    as TF 1.15's two APIs shared one. Without it, TF 1.15's layers (the
+    names (its recurrent layers TF 1.15's, keras2_rnn.py), and tf.layers
+    take their layer numbers from its per-graph counts, as TF 1.15's two APIs
+    shared one. Without it, TF 1.15's layers (the
     recurrent ones included), Sequential and subclassed Model, built here.
     """
     if importlib.util.find_spec("tf_keras") is None:
@@ -49,6 +51,8 @@ def keras_module():
         {
             "__version__": TF115_KERAS_VERSION,
             "optimizers": Namespace("tf.keras.optimizers", optimizers.legacy, legacy),
+            # TF 1.15's recurrent layers and their variable names (keras2_rnn.py).
+            "layers": Namespace("tf.keras.layers", keras2.layers, tf115_rnn_layers()),
         },
     )
 
