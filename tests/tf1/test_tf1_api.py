@@ -531,22 +531,33 @@ def test_tf_keras_installed_is_tf_keras_sharing_the_layer_numbers(tmp_path, monk
     """Where the tf_keras package (Keras 2) is installed, tf.keras of TF 1.x code is it,
     saying TF 1.15's version, its optimizers the legacy ones TF 1.15 had, and tf.layers
     count their layers in its per-graph counts (a stand-in package here: the real one runs
-    the functional API against TF 1.15 in test_tf1_golden.py)."""
+    the functional API against TF 1.15 in test_tf1_golden.py). Its recurrent layers are
+    TF 1.15's: the v1 classes, under the same names (keras2_rnn.py)."""
     from bert_lib.tf1 import layers as tf1_layers_package
     from bert_lib.tf1.layers import layer_base
 
     package = tmp_path / "tf_keras"
-    (package / "src").mkdir(parents=True)
+    rnn = package / "src" / "layers" / "rnn"
+    rnn.mkdir(parents=True)
     (package / "__init__.py").write_text(
         "import types\n__version__ = '2.21.0'\n"
         "optimizers = types.SimpleNamespace(legacy=types.SimpleNamespace(SGD='legacy SGD'), "
-        "get='get')\nInput = 'Input'\n"
+        "get='get')\nInput = 'Input'\nlayers = types.SimpleNamespace(Layer=object)\n"
     )
-    (package / "src" / "__init__.py").write_text("")
+    for init in (package / "src", package / "src" / "layers", rnn):
+        (init / "__init__.py").write_text("")
     (package / "src" / "backend.py").write_text(
         "import collections\nCOUNTS = collections.defaultdict(int)\n"
         "def get_default_graph_uid_map():\n    return COUNTS\n"
     )
+    classes = {"lstm_v1": "LSTM LSTMCell", "gru_v1": "GRU GRUCell"}
+    classes.update(simple_rnn="SimpleRNN", base_rnn="RNN")
+    for module, names in classes.items():
+        (rnn / f"{module}.py").write_text("".join(f"class {n}: pass\n" for n in names.split()))
+    # The real package, if installed and imported, steps aside for the stand-in.
+    installed = {n: m for n, m in sys.modules.items() if n.split(".")[0] == "tf_keras"}
+    for name in installed:
+        del sys.modules[name]
     monkeypatch.syspath_prepend(str(tmp_path))
     try:
         keras = tf1_layers_package.keras_module()
@@ -555,6 +566,10 @@ def test_tf_keras_installed_is_tf_keras_sharing_the_layer_numbers(tmp_path, monk
             "Input",
             "legacy SGD",
         )
+        stand_in = sys.modules["tf_keras.src.layers.rnn.lstm_v1"]
+        assert keras.layers.LSTM.__name__ == "LSTM"
+        assert keras.layers.LSTM.__bases__ == (stand_in.LSTM,)
+        assert keras.layers.LSTMCell is stand_in.LSTMCell
         counts = sys.modules["tf_keras.src.backend"].COUNTS
         counts[("", "dense")] = 2  # two Keras Dense layers came first
         with tf.Graph().as_default():
@@ -567,6 +582,7 @@ def test_tf_keras_installed_is_tf_keras_sharing_the_layer_numbers(tmp_path, monk
         layer_base.share_names_with_keras2(None)
         for name in [n for n in sys.modules if n.split(".")[0] == "tf_keras"]:
             del sys.modules[name]
+        sys.modules.update(installed)
 
 
 def test_early_stopping_hooks_put_tf1s_stop_variable_in_the_checkpoint(tf1_module, tmp_path):

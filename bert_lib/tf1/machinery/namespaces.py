@@ -139,6 +139,12 @@ CONTRIB_INSTEAD = {
 _NOT_HINTED = frozenset(["compat", "python", "keras", "raw_ops", "experimental", "internal"])
 
 
+def _keras3_below(path, base):
+    """Whether `base` is Keras 3 under tf.keras, whose names are not TF 1.15's to hint
+    (where the tf_keras package is tf.keras, they are)."""
+    return path.startswith("tf.keras") and not base.__name__.startswith("tf_keras")
+
+
 def make_finder(root):
     """A function: name -> the API path under `root` (the TF 1.x module) that provides
     it, or None: the shortest such path, this module's own namespaces (breadth
@@ -170,7 +176,7 @@ def make_finder(root):
                     offer(name, f"{path}.{name}")
         for path, namespace in found:
             base = namespace.__dict__.get("_tf1_base")
-            if not isinstance(base, types.ModuleType) or path.startswith("tf.keras"):
+            if not isinstance(base, types.ModuleType) or _keras3_below(path, base):
                 continue
             modules = []
             for name in dir(base):
