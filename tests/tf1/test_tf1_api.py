@@ -551,7 +551,7 @@ def test_tf_keras_installed_is_tf_keras_sharing_the_layer_numbers(tmp_path, monk
         "def get_default_graph_uid_map():\n    return COUNTS\n"
     )
     classes = {"lstm_v1": "LSTM LSTMCell", "gru_v1": "GRU GRUCell"}
-    classes.update(simple_rnn="SimpleRNN", base_rnn="RNN")
+    classes.update(simple_rnn="SimpleRNN", base_rnn="RNN", stacked_rnn_cells="StackedRNNCells")
     for module, names in classes.items():
         (rnn / f"{module}.py").write_text("".join(f"class {n}: pass\n" for n in names.split()))
     # The real package, if installed and imported, steps aside for the stand-in.

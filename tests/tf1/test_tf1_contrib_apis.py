@@ -5,7 +5,8 @@ result and serving receiver TF 1.15's Estimator took or refused, against what Te
 
 tests/data/golden/tf1_15/apis holds TF 1.15.5's outputs of the scripts of
 tests/data/tf1_scripts (text_cnn, lookup_session, serving,
-grad_checkpointing, seq2seq_attention, queue_input, input_forms; make_golden.py --only=apis
+grad_checkpointing, seq2seq_attention, queue_input, input_forms, keras_stacked_cells;
+make_golden.py --only=apis
 remakes them): the slow
 tests run the same scripts unchanged through run_tf1.py and compare. The
 in-process tests take TF 1.15's files (a VocabularyProcessor pickle, a
@@ -444,6 +445,20 @@ def test_queue_based_input_fns_match_tf115(tmp_path):
     # graph.pbtxt, the evaluations' folders), beside the engine's own.
     assert set(want.pop("model_files")) <= set(got.pop("model_files"))
     _assert_close(got, want)
+
+
+@pytest.mark.slow
+def test_keras_rnn_of_stacked_cells_with_tf_keras_has_tf115s_names_and_numbers(tmp_path):
+    """Where tf.keras is the tf_keras package, an RNN of a list of cells (an LSTMCell, a
+    GRUCell) builds them as TF 1.15 did, in the layer's scope one after the other
+    (rnn/kernel, rnn/kernel_1; Keras 2 has rnn/lstm_cell/kernel), TF 1.15's v1 cells: its
+    variables' names and shapes, output and gradients are TF 1.15's. (Without tf_keras,
+    tf.keras.layers.RNN and the cells are Keras 3's, which docs/tf1.md says.)"""
+    pytest.importorskip("tf_keras")
+    _run_tf1("keras_stacked_cells/run_stacked_cells.py", f"--output_dir={tmp_path}")
+    with open(tmp_path / "results.json", encoding="utf-8") as f:
+        got = json.load(f)
+    _assert_close(got, _golden_json("keras_stacked_cells", "results.json"))
 
 
 @pytest.mark.slow
