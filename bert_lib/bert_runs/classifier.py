@@ -74,6 +74,7 @@ def estimator_of(setup, model_fn_builder):
         setup.num_train_steps,
         setup.num_warmup_steps,
         eval_batch_size=settings.eval_batch_size,
+        predict_batch_size=settings.predict_batch_size,
         num_labels=task.num_outputs,
         is_regression=task.is_regression,
         multi_label=task.multi_label,

@@ -164,25 +164,28 @@ def run_estimator(
     num_train_steps,
     num_warmup_steps,
     eval_batch_size=None,
+    predict_batch_size=None,
     **model_arguments,
 ):
-    """The engine.Estimator of a fine-tuning run (classifier, SQuAD, NER).
+    """The engine.Estimator of a run (classifier, SQuAD, NER, pre-training).
 
     Its model_fn is the one `model_fn_builder` (a script's, with the
     original's parameters) builds from `bert_config`, the run's `settings`
-    (--init_checkpoint, --learning_rate, --use_tpu for the TPU and its one-hot
-    embeddings, --precision, --num_accumulation_steps), the training and
-    warm-up steps, and the task's `model_arguments` (num_labels, ...); it
-    runs on settings.run_config with the run's batch sizes.
+    (--init_checkpoint, --learning_rate, --precision,
+    --num_accumulation_steps; the run config's --use_tpu for the TPU and its
+    one-hot embeddings), the training and warm-up steps, and the task's
+    `model_arguments` (num_labels, ...); it runs on settings.run_config with
+    the run's batch sizes.
     """
+    use_tpu = settings.run_config.use_tpu
     model_fn = model_fn_builder(
         bert_config=bert_config,
         init_checkpoint=settings.model.init_checkpoint,
         learning_rate=settings.learning_rate,
         num_train_steps=num_train_steps,
         num_warmup_steps=num_warmup_steps,
-        use_tpu=settings.use_tpu,
-        use_one_hot_embeddings=settings.use_tpu,
+        use_tpu=use_tpu,
+        use_one_hot_embeddings=use_tpu,
         precision=settings.precision,
         num_accumulation_steps=settings.num_accumulation_steps,
         **model_arguments,
@@ -192,5 +195,5 @@ def run_estimator(
         config=settings.run_config,
         train_batch_size=settings.train_batch_size,
         eval_batch_size=eval_batch_size,
-        predict_batch_size=settings.predict_batch_size,
+        predict_batch_size=predict_batch_size,
     )

@@ -265,6 +265,7 @@ def run(setup, model_fn_builder):
         num_train_steps,
         num_warmup_steps,
         eval_batch_size=settings.eval_batch_size,
+        predict_batch_size=settings.predict_batch_size,
         num_labels=len(label_list),
     )
 

@@ -25,6 +25,7 @@ from ..engine import evaluation
 from ..plumbing import errors, eval_results, startup_checks, tfrecord_format
 from ..plumbing.errors import UsageError
 from ..task_data import pretraining_records
+from . import model_fns
 
 
 def input_files(pattern_list):
@@ -139,24 +140,14 @@ def run(settings, bert_config, input_files, model_fn_builder, input_fn_builder):
     for input_file in input_files:
         logging.info("  %s", input_file)
 
-    run_config = settings.run_config
-    model_fn = model_fn_builder(
-        bert_config=bert_config,
-        init_checkpoint=settings.model.init_checkpoint,
-        learning_rate=settings.learning_rate,
-        num_train_steps=settings.num_train_steps,
-        num_warmup_steps=settings.num_warmup_steps,
-        use_tpu=run_config.use_tpu,
-        use_one_hot_embeddings=run_config.use_tpu,
-        optimizer=settings.optimizer,
-        precision=settings.precision,
-        num_accumulation_steps=settings.num_accumulation_steps,
-    )
-    estimator = engine.Estimator(
-        model_fn=model_fn,
-        config=run_config,
-        train_batch_size=settings.train_batch_size,
+    estimator = model_fns.run_estimator(
+        model_fn_builder,
+        settings,
+        bert_config,
+        settings.num_train_steps,
+        settings.num_warmup_steps,
         eval_batch_size=settings.eval_batch_size,
+        optimizer=settings.optimizer,
     )
     max_instances_per_row = settings.max_instances_per_row if settings.pack_sequences else None
     batches_of = (

@@ -278,7 +278,12 @@ def run(setup, model_fn_builder):
     settings, bert_config = setup.settings, setup.bert_config
     setup.output.start()
     estimator = model_fns.run_estimator(
-        model_fn_builder, settings, bert_config, setup.num_train_steps, setup.num_warmup_steps
+        model_fn_builder,
+        settings,
+        bert_config,
+        setup.num_train_steps,
+        setup.num_warmup_steps,
+        predict_batch_size=settings.predict_batch_size,
     )
 
     predict_set = final_result = None
