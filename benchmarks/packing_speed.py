@@ -180,7 +180,7 @@ def run_case(run, args, config, checkpoint, records, shares, seq, predictions, l
     }
     results = {}
     for side in ["original", "unpacked", "packed"]:
-        if side == "original" and not args.original_python:
+        if side not in args.sides or side == "original" and not args.original_python:
             continue
         seeds = [None] if side == "original" else args.seeds
         for seed in seeds:
@@ -281,6 +281,11 @@ def main(argv=None):
     parser.add_argument("--instances", type=int, default=2048)
     parser.add_argument("--batch_instances", type=int, default=32)
     parser.add_argument("--seeds", default="1")
+    parser.add_argument(
+        "--sides",
+        default="original,unpacked,packed",
+        help="which of the three runs to make (a long case can be split over processes)",
+    )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument(
         "--records_only",
@@ -289,6 +294,7 @@ def main(argv=None):
     )
     args = parser.parse_args(argv)
     args.seeds = [int(s) for s in args.seeds.split(",")]
+    args.sides = args.sides.split(",")
     sizes = dict(QUICK_SIZES if args.quick else SIZES)
     seq_lengths = [int(s) for s in args.seq_lengths.split(",")]
     if args.quick:
