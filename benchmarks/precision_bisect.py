@@ -11,7 +11,12 @@ copies of their inputs). --gradient_noise=r multiplies each element of
 every gradient by (1 + r * a standard normal draw) before clipping: noise
 of a chosen size and no bias, to set beside what 16-bit arithmetic does to
 a gradient (bf16's error is about 0.015 of each kind's gradient norm).
-Every other flag is run_classifier.py's.
+--log_every_step logs the training loss at every step (the engine's
+progress line; the loss is fetched every step anyway, so the run is
+unchanged). --full_last_layer computes the last layer at every position in
+training, as a full-length run does, instead of at [CLS] only.
+--stratify=false groups each window by length alone, not by each example's
+rank of length within its class. Every other flag is run_classifier.py's.
 
   .venv/bin/python benchmarks/float32_islands.py --float32_parts=qk,av \\
       --task_name=mrpc --data_dir=benchmarks/real_text/next_sentence_pairs ... \\
@@ -47,14 +52,56 @@ def install_gradient_noise(relative):
     optimization.apply_clipped_gradients = noisy
 
 
+def log_every_step():
+    """Makes the engine log the loss of every training step."""
+    from bert_lib.engine import config
+
+    init = config.RunConfig.__init__
+
+    def every_step(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        self.log_step_count_steps = 1
+
+    config.RunConfig.__init__ = every_step
+
+
+def full_last_layer():
+    """Training computes the last layer at every position (the loss is the same function)."""
+    import run_classifier
+
+    create_model = run_classifier.create_model
+
+    def full(*args, **kwargs):
+        kwargs["pooled_output_only_in_training"] = False
+        return create_model(*args, **kwargs)
+
+    run_classifier.create_model = full
+
+
+def unstratified():
+    """Grouped windows sorted by length alone."""
+    from bert_lib.task_data import dynamic_padding
+
+    group_by_length = dynamic_padding.group_by_length
+    dynamic_padding.group_by_length = lambda dataset, size, label_key=None: group_by_length(
+        dataset, size, None
+    )
+
+
 def main():
-    parts, noise = [], 0.0
+    parts, noise, patches = [], 0.0, []
     argv = [sys.argv[0]]
     for arg in sys.argv[1:]:
         if arg.startswith("--float32_parts="):
             parts = [p for p in arg.split("=", 1)[1].split(",") if p]
         elif arg.startswith("--gradient_noise="):
             noise = float(arg.split("=", 1)[1])
+        elif arg == "--log_every_step":
+            patches.append(log_every_step)
+        elif arg == "--full_last_layer":
+            patches.append(full_last_layer)
+        elif arg == "--stratify=false":
+            patches.append(unstratified)
         else:
             argv.append(arg)
     unknown = set(parts) - {"qk", "av", "dense", "act", "dense_grads"}
@@ -69,6 +116,8 @@ def main():
     precision_trace.install_float32_parts(parts)
     if noise:
         install_gradient_noise(noise)
+    for patch in patches:
+        patch()
     sys.argv = argv
     for name in ("data_dir", "task_name", "vocab_file", "bert_config_file", "output_dir"):
         flags.mark_flag_as_required(name)

@@ -1,16 +1,14 @@
 """Fine-tuning traced step by step at two precisions on the same batches, masks and head.
 
-A seeded run of run_classifier.py at fp32 and one at bf16 differ in more
-than their arithmetic: the bf16 graph holds more ops (its casts), and in a
-TF 1.x graph a random op without a seed of its own draws from the graph
-seed and its op id, so the classifier head starts from other weights and
-every dropout site draws other masks. This script takes those apart. Each
-run here fine-tunes one classifier with run_classifier.create_model and
-optimization's step (warm-up, Adam with weight decay, clipping at norm 1),
-on batches drawn once per seed and fed to every precision alike; each
+Each run here fine-tunes one classifier with run_classifier.create_model
+and optimization's step (warm-up, Adam with weight decay, clipping at norm
+1), on batches drawn once per seed and fed to every run alike; each
 dropout site takes a seed of its own (its order of construction), and the
 head starts from one numpy draw. What then differs between two runs is
-the arithmetic, or what the options below change.
+the arithmetic, or what the options below change. (A seeded
+run_classifier.py draws the same head and dropout masks at fp32 and
+bf16 as well: TensorFlow numbers the random ops of a graph in the order
+they are made, and the casts of a 16-bit graph are not random ops.)
 
 Per step it writes the loss and the gradient norm of each kind of weight
 (JSON lines, trace-<run>.jsonl); at the end the dev accuracy. With
