@@ -21,13 +21,6 @@ DEFAULT_RECORDS = os.path.join(helpers.GOLDEN, "pretraining", "default.tfrecord"
 
 
 @pytest.fixture(scope="module")
-def rp():
-    module = helpers.load_script("run_pretraining")
-    yield module
-    flags.FLAGS.unparse_flags()
-
-
-@pytest.fixture(scope="module")
 def config_file(tmp_path_factory):
     tiny = helpers.tiny_bert_config(30522, max_position_embeddings=64)
     return helpers.write_bert_config(tmp_path_factory.mktemp("config") / "config.json", **tiny)

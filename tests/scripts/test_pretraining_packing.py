@@ -19,7 +19,7 @@ import numpy as np
 import pretraining_instances
 import pytest
 import tensorflow as tf
-from absl import flags
+from pretraining_runs import TINY, read_eval_results, run_main
 
 import modeling
 from bert_lib import engine
@@ -29,9 +29,6 @@ from bert_lib.task_data import pretraining_packing
 SEQ = 128
 PREDICTIONS = 20
 INSTANCES = 24
-TINY = helpers.tiny_bert_config(
-    30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
-)
 METRICS = ["masked_lm_accuracy", "masked_lm_loss", "next_sentence_accuracy", "next_sentence_loss"]
 
 
@@ -275,23 +272,9 @@ def test_cls_positions_with_pooled_output_only_is_refused():
 # The script
 
 
-@pytest.fixture(scope="module")
-def rp():
-    module = helpers.load_script("run_pretraining")
-    yield module
-    flags.FLAGS.unparse_flags()
-
-
-@pytest.fixture(scope="module")
-def config_file(tmp_path_factory):
-    return helpers.write_bert_config(
-        tmp_path_factory.mktemp("config") / "bert_config.json", **TINY
-    )
-
-
-def _args(config_file, records, output_dir, *extra):
+def _args(tiny_config_file, records, output_dir, *extra):
     return [
-        f"--bert_config_file={config_file}",
+        f"--bert_config_file={tiny_config_file}",
         f"--input_file={records}",
         f"--output_dir={output_dir}",
         "--num_warmup_steps=2",
@@ -301,25 +284,14 @@ def _args(config_file, records, output_dir, *extra):
     ]
 
 
-def _run_main(rp, args):
-    flags.FLAGS.unparse_flags()
-    flags.FLAGS(["run_pretraining", *args])
-    rp.main(None)
-
-
-def _eval_results(output_dir):
-    with open(os.path.join(output_dir, "eval_results.txt")) as f:
-        return {key: float(value) for key, value in re.findall(r"(\w+) = (\S+)", f.read())}
-
-
 @pytest.fixture(scope="module")
-def checkpoint(rp, config_file, records, tmp_path_factory):
+def checkpoint(rp, tiny_config_file, records, tmp_path_factory):
     """A checkpoint three unpacked training steps away from the initial weights."""
     output_dir = str(tmp_path_factory.mktemp("trained"))
-    _run_main(
+    run_main(
         rp,
         _args(
-            config_file,
+            tiny_config_file,
             records,
             output_dir,
             "--do_train",
@@ -332,15 +304,15 @@ def checkpoint(rp, config_file, records, tmp_path_factory):
 
 @pytest.mark.slow
 def test_eval_of_one_checkpoint_is_the_same_packed_and_unpacked(
-    rp, config_file, records, checkpoint, tmp_path
+    rp, tiny_config_file, records, checkpoint, tmp_path
 ):
     unpacked_dir, packed_dir = str(tmp_path / "unpacked"), str(tmp_path / "packed")
     common = ["--do_eval", f"--init_checkpoint={checkpoint}"]
     # Unpacked, as the original: batches of 4 instances, each evaluated once.
-    _run_main(
+    run_main(
         rp,
         _args(
-            config_file,
+            tiny_config_file,
             records,
             unpacked_dir,
             *common,
@@ -350,10 +322,10 @@ def test_eval_of_one_checkpoint_is_the_same_packed_and_unpacked(
     )
     # Packed: batches of 3 rows, more steps than there are; the last batch is
     # filled with empty rows and evaluation ends with the records.
-    _run_main(
+    run_main(
         rp,
         _args(
-            config_file,
+            tiny_config_file,
             records,
             packed_dir,
             *common,
@@ -362,7 +334,8 @@ def test_eval_of_one_checkpoint_is_the_same_packed_and_unpacked(
             "--max_eval_steps=100",
         ),
     )
-    unpacked, packed = _eval_results(unpacked_dir), _eval_results(packed_dir)
+    _, _, unpacked = read_eval_results(unpacked_dir)
+    _, _, packed = read_eval_results(packed_dir)
     assert packed["instances"] == INSTANCES
     for name in METRICS:
         assert packed[name] == pytest.approx(unpacked[name], rel=1e-5, abs=1e-5), name
@@ -386,7 +359,7 @@ def _stop_at(output_dir, step):
 
 @pytest.mark.slow
 def test_packed_training_resumes_to_the_weights_and_count_of_an_uninterrupted_run(
-    config_file, records, tmp_path
+    tiny_config_file, records, tmp_path
 ):
     whole_dir = str(tmp_path / "whole")
     args = [
@@ -398,7 +371,7 @@ def test_packed_training_resumes_to_the_weights_and_count_of_an_uninterrupted_ru
         "--save_checkpoints_steps=2",
     ]
     whole = helpers.run_script(
-        "run_pretraining.py", *_args(config_file, records, whole_dir, *args)
+        "run_pretraining.py", *_args(tiny_config_file, records, whole_dir, *args)
     )
     assert whole.returncode == 0, whole.stderr[-3000:]
     # The progress lines count instances, more than rows.
@@ -410,7 +383,7 @@ def test_packed_training_resumes_to_the_weights_and_count_of_an_uninterrupted_ru
     shutil.copytree(whole_dir, resumed_dir)
     _stop_at(resumed_dir, 2)
     resumed = helpers.run_script(
-        "run_pretraining.py", *_args(config_file, records, resumed_dir, *args)
+        "run_pretraining.py", *_args(tiny_config_file, records, resumed_dir, *args)
     )
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     assert "Restoring parameters from" in resumed.stderr
@@ -428,12 +401,12 @@ def test_packed_training_resumes_to_the_weights_and_count_of_an_uninterrupted_ru
 
 
 @pytest.mark.slow
-def test_packed_training_and_eval_at_bf16_under_xla(rp, config_file, records, tmp_path):
+def test_packed_training_and_eval_at_bf16_under_xla(rp, tiny_config_file, records, tmp_path):
     output_dir = str(tmp_path / "bf16")
-    _run_main(
+    run_main(
         rp,
         _args(
-            config_file,
+            tiny_config_file,
             records,
             output_dir,
             "--do_train",
@@ -446,7 +419,7 @@ def test_packed_training_and_eval_at_bf16_under_xla(rp, config_file, records, tm
             "--num_train_steps=2",
         ),
     )
-    result = _eval_results(output_dir)
+    _, _, result = read_eval_results(output_dir)
     assert result["instances"] == INSTANCES and result["global_step"] == 2
     assert all(np.isfinite(result[name]) for name in METRICS)
     assert result["masked_lm_loss"] == pytest.approx(np.log(30522), abs=1.0)

@@ -17,6 +17,7 @@ import numpy_reference as npr
 import pytest
 import tensorflow as tf
 from absl import flags
+from pretraining_runs import TINY, read_eval_results, run_main
 
 import modeling
 from bert_lib import engine
@@ -32,30 +33,13 @@ EVAL_KEYS = [
     "next_sentence_accuracy",
     "next_sentence_loss",
 ]
-TINY = helpers.tiny_bert_config(
-    30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, max_position_embeddings=128
-)
 TRAIN_STEPS = 30
 
 
-@pytest.fixture(scope="module")
-def rp():
-    module = helpers.load_script("run_pretraining")
-    yield module
-    flags.FLAGS.unparse_flags()
-
-
-@pytest.fixture(scope="module")
-def config_file(tmp_path_factory):
-    return helpers.write_bert_config(
-        tmp_path_factory.mktemp("config") / "bert_config.json", **TINY
-    )
-
-
-def _train_args(config_file, output_dir, *extra):
+def _train_args(tiny_config_file, output_dir, *extra):
     """The flags of the reference training run (also the kill-and-resume command)."""
     return [
-        f"--bert_config_file={config_file}",
+        f"--bert_config_file={tiny_config_file}",
         f"--input_file={DEFAULT_RECORDS}",
         f"--output_dir={output_dir}",
         "--train_batch_size=4",
@@ -70,34 +54,21 @@ def _train_args(config_file, output_dir, *extra):
     ]
 
 
-def _run_main(rp, args):
-    flags.FLAGS.unparse_flags()
-    flags.FLAGS(["run_pretraining", *args])
-    rp.main(None)
-
-
-def _read_eval_results(output_dir):
-    with open(os.path.join(output_dir, "eval_results.txt")) as f:
-        text = f.read()
-    pairs = [line.split(" = ") for line in text.splitlines()]
-    return text, [key for key, _ in pairs], {key: float(value) for key, value in pairs}
-
-
 @pytest.fixture(scope="module")
-def trained(rp, config_file, tmp_path_factory):
+def trained(rp, tiny_config_file, tmp_path_factory):
     """Eval of the untrained model, then 30 training steps and eval, in one output_dir."""
     before_dir = str(tmp_path_factory.mktemp("untrained"))
-    _run_main(rp, _train_args(config_file, before_dir, "--do_eval"))
+    run_main(rp, _train_args(tiny_config_file, before_dir, "--do_eval"))
     output_dir = str(tmp_path_factory.mktemp("trained"))
-    _run_main(rp, _train_args(config_file, output_dir, "--do_train", "--do_eval"))
+    run_main(rp, _train_args(tiny_config_file, output_dir, "--do_train", "--do_eval"))
     return before_dir, output_dir
 
 
 @pytest.mark.slow
 def test_loss_falls_and_eval_results_hold_the_six_keys_sorted(trained):
     before_dir, output_dir = trained
-    _, keys, before = _read_eval_results(before_dir)
-    text, keys, after = _read_eval_results(output_dir)
+    _, keys, before = read_eval_results(before_dir)
+    text, keys, after = read_eval_results(output_dir)
     assert keys == EVAL_KEYS
     assert after["global_step"] == TRAIN_STEPS and before["global_step"] == 0
     # Untrained: about ln(30522) for the masked LM plus ln(2) for next sentence.
@@ -116,11 +87,11 @@ def test_loss_falls_and_eval_results_hold_the_six_keys_sorted(trained):
 
 
 @pytest.mark.slow
-def test_eval_of_the_same_checkpoint_twice_gives_identical_numbers(rp, config_file, trained):
+def test_eval_of_the_same_checkpoint_twice_gives_identical_numbers(rp, tiny_config_file, trained):
     _, output_dir = trained
-    first, _, _ = _read_eval_results(output_dir)
-    _run_main(rp, _train_args(config_file, output_dir, "--do_eval"))
-    second, _, _ = _read_eval_results(output_dir)
+    first, _, _ = read_eval_results(output_dir)
+    run_main(rp, _train_args(tiny_config_file, output_dir, "--do_eval"))
+    second, _, _ = read_eval_results(output_dir)
     assert first == second
 
 
@@ -142,10 +113,12 @@ def test_training_writes_tensorboard_loss_and_learning_rate(trained):
 
 
 @pytest.mark.slow
-def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(config_file, trained, tmp_path):
+def test_killed_run_resumes_to_the_weights_of_an_uninterrupted_run(
+    tiny_config_file, trained, tmp_path
+):
     _, reference_dir = trained
     output_dir = str(tmp_path / "resumed")
-    command = [SCRIPT, *_train_args(config_file, output_dir, "--do_train")]
+    command = [SCRIPT, *_train_args(tiny_config_file, output_dir, "--do_train")]
     process = helpers.start_python(*command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 240
@@ -291,7 +264,7 @@ def _spec_variable_shapes(c):
 
 
 @pytest.mark.slow
-def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, config_file, tmp_path):
+def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, tiny_config_file, tmp_path):
     rng = np.random.RandomState(0)
     saved = {}
     for name, shape in _spec_variable_shapes(TINY).items():
@@ -302,10 +275,10 @@ def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, config_fi
         tmp_path / "model.ckpt", {**saved, "global_step": np.int64(7)}, global_step=7
     )
 
-    _run_main(
+    run_main(
         rp,
         [
-            f"--bert_config_file={config_file}",
+            f"--bert_config_file={tiny_config_file}",
             f"--input_file={DEFAULT_RECORDS}",
             f"--output_dir={tmp_path}",
             "--do_train",
@@ -330,18 +303,20 @@ def test_checkpoint_with_the_original_names_and_adam_slots_resumes(rp, config_fi
 
 @pytest.mark.slow
 def test_init_checkpoint_initializes_eval_and_is_logged(
-    rp, config_file, trained, tmp_path, caplog
+    rp, tiny_config_file, trained, tmp_path, caplog
 ):
     _, trained_dir = trained
     checkpoint = engine.newest_checkpoint(trained_dir)
     output_dir = str(tmp_path / "from_init")
     with caplog.at_level("INFO"):
-        _run_main(
+        run_main(
             rp,
-            _train_args(config_file, output_dir, "--do_eval", f"--init_checkpoint={checkpoint}"),
+            _train_args(
+                tiny_config_file, output_dir, "--do_eval", f"--init_checkpoint={checkpoint}"
+            ),
         )
-    _, _, from_init = _read_eval_results(output_dir)
-    _, _, reference = _read_eval_results(trained_dir)
+    _, _, from_init = read_eval_results(output_dir)
+    _, _, reference = read_eval_results(trained_dir)
     assert from_init.pop("global_step") == 0
     reference.pop("global_step")
     assert from_init == pytest.approx(reference, rel=1e-6)
@@ -356,7 +331,7 @@ def test_whole_word_mask_records_of_seq_64_train(rp, tmp_path):
     config_path = helpers.write_bert_config(
         tmp_path / "config.json", **dict(TINY, max_position_embeddings=64)
     )
-    _run_main(
+    run_main(
         rp,
         [
             f"--bert_config_file={config_path}",
@@ -390,10 +365,10 @@ def test_whole_word_mask_records_of_seq_64_train(rp, tmp_path):
         ),
     ],
 )
-def test_bad_flags_fail_before_any_work(rp, config_file, tmp_path, extra, message):
+def test_bad_flags_fail_before_any_work(rp, tiny_config_file, tmp_path, extra, message):
     output_dir = tmp_path / "out"
     args = [
-        f"--bert_config_file={config_file}",
+        f"--bert_config_file={tiny_config_file}",
         f"--input_file={DEFAULT_RECORDS}",
         f"--output_dir={output_dir}",
         *extra,
@@ -401,17 +376,17 @@ def test_bad_flags_fail_before_any_work(rp, config_file, tmp_path, extra, messag
     # A number its flag's rule refuses is refused as the flags are parsed (an absl
     # IllegalFlagValueError, which run_main reports in one line); the rest by main.
     with pytest.raises((ValueError, flags.IllegalFlagValueError), match=message):
-        _run_main(rp, args)
+        run_main(rp, args)
     assert not output_dir.exists()
 
 
 @pytest.mark.slow
-def test_output_dir_that_is_a_file_fails_in_one_line_without_traceback(config_file, tmp_path):
+def test_output_dir_that_is_a_file_fails_in_one_line_without_traceback(tiny_config_file, tmp_path):
     output_file = tmp_path / "a_file"
     output_file.write_text("keep me")
     done = helpers.run_python(
         SCRIPT,
-        f"--bert_config_file={config_file}",
+        f"--bert_config_file={tiny_config_file}",
         f"--input_file={DEFAULT_RECORDS}",
         f"--output_dir={output_file}",
         "--do_train",
