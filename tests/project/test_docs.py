@@ -8,7 +8,11 @@ The pages are README.md, BENCHMARKS.md, COMPATIBILITY.md and docs/*.md. In each:
 - no link is an absolute path, and no `../` path climbs out of the repository;
 - a path in backticks that starts with one of the repository's folders
   (`bert_lib/engine/estimator.py`, `tests/support/helpers.py`) exists, so that a file
-  that moves cannot leave its old name behind on a page.
+  that moves cannot leave its old name behind on a page;
+- a section named in quotes (`"Jobs of real size" below`, `see "Differences"`,
+  `BENCHMARKS.md, "The speed"`) is the start of a heading or of a paragraph's bold
+  lead-in, above or below as the page says, or in a page it names, so that a renamed
+  section cannot leave its old title quoted (see `section_reference_problems`).
 
 Besides: README.md is at most README_MAX_LINES lines and links every docs page, and every
 docs page the code names (an error message pointing to docs/tf1.md, say) exists. The
@@ -140,6 +144,63 @@ def path_problems(root, name):
     return problems
 
 
+# A section named in quotes: `"Name" above|below`, `see|in|of "Name"`, `page.md, "Name"`.
+QUOTED_SECTION = re.compile(
+    r'"(?P<a>[^"]{3,100})"\s+(?P<where>above|below)\b'
+    r'|\b(?:[Ss]ee|in|of)\s+"(?P<b>[^"]{3,100})"(?!\s+(?:above|below)\b)'
+    r'|\.md(?:,|\'s)\s+"(?P<c>[^"]{3,100})"(?!\s+(?:above|below)\b)'
+)
+PAGE_NAME = re.compile(r"[\w./-]+\.md\b")
+LEAD_IN = re.compile(r"^ {0,3}\*\*(.+?)\*\*", re.M | re.S)
+
+
+def _words(text):
+    """`text` as a reader matches a title: no markup, one space between words, lower case."""
+    text = LINK.sub(lambda m: m.group(1), text)
+    return " ".join(text.replace("`", "").replace("*", "").split()).lower()
+
+
+def titles(text):
+    """Where each heading and each bold lead-in of a paragraph (`**The speed.** ...`)
+    starts in `text`, with its words."""
+    text = prose(text)
+    found = [(m.start(), _words(m.group(2))) for m in HEADING.finditer(text)]
+    found += [(m.start(), _words(m.group(1))) for m in LEAD_IN.finditer(text)]
+    return found
+
+
+def section_reference_problems(root, name):
+    """Sections page `name` names in quotes ("Jobs of real size" below, see "Differences")
+    that are the start of no heading or bold lead-in, of this page (in the direction said)
+    or of a page it names or links."""
+    text = prose(_read(root, name))
+    here = os.path.dirname(os.path.join(root, name))
+    others = set()
+    for page in PAGE_NAME.findall(text):
+        for base in (here, root):
+            full = os.path.normpath(os.path.join(base, page))
+            if os.path.isfile(full) and _inside(root, full) and full != os.path.join(root, name):
+                others.add(os.path.relpath(full, root))
+    elsewhere = [title for page in sorted(others) for _, title in titles(_read(root, page))]
+    own = titles(_read(root, name))
+    problems = []
+    for match in QUOTED_SECTION.finditer(text):
+        quoted = match.group("a") or match.group("b") or match.group("c")
+        wanted, where = _words(quoted), match.group("where")
+        if where:
+            candidates = [
+                title
+                for start, title in own
+                if (start < match.start() if where == "above" else start > match.end())
+            ]
+        else:
+            candidates = [title for _, title in own] + elsewhere
+        if not any(title.startswith(wanted) for title in candidates):
+            said = f" {where}" if where else ""
+            problems.append(f'{name}: "{" ".join(quoted.split())}"{said}: no such section')
+    return problems
+
+
 def test_every_link_resolves():
     problems = [p for name in pages(REPO) for p in link_problems(REPO, name)]
     assert not problems, "\n".join(problems)
@@ -147,6 +208,11 @@ def test_every_link_resolves():
 
 def test_no_page_names_a_path_that_is_not_there_or_outside_the_repository():
     problems = [p for name in pages(REPO) for p in path_problems(REPO, name)]
+    assert not problems, "\n".join(problems)
+
+
+def test_every_section_named_in_quotes_exists():
+    problems = [p for name in pages(REPO) for p in section_reference_problems(REPO, name)]
     assert not problems, "\n".join(problems)
 
 
@@ -245,4 +311,35 @@ def test_the_checks_catch_a_broken_link_of_each_kind(tmp_path):
         "README.md: link ../../outside/notes.md leads out of the repository",
         "docs/a.md: ../../x/notes.md is outside the repository",
         "docs/a.md: `bert_lib/moved.py` does not exist",
+    ]
+
+
+def test_sections_named_in_quotes_are_found_where_the_page_says(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "README.md": '# Title\n\n## Part two (2026)\n\n**A lead-in.** As in "Part two"\n'
+            'above and "A `lead-in`" above, "Later\npart" below; see "Elsewhere" and '
+            '[docs/a.md, "Its part"](docs/a.md#its-part-and-more).\n\n## Later part\n',
+            "docs/a.md": "# Elsewhere\n\n## Its part, and more\n",
+        },
+    )
+    assert section_reference_problems(root, "README.md") == []
+
+
+def test_the_section_check_catches_a_missing_section_and_the_wrong_direction(tmp_path):
+    root = _tree(
+        tmp_path,
+        {
+            "README.md": '# Title\n\n## Part two\n\nSee "Part three"; "Part two" below,\n'
+            '"Later part" above; [BENCH.md, "bf16 that keeps\nthe model"](BENCH.md#bench).\n\n'
+            '```\nsee "Not prose"\n```\n\n## Later part\n',
+            "BENCH.md": "# Bench\n\n**The bias fault.** text\n",
+        },
+    )
+    assert section_reference_problems(root, "README.md") == [
+        'README.md: "Part three": no such section',
+        'README.md: "Part two" below: no such section',
+        'README.md: "Later part" above: no such section',
+        'README.md: "bf16 that keeps the model": no such section',
     ]
