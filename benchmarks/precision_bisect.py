@@ -16,13 +16,18 @@ progress line; the loss is fetched every step anyway, so the run is
 unchanged). --full_last_layer computes the last layer at every position in
 training, as a full-length run does, instead of at [CLS] only.
 --stratify=false groups each window by length alone, not by each example's
-rank of length within its class. Every other flag is run_classifier.py's.
+rank of length within its class. --stop_at_step=K trains to step K of
+the same schedule and stops (a checkpoint is written there); a second
+run into the same --output_dir, at another --precision if you like,
+resumes from it, on the same batches (the engine saves the input
+position), to the end. Every other flag is run_classifier.py's.
 
   .venv/bin/python benchmarks/float32_islands.py --float32_parts=qk,av \\
       --task_name=mrpc --data_dir=benchmarks/real_text/next_sentence_pairs ... \\
       --precision=bf16 --dynamic_padding=true --group_by_length=true --tf_random_seed=1
 """
 
+import functools
 import os
 import sys
 
@@ -88,6 +93,20 @@ def unstratified():
     )
 
 
+def stop_at_step(step):
+    """Training stops at `step`, the learning-rate schedule unchanged."""
+    from bert_lib.engine import estimator
+
+    train = estimator.Estimator.train
+
+    def train_to(self, input_fn, max_steps=None, steps=None, hooks=None):
+        if max_steps is not None:
+            max_steps = min(max_steps, step)
+        return train(self, input_fn, max_steps=max_steps, steps=steps, hooks=hooks)
+
+    estimator.Estimator.train = train_to
+
+
 def main():
     parts, noise, patches = [], 0.0, []
     argv = [sys.argv[0]]
@@ -102,6 +121,8 @@ def main():
             patches.append(full_last_layer)
         elif arg == "--stratify=false":
             patches.append(unstratified)
+        elif arg.startswith("--stop_at_step="):
+            patches.append(functools.partial(stop_at_step, int(arg.split("=", 1)[1])))
         else:
             argv.append(arg)
     unknown = set(parts) - {"qk", "av", "dense", "act", "dense_grads"}
