@@ -10,11 +10,12 @@ written with ONNX Runtime's BERT fusions applied (its transformers
 optimizer, rules for TensorFlow graphs): each residual sum and its
 LayerNorm become one SkipLayerNormalization, each dense layer's bias and
 GELU one FastGelu (operators of the com.microsoft domain, which OpenVINO
-reads too), the same numbers to float32 round-off. Attention is not fused:
-the optimizer looks for a Cast between the attention mask and its
-1 - mask (TensorFlow writes none, as a cast of float32 to float32), and
-the embeddings' LayerNorm, whose means tf2onnx writes as GlobalAveragePool,
-is not recognised either. The ONNX file
+reads too), the same numbers to float32 round-off. The optimizer finds no
+attention in a tf2onnx graph (it looks for a Cast between the attention
+mask and its 1 - mask, and TensorFlow writes none, as a cast of float32 to
+float32): onnx_attention.py then rewrites each layer's attention as one
+MultiHeadAttention of the same domain. The embeddings' LayerNorm, whose
+means tf2onnx writes as GlobalAveragePool, is not recognised. The ONNX file
 is always float32: tf2onnx cannot write the bf16 SavedModel's mixed
 bfloat16 / float32 graph, and a runtime that computes in bf16 (OpenVINO on
 a CPU with bfloat16 arithmetic) takes a float32 model and a precision
@@ -30,7 +31,10 @@ LayerNorm and softmax stay float32). The weights get one scale per output
 column: on fine-tuned heads of the accuracy benchmark that kept dev
 accuracy within 0.01 of float32, where one scale per matrix lost 0.011
 on one of them (BENCHMARKS.md, "Serving: ONNX Runtime, OpenVINO, int8,
-one request at a time").
+one request at a time"). The weights keep all 8 bits (reduce_range
+off): ONNX Runtime advises 7 for x86 CPUs without VNNI, whose u8s8
+kernels sum two products in 16 bits and can saturate there
+(docs/serving.md, "int8").
 
 The converter and the runtimes are an optional extra (`pip install
 .[onnx]`): nothing here imports them before an ONNX format is asked for,
@@ -43,6 +47,7 @@ import shutil
 
 from ..plumbing import atomic_write, fileio
 from ..plumbing.errors import UsageError
+from . import onnx_attention
 
 SAVED_MODEL = "saved_model"
 ONNX = "onnx"
@@ -181,7 +186,8 @@ def fuse_for_onnxruntime(model):
     and no symbolic shape inference (which needs sympy). Without shape inference the
     optimizer fuses a residual sum and its LayerNorm on [tokens, hidden] matrices too,
     which SkipLayerNormalization takes (it checks for [batch, length, hidden] only
-    when it can infer shapes)."""
+    when it can infer shapes). Then each attention, which the optimizer does not find
+    in a tf2onnx graph, becomes one MultiHeadAttention (onnx_attention.py)."""
     from onnxruntime.transformers import optimizer
     from onnxruntime.transformers.fusion_options import FusionOptions
 
@@ -190,6 +196,7 @@ def fuse_for_onnxruntime(model):
     fused = optimizer.optimize_model(
         model, model_type="bert_tf", optimization_options=options, opt_level=0
     ).model
+    onnx_attention.fuse_attention(fused)
     # The optimizer adds the fused operators' domain to the file only when it saves one.
     domains = {opset.domain for opset in fused.opset_import}
     if MICROSOFT not in domains and any(n.domain == MICROSOFT for n in fused.graph.node):
@@ -288,6 +295,8 @@ def quantize_int8(onnx_path, int8_path):
             weight_type=QuantType.QInt8,
             per_channel=True,
             op_types_to_quantize=["MatMul"],
+            # All 8 bits of each weight: exact where the CPU has VNNI (docs/serving.md).
+            reduce_range=False,
             nodes_to_exclude=lookups,
             extra_options={"MatMulConstBOnly": True, "DefaultTensorType": onnx.TensorProto.FLOAT},
         )

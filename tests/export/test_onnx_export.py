@@ -139,6 +139,11 @@ def test_onnx_files_hold_onnx_runtimes_fused_operators(export):
         # Sqrt) and the pooler's tanh.
         assert ops["com.microsoft", "SkipLayerNormalization"] == 2 * layers, name
         assert ops["com.microsoft", "FastGelu"] == layers, name
+        # Each layer's attention, the last one's (first position only) included: one
+        # MultiHeadAttention, no softmax left; the query, key and value matmuls stay
+        # outside it (int8 quantizes them).
+        assert ops["com.microsoft", "MultiHeadAttention"] == layers, name
+        assert ops["", "Softmax"] == 0, name
         assert (ops["", "Sqrt"], ops["", "Tanh"], ops["", "Pow"]) == (1, 1, 0), name
         assert {o.domain: o.version for o in model.opset_import}["com.microsoft"] == 1
 
@@ -159,6 +164,29 @@ def test_float32_onnx_answers_the_savedmodels_probabilities(export, runtime):
     for i in range(len(TEXTS)):
         one = [full[name][i : i + 1] for name in predictor.INPUT_NAMES]
         np.testing.assert_allclose(served.predict_ids(*one), reference[i : i + 1], atol=1e-5)
+
+
+@pytest.mark.slow
+@needs_onnx_extra
+@pytest.mark.parametrize("runtime", onnx_runtimes.RUNTIMES)
+def test_fused_attention_answers_the_savedmodel_at_every_length_and_padding(export, runtime):
+    # Real pieces of the TEXTS, cut to 2, 7 and 24 positions, each row padded after its
+    # own length (one row all padding but [CLS]), batch 1 and batch 5.
+    export_dir, _, _ = export
+    _, full = _ids(export_dir)
+    arrays = [full[name] for name in predictor.INPUT_NAMES]
+    model = onnx_runtimes.load(f"{export_dir}/{onnx_export.ONNX_FILE}", runtime)
+    for length in (2, 7, MAX_SEQ_LENGTH):
+        cut = [np.ascontiguousarray(a[:, :length]) for a in arrays]
+        cut[1][3, 1:] = 0
+        cut[0][cut[1] == 0] = 0
+        expected = _signature_probabilities(export_dir, cut)
+        assert (cut[1] == 0).any()
+        got = model(cut)["probabilities"]
+        np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
+        for i in range(len(TEXTS)):
+            one = model([a[i : i + 1] for a in cut])["probabilities"]
+            np.testing.assert_allclose(one, expected[i : i + 1], atol=1e-5, rtol=0)
 
 
 def _int8_matmul(x, kernel):
