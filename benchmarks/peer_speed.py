@@ -25,13 +25,20 @@ Two jobs, each side in a process of its own, one side after the other:
 The serve job also times the model call alone on token ids at each
 --serve_shapes (batch x tokens; one request at a time is batch 1), in wall
 and CPU milliseconds per call, on each side and its precisions: ours is
-Predictor on the SavedModel (at --precision) and, where ONNX Runtime is
-installed beside it, Predictor on the export's int8 ONNX file; ONNX
+Predictor on the SavedModel (at --precision) and, where the runtimes are
+installed beside it, Predictor on the export's ONNX files (float32 under
+ONNX Runtime and OpenVINO, int8 under ONNX Runtime); ONNX
 Runtime and OpenVINO run the export's ONNX files (run_classifier's
 --export_format=onnx_int8: model.onnx, model_int8.onnx) with their own
 APIs, ONNX Runtime in float32 and int8, OpenVINO in float32, bf16
 (INFERENCE_PRECISION_HINT) and int8; torch in float32 or bf16 as
---precision. Each side runs once per --threads setting (1: one thread
+--precision. The ONNX Runtime side also runs a user's tuned session: a
+plain InferenceSession on model.onnx as ONNX Runtime's transformers
+optimizer (optimize_model, model type bert_tf or bert, whichever fuses
+more) rewrites it, and on that file quantized by quantize_dynamic; a
+last table gives its ms a call over Predictor's at its fastest runtime,
+wall and CPU, for each precision, thread setting and shape (>= 1.0x:
+Predictor is as fast). Each side runs once per --threads setting (1: one thread
 each, TensorFlow's intra- and inter-op pools included; all: each
 runtime's default, one per core). torch's OpenMP threads wait passively
 (OMP_WAIT_POLICY=PASSIVE): spinning, they turn a 5 ms call into hundreds
@@ -117,6 +124,11 @@ SERVE_PEERS = ("torch", "onnxruntime", "openvino")
 SERVE_SHAPES = "1x2,1x50,1x128,32x50,32x128"
 QUICK_SERVE_SHAPES = "1x2,4x8"
 JOBS = ("train", "serve")
+# Predictor on the export's ONNX files: (runtime, precision), and the runtimes' names.
+PREDICTOR_ONNX = (("onnxruntime", "fp32"), ("openvino", "fp32"), ("onnxruntime", "int8"))
+RUNTIME_NAMES = {"onnxruntime": "ONNX Runtime", "openvino": "OpenVINO"}
+# The row names of a user's tuned ONNX Runtime session, by precision.
+TUNED = "ONNX Runtime {precision}, tuned"
 LABELS = ["0", "1"]
 LEARNING_RATE = 5e-5
 
@@ -576,13 +588,17 @@ def serve_ours(cfg):
     name = f"ours {cfg['precision']} (Predictor, SavedModel)"
     result["calls"] = {name: _model_calls(cfg, lambda ids: model.predict_ids(*ids))}
     int8_file = os.path.join(cfg["export_dir"], onnx_export.ONNX_INT8_FILE)
-    if os.path.exists(int8_file) and importlib.util.find_spec("onnxruntime"):
-        int8 = predictor.Predictor(
-            cfg["export_dir"], runtime="onnxruntime", precision="int8", num_threads=_threads(cfg)
-        )
-        result["calls"]["ours int8 (Predictor, ONNX Runtime)"] = _model_calls(
-            cfg, lambda ids: int8.predict_ids(*ids)
-        )
+    if os.path.exists(int8_file):
+        # Predictor on the export's ONNX files, under each runtime installed beside it.
+        for runtime, precision in PREDICTOR_ONNX:
+            if importlib.util.find_spec(runtime) is None:
+                continue
+            served = predictor.Predictor(
+                cfg["export_dir"], runtime=runtime, precision=precision, num_threads=_threads(cfg)
+            )
+            result["calls"][f"ours {precision} (Predictor, {RUNTIME_NAMES[runtime]})"] = (
+                _model_calls(cfg, lambda ids, served=served: served.predict_ids(*ids))
+            )
     result["probabilities"] = np.asarray(probabilities, np.float64).tolist()
     result["settings"] = "predictor.Predictor on run_classifier.export_saved_model"
     return result
@@ -654,13 +670,50 @@ def _onnx_files(cfg):
     return {"fp32": f"{from_dir}/model.onnx", "int8": f"{from_dir}/model_int8.onnx"}
 
 
+def _tuned_onnx_files(cfg):
+    """A user's tuning of the export's model.onnx for ONNX Runtime: its transformers
+    optimizer (optimize_model at its defaults) for each BERT model type, bert_tf and
+    bert, keeping the one whose graph holds more fused attention, then more fused
+    operators in all; its int8 by quantize_dynamic at its defaults (int8 weights), as
+    ONNX Runtime's BERT quantization example does. Returns ({precision: path}, what
+    was chosen), the files written once in the work directory."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.transformers import optimizer
+
+    fp32 = os.path.join(cfg["work_dir"], "tuned_model.onnx")
+    int8 = os.path.join(cfg["work_dir"], "tuned_model_int8.onnx")
+    counts = {}
+    best = None
+    for model_type in ("bert_tf", "bert"):
+        tuned = optimizer.optimize_model(_onnx_files(cfg)["fp32"], model_type=model_type)
+        fused = {op: n for op, n in tuned.get_fused_operator_statistics().items() if n}
+        counts[model_type] = fused
+        rank = (
+            fused.get("Attention", 0) + fused.get("MultiHeadAttention", 0),
+            sum(fused.values()),
+        )
+        if best is None or rank > best[0]:
+            best = (rank, model_type, tuned)
+    if not os.path.exists(int8):
+        best[2].save_model_to_file(fp32)
+        quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8)
+    chosen = (
+        f"optimize_model {best[1]} (fused by type: {json.dumps(counts)}), int8 by quantize_dynamic"
+    )
+    return {"fp32": fp32, "int8": int8}, chosen
+
+
 def serve_onnxruntime(cfg):
-    """ONNX Runtime's own API on the export's ONNX files: float32, then int8."""
+    """ONNX Runtime's own API on the export's ONNX files, float32 then int8; then on a
+    user's tuning of them (_tuned_onnx_files), a plain InferenceSession."""
     import onnxruntime as ort
 
     threads = _threads(cfg)
     calls = {}
-    for precision, path in _onnx_files(cfg).items():
+    tuned, chosen = _tuned_onnx_files(cfg)
+    files = [(f"ONNX Runtime {precision}", path) for precision, path in _onnx_files(cfg).items()]
+    files += [(TUNED.format(precision=precision), path) for precision, path in tuned.items()]
+    for name, path in files:
         options = ort.SessionOptions()
         if threads:
             options.intra_op_num_threads = threads
@@ -671,10 +724,11 @@ def serve_onnxruntime(cfg):
             feed = dict(zip(("input_ids", "input_mask", "segment_ids"), ids))
             return session.run(None, feed)[0]
 
-        calls[f"ONNX Runtime {precision}"] = _model_calls(cfg, run)
+        calls[name] = _model_calls(cfg, run)
     return {
         "calls": calls,
-        "settings": f"onnxruntime {ort.__version__}, intra-op threads {threads or 'default'}",
+        "settings": f"onnxruntime {ort.__version__}, intra-op threads {threads or 'default'}; "
+        f"tuned: {chosen}",
     }
 
 
@@ -847,6 +901,42 @@ def print_calls(calls, shapes):
             print("| " + " | ".join(str(c) for c in cells) + " |")
 
 
+def print_tuned_ratios(calls, shapes):
+    """At each thread setting, precision and shape: the tuned ONNX Runtime session's ms a
+    call / Predictor's at its fastest runtime for that precision, wall and CPU (>= 1.0x:
+    Predictor is as fast)."""
+    lines = []
+    for threads, rows in calls.items():
+        for precision in ("fp32", "int8"):
+            tuned = rows.get(TUNED.format(precision=precision))
+            ours = {
+                name: figures
+                for name, figures in rows.items()
+                if name.startswith(f"ours {precision} (Predictor")
+            }
+            if tuned is None or not ours:
+                continue
+            for batch, length in shapes:
+                column = f"{batch}x{length}"
+                if column not in tuned["shapes"]:
+                    continue
+                name, best = min(
+                    ((n, f["shapes"][column]) for n, f in ours.items() if column in f["shapes"]),
+                    key=lambda item: item[1]["wall_ms"],
+                )
+                wall = tuned["shapes"][column]["wall_ms"] / best["wall_ms"]
+                cpu = tuned["shapes"][column]["cpu_ms"] / best["cpu_ms"]
+                lines.append(
+                    f"| {precision} | {threads} | {batch} x {length} | {name} | "
+                    f"{wall:.2f}x | {cpu:.2f}x |"
+                )
+    if lines:
+        print("\nA user's tuned ONNX Runtime session's ms a call / Predictor's fastest")
+        print("| precision | threads | batch x tokens | Predictor's fastest | wall | CPU |")
+        print("|---|---|---|---|---|---|")
+        print("\n".join(lines))
+
+
 def print_table(title, unit, rows):
     print(f"\n{title}")
     print(f"| side | {unit}/s (median) | {unit} per CPU-second | windows | load before - after |")
@@ -911,6 +1001,7 @@ def main(argv=None):
         print_table("Raw sentence pairs to probabilities", "pairs", rows)
         print_ratios(rows, "pairs")
         print_calls(calls, cfg["serve_shapes"])
+        print_tuned_ratios(calls, cfg["serve_shapes"])
         if agreement is not None:
             verdict = "within" if agreement <= args.tolerance else "NOT within"
             print(

@@ -83,15 +83,24 @@ def test_quick_run_trains_and_serves(tmp_path):
     names = ["ours fp32 (Predictor, SavedModel)"]
     if with_onnx:
         names += [
+            "ours fp32 (Predictor, ONNX Runtime)",
+            "ours fp32 (Predictor, OpenVINO)",
             "ours int8 (Predictor, ONNX Runtime)",
             "ONNX Runtime fp32",
             "ONNX Runtime int8",
+            "ONNX Runtime fp32, tuned",
+            "ONNX Runtime int8, tuned",
             "OpenVINO fp32",
             "OpenVINO bf16",
             "OpenVINO int8",
         ]
     for name in names:
         assert {(f"| {name}", "1"), (f"| {name}", "all")} <= rows, out
+    if with_onnx:
+        # The tuned session against Predictor's fastest, each precision, threads, shape.
+        assert "A user's tuned ONNX Runtime session's ms a call / Predictor's fastest" in out
+        ratios = [line for line in out.splitlines() if line.startswith(("| fp32 | ", "| int8 | "))]
+        assert len(ratios) == 2 * 2 * 3, out
     assert os.path.isdir(tmp_path / "export_fp32" / "assets.extra")
     for side in set(given) - {"onnxruntime", "openvino"}:
         assert f"| {side} | " in out
