@@ -199,18 +199,29 @@ def _projection(graph, reshape):
 def _heads(graph, reshape):
     """The number of heads a Reshape to [batch, length, heads, size] splits into."""
     shape = graph.constant(reshape.input[1])
-    if shape is None:
-        concat = graph.parent(reshape, 1, "Concat")
-        if concat is None or len(concat.input) != 4:
-            return None
-        shape = graph.constant(concat.input[2])
-    return int(shape.reshape(-1)[-2]) if shape is not None and shape.size in (1, 4) else None
+    if shape is not None:
+        return int(shape[2]) if shape.shape == (4,) else None
+    # The shape as tf2onnx writes it: a Concat of its four parts, maybe cast to int64.
+    cast = graph.parent(reshape, 1, "Cast")
+    concat = graph.parent(cast, 0, "Concat") if cast else graph.parent(reshape, 1, "Concat")
+    if concat is None or len(concat.input) != 4:
+        return None
+    heads = graph.constant(concat.input[2])
+    return int(heads.reshape(-1)[0]) if heads is not None and heads.size == 1 else None
 
 
 def _split(graph, tensor, perm):
     """(projection, heads) of the tensor `tensor` if it is a projection split into heads and
-    transposed by `perm` (one Transpose, or two that compose to it)."""
+    transposed by `perm` (one Transpose, or two that compose to it). A query of one
+    position (a classifier's last layer) may come as one Reshape to [batch, heads, 1,
+    size], which tf2onnx writes for the reshape and transpose of one row."""
     transpose = graph.producer.get(tensor)
+    if transpose is not None and transpose.op_type == "Reshape" and perm == SPLIT_HEADS:
+        shape = graph.constant(transpose.input[1])
+        projection = _projection(graph, transpose)
+        if shape is not None and shape.shape == (4,) and shape[2] == 1 and projection:
+            return projection, int(shape[1])
+        return None
     if transpose is None or transpose.op_type != "Transpose":
         return None
     total = _perm(transpose)

@@ -140,10 +140,10 @@ def test_onnx_files_hold_onnx_runtimes_fused_operators(export):
         assert ops["com.microsoft", "SkipLayerNormalization"] == 2 * layers, name
         assert ops["com.microsoft", "FastGelu"] == layers, name
         # Each layer's attention, the last one's (first position only) included: one
-        # MultiHeadAttention, no softmax left; the query, key and value matmuls stay
-        # outside it (int8 quantizes them).
+        # MultiHeadAttention, no softmax left but the classifier's; the query, key and value
+        # matmuls stay outside it (int8 quantizes them).
         assert ops["com.microsoft", "MultiHeadAttention"] == layers, name
-        assert ops["", "Softmax"] == 0, name
+        assert ops["", "Softmax"] == 1, name
         assert (ops["", "Sqrt"], ops["", "Tanh"], ops["", "Pow"]) == (1, 1, 0), name
         assert {o.domain: o.version for o in model.opset_import}["com.microsoft"] == 1
 
