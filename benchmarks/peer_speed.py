@@ -677,15 +677,34 @@ def _tuned_onnx_files(cfg):
     operators in all; its int8 by quantize_dynamic at its defaults (int8 weights), as
     ONNX Runtime's BERT quantization example does. Returns ({precision: path}, what
     was chosen), the files written once in the work directory."""
+    import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.transformers import optimizer
+    from onnxruntime.transformers.fusion_options import FusionOptions
 
     fp32 = os.path.join(cfg["work_dir"], "tuned_model.onnx")
     int8 = os.path.join(cfg["work_dir"], "tuned_model_int8.onnx")
     counts = {}
     best = None
     for model_type in ("bert_tf", "bert"):
-        tuned = optimizer.optimize_model(_onnx_files(cfg)["fp32"], model_type=model_type)
+        try:
+            tuned = optimizer.optimize_model(_onnx_files(cfg)["fp32"], model_type=model_type)
+        except ImportError as e:
+            # At its default opt_level the bert type runs ONNX Runtime's own optimizer
+            # first, which imports torch; its symbolic shape inference needs sympy
+            # (onnxruntime[symbolic]). Without them: its Python fusions alone, as the
+            # export runs them, and shape inference only with sympy.
+            options = FusionOptions(model_type)
+            options.enable_shape_inference = importlib.util.find_spec("sympy") is not None
+            tuned = optimizer.optimize_model(
+                _onnx_files(cfg)["fp32"],
+                model_type=model_type,
+                optimization_options=options,
+                opt_level=0,
+            )
+            counts[f"{model_type} settings"] = (
+                f"opt_level 0, shape inference {options.enable_shape_inference} ({e})"
+            )
         fused = {op: n for op, n in tuned.get_fused_operator_statistics().items() if n}
         counts[model_type] = fused
         rank = (
@@ -696,7 +715,14 @@ def _tuned_onnx_files(cfg):
             best = (rank, model_type, tuned)
     if not os.path.exists(int8):
         best[2].save_model_to_file(fp32)
-        quantize_dynamic(fp32, int8, weight_type=QuantType.QInt8)
+        # DefaultTensorType: the type of fused operators' outputs, which its shape
+        # inference cannot tell, as its error without it asks.
+        quantize_dynamic(
+            fp32,
+            int8,
+            weight_type=QuantType.QInt8,
+            extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+        )
     chosen = (
         f"optimize_model {best[1]} (fused by type: {json.dumps(counts)}), int8 by quantize_dynamic"
     )

@@ -182,7 +182,12 @@ def _scalar(value):
 
 
 def _projection(graph, reshape):
-    """The projection (MatMul of a weight, Add of a bias) a head-splitting Reshape reads."""
+    """The projection (MatMul of a weight, Add of a bias) a head-splitting Reshape reads.
+    A bias of zeros (a checkpoint fresh from its initializers) tf2onnx leaves out."""
+    matmul = graph.parent(reshape, 0, "MatMul")
+    weight = graph.constant(matmul.input[1]) if matmul is not None else None
+    if weight is not None and weight.ndim == 2:
+        return _Projection(matmul, None, np.zeros(weight.shape[1], np.float32))
     add = graph.parent(reshape, 0, "Add")
     if add is None:
         return None
