@@ -51,7 +51,9 @@ interpreter is not given is left out:
 
   --kerashub_python     tensorflow (the same version as ours) and keras-hub
   --torch_python        torch (CPU build) and transformers
-  --onnxruntime_python  onnxruntime
+  --onnxruntime_python  onnxruntime and onnx (with sympy and torch too, the tuned
+                        session's optimize_model runs at its defaults; without,
+                        its Python fusions alone, as the export runs them)
   --openvino_python     openvino
 
 Each side reports the median of --windows timed windows after warm-up
