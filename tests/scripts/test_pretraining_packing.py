@@ -55,39 +55,6 @@ def _packed_rows(records, max_instances=8):
     return list(rows.as_numpy_iterator())
 
 
-def _as_tuples(instance):
-    """An instance without its padding: (ids, segments, masked positions, masked ids,
-    next-sentence label)."""
-    length = int(instance["input_mask"].sum())
-    kept = instance["masked_lm_weights"] > 0
-    return (
-        tuple(instance["input_ids"][:length]),
-        tuple(instance["segment_ids"][:length]),
-        tuple(instance["masked_lm_positions"][kept]),
-        tuple(instance["masked_lm_ids"][kept]),
-        int(instance["next_sentence_labels"][0]),
-    )
-
-
-def _unpacked(row, slot):
-    """Instance `slot` of a packed row, read back from the row's features in numpy."""
-    start = row["cls_positions"][slot]
-    tokens = np.flatnonzero(row["instance_ids"] == slot + 1)
-    length = len(tokens)
-    assert (tokens == np.arange(start, start + length)).all()
-    assert (row["position_ids"][tokens] == np.arange(length)).all()
-    assert (row["input_mask"][tokens] == 1).all()
-    positions = row["masked_lm_positions"]
-    kept = (row["masked_lm_weights"] > 0) & (positions >= start) & (positions < start + length)
-    return (
-        tuple(row["input_ids"][tokens]),
-        tuple(row["segment_ids"][tokens]),
-        tuple(positions[kept] - start),
-        tuple(row["masked_lm_ids"][kept]),
-        int(row["next_sentence_labels"][slot]),
-    )
-
-
 def test_packed_rows_hold_every_instance_once_each_as_it_was(instances, records):
     for max_instances in (2, 8):
         rows = _packed_rows(records, max_instances)
@@ -100,8 +67,8 @@ def test_packed_rows_hold_every_instance_once_each_as_it_was(instances, records)
             assert row["masked_lm_weights"].shape == (PREDICTIONS + max_instances // 2,)
             # Padding is no instance's and attends to nothing real.
             assert (row["instance_ids"][row["input_mask"] == 0] == 0).all()
-            read_back += [_unpacked(row, slot) for slot in slots]
-        assert sorted(read_back) == sorted(_as_tuples(i) for i in instances)
+            read_back += [pretraining_instances.unpacked(row, slot) for slot in slots]
+        assert sorted(read_back) == sorted(pretraining_instances.as_tuples(i) for i in instances)
         assert len(rows) < len(instances)
 
 
@@ -423,3 +390,48 @@ def test_packed_training_and_eval_at_bf16_under_xla(rp, tiny_config_file, record
     assert result["instances"] == INSTANCES and result["global_step"] == 2
     assert all(np.isfinite(result[name]) for name in METRICS)
     assert result["masked_lm_loss"] == pytest.approx(np.log(30522), abs=1.0)
+
+
+@pytest.mark.slow
+def test_packed_training_and_eval_at_fp16_follow_float32(
+    rp, tiny_config_file, records, checkpoint, tmp_path
+):
+    """fp16 (dynamic loss scaling) trains and evaluates packed rows as float32 does: from
+    one checkpoint, two steps move the weights where float32's move them, to a tenth of
+    the move, and evaluation counts the same instances, its losses within 1e-2."""
+    results, weights = {}, {}
+    for precision in ("fp32", "fp16"):
+        output_dir = str(tmp_path / precision)
+        run_main(
+            rp,
+            _args(
+                tiny_config_file,
+                records,
+                output_dir,
+                "--do_train",
+                "--do_eval",
+                "--pack_sequences",
+                f"--precision={precision}",
+                f"--init_checkpoint={checkpoint}",
+                "--train_batch_size=2",
+                "--eval_batch_size=4",
+                "--num_train_steps=2",
+            ),
+        )
+        _, _, results[precision] = read_eval_results(output_dir)
+        weights[precision] = engine.newest_checkpoint(output_dir)
+    fp16, fp32 = results["fp16"], results["fp32"]
+    assert fp16["instances"] == fp32["instances"] == INSTANCES
+    assert fp16["global_step"] == fp32["global_step"] == 2
+    for name in ("masked_lm_loss", "next_sentence_loss"):
+        assert fp16[name] == pytest.approx(fp32[name], rel=1e-2), name
+    # Both steps were taken at fp16 (none skipped for an overflow), in float32's direction.
+    assert tf.train.load_variable(weights["fp16"], "examples_trained") == tf.train.load_variable(
+        weights["fp32"], "examples_trained"
+    )
+    for name in ("bert/embeddings/word_embeddings", "bert/encoder/layer_1/output/dense/kernel"):
+        start = tf.train.load_variable(checkpoint, name)
+        moved = tf.train.load_variable(weights["fp32"], name) - start
+        apart = tf.train.load_variable(weights["fp16"], name) - start - moved
+        assert np.linalg.norm(moved) > 0
+        assert np.linalg.norm(apart) < 0.1 * np.linalg.norm(moved), name

@@ -88,6 +88,7 @@ FORKED_SCRIPTS = (*SCRIPTS, "run_tf1")
 FORKED_WORKERS = (
     "engine_worker.py",
     "fault_worker.py",
+    "packed_pretraining_worker.py",
     "preemption_worker.py",
     "script_fault_worker.py",
     "speed_worker.py",

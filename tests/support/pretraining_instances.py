@@ -3,7 +3,8 @@
 Laid out as create_pretraining_data.py writes them ([CLS] A [SEP] B [SEP],
 masked positions inside the instance, weights 1 then 0), written through
 tf.train.Example, not through this project's record writer; at 128 tokens
-most rows of them pack two or three.
+most rows of them pack two or three. as_tuples and unpacked read an instance
+back, from its record and from a packed row, in numpy.
 """
 
 import numpy as np
@@ -54,3 +55,45 @@ def write_records(path, instances):
             example = tf.train.Example(features=tf.train.Features(feature=feature))
             writer.write(example.SerializeToString())
     return str(path)
+
+
+def as_tuples(instance):
+    """An instance without its padding: (ids, segments, masked positions, masked ids,
+    next-sentence label)."""
+    length = int(instance["input_mask"].sum())
+    kept = instance["masked_lm_weights"] > 0
+    return (
+        tuple(instance["input_ids"][:length]),
+        tuple(instance["segment_ids"][:length]),
+        tuple(instance["masked_lm_positions"][kept]),
+        tuple(instance["masked_lm_ids"][kept]),
+        int(instance["next_sentence_labels"][0]),
+    )
+
+
+def unpacked(row, slot):
+    """Instance `slot` of a packed row ({feature: numpy array}), read back from the row's
+    features, as as_tuples gives it; asserts its tokens are contiguous from its [CLS], its
+    positions restart at 0 and its mask covers it."""
+    start = row["cls_positions"][slot]
+    tokens = np.flatnonzero(row["instance_ids"] == slot + 1)
+    length = len(tokens)
+    assert (tokens == np.arange(start, start + length)).all()
+    assert (row["position_ids"][tokens] == np.arange(length)).all()
+    assert (row["input_mask"][tokens] == 1).all()
+    positions = row["masked_lm_positions"]
+    kept = (row["masked_lm_weights"] > 0) & (positions >= start) & (positions < start + length)
+    return (
+        tuple(row["input_ids"][tokens]),
+        tuple(row["segment_ids"][tokens]),
+        tuple(positions[kept] - start),
+        tuple(row["masked_lm_ids"][kept]),
+        int(row["next_sentence_labels"][slot]),
+    )
+
+
+def row_instances(row):
+    """The instances of a packed row, in slot order, as as_tuples gives them."""
+    slots = np.flatnonzero(row["next_sentence_weights"])
+    assert (slots == np.arange(len(slots))).all()
+    return [unpacked(row, slot) for slot in slots]
