@@ -12,7 +12,7 @@ import importlib
 import importlib.util
 
 from ..machinery.namespaces import Namespace
-from . import keras_layers, keras_rnn, layer_base
+from . import keras_export, keras_layers, keras_rnn, layer_base
 from .batch_norm import nn_batch_normalization
 from .keras2_rnn import tf115_rnn_layers
 from .tf_layers import contrib_layers_module, layers_module
@@ -53,6 +53,15 @@ def keras_module():
             "optimizers": Namespace("tf.keras.optimizers", optimizers.legacy, legacy),
             # TF 1.15's recurrent layers and their variable names (keras2_rnn.py).
             "layers": Namespace("tf.keras.layers", keras2.layers, tf115_rnn_layers()),
+            # TF 1.15's SavedModel export of a compiled model (keras_export.py).
+            "experimental": Namespace(
+                "tf.keras.experimental",
+                keras2.experimental,
+                {
+                    "export_saved_model": keras_export.export_saved_model,
+                    "load_from_saved_model": keras_export.load_from_saved_model,
+                },
+            ),
         },
     )
 

@@ -1066,6 +1066,25 @@ def backend_module():
     )
 
 
+# What reads or writes a whole model (h5 files of TF 1.15, JSON configs): Keras 2's, which
+# only the tf_keras package has (Keras 3 reads neither TF 1.15's configs nor graphs).
+_H5_AND_CONFIG = (
+    "load_model",
+    "save_model",
+    "model_from_json",
+    "model_from_yaml",
+    "model_from_config",
+)
+
+
+def _needs_tf_keras(api):
+    def refuse(*args, **kwargs):
+        raise unsupported(api, "the tf_keras package (pip install tf_keras), TF 1.15's Keras 2")
+
+    refuse.__name__ = api.rsplit(".", 1)[-1]
+    return refuse
+
+
 def keras_module(recurrent_layers):
     """tf.keras in a TF 1.x script: TF 1.15's layers (`recurrent_layers` among them),
     initializers, activations, regularizers, Sequential and subclassed Model; the rest
@@ -1083,7 +1102,15 @@ def keras_module(recurrent_layers):
             "Sequential": Sequential,
             "Model": Model,
             "models": Namespace(
-                "tf.keras.models", tf.keras.models, {"Sequential": Sequential, "Model": Model}
+                "tf.keras.models",
+                tf.keras.models,
+                {
+                    "Sequential": Sequential,
+                    "Model": Model,
+                    **{
+                        name: _needs_tf_keras(f"tf.keras.models.{name}") for name in _H5_AND_CONFIG
+                    },
+                },
             ),
         },
         {"Input": None},
