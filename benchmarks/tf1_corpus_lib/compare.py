@@ -17,6 +17,14 @@ _DECIMAL = re.compile(r"\d+\.\d+")
 _TEMPORARY = re.compile(r"\btmp[A-Za-z0-9_]{6,8}\b")
 # A checkpoint's step: scripts stopped by Ctrl-C (or saving by time) save at other steps.
 _CHECKPOINT_STEP = re.compile(r"-\d+(\.(index|meta|data-\d+-of-\d+|input))$")
+# The data shards of a checkpoint: TF 1.15's saver wrote one per device (a Keras TF-format
+# file: two, the object graph's tensor pinned to /cpu:0), today's writes one; the index
+# names them, and either side reads the other's.
+_SHARDS = re.compile(r"\.data-\d+-of-\d+$")
+# A TensorBoard profile (Keras's callback traces its second batch): its folder is named by
+# the time, and the trace file is the profiler's of each version (TF 1.15's local.trace,
+# today's HOST.xplane.pb, the format today's TensorBoard reads).
+_PROFILE = re.compile(r"(plugins/profile)/[^/]+/[^/]+$")
 
 
 def normalized(path, any_step=False):
@@ -26,6 +34,7 @@ def normalized(path, any_step=False):
     if any_step:
         path = _CHECKPOINT_STEP.sub(r"-N\1", path)
     path = _TEMPORARY.sub("tmp#", path)
+    path = _PROFILE.sub(r"\1/#/trace", _SHARDS.sub(".data-#", path))
     return _DECIMAL.sub("#.#", _LONG_NUMBER.sub("#", path))
 
 

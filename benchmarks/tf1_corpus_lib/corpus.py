@@ -11,7 +11,7 @@ as it is on both sides.
 
 import dataclasses
 
-from . import data
+from . import data, keras_data
 from .runner import Step
 
 
@@ -655,5 +655,38 @@ REPOSITORIES = [
             )
         ],
         data.bert_as_service_example,
+    ),
+]
+
+# tf.keras inside TF 1.x graphs: Model.fit / evaluate / predict in a TF 1.x session,
+# callbacks, h5 and TF-format weights, model_to_estimator.
+REPOSITORIES += [
+    Repository(
+        "GoogleCloudPlatform/cloudml-samples",
+        "tf.keras in TF 1.x (census/tf-keras: fit on a Dataset, TensorBoard and learning-rate "
+        "callbacks, export_saved_model)",
+        [
+            Step(
+                ["-m", "trainer.task", "--job-dir=out", "--num-epochs=2", "--batch-size=16"],
+                cwd="census/tf-keras",
+                trains=True,
+                env={"TMPDIR": "tmp"},
+            ),
+        ],
+        keras_data.census_tf_keras,
+    ),
+    Repository(
+        "tensorflow/docs",
+        "tf.keras in TF 1.x (the TF 1.x Keras guide: fit / evaluate / predict, callbacks, "
+        "TF and h5 weights, load_model, model_to_estimator)",
+        [
+            Step(
+                ["keras.py"],
+                cwd="site/en/r1/guide",
+                trains=True,
+                scratch=("/tmp/model_dir",),
+            ),
+        ],
+        keras_data.tf_docs_keras_guide,
     ),
 ]

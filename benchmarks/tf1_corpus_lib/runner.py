@@ -40,7 +40,9 @@ class Step:
     (the README says to stop them): SIGINT once the output has matched count times.
     compare: globs (relative to the clone) of files whose numbers are compared.
     printed: a regex of printed lines whose numbers are compared (metrics a script
-    only prints).
+    only prints). scratch: absolute paths the step writes outside its copy (a
+    notebook's `model_dir='/tmp/model_dir'`), removed before each run so that every
+    run starts from none, as on a machine of its own.
     """
 
     argv: list
@@ -55,6 +57,7 @@ class Step:
     # The exit status TF 1.15's run ends with: 1 for an interactive loop that ends only
     # with an EOFError once the typed lines run out.
     exit_status: int = 0
+    scratch: tuple = ()
 
     def script(self):
         """The step's script (or -m module) and the arguments that say what it does
@@ -149,6 +152,11 @@ def run_step(step, side, tree, pythons, log, options=()):
     """Runs the step in `tree`; returns its StepRun (output also appended to `log`)."""
     cwd = os.path.join(tree, step.cwd)
     step.resolved_cwd = cwd
+    for path in step.scratch:
+        if os.path.isdir(path):
+            shutil.rmtree(path)
+        elif os.path.exists(path):
+            os.remove(path)
     before = _files(tree)
     cmd = command(step, side, pythons, options)
     env = dict(BASE_ENV, **step.env)

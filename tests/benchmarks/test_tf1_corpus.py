@@ -42,6 +42,23 @@ def test_a_file_tf115_wrote_and_run_tf1_did_not_is_missing_whatever_its_time_sta
     assert compare.missing_files(tf115, run_tf1, any_step=True) == ["out/graph.pbtxt"]
 
 
+def test_a_checkpoint_in_other_shards_and_a_profile_in_another_format_are_the_same_files():
+    tf115 = [
+        "out/keras_export/variables/variables.data-00000-of-00002",
+        "out/keras_export/variables/variables.data-00001-of-00002",
+        "out/keras_tensorboard/plugins/profile/2026-11-29_08-01-23/local.trace",
+        "out/model.ckpt-4.data-00000-of-00001",
+    ]
+    run_tf1 = [
+        "out/keras_export/variables/variables.data-00000-of-00001",
+        "out/keras_tensorboard/plugins/profile/2026_11_29_08_01_41/vm.xplane.pb",
+    ]
+    assert compare.missing_files(tf115, run_tf1) == ["out/model.ckpt-4.data-#"]
+    assert compare.missing_files(["out/plugins/profile/t/local.trace"], []) == [
+        "out/plugins/profile/#/trace"
+    ]
+
+
 def test_a_step_records_what_it_wrote_and_a_readme_path_is_found_at_run_time(tmp_path):
     tree = tmp_path / "tree"
     (tree / "runs" / "1795835067").mkdir(parents=True)
