@@ -690,3 +690,29 @@ REPOSITORIES += [
         keras_data.tf_docs_keras_guide,
     ),
 ]
+
+# keras-bert's layers come in packages of their own (keras-transformer and the six it
+# needs), installed as its requirements say; their metadata requires Keras, not TF 1.x, so
+# run_tf1.py is told they are TF 1.x code (--tf1_packages), as for tf_ner's tf_metrics.
+_KERAS_BERT_PACKAGES = (
+    "keras_transformer,keras_pos_embd,keras_multi_head,keras_layer_normalization,"
+    "keras_position_wise_feed_forward,keras_embed_sim,keras_self_attention"
+)
+
+REPOSITORIES += [
+    Repository(
+        "CyberZHG/keras-bert",
+        "tf.keras in TF 1.x (BERT in Keras from a TF checkpoint, TF_KERAS=1, pip-installed "
+        "layer packages)",
+        [
+            Step(
+                ["demo/load_model/load_and_predict.py", "tiny"],
+                env={"TF_KERAS": "1", "PYTHONPATH": "."},
+                printed=r"^Fill with|is random next|^Tokens",
+            )
+        ],
+        keras_data.keras_bert_demo,
+        commit="e9ccba8",
+        run_tf1_options=(f"--tf1_packages={_KERAS_BERT_PACKAGES}",),
+    ),
+]

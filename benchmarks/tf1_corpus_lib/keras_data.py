@@ -90,3 +90,26 @@ def tf_docs_keras_guide(root):
     """tensorflow/docs: the TF 1.x Keras guide (site/en/r1/guide/keras.ipynb) as a script;
     it makes its own random data."""
     notebook_script(root, "site/en/r1/guide/keras.ipynb", "keras.py")
+
+
+# The characters of keras-bert's load_and_predict demo's sentences (it looks each token up
+# in the vocabulary, so every one of them must be there).
+_KERAS_BERT_DEMO_TEXT = (
+    "数学是利用符号语言研究数量、结构、变化以及空间等概念的一门学科"
+    "数学是利用符号语言研究數量、结构、变化以及空间等概念的一門学科。"
+    "从某种角度看屬於形式科學的一種。任何一个希尔伯特空间都有一族标准正交基。"
+)
+
+
+def keras_bert_demo(root):
+    """CyberZHG/keras-bert: a tiny Chinese BERT folder (bert_config.json, bert_model.ckpt
+    with the pre-training heads, vocab.txt holding every character of the demo's
+    sentences) that demo/load_model/load_and_predict.py takes as its argument."""
+    from .data import SPECIAL, bert_checkpoint, tiny_bert_config
+
+    characters = sorted(set(_KERAS_BERT_DEMO_TEXT))
+    vocab = SPECIAL + [f"[unused{i}]" for i in range(5)] + characters
+    _write(root, "tiny/vocab.txt", "\n".join(vocab) + "\n")
+    config = tiny_bert_config(vocab_size=len(vocab))
+    _write(root, "tiny/bert_config.json", json.dumps(config, indent=1))
+    bert_checkpoint(root, "tiny/bert_model.ckpt", config)

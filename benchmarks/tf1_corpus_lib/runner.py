@@ -71,7 +71,7 @@ class Step:
             if re.match(r"-{1,2}(mode|train|do_(?!lower)\w+|do-\w+|beam_width)\b", arg)
             or (arg == self.argv[start] and re.fullmatch(r"[a-z]+", arg))
         ]
-        where = f"{self.cwd}/" if self.cwd != "." else ""
+        where = "" if self.cwd == "." else f"{self.cwd}/" if start == 1 else f"{self.cwd}: "
         return " ".join([f"{where}{name}", *modes])
 
     def text(self):

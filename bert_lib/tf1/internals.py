@@ -205,6 +205,35 @@ class PythonModule(Namespace):
         return value
 
 
+# tensorflow.python.keras.engine of TF 1.15: where each of its names is in tf.keras.
+_KERAS_ENGINE = {
+    "Layer": "layers",
+    "InputLayer": "layers",
+    "InputSpec": "layers",
+    "Input": None,
+    "get_source_inputs": "utils",
+}
+
+
+class KerasEngine(Namespace):
+    """tensorflow.python.keras.engine, which Keras layer packages of TF 1.x's years took their
+    base class from (keras-pos-embd's `keras.engine.Layer` where TF_KERAS is set): TF 1.15's
+    five names, those of tf.keras (Keras 2's where tf_keras is installed)."""
+
+    def __init__(self, keras):
+        super().__init__("tensorflow.python.keras.engine")
+        self.__dict__["_tf1_keras"] = keras
+
+    def __getattr__(self, name):
+        if name not in _KERAS_ENGINE:
+            return super().__getattr__(name)
+        keras = self.__dict__["_tf1_keras"]
+        where = _KERAS_ENGINE[name]
+        value = getattr(getattr(keras, where) if where else keras, name)
+        self.__dict__[name] = value
+        return value
+
+
 def python_module(tf1):
     """`tensorflow.python` for user code; `tf1` is the TF 1.x module (for its estimator)."""
     import tensorflow.python as real
@@ -216,7 +245,27 @@ def python_module(tf1):
     }
     aliases = {
         "layers": ModulePath("tensorflow.python.layers", tf1.layers, layer_modules),
-        "keras": tf1.keras,
+        "keras": Namespace(
+            "tensorflow.python.keras",
+            tf1.keras,
+            {
+                "engine": KerasEngine(tf1.keras),
+                # keras-bert's AdamWarmup subclasses optimizer_v2.OptimizerV2 (TF 1.15's
+                # tf.keras.optimizers.Optimizer) and reads backend_config.epsilon().
+                "optimizer_v2": Namespace(
+                    "tensorflow.python.keras.optimizer_v2",
+                    None,
+                    {
+                        "optimizer_v2": Namespace(
+                            "tensorflow.python.keras.optimizer_v2.optimizer_v2",
+                            None,
+                            {"OptimizerV2": tf1.keras.optimizers.Optimizer},
+                        )
+                    },
+                ),
+                "backend_config": tf1.keras.backend,
+            },
+        ),
     }
     context = {
         "aliases": aliases,

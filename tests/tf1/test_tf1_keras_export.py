@@ -87,3 +87,23 @@ def test_h5_without_tf_keras_is_refused_in_one_line(tmp_path):
     assert "pip install tf_keras" in errors[0]
     assert "Traceback" not in result.stderr
     assert not os.path.exists(tmp_path / "loaded.json")
+
+
+# What TF 1.15 printed for keras_internals.py (tensorflow 1.15.5, Python 3.7.16).
+TF115_INTERNALS = """engine.Layer True
+engine.InputSpec True
+OptimizerV2 True
+epsilon 1e-07 floatx float32
+wrappers True
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not HAS_TF_KERAS, reason="the names are Keras 2's, tf_keras's")
+def test_keras_packages_find_tf115s_internal_keras_names():
+    """keras-bert's layer packages with TF_KERAS=1 read tensorflow.python.keras's engine
+    (Layer, InputSpec), optimizer_v2.optimizer_v2.OptimizerV2, backend_config and
+    tf.keras.wrappers at import: each is tf.keras's own, as in TF 1.15."""
+    result = _run("keras_internals.py")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == TF115_INTERNALS

@@ -53,6 +53,9 @@ def keras_module():
             "optimizers": Namespace("tf.keras.optimizers", optimizers.legacy, legacy),
             # TF 1.15's recurrent layers and their variable names (keras2_rnn.py).
             "layers": Namespace("tf.keras.layers", keras2.layers, tf115_rnn_layers()),
+            # TF 1.15 had tf.keras.wrappers.scikit_learn (Keras 2 no longer does): the
+            # module is there, as code of its years reads it at import; its use is refused.
+            "wrappers": Namespace("tf.keras.wrappers"),
             # TF 1.15's SavedModel export of a compiled model (keras_export.py).
             "experimental": Namespace(
                 "tf.keras.experimental",
