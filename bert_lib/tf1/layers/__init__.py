@@ -59,7 +59,7 @@ def keras_module():
             # TF 1.15's SavedModel export of a compiled model (keras_export.py).
             "experimental": Namespace(
                 "tf.keras.experimental",
-                keras2.experimental,
+                getattr(keras2, "experimental", None),
                 {
                     "export_saved_model": keras_export.export_saved_model,
                     "load_from_saved_model": keras_export.load_from_saved_model,
