@@ -647,24 +647,8 @@ def length_bucket_from_flags():
     return dynamic_padding.XLA_LENGTH_BUCKET if flag_value("use_xla", False) else 1
 
 
-# What --group_by_length at a 16-bit --precision was measured to do (BENCHMARKS.md, "bf16
-# and fp16 training"), said where a run combines them.
-GROUPED_16_BIT_WARNING = (
-    "--precision=%s with --group_by_length: on the 6,400-pair task of "
-    "benchmarks/real_text/next_sentence_pairs one seed of five (seed 1) ended 0.11-0.14 "
-    "below float32's dev accuracy, where the other four matched it; the cause is not yet "
-    "found (BENCHMARKS.md, 'bf16 and fp16 training'). Check a run against float32 on "
-    "your task, or train without --group_by_length"
-)
-# The precisions it is given at.
-GROUPED_16_BIT_PRECISIONS = ("bf16",)
-
-
 def check_padding_flags():
-    """Refuses padding flags that cannot work together (UsageError naming them), and warns
-    where a 16-bit precision trains grouped by length (GROUPED_16_BIT_WARNING)."""
-    from absl import logging
-
+    """Refuses padding flags that cannot work together (UsageError naming them)."""
     from .task_data import dynamic_padding
 
     dynamic_padding.check_settings(
@@ -673,9 +657,6 @@ def check_padding_flags():
         flag_value("group_by_length", False),
         FLAGS.use_tpu,
     )
-    precision = flag_value("precision", "fp32")
-    if flag_value("group_by_length", False) and precision in GROUPED_16_BIT_PRECISIONS:
-        logging.warning(GROUPED_16_BIT_WARNING, precision)
 
 
 def padding_from_flags(is_training, window_batches=None):

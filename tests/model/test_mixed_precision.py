@@ -226,6 +226,61 @@ def test_training_graph_keeps_dropout_and_residual_sums_in_fp32():
     assert model.get_sequence_output().dtype == tf.float32
 
 
+def _seeded_classifier_draws(dtype):
+    """(random ops as (type, seed, seed2, dtype), dropout masks, head start) of a seeded
+    training graph of run_classifier's model at compute_dtype `dtype`."""
+    import run_classifier
+
+    config = modeling.BertConfig.from_dict(speed_helpers.CONFIG.to_dict())
+    config.hidden_dropout_prob = config.attention_probs_dropout_prob = 0.1
+    data = speed_helpers.make_data(4)
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.compat.v1.set_random_seed(1)
+        ids = tf.constant(data["input_ids"])
+        run_classifier.create_model(
+            config,
+            True,
+            ids,
+            tf.ones_like(ids),
+            tf.zeros_like(ids),
+            tf.constant([0, 1, 0, 1]),
+            2,
+            False,
+            compute_dtype=dtype,
+        )
+        random_ops = [
+            op
+            for op in graph.get_operations()
+            if op.type.startswith("Random") or op.type == "TruncatedNormal"
+        ]
+        head = [v for v in tf.compat.v1.global_variables() if v.name == "output_weights:0"][0]
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            draws, head_start = session.run([[op.outputs[0] for op in random_ops], head])
+    seeds = [
+        (op.type, op.get_attr("seed"), op.get_attr("seed2"), op.get_attr("dtype"))
+        for op in random_ops
+    ]
+    return seeds, draws, head_start
+
+
+@pytest.mark.parametrize("dtype", [tf.bfloat16, tf.float16])
+def test_a_seeded_run_draws_the_same_head_and_dropout_at_every_precision(dtype):
+    """A seeded float32 run and a 16-bit one differ in their arithmetic alone: the same
+    random ops with the same seeds draw the same dropout masks and head start (a
+    random op made in one precision only, or drawn in 16 bits, would part them)."""
+    seeds32, draws32, head32 = _seeded_classifier_draws(None)
+    seeds16, draws16, head16 = _seeded_classifier_draws(dtype)
+    # Dropout: three sites a layer, the embeddings' and the head's.
+    dropout_sites = [s for s in seeds32 if s[0] == "RandomUniform"]
+    assert len(dropout_sites) == 3 * speed_helpers.CONFIG.num_hidden_layers + 2
+    assert seeds16 == seeds32
+    for a, b in zip(draws32, draws16, strict=True):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(head32, head16)
+
+
 # ---------------------------------------------------------------------------
 # Dynamic loss scaling
 
