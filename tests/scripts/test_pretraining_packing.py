@@ -367,24 +367,30 @@ def test_packed_training_resumes_to_the_weights_and_count_of_an_uninterrupted_ru
         )
 
 
-@pytest.mark.slow
-def test_packed_training_and_eval_at_bf16_under_xla(rp, tiny_config_file, records, tmp_path):
-    output_dir = str(tmp_path / "bf16")
+def _train_two_packed_steps_and_eval(rp, config_file, records, output_dir, *flags):
+    """run_pretraining: two packed training steps of 2 rows, then evaluation in rows of 4."""
     run_main(
         rp,
         _args(
-            tiny_config_file,
+            config_file,
             records,
             output_dir,
             "--do_train",
             "--do_eval",
             "--pack_sequences",
-            "--precision=bf16",
-            "--use_xla",
             "--train_batch_size=2",
             "--eval_batch_size=4",
             "--num_train_steps=2",
+            *flags,
         ),
+    )
+
+
+@pytest.mark.slow
+def test_packed_training_and_eval_at_bf16_under_xla(rp, tiny_config_file, records, tmp_path):
+    output_dir = str(tmp_path / "bf16")
+    _train_two_packed_steps_and_eval(
+        rp, tiny_config_file, records, output_dir, "--precision=bf16", "--use_xla"
     )
     _, _, result = read_eval_results(output_dir)
     assert result["instances"] == INSTANCES and result["global_step"] == 2
@@ -402,21 +408,13 @@ def test_packed_training_and_eval_at_fp16_follow_float32(
     results, weights = {}, {}
     for precision in ("fp32", "fp16"):
         output_dir = str(tmp_path / precision)
-        run_main(
+        _train_two_packed_steps_and_eval(
             rp,
-            _args(
-                tiny_config_file,
-                records,
-                output_dir,
-                "--do_train",
-                "--do_eval",
-                "--pack_sequences",
-                f"--precision={precision}",
-                f"--init_checkpoint={checkpoint}",
-                "--train_batch_size=2",
-                "--eval_batch_size=4",
-                "--num_train_steps=2",
-            ),
+            tiny_config_file,
+            records,
+            output_dir,
+            f"--precision={precision}",
+            f"--init_checkpoint={checkpoint}",
         )
         _, _, results[precision] = read_eval_results(output_dir)
         weights[precision] = engine.newest_checkpoint(output_dir)
