@@ -347,6 +347,13 @@ def _run_tf1(script, *args):
     return result
 
 
+def _run_tf1_json(script, output_dir, file_name="results.json"):
+    """Runs a script of SCRIPTS through run_tf1.py with --output_dir; the JSON it wrote there."""
+    _run_tf1(script, f"--output_dir={output_dir}")
+    with open(os.path.join(output_dir, file_name), encoding="utf-8") as f:
+        return json.load(f)
+
+
 def _assert_close(got, want, where=""):
     """Equal structure and text; numbers within TOLERANCE (ints exactly)."""
     if isinstance(want, dict):
@@ -365,9 +372,7 @@ def _assert_close(got, want, where=""):
 
 @pytest.mark.slow
 def test_text_cnn_with_vocabulary_processor_and_experiment_matches_tf115(tmp_path):
-    _run_tf1("text_cnn/train_text_cnn.py", f"--output_dir={tmp_path}")
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
+    got = _run_tf1_json("text_cnn/train_text_cnn.py", tmp_path)
     _assert_close(got, _golden_json("text_cnn", "results.json"))
     for name in ("vocab", "vocab_all"):
         assert _read(tmp_path / name) == _read(os.path.join(APIS_GOLDEN, "text_cnn", name))
@@ -385,25 +390,19 @@ def test_text_cnn_restores_tf115s_vocabulary_file(tmp_path):
 
 @pytest.mark.slow
 def test_session_loop_with_lookup_tables_and_sequence_loss_matches_tf115(tmp_path):
-    _run_tf1("lookup_session/train_lookup.py", f"--output_dir={tmp_path}")
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
+    got = _run_tf1_json("lookup_session/train_lookup.py", tmp_path)
     _assert_close(got, _golden_json("lookup_session", "results.json"))
 
 
 @pytest.mark.slow
 def test_export_and_contrib_predictor_match_tf115(tmp_path):
-    _run_tf1("serving/export_and_serve.py", f"--output_dir={tmp_path}")
-    with open(tmp_path / "predictions.json", encoding="utf-8") as f:
-        got = json.load(f)
+    got = _run_tf1_json("serving/export_and_serve.py", tmp_path, "predictions.json")
     _assert_close(got, _golden_json("serving", "predictions.json"))
 
 
 @pytest.mark.slow
 def test_gradient_checkpointing_with_graph_editor_matches_tf115(tmp_path):
-    _run_tf1("grad_checkpointing/train_checkpointed.py", f"--output_dir={tmp_path}")
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
+    got = _run_tf1_json("grad_checkpointing/train_checkpointed.py", tmp_path)
     want = _golden_json("grad_checkpointing", "results.json")
     _assert_close(got, want)
     # The recomputed gradients are tf.gradients' (TF 1.15's, and here), with the
@@ -424,9 +423,7 @@ def test_seq2seq_with_attention_matches_tf115s_names_losses_greedy_and_beam_deco
     ScheduledEmbeddingTrainingHelper (both seeded) and an InferenceHelper: TF 1.15's
     variable names and shapes, the alignment history, the losses, the decoded ids and
     logits, the beams' ids, parents, scores and lengths."""
-    _run_tf1("seq2seq_attention/train_seq2seq.py", f"--output_dir={tmp_path}")
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
+    got = _run_tf1_json("seq2seq_attention/train_seq2seq.py", tmp_path)
     _assert_close(got, _golden_json("seq2seq_attention", "results.json"))
 
 
@@ -437,9 +434,7 @@ def test_queue_based_input_fns_match_tf115(tmp_path):
     tf.train.shuffle_batch, predicting from slice_input_producer + tf.train.batch: TF
     1.15's weights, metrics and predictions (the shuffled evaluation's metrics are those
     the order does not change), and the files its Estimator wrote."""
-    _run_tf1("queue_input/train_queue_input.py", f"--output_dir={tmp_path}")
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
+    got = _run_tf1_json("queue_input/train_queue_input.py", tmp_path)
     want = _golden_json("queue_input", "results.json")
     # Every file TF 1.15's Estimator wrote (checkpoints of step 0 and the last,
     # graph.pbtxt, the evaluations' folders), beside the engine's own.
@@ -455,9 +450,7 @@ def test_keras_rnn_of_stacked_cells_with_tf_keras_has_tf115s_names_and_numbers(t
     variables' names and shapes, output and gradients are TF 1.15's. (Without tf_keras,
     tf.keras.layers.RNN and the cells are Keras 3's, which docs/tf1.md says.)"""
     pytest.importorskip("tf_keras")
-    _run_tf1("keras_stacked_cells/run_stacked_cells.py", f"--output_dir={tmp_path}")
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
+    got = _run_tf1_json("keras_stacked_cells/run_stacked_cells.py", tmp_path)
     _assert_close(got, _golden_json("keras_stacked_cells", "results.json"))
 
 
@@ -471,9 +464,7 @@ def test_every_input_fn_and_receiver_form_matches_tf115(tmp_path):
     signatures and serves the same outputs; and what TF 1.15 refused is refused with its
     message, after the user's file and line."""
     script = "input_forms/train_input_forms.py"
-    _run_tf1(script, f"--output_dir={tmp_path}")
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
+    got = _run_tf1_json(script, tmp_path)
     want = _golden_json("input_forms", "results.json")
     refused, want_refused = got.pop("refusals"), want.pop("refusals")
     assert sorted(refused) == sorted(want_refused)
