@@ -19,7 +19,13 @@ import numpy as np
 import pretraining_instances
 import pytest
 import tensorflow as tf
-from pretraining_runs import TINY, read_eval_results, run_main
+from pretraining_runs import (
+    TINY,
+    assert_same_weights,
+    pretraining_losses,
+    read_eval_results,
+    run_main,
+)
 
 import modeling
 from bert_lib import engine
@@ -102,39 +108,11 @@ def test_padding_command_prints_the_shares_and_refuses_mixed_lengths(
 def _losses_and_gradients(rp, features, compute_dtype):
     """(masked LM loss, next-sentence loss, gradients of their sum by variable name) of
     the script's heads over BertModel on `features` (numpy, packed or not)."""
-    config = modeling.BertConfig.from_dict(TINY)
     graph = tf.Graph()
     with graph.as_default():
         tf.compat.v1.set_random_seed(3)
         tensors = {name: tf.constant(value) for name, value in features.items()}
-        packing = {
-            name: tensors[name]
-            for name in ("position_ids", "instance_ids", "cls_positions")
-            if name in tensors
-        }
-        model = modeling.BertModel(
-            config,
-            is_training=True,
-            input_ids=tensors["input_ids"],
-            input_mask=tensors["input_mask"],
-            token_type_ids=tensors["segment_ids"],
-            compute_dtype=compute_dtype,
-            **packing,
-        )
-        mlm_loss, _, _ = rp.get_masked_lm_output(
-            config,
-            model.get_sequence_output(),
-            model.get_embedding_table(),
-            tensors["masked_lm_positions"],
-            tensors["masked_lm_ids"],
-            tensors["masked_lm_weights"],
-        )
-        nsp_loss, _, _ = rp.get_next_sentence_output(
-            config,
-            model.get_pooled_output(),
-            tensors["next_sentence_labels"],
-            tensors.get("next_sentence_weights"),
-        )
+        mlm_loss, nsp_loss = pretraining_losses(rp, tensors, True, compute_dtype)
         variables = tf.compat.v1.trainable_variables()
         gradients = tf.gradients(mlm_loss + nsp_loss, variables)
         gradients = [tf.convert_to_tensor(g) for g in gradients]
@@ -357,14 +335,7 @@ def test_packed_training_resumes_to_the_weights_and_count_of_an_uninterrupted_ru
     final, reference = (engine.newest_checkpoint(d) for d in (resumed_dir, whole_dir))
     assert engine.checkpoint_step(final) == engine.checkpoint_step(reference) == 6
     assert tf.train.load_variable(final, "examples_trained") == counts[-1]
-    for name, _ in tf.train.list_variables(reference):
-        np.testing.assert_allclose(
-            tf.train.load_variable(final, name),
-            tf.train.load_variable(reference, name),
-            rtol=1e-5,
-            atol=1e-5,
-            err_msg=name,
-        )
+    assert_same_weights(final, reference)
 
 
 def _train_two_packed_steps_and_eval(rp, config_file, records, output_dir, *flags):

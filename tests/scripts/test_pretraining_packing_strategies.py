@@ -31,9 +31,8 @@ import numpy as np
 import pretraining_instances
 import pytest
 import tensorflow as tf
-from pretraining_runs import TINY, read_eval_results
+from pretraining_runs import pretraining_losses, read_eval_results
 
-import modeling
 from bert_lib import engine
 
 SEQ = 128
@@ -58,7 +57,9 @@ def files(rp, tiny_config_file, instances, tmp_path_factory):
     checkpoint = str(root / "init" / "model.ckpt")
     with tf.Graph().as_default():
         tf.compat.v1.set_random_seed(11)
-        _heads(rp, {n: tf.constant(v) for n, v in _stacked(instances[:2]).items()})
+        pretraining_losses(
+            rp, {n: tf.constant(v) for n, v in _stacked(instances[:2]).items()}, False
+        )
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.global_variables_initializer())
             tf.compat.v1.train.Saver().save(session, checkpoint)
@@ -75,31 +76,6 @@ def _stacked(instances):
     }
 
 
-def _heads(rp, features):
-    """(masked LM loss, next-sentence loss) of the script's heads over BertModel on one
-    unpacked batch."""
-    config = modeling.BertConfig.from_dict(TINY)
-    model = modeling.BertModel(
-        config,
-        is_training=False,
-        input_ids=features["input_ids"],
-        input_mask=features["input_mask"],
-        token_type_ids=features["segment_ids"],
-    )
-    mlm_loss, _, _ = rp.get_masked_lm_output(
-        config,
-        model.get_sequence_output(),
-        model.get_embedding_table(),
-        features["masked_lm_positions"],
-        features["masked_lm_ids"],
-        features["masked_lm_weights"],
-    )
-    nsp_loss, _, _ = rp.get_next_sentence_output(
-        config, model.get_pooled_output(), features["next_sentence_labels"]
-    )
-    return mlm_loss, nsp_loss
-
-
 def _unpacked_losses(rp, checkpoint, instances):
     """[(masked LM loss, next-sentence loss)] of each group of records' instances,
     unpacked in one batch on one device, with the weights of `checkpoint`."""
@@ -109,7 +85,7 @@ def _unpacked_losses(rp, checkpoint, instances):
             name: tf.compat.v1.placeholder(value.dtype, [None, *value.shape[1:]], name=name)
             for name, value in _stacked(instances[0]).items()
         }
-        outputs = _heads(rp, feeds)
+        outputs = pretraining_losses(rp, feeds, False)
         saver = tf.compat.v1.train.Saver(
             [v for v in tf.compat.v1.global_variables() if not v.op.name.startswith("global")]
         )
