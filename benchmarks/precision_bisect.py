@@ -16,13 +16,14 @@ progress line; the loss is fetched every step anyway, so the run is
 unchanged). --full_last_layer computes the last layer at every position in
 training, as a full-length run does, instead of at [CLS] only.
 --stratify=false groups each window by length alone, not by each example's
-rank of length within its class. --stop_at_step=K trains to step K of
-the same schedule and stops (a checkpoint is written there); a second
-run into the same --output_dir, at another --precision if you like,
-resumes from it, on the same batches (the engine saves the input
-position), to the end. Every other flag is run_classifier.py's.
+rank of length within its class. --post_shuffle=false leaves the grouped
+batches in their window's length order instead of shuffling them.
+--stop_at_step=K trains to step K of the same schedule and stops (a
+checkpoint is written there); a second run into the same --output_dir, at
+another --precision if you like, resumes from it, on the same batches (the
+engine saves the input position), to the end. Every other flag is run_classifier.py's.
 
-  .venv/bin/python benchmarks/float32_islands.py --float32_parts=qk,av \\
+  .venv/bin/python benchmarks/precision_bisect.py --float32_parts=qk,av \\
       --task_name=mrpc --data_dir=benchmarks/real_text/next_sentence_pairs ... \\
       --precision=bf16 --dynamic_padding=true --group_by_length=true --tf_random_seed=1
 """
@@ -93,6 +94,32 @@ def unstratified():
     )
 
 
+def no_post_shuffle():
+    """Grouped batches keep their window's length order (the shuffle of the batches is left
+    out; the shuffle of the examples before the grouping stays)."""
+    import tensorflow as tf
+
+    from bert_lib.task_data import dynamic_padding
+
+    batch = dynamic_padding.batch
+
+    def unshuffled(dataset, batch_size, drop_remainder, settings, is_training, **kwargs):
+        shuffle = tf.data.Dataset.shuffle
+
+        def shuffle_examples_only(self, buffer_size, *args, **kw):
+            if buffer_size == settings.window_batches:
+                return self
+            return shuffle(self, buffer_size, *args, **kw)
+
+        tf.data.Dataset.shuffle = shuffle_examples_only
+        try:
+            return batch(dataset, batch_size, drop_remainder, settings, is_training, **kwargs)
+        finally:
+            tf.data.Dataset.shuffle = shuffle
+
+    dynamic_padding.batch = unshuffled
+
+
 def stop_at_step(step):
     """Training stops at `step`, the learning-rate schedule unchanged."""
     from bert_lib.engine import estimator
@@ -121,6 +148,8 @@ def main():
             patches.append(full_last_layer)
         elif arg == "--stratify=false":
             patches.append(unstratified)
+        elif arg == "--post_shuffle=false":
+            patches.append(no_post_shuffle)
         elif arg.startswith("--stop_at_step="):
             patches.append(functools.partial(stop_at_step, int(arg.split("=", 1)[1])))
         else:
