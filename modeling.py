@@ -255,7 +255,10 @@ class BertModel:
 
         Args:
           config: a `BertConfig`. Not modified.
-          is_training: if False, both dropout probabilities are set to 0.
+          is_training: if False, both dropout probabilities are set to 0, and
+            the graph is one of inference: in 16 bits, its dense layers'
+            bias adds are plain ops, without the custom gradient that sums
+            their bias gradients in float32 (see `dense`).
           input_ids: int32 Tensor [batch_size, seq_length] of WordPiece ids.
           input_mask: optional int32 Tensor [batch_size, seq_length], 1 for real
             tokens and 0 for padding; all ones if omitted.
@@ -317,7 +320,13 @@ class BertModel:
 
             with tf.compat.v1.variable_scope("encoder"):
                 self._build_encoder(
-                    config, input_ids, input_mask, compute_dtype, pooled_output_only, instance_ids
+                    config,
+                    input_ids,
+                    input_mask,
+                    compute_dtype,
+                    pooled_output_only,
+                    instance_ids,
+                    training=is_training,
                 )
             self.sequence_output = self.all_encoder_layers[-1]
 
@@ -333,7 +342,14 @@ class BertModel:
                 )
 
     def _build_encoder(
-        self, config, input_ids, input_mask, compute_dtype, pooled_output_only, instance_ids=None
+        self,
+        config,
+        input_ids,
+        input_mask,
+        compute_dtype,
+        pooled_output_only,
+        instance_ids=None,
+        training=True,
     ):
         """The Transformer layers over the embedding output, as float32 outputs."""
         attention_mask = create_attention_mask_from_input_mask(input_ids, input_mask)
@@ -355,6 +371,7 @@ class BertModel:
             do_return_all_layers=True,
             last_layer_first_token_only=pooled_output_only,
             compute_dtype=compute_dtype,
+            training=training,
         )
 
     def _build_embeddings(
@@ -425,9 +442,13 @@ def _first_tokens(sequence_output, cls_positions=None):
 def gelu(x):
     """GELU, tanh approximation: 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))).
 
-    Written as plain elementwise ops in the shape grappler's oneDNN remapper
-    and XLA recognise, so a preceding MatMul+BiasAdd can fuse with it.
+    In float32 the original's ops, in its order. In 16 bits tf.nn.gelu's
+    (the same formula, 0.5*x first): the op pattern TensorFlow's oneDNN
+    remapper fuses into a preceding MatMul+BiasAdd (one kernel instead of
+    eight elementwise ops, in an inference graph; see `dense`).
     """
+    if x.dtype in MIXED_PRECISION_DTYPES:
+        return tf.nn.gelu(x, approximate=True)
     cdf = 0.5 * (1.0 + tf.tanh(GELU_TANH_SCALE * (x + GELU_CUBIC_COEFF * tf.pow(x, 3))))
     return x * cdf
 
@@ -438,8 +459,12 @@ def gelu_erf(x):
     Not what "gelu" means here (that stays the tanh approximation, as in
     every existing bert_config.json); models trained with the exact form,
     such as most Hugging Face BERTs, name it "gelu_erf" so that they compute
-    what they were trained to.
+    what they were trained to. In 16 bits tf.nn.gelu's ops, which
+    TensorFlow's oneDNN remapper fuses into a preceding MatMul+BiasAdd (as
+    `gelu`).
     """
+    if x.dtype in MIXED_PRECISION_DTYPES:
+        return tf.nn.gelu(x, approximate=False)
     return 0.5 * x * (1.0 + tf.math.erf(x * GELU_ERF_SCALE))
 
 
@@ -482,7 +507,7 @@ def create_initializer(initializer_range=0.02):
     return tf.compat.v1.truncated_normal_initializer(stddev=initializer_range)
 
 
-def dense(input_tensor, units, activation=None, kernel_initializer=None, name=None):
+def dense(input_tensor, units, activation=None, kernel_initializer=None, name=None, training=True):
     """Fully connected layer: activation(input @ kernel + bias).
 
     Creates `<scope>/kernel` [in, units] and `<scope>/bias` [units] (zeros),
@@ -495,6 +520,11 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
       activation: optional callable applied last.
       kernel_initializer: defaults to `create_initializer()`.
       name: optional variable scope name.
+      training: whether gradients may be taken. In 16 bits the bias add then
+        sums its bias gradient in float32 (`_bias_add_summed_in_float32`);
+        False builds a plain BiasAdd, the graph of an inference: the custom
+        gradient's IdentityN wrapper reads the MatMul's output and so keeps
+        TensorFlow's CPU remapper from fusing MatMul, BiasAdd and activation.
 
     Returns:
       Tensor of the input's shape with the last dimension replaced by units, in
@@ -519,6 +549,8 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
         output = tf.matmul(input_2d, tf.cast(kernel, input_2d.dtype))
         if output.dtype == tf.float32:
             output = tf.nn.bias_add(output, bias)
+        elif not training:
+            output = tf.nn.bias_add(output, tf.cast(bias, output.dtype))
         else:
             output = _bias_add_summed_in_float32(output, tf.cast(bias, output.dtype))
         if activation is not None:
@@ -805,6 +837,7 @@ def attention_layer(
     batch_size=None,
     from_seq_length=None,
     to_seq_length=None,
+    training=True,
 ):
     """Multi-headed scaled dot-product attention from `from_tensor` to `to_tensor`.
 
@@ -829,6 +862,7 @@ def attention_layer(
       initializer_range: stddev of the projection kernels' initializer.
       do_return_2d_tensor: return [B*F, N*H] instead of [B, F, N*H].
       batch_size, from_seq_length, to_seq_length: needed for rank-2 inputs.
+      training: False for a graph of inference (see `dense`).
 
     Returns:
       float Tensor [B, F, N*H], or [B*F, N*H] if do_return_2d_tensor.
@@ -854,13 +888,28 @@ def attention_layer(
     initializer = create_initializer(initializer_range)
 
     query_layer = dense(
-        from_tensor_2d, width, activation=query_act, kernel_initializer=initializer, name="query"
+        from_tensor_2d,
+        width,
+        activation=query_act,
+        kernel_initializer=initializer,
+        name="query",
+        training=training,
     )
     key_layer = dense(
-        to_tensor_2d, width, activation=key_act, kernel_initializer=initializer, name="key"
+        to_tensor_2d,
+        width,
+        activation=key_act,
+        kernel_initializer=initializer,
+        name="key",
+        training=training,
     )
     value_layer = dense(
-        to_tensor_2d, width, activation=value_act, kernel_initializer=initializer, name="value"
+        to_tensor_2d,
+        width,
+        activation=value_act,
+        kernel_initializer=initializer,
+        name="value",
+        training=training,
     )
 
     query_layer = split_heads(query_layer, from_seq_length)  # [B, N, F, H]
@@ -923,6 +972,7 @@ def transformer_model(
     do_return_all_layers=False,
     last_layer_first_token_only=False,
     compute_dtype=None,
+    training=True,
 ):
     """The Transformer encoder stack ("Attention is All You Need", post-norm).
 
@@ -953,6 +1003,7 @@ def transformer_model(
         hidden_size], all a pooler over the first token needs.
       compute_dtype: the dtype of the matmuls: tf.bfloat16 or tf.float16 for
         mixed precision; None (the default) computes in the input's dtype.
+      training: False for a graph of inference (see `dense`).
 
     Returns:
       float Tensor [batch_size, seq_length, hidden_size] (the last layer), or
@@ -985,6 +1036,7 @@ def transformer_model(
                 seq_length=seq_length,
                 first_token_only=first_token_only,
                 compute_dtype=compute_dtype,
+                training=training,
             )
             all_layer_outputs.append(prev_output)
 
@@ -1040,6 +1092,7 @@ def _transformer_layer(
     seq_length,
     first_token_only=False,
     compute_dtype=tf.float32,
+    training=True,
 ):
     """One layer of transformer_model on a [batch * seq, hidden] matrix (see there).
 
@@ -1072,9 +1125,12 @@ def _transformer_layer(
                 batch_size=batch_size,
                 from_seq_length=from_seq_length,
                 to_seq_length=seq_length,
+                training=training,
             )
         with tf.compat.v1.variable_scope("output"):
-            attention_output = dense(attention_output, hidden_size, kernel_initializer=initializer)
+            attention_output = dense(
+                attention_output, hidden_size, kernel_initializer=initializer, training=training
+            )
             attention_output = _residual_sum(attention_output, from_rows, hidden_dropout_prob)
             attention_output = layer_norm(attention_output)
 
@@ -1084,10 +1140,13 @@ def _transformer_layer(
             intermediate_size,
             activation=intermediate_act_fn,
             kernel_initializer=initializer,
+            training=training,
         )
 
     with tf.compat.v1.variable_scope("output"):
-        layer_output = dense(intermediate_output, hidden_size, kernel_initializer=initializer)
+        layer_output = dense(
+            intermediate_output, hidden_size, kernel_initializer=initializer, training=training
+        )
         layer_output = _residual_sum(layer_output, attention_output, hidden_dropout_prob)
         return layer_norm(layer_output)
 

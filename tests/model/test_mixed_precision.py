@@ -7,6 +7,8 @@ directly on a two-weight model so an overflow can be injected at a chosen
 step.
 """
 
+import math
+
 import numpy as np
 import numpy_reference as npr
 import pytest
@@ -361,3 +363,98 @@ def test_loss_scale_never_drops_below_one():
             state = run(np.inf)
         assert state["scale"] == 1.0
         np.testing.assert_allclose(state["w"], [0.5, -0.25])
+
+
+@pytest.mark.parametrize("dtype", [tf.bfloat16, tf.float16])
+def test_inference_dense_is_a_plain_bias_add_with_the_same_outputs(dtype):
+    """dense(training=False) builds MatMul and BiasAdd alone: no custom gradient's
+    IdentityN, which reads the MatMul's output and keeps the CPU remapper from fusing
+    the two. Its outputs are training's, and x @ W + b to 16-bit rounding."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal([5, 16]).astype(np.float32)
+    kernel = rng.standard_normal([16, 8]).astype(np.float32)
+    bias = rng.standard_normal([8]).astype(np.float32)
+    outputs, identity_ns = {}, {}
+    for training in (True, False):
+        graph = tf.Graph()
+        with graph.as_default():
+            output = modeling.dense(
+                tf.cast(tf.constant(x), dtype),
+                8,
+                kernel_initializer=tf.compat.v1.constant_initializer(kernel),
+                name="d",
+                training=training,
+            )
+            (bias_variable,) = [v for v in tf.compat.v1.global_variables() if "bias" in v.name]
+            init = tf.compat.v1.global_variables_initializer()
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(init)
+            bias_variable.load(bias, session)
+            outputs[training] = session.run(tf.cast(output, tf.float32))
+        identity_ns[training] = [op for op in graph.get_operations() if op.type == "IdentityN"]
+    assert identity_ns[True] and not identity_ns[False]
+    np.testing.assert_array_equal(outputs[False], outputs[True])
+    expected = x.astype(np.float64) @ kernel + bias
+    np.testing.assert_allclose(outputs[False], expected, rtol=0.02, atol=0.05)
+
+
+def test_bert_model_built_for_inference_has_no_training_wrappers():
+    """BertModel(is_training=False) in bfloat16 builds no IdentityN (the bias gradient's
+    wrapper); built for training it has one per dense layer of the encoder."""
+    identity_ns = {}
+    for is_training in (True, False):
+        graph = tf.Graph()
+        with graph.as_default():
+            ids = tf.constant(speed_helpers.make_data(4)["input_ids"])
+            modeling.BertModel(speed_helpers.CONFIG, is_training, ids, compute_dtype=tf.bfloat16)
+        identity_ns[is_training] = sum(op.type == "IdentityN" for op in graph.get_operations())
+    assert identity_ns == {True: 6 * speed_helpers.CONFIG.num_hidden_layers, False: 0}
+
+
+@pytest.mark.parametrize("dtype", [tf.bfloat16, tf.float16])
+@pytest.mark.parametrize("name", ["gelu", "gelu_erf"])
+def test_16_bit_gelu_is_the_same_function(dtype, name):
+    """In 16 bits gelu and gelu_erf are tf.nn.gelu's ops (the pattern the oneDNN remapper
+    fuses): the same function as the numpy formulas, to 16-bit rounding."""
+    x = np.linspace(-6.0, 6.0, 97).astype(np.float32)
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        value = getattr(modeling, name)(tf.cast(tf.constant(x), dtype))
+        got = session.run(tf.cast(value, tf.float32))
+    x64 = tf.cast(tf.cast(x, dtype), tf.float64).numpy()
+    if name == "gelu":
+        expected = npr.gelu(x64)
+    else:
+        expected = np.array([0.5 * v * (1.0 + math.erf(v / math.sqrt(2.0))) for v in x64])
+    # 1 + tanh (or erf) cancels on the negative tail: about 0.5 * |x| ulps of 1 there.
+    ulp = 2.0 ** -{tf.bfloat16: 7, tf.float16: 10}[dtype]
+    np.testing.assert_allclose(got, expected, rtol=2 * ulp, atol=4 * ulp)
+
+
+def test_bf16_dense_gelu_fuses_into_one_matmul_kernel():
+    """A bfloat16 dense layer with gelu, built for inference on constant weights (as a
+    bf16 export is), runs as one oneDNN MatMul with BiasAdd and GELU fused."""
+    rng = np.random.default_rng(2)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None, 16])
+        kernel = tf.constant(rng.standard_normal([16, 8]).astype(np.float32))
+        bias = tf.constant(rng.standard_normal([8]).astype(np.float32))
+        hidden = tf.nn.bias_add(
+            tf.matmul(tf.cast(x, tf.bfloat16), tf.cast(kernel, tf.bfloat16)),
+            tf.cast(bias, tf.bfloat16),
+        )
+        output = tf.cast(modeling.gelu(hidden), tf.float32) * 2.0
+    metadata = tf.compat.v1.RunMetadata()
+    options = tf.compat.v1.RunOptions(output_partition_graphs=True)
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(output, {x: np.ones([2, 16])}, options=options, run_metadata=metadata)
+    nodes = [node for graph_def in metadata.partition_graphs for node in graph_def.node]
+    if not any(node.op.startswith("_Mkl") for node in nodes):
+        pytest.skip("TensorFlow's oneDNN graph rewrites are off here")
+    fused = [
+        [op.decode() for op in node.attr["fused_ops"].list.s]
+        for node in nodes
+        if "fused_ops" in node.attr
+    ]
+    assert fused == [["BiasAdd", "GeluApproximate"]]
+    assert not any(node.op == "Tanh" for node in nodes)
