@@ -65,7 +65,8 @@ def _inputs():
 
 
 def _serve(export_dir, feed):
-    """(probabilities, the dtypes its MatMul / BatchMatMul ops compute in)."""
+    """(probabilities, the dtypes its MatMul / BatchMatMul ops compute in, the op types of
+    its graph)."""
     graph = tf.Graph()
     with tf.compat.v1.Session(graph=graph) as session:
         meta = tf.compat.v1.saved_model.loader.load(session, ["serve"], export_dir)
@@ -78,7 +79,8 @@ def _serve(export_dir, feed):
             for op in graph.get_operations()
             if op.type in ("MatMul", "BatchMatMulV2", "_FusedMatMul")
         }
-    return probabilities, matmul_types
+        op_types = {op.type for op in graph.get_operations()}
+    return probabilities, matmul_types, op_types
 
 
 def _numpy_probabilities(values, config, feed):
@@ -98,10 +100,12 @@ def test_bf16_export_computes_in_bf16_and_fp32_export_is_the_numpy_bert(tmp_path
             target, checkpoint, config, NUM_LABELS, precision=precision
         )
         exports[precision] = _serve(target, feed)
-    fp32, fp32_types = exports["fp32"]
-    bf16, bf16_types = exports["bf16"]
+    fp32, fp32_types, _ = exports["fp32"]
+    bf16, bf16_types, bf16_ops = exports["bf16"]
     assert fp32_types == {tf.float32}
     assert tf.bfloat16 in bf16_types
+    # A graph of inference: no custom gradient's IdentityN wrapper around the bias adds.
+    assert "BiasAdd" in bf16_ops and "IdentityN" not in bf16_ops
     assert fp32.dtype == bf16.dtype == np.float32
     np.testing.assert_allclose(fp32, _numpy_probabilities(values, config, feed), atol=1e-5)
     np.testing.assert_allclose(bf16, fp32, atol=2e-2)
