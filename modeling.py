@@ -27,6 +27,7 @@ defined here for that reason (the scripts report it in one ERROR line).
 
 import collections
 import copy
+import functools
 import json
 import math
 import re
@@ -442,13 +443,9 @@ def _first_tokens(sequence_output, cls_positions=None):
 def gelu(x):
     """GELU, tanh approximation: 0.5*x*(1 + tanh(sqrt(2/pi)*(x + 0.044715*x^3))).
 
-    In float32 the original's ops, in its order. In 16 bits tf.nn.gelu's
-    (the same formula, 0.5*x first): the op pattern TensorFlow's oneDNN
-    remapper fuses into a preceding MatMul+BiasAdd (one kernel instead of
-    eight elementwise ops, in an inference graph; see `dense`).
+    The original's ops, in its order (a 16-bit graph of inference uses
+    `_fused_inference_activation` instead).
     """
-    if x.dtype in MIXED_PRECISION_DTYPES:
-        return tf.nn.gelu(x, approximate=True)
     cdf = 0.5 * (1.0 + tf.tanh(GELU_TANH_SCALE * (x + GELU_CUBIC_COEFF * tf.pow(x, 3))))
     return x * cdf
 
@@ -459,13 +456,26 @@ def gelu_erf(x):
     Not what "gelu" means here (that stays the tanh approximation, as in
     every existing bert_config.json); models trained with the exact form,
     such as most Hugging Face BERTs, name it "gelu_erf" so that they compute
-    what they were trained to. In 16 bits tf.nn.gelu's ops, which
-    TensorFlow's oneDNN remapper fuses into a preceding MatMul+BiasAdd (as
-    `gelu`).
+    what they were trained to.
     """
-    if x.dtype in MIXED_PRECISION_DTYPES:
-        return tf.nn.gelu(x, approximate=False)
     return 0.5 * x * (1.0 + tf.math.erf(x * GELU_ERF_SCALE))
+
+
+def _fused_inference_activation(activation, dtype):
+    """The activation a dense layer of a 16-bit graph of inference applies.
+
+    `gelu` and `gelu_erf` become tf.nn.gelu's ops: the same function, in
+    the op pattern TensorFlow's oneDNN remapper fuses into the preceding
+    MatMul+BiasAdd (one kernel instead of eight elementwise ops per layer).
+    Training graphs and float32 keep the original's ops, and so their numbers.
+    """
+    if dtype not in MIXED_PRECISION_DTYPES:
+        return activation
+    if activation is gelu:
+        return functools.partial(tf.nn.gelu, approximate=True)
+    if activation is gelu_erf:
+        return functools.partial(tf.nn.gelu, approximate=False)
+    return activation
 
 
 def get_activation(activation_string):
@@ -551,6 +561,7 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
             output = tf.nn.bias_add(output, bias)
         elif not training:
             output = tf.nn.bias_add(output, tf.cast(bias, output.dtype))
+            activation = _fused_inference_activation(activation, output.dtype)
         else:
             output = _bias_add_summed_in_float32(output, tf.cast(bias, output.dtype))
         if activation is not None:

@@ -413,12 +413,17 @@ def test_bert_model_built_for_inference_has_no_training_wrappers():
 
 @pytest.mark.parametrize("dtype", [tf.bfloat16, tf.float16])
 @pytest.mark.parametrize("name", ["gelu", "gelu_erf"])
-def test_16_bit_gelu_is_the_same_function(dtype, name):
-    """In 16 bits gelu and gelu_erf are tf.nn.gelu's ops (the pattern the oneDNN remapper
-    fuses): the same function as the numpy formulas, to 16-bit rounding."""
+def test_16_bit_inference_gelu_is_the_same_function(dtype, name):
+    """A 16-bit graph of inference computes gelu and gelu_erf as tf.nn.gelu's ops (the
+    pattern the oneDNN remapper fuses): the same function as the numpy formulas, to
+    16-bit rounding; float32 keeps the original's ops."""
     x = np.linspace(-6.0, 6.0, 97).astype(np.float32)
+    activation = getattr(modeling, name)
+    inference = modeling._fused_inference_activation(activation, dtype)
+    assert inference is not activation
+    assert modeling._fused_inference_activation(activation, tf.float32) is activation
     with tf.Graph().as_default(), tf.compat.v1.Session() as session:
-        value = getattr(modeling, name)(tf.cast(tf.constant(x), dtype))
+        value = inference(tf.cast(tf.constant(x), dtype))
         got = session.run(tf.cast(value, tf.float32))
     x64 = tf.cast(tf.cast(x, dtype), tf.float64).numpy()
     if name == "gelu":
@@ -443,7 +448,8 @@ def test_bf16_dense_gelu_fuses_into_one_matmul_kernel():
             tf.matmul(tf.cast(x, tf.bfloat16), tf.cast(kernel, tf.bfloat16)),
             tf.cast(bias, tf.bfloat16),
         )
-        output = tf.cast(modeling.gelu(hidden), tf.float32) * 2.0
+        gelu = modeling._fused_inference_activation(modeling.gelu, tf.bfloat16)
+        output = tf.cast(gelu(hidden), tf.float32) * 2.0
     metadata = tf.compat.v1.RunMetadata()
     options = tf.compat.v1.RunOptions(output_partition_graphs=True)
     with tf.compat.v1.Session(graph=graph) as session:
