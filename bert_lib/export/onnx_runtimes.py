@@ -16,13 +16,19 @@ static shape (None where it varies). The runtimes are the optional extra
   --precision=bf16 does in TensorFlow. The precision the compiled model
   took is read back: where the plugin does not take bf16 (a CPU it has no
   bfloat16 arithmetic for) bf16 is refused rather than served in float32
-  under its name. `num_threads` sets its inference threads. Compiled for
-  the latency hint: one stream, the case of one request at a time.
+  under its name. int8 is OpenVINO's own weight compression, done here on
+  the float32 file as it is read (compress_dense_weights), not ONNX
+  Runtime's integer-matmul file, which OpenVINO runs slower than its
+  float32. `num_threads` sets its inference threads. Compiled for the
+  latency hint: one stream, the case of one request at a time.
 """
 
 import collections
 import threading
 
+import numpy as np
+
+from ..bert_runs.onnx_export import EMBEDDINGS
 from ..plumbing.errors import UsageError
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
@@ -56,8 +62,9 @@ def _check_inputs(names, path):
 
 def load(path, runtime, precision="fp32", num_threads=None):
     """The callable model of the ONNX file `path` under `runtime` (RUNTIMES), computing in
-    `precision` (PRECISIONS[runtime]; int8 is a property of the file, so fp32 and int8
-    run a file alike)."""
+    `precision` (PRECISIONS[runtime]). Under ONNX Runtime int8 is a property of the file
+    (model_int8.onnx), so fp32 and int8 run a file alike; OpenVINO compresses a float32
+    file's dense weights to int8 itself (model.onnx)."""
     if runtime not in RUNTIMES:
         raise UsageError(f"runtime {runtime!r} is not one of tensorflow, {', '.join(RUNTIMES)}")
     if precision not in PRECISIONS[runtime]:
@@ -94,13 +101,20 @@ class OnnxRuntimeModel:
 
 
 class OpenVinoModel:
-    """An ONNX file compiled by OpenVINO for its CPU plugin, in f32 or bf16."""
+    """An ONNX file compiled by OpenVINO for its CPU plugin, in f32, bf16, or f32 with its
+    dense layers' weights in int8."""
 
     def __init__(self, path, precision="fp32", num_threads=None):
         ov = _import(OPENVINO)
         core = ov.Core()
         model = core.read_model(path)
         _check_inputs([port.get_any_name() for port in model.inputs], path)
+        if precision == "int8" and not compress_dense_weights(model):
+            raise UsageError(
+                f"{path}: no float32 dense-layer weights for OpenVINO to compress to int8 "
+                "(it compresses those of the float32 model.onnx; give that file, or the "
+                "export directory)"
+            )
         config = {
             "INFERENCE_PRECISION_HINT": "bf16" if precision == "bf16" else "f32",
             "PERFORMANCE_HINT": "LATENCY",
@@ -141,6 +155,16 @@ class OpenVinoModel:
             found[kind][precision] += 1
         return {kind: dict(counts) for kind, counts in found.items()}
 
+    def weight_precisions(self):
+        """{precision: count} of the weights the compiled model's FullyConnected layers
+        hold (each one's second input, a constant of the plugin's graph): "i8" where the
+        plugin keeps a weight compressed and decompresses it in its matmul kernel."""
+        found = collections.Counter()
+        for op in self._compiled.get_runtime_model().get_ordered_ops():
+            if op.get_rt_info()["layerType"].astype(str) == "FullyConnected":
+                found[op.input_value(1).get_element_type().get_type_name()] += 1
+        return dict(found)
+
     def __call__(self, inputs):
         request = getattr(self._requests, "request", None)
         if request is None:
@@ -148,3 +172,54 @@ class OpenVinoModel:
         feed = {position: inputs[i] for i, position in enumerate(self._order)}
         results = request.infer(feed)
         return {name: results[port] for name, port in zip(self.output_names, self._ports)}
+
+
+def compress_dense_weights(model):
+    """Compresses the weights of the dense layers of the OpenVINO `model` (read from an
+    export's float32 ONNX file) to int8, in place, as OpenVINO's own weight compression
+    writes a weight (NNCF's compress_weights, mode INT8_SYM); returns how many.
+
+    Each MatMul whose second input is a float32 matrix constant, but the token-type
+    embedding's (a one-hot matmul that is a lookup, not a dense layer), takes instead
+    int8 constant [out, in] -> Convert to f32 -> Multiply by a [out, 1] f32 scale, with
+    transpose_b: symmetric, one scale per output column (its largest magnitude / 127),
+    values in [-127, 127], the weights of model_int8.onnx. OpenVINO's CPU plugin
+    recognises that pattern: it keeps the weight in int8 and decompresses it inside its
+    matmul kernel (a FullyConnected layer whose weight input is i8), and, at its
+    default, also quantizes the matmul's activations to 8 bits on each call, in groups
+    of its DYNAMIC_QUANTIZATION_GROUP_SIZE values along a row. Attention's matmuls, the
+    embeddings, LayerNorm and softmax stay float32.
+    """
+    import openvino as ov
+    from openvino import opset13 as ops
+
+    compressed = 0
+    for matmul in model.get_ordered_ops():
+        if matmul.get_type_name() != "MatMul" or matmul.get_friendly_name().startswith(EMBEDDINGS):
+            continue
+        weight = matmul.input_value(1).get_node()
+        if (
+            weight.get_type_name() != "Constant"
+            or weight.get_element_type() != ov.Type.f32
+            or len(weight.get_output_shape(0)) != 2
+        ):
+            continue
+        attributes = matmul.get_attributes()
+        kernel = weight.get_data().astype(np.float32)
+        rows = kernel if attributes["transpose_b"] else kernel.T  # [out, in]
+        scale = np.abs(rows).max(axis=1, keepdims=True) / np.float32(127)
+        # An all-zero column stays zero at any scale.
+        scale[scale == 0] = 1
+        values = np.clip(np.round(rows / scale), -127, 127).astype(np.int8)
+        dequantized = ops.multiply(
+            ops.convert(ops.constant(values), ov.Type.f32), ops.constant(scale)
+        )
+        replacement = ops.matmul(
+            matmul.input_value(0), dequantized, attributes["transpose_a"], True
+        )
+        replacement.set_friendly_name(matmul.get_friendly_name())
+        matmul.output(0).replace(replacement.output(0))
+        compressed += 1
+    if compressed:
+        model.validate_nodes_and_infer_types()
+    return compressed

@@ -24,6 +24,7 @@ are the optional extra `pip install .[onnx]`), with the same API:
     Predictor("output/classifier_export", runtime="onnxruntime")                 # model.onnx
     Predictor("output/classifier_export", runtime="onnxruntime", precision="int8")
     Predictor("output/classifier_export", runtime="openvino", precision="bf16")
+    Predictor("output/classifier_export", runtime="openvino", precision="int8")  # model.onnx
 """
 
 # Before TensorFlow, which reads its CPU kernel choice once, at import.
@@ -134,10 +135,11 @@ class Predictor:
         "onnxruntime" (the default for an .onnx file) or "openvino", which
         run the export's ONNX file (onnx_runtimes.py).
       precision: for the ONNX runtimes, "fp32" (model.onnx, the default),
-        "int8" (model_int8.onnx) or, with OpenVINO, "bf16" (model.onnx
-        computed in bfloat16). A SavedModel computes in the precision it
-        was exported at, and takes None or "fp32" here only for a float32
-        export.
+        "int8" (ONNX Runtime: model_int8.onnx; OpenVINO: model.onnx with
+        its dense weights compressed to int8 as OpenVINO compresses them)
+        or, with OpenVINO, "bf16" (model.onnx computed in bfloat16). A
+        SavedModel computes in the precision it was exported at, and takes
+        None or "fp32" here only for a float32 export.
       num_threads: the ONNX runtime's intra-op threads (default: its own,
         one per core). TensorFlow's are set per process, before it starts
         (TF_NUM_INTRAOP_THREADS).
@@ -192,9 +194,9 @@ class Predictor:
         else:
             precision = precision or "fp32"
             if model_file is None:
-                model_file = os.path.join(
-                    export_dir, ONNX_INT8_FILE if precision == "int8" else ONNX_FILE
-                )
+                # OpenVINO compresses model.onnx's weights to int8 itself (onnx_runtimes).
+                quantized = precision == "int8" and runtime == onnx_runtimes.ONNXRUNTIME
+                model_file = os.path.join(export_dir, ONNX_INT8_FILE if quantized else ONNX_FILE)
                 if not tf.io.gfile.exists(model_file):
                     raise UsageError(
                         f"{export_dir}: no {os.path.basename(model_file)} for runtime "
