@@ -176,19 +176,20 @@ class OpenVinoModel:
 
 def compress_dense_weights(model):
     """Compresses the weights of the dense layers of the OpenVINO `model` (read from an
-    export's float32 ONNX file) to int8, in place, as OpenVINO's own weight compression
-    writes a weight (NNCF's compress_weights, mode INT8_SYM); returns how many.
+    export's float32 ONNX file) to int8, in place, in the pattern of OpenVINO's own
+    weight compression (NNCF's compress_weights, mode INT8_SYM); returns how many.
 
     Each MatMul whose second input is a float32 matrix constant, but the token-type
     embedding's (a one-hot matmul that is a lookup, not a dense layer), takes instead
-    int8 constant [out, in] -> Convert to f32 -> Multiply by a [out, 1] f32 scale, with
-    transpose_b: symmetric, one scale per output column (its largest magnitude / 127),
-    values in [-127, 127], the weights of model_int8.onnx. OpenVINO's CPU plugin
-    recognises that pattern: it keeps the weight in int8 and decompresses it inside its
-    matmul kernel (a FullyConnected layer whose weight input is i8), and, at its
-    default, also quantizes the matmul's activations to 8 bits on each call, in groups
-    of its DYNAMIC_QUANTIZATION_GROUP_SIZE values along a row. Attention's matmuls, the
-    embeddings, LayerNorm and softmax stay float32.
+    an int8 constant of the same layout -> Convert to f32 -> Multiply by one f32 scale
+    per output column: symmetric, the column's largest magnitude / 127, values in
+    [-127, 127], the int8 weights of model_int8.onnx. (NNCF stores its scales in
+    float16, signed, and uses -128 too.) OpenVINO's CPU plugin recognises the pattern:
+    it keeps the weight in int8 and decompresses it inside its matmul kernel (a
+    FullyConnected layer whose weight input is i8), and at its default also quantizes
+    the matmul's input to 8 bits on each call, in groups of its
+    DYNAMIC_QUANTIZATION_GROUP_SIZE values. Attention's matmuls, the embeddings,
+    LayerNorm and softmax stay float32.
     """
     import openvino as ov
     from openvino import opset13 as ops
@@ -204,21 +205,17 @@ def compress_dense_weights(model):
             or len(weight.get_output_shape(0)) != 2
         ):
             continue
-        attributes = matmul.get_attributes()
         kernel = weight.get_data().astype(np.float32)
-        rows = kernel if attributes["transpose_b"] else kernel.T  # [out, in]
-        scale = np.abs(rows).max(axis=1, keepdims=True) / np.float32(127)
+        # The weight is [in, out], or [out, in] where the MatMul transposes it.
+        inputs_axis = 1 if matmul.get_attributes()["transpose_b"] else 0
+        scale = np.abs(kernel).max(axis=inputs_axis, keepdims=True) / np.float32(127)
         # An all-zero column stays zero at any scale.
         scale[scale == 0] = 1
-        values = np.clip(np.round(rows / scale), -127, 127).astype(np.int8)
+        values = np.clip(np.round(kernel / scale), -127, 127).astype(np.int8)
         dequantized = ops.multiply(
             ops.convert(ops.constant(values), ov.Type.f32), ops.constant(scale)
         )
-        replacement = ops.matmul(
-            matmul.input_value(0), dequantized, attributes["transpose_a"], True
-        )
-        replacement.set_friendly_name(matmul.get_friendly_name())
-        matmul.output(0).replace(replacement.output(0))
+        matmul.input(1).replace_source_output(dequantized.output(0))
         compressed += 1
     if compressed:
         model.validate_nodes_and_infer_types()
