@@ -7,7 +7,10 @@ the float64 numpy BERT; the int8 file must answer what a numpy BERT whose
 dense layers run ONNX's integer arithmetic answers (weights: symmetric
 int8 from the checkpoint, one scale per output column; activations: uint8
 from each call's range, DynamicQuantizeLinear's rule), which is not
-float32's.
+float32's. OpenVINO's int8 (the float32 file's dense weights compressed
+as OpenVINO compresses them) must hold those weights in int8 in the
+compiled model and answer what a numpy BERT with the same int8 weights
+answers.
 OpenVINO in bf16 must stay within bfloat16's rounding of float32, and
 compute in bfloat16.
 
@@ -189,20 +192,33 @@ def test_fused_attention_answers_the_savedmodel_at_every_length_and_padding(expo
             np.testing.assert_allclose(one, expected[i : i + 1], atol=1e-5, rtol=0)
 
 
+def _int8_kernel(kernel):
+    """(int8 values, scale per column) of `kernel` [in, out]: symmetric, each column's
+    scale max|column| / 127, values rounded (ties to even) into [-127, 127]."""
+    w_scale = (np.abs(kernel.astype(np.float32)).max(axis=0) / 127).astype(np.float32)
+    return np.clip(np.round(kernel.astype(np.float32) / w_scale), -127, 127), w_scale
+
+
 def _int8_matmul(x, kernel):
     """x @ kernel as ONNX Runtime's dynamic quantization computes it: the kernel in
-    symmetric int8 (each column's scale max|column| / 127), x in uint8 from its own range
-    (scale (max(x, 0) - min(x, 0)) / 255, zero point round(-min / scale), ties to even), an
-    integer product, scaled back."""
+    symmetric int8 (_int8_kernel), x in uint8 from its own range (scale (max(x, 0) -
+    min(x, 0)) / 255, zero point round(-min / scale), ties to even), an integer product,
+    scaled back."""
     x = x.astype(np.float32)
     low, high = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
     x_scale = np.float32((high - low) / 255)
     zero_point = np.clip(np.round(-low / x_scale), 0, 255)
     x_q = np.clip(np.round(x / x_scale) + zero_point, 0, 255)
-    w_scale = (np.abs(kernel.astype(np.float32)).max(axis=0) / 127).astype(np.float32)
-    w_q = np.clip(np.round(kernel.astype(np.float32) / w_scale), -127, 127)
+    w_q, w_scale = _int8_kernel(kernel)
     product = (x_q.astype(np.int64) - int(zero_point)) @ w_q.astype(np.int64)
     return product * (np.float64(x_scale) * w_scale.astype(np.float64))
+
+
+def _int8_weight_matmul(x, kernel):
+    """x @ kernel with the kernel's weights in symmetric int8 (_int8_kernel) and x as it
+    is: weight compression alone, in float64."""
+    w_q, w_scale = _int8_kernel(kernel)
+    return x.astype(np.float64) @ (w_q * w_scale.astype(np.float64))
 
 
 @pytest.mark.slow
@@ -214,12 +230,79 @@ def test_int8_onnx_answers_integer_arithmetic_on_the_dense_layers(export):
     logits = _int8_matmul(outputs["pooled_output"], values["output_weights"].T)
     expected = npr.softmax(logits + values["output_bias"])
     float32 = _signature_probabilities(export_dir, cut)
-    for runtime in onnx_runtimes.RUNTIMES:
-        served = predictor.Predictor(export_dir, runtime=runtime, precision="int8")
-        got = served.predict_arrays(TEXTS)
-        np.testing.assert_allclose(got, expected, atol=2e-5, rtol=0)
-        # Not float32's numbers: the quantization is really there.
-        assert np.abs(got - float32).max() > 1e-3
+    served = predictor.Predictor(export_dir, runtime="onnxruntime", precision="int8")
+    got = served.predict_arrays(TEXTS)
+    np.testing.assert_allclose(got, expected, atol=2e-5, rtol=0)
+    # Not float32's numbers: the quantization is really there.
+    assert np.abs(got - float32).max() > 1e-3
+
+
+@pytest.mark.slow
+@needs_onnx_extra
+def test_openvino_int8_holds_the_dense_weights_in_int8_and_answers_within_int8s_error(export):
+    import openvino
+
+    export_dir, values, config = export
+    cut, _ = _ids(export_dir)
+    outputs = npr.bert(values, config, *cut, matmul=_int8_weight_matmul, last_layer_at_cls=True)
+    logits = _int8_weight_matmul(outputs["pooled_output"], values["output_weights"].T)
+    expected = npr.softmax(logits + values["output_bias"])
+    outputs = npr.bert(values, config, *cut, last_layer_at_cls=True)
+    float64 = npr.softmax(
+        outputs["pooled_output"] @ values["output_weights"].T + values["output_bias"]
+    )
+    dense = 6 * config.num_hidden_layers + 2  # q, k, v, output, in, out; pooler; classifier
+    # The weights compressed, with the plugin's own quantization of activations turned
+    # off: the float32 model with int8 weights, exactly the numpy model's.
+    core = openvino.Core()
+    model = core.read_model(f"{export_dir}/{onnx_export.ONNX_FILE}")
+    assert onnx_runtimes.compress_dense_weights(model) == dense
+    compiled = core.compile_model(
+        model,
+        "CPU",
+        {"INFERENCE_PRECISION_HINT": "f32", "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0},
+    )
+    got = compiled.create_infer_request().infer(dict(zip(predictor.INPUT_NAMES, cut)))
+    got = got[compiled.outputs[0]]
+    np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
+    assert np.abs(got - float64).max() > 1e-3  # not float32's numbers
+    # Predictor at the plugin's defaults: within int8's error of float32.
+    served = predictor.Predictor(export_dir, runtime="openvino", precision="int8")
+    got = served.predict_arrays(TEXTS)
+    assert np.abs(got - float64).max() < 2e-2
+    assert np.abs(got - expected).max() < 2e-2
+    # The plugin holds every dense layer's weight in int8 and runs its matmul as an int8
+    # FullyConnected; the token-type embedding's one-hot matmul stays float32.
+    compiled = onnx_runtimes.load(f"{export_dir}/{onnx_export.ONNX_FILE}", "openvino", "int8")
+    assert compiled.weight_precisions() == {"i8": dense, "f32": 1}
+    assert compiled.layer_precisions()["FullyConnected"] == {"i8": dense, "f32": 1}
+    compiled = onnx_runtimes.load(f"{export_dir}/{onnx_export.ONNX_FILE}", "openvino", "fp32")
+    assert compiled.weight_precisions() == {"f32": dense + 1}
+
+
+@pytest.mark.slow
+@needs_onnx_extra
+def test_openvino_int8_of_a_file_without_float32_weights_is_one_error_line(export):
+    export_dir, _, _ = export
+    int8_file = f"{export_dir}/{onnx_export.ONNX_INT8_FILE}"
+    result = run_code(
+        f"""
+from bert_lib.export import predictor
+from bert_lib.plumbing import command_line
+
+
+def main(_):
+    predictor.Predictor({int8_file!r}, runtime="openvino", precision="int8")
+
+
+command_line.run_main(main, argv=["serve"])
+"""
+    )
+    assert error_line(result) == (
+        f"ERROR: {int8_file}: no float32 dense-layer weights for OpenVINO to compress to "
+        "int8 (it compresses those of the float32 model.onnx; give that file, or the export "
+        "directory)"
+    )
 
 
 @pytest.mark.slow
@@ -330,16 +413,17 @@ def test_the_serving_pages_python_examples_run_on_an_export(export, capsys):
     with open(os.path.join(REPO, "docs", "serving.md"), encoding="utf-8") as f:
         page = f.read()
     blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     for block in blocks:
         exec(block.replace("/tmp/mrpc_export", export_dir), {})
     printed = capsys.readouterr().out.splitlines()
-    assert [line.split(" {")[0] for line in printed[:5]] == [
+    assert [line.split(" {")[0] for line in printed[:6]] == [
         "tensorflow None",
         "onnxruntime fp32",
         "onnxruntime int8",
         "openvino fp32",
         "openvino bf16",
+        "openvino int8",
     ]
 
 
