@@ -86,6 +86,7 @@ def test_quick_run_trains_and_serves(tmp_path):
             "ours fp32 (Predictor, ONNX Runtime)",
             "ours fp32 (Predictor, OpenVINO)",
             "ours int8 (Predictor, ONNX Runtime)",
+            "ours int8 (Predictor, OpenVINO)",
             "ONNX Runtime fp32",
             "ONNX Runtime int8",
             "ONNX Runtime fp32, tuned",
@@ -93,6 +94,7 @@ def test_quick_run_trains_and_serves(tmp_path):
             "OpenVINO fp32",
             "OpenVINO bf16",
             "OpenVINO int8",
+            "OpenVINO int8, model_int8.onnx",
         ]
     for name in names:
         assert {(f"| {name}", "1"), (f"| {name}", "all")} <= rows, out
