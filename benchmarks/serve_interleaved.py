@@ -1,0 +1,130 @@
+"""Predictor on an export's ONNX files against a user's tuned ONNX Runtime session, in turn.
+
+peer_speed.py --jobs=serve times each side in its own process, one after
+another; on a machine whose speed drifts over minutes (a shared virtual
+machine) two such runs can disagree on a ratio by a third. Here every
+contender lives in one process and they take turns: each round times
+--calls calls of each, one after the other, so drift falls on all alike.
+The figure is the median over --rounds of the mean CPU (process time) and
+wall ms per call.
+
+Contenders, all on the CPU with --threads intra-op threads (inter-op 1):
+Predictor(export_dir, runtime="onnxruntime") at fp32 (model.onnx) and int8
+(model_int8.onnx), and a plain onnxruntime.InferenceSession on each --tuned
+file (what a user's optimize_model, and quantize_dynamic after it, wrote:
+peer_speed.py --jobs=serve leaves them in its --work_dir as
+tuned_model.onnx and tuned_model_int8.onnx). Token ids as peer_speed's: [CLS]
+then one word piece repeated, mask all ones.
+
+    .venv/bin/python benchmarks/serve_interleaved.py \\
+        --export_dir=/tmp/peer_speed/export_fp32 \\
+        --tuned=fp32:/tmp/peer_speed/tuned_model.onnx,int8:/tmp/peer_speed/tuned_model_int8.onnx
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--export_dir", required=True)
+    parser.add_argument("--tuned", required=True, help="PRECISION:FILE,... (fp32, int8)")
+    parser.add_argument("--shapes", default="1x2,1x50,32x50", help="BATCHxTOKENS,...")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument(
+        "--calls", type=int, default=20, help="calls a turn at batch 1; batch B: calls // B, >= 3"
+    )
+    return parser.parse_args(argv)
+
+
+def contenders(args):
+    """[(name, call(ids))]: Predictor at each precision, then the tuned sessions."""
+    import onnxruntime as ort
+
+    from bert_lib.export import predictor
+
+    found = []
+    tuned = dict(item.split(":", 1) for item in args.tuned.split(","))
+    for precision in ("fp32", "int8"):
+        served = predictor.Predictor(
+            args.export_dir,
+            runtime="onnxruntime",
+            precision=precision,
+            num_threads=args.threads,
+        )
+        found.append(
+            (f"Predictor, ONNX Runtime {precision}", lambda ids, s=served: s.predict_ids(*ids))
+        )
+        if precision in tuned:
+            options = ort.SessionOptions()
+            options.intra_op_num_threads = args.threads
+            options.inter_op_num_threads = 1
+            session = ort.InferenceSession(
+                tuned[precision], options, providers=["CPUExecutionProvider"]
+            )
+            found.append(
+                (
+                    f"tuned ONNX Runtime session {precision}",
+                    lambda ids, s=session: s.run(None, dict(zip(INPUT_NAMES, ids)))[0],
+                )
+            )
+    return found
+
+
+def id_arrays(batch, length):
+    import numpy as np
+
+    ids = np.asarray([[101] + [2023] * (length - 1)] * batch, np.int32)
+    return ids, np.ones_like(ids), np.zeros_like(ids)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    print(f"load before: {open('/proc/loadavg').read().strip()}", flush=True)
+    calls = contenders(args)
+    for shape in args.shapes.split(","):
+        batch, length = (int(n) for n in shape.split("x"))
+        ids = id_arrays(batch, length)
+        count = max(3, args.calls // batch)
+        per = {name: ([], []) for name, _ in calls}
+        for _, call in calls:  # warm-up
+            for _ in range(3):
+                call(ids)
+        for _ in range(args.rounds):
+            for name, call in calls:
+                wall, cpu = time.perf_counter(), time.process_time()
+                for _ in range(count):
+                    call(ids)
+                per[name][0].append((time.perf_counter() - wall) * 1000.0 / count)
+                per[name][1].append((time.process_time() - cpu) * 1000.0 / count)
+        print(
+            f"\nbatch {batch} x {length} tokens, {args.threads} thread(s): ms a call, wall (CPU)"
+        )
+        medians = {
+            name: (statistics.median(w), statistics.median(c)) for name, (w, c) in per.items()
+        }
+        for name, (wall, cpu) in medians.items():
+            print(f"  {name:40s} {wall:9.2f} ({cpu:.2f})")
+        for precision in ("fp32", "int8"):
+            ours = medians.get(f"Predictor, ONNX Runtime {precision}")
+            tuned = medians.get(f"tuned ONNX Runtime session {precision}")
+            if ours and tuned:
+                print(
+                    f"  {precision}: tuned / Predictor = {tuned[0] / ours[0]:.2f}x wall, "
+                    f"{tuned[1] / ours[1]:.2f}x CPU"
+                )
+    print(f"\nload after: {open('/proc/loadavg').read().strip()}")
+
+
+if __name__ == "__main__":
+    main()
