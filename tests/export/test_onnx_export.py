@@ -305,6 +305,54 @@ command_line.run_main(main, argv=["serve"])
     )
 
 
+def _saturating_int8_matmul(x, kernel):
+    """_int8_matmul with the integer product of ONNX Runtime's u8s8 kernels without VNNI,
+    whose pair sums saturate at int16 (benchmarks/int8_saturation.py)."""
+    import int8_saturation
+
+    x = x.astype(np.float32)
+    low, high = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
+    x_scale = np.float32((high - low) / 255)
+    zero_point = np.clip(np.round(-low / x_scale), 0, 255)
+    x_q = np.clip(np.round(x / x_scale) + zero_point, 0, 255).astype(np.uint8)
+    w_scale = (np.abs(kernel.astype(np.float32)).max(axis=0) / 127).astype(np.float32)
+    w_q = np.clip(np.round(kernel.astype(np.float32) / w_scale), -127, 127).astype(np.int8)
+    product, _, _ = int8_saturation.matmul_integer(x_q, w_q, zero_point, 0, saturate=True)
+    return product * (np.float64(x_scale) * w_scale.astype(np.float64))
+
+
+@pytest.mark.slow
+@needs_onnx_extra
+def test_int8_file_run_in_stages_answers_onnx_runtime_and_saturates_like_numpy(export):
+    """benchmarks/int8_saturation.py's staged run of model_int8.onnx (ONNX Runtime between
+    the integer matmuls, numpy for them): exact, ONNX Runtime's answers; saturating, the
+    numpy BERT's whose integer products saturate."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import int8_saturation
+
+    export_dir, values, config = export
+    cut, _ = _ids(export_dir)
+    feeds = dict(zip(predictor.INPUT_NAMES, cut))
+    path = f"{export_dir}/{onnx_export.ONNX_INT8_FILE}"
+    served = predictor.Predictor(export_dir, runtime="onnxruntime", precision="int8")
+    expected = served.predict_ids(*cut)
+    exact = int8_saturation.SaturationCounts(saturate=False)
+    got = int8_saturation.StagedInt8Model(path, exact)(feeds)["probabilities"]
+    np.testing.assert_allclose(got, expected, atol=1e-5, rtol=0)
+    assert len(exact.counts) == 6 * config.num_hidden_layers + 2
+
+    counts = int8_saturation.SaturationCounts(saturate=True)
+    clipped = int8_saturation.StagedInt8Model(path, counts)(feeds)["probabilities"]
+    outputs = npr.bert(
+        values, config, *cut, matmul=_saturating_int8_matmul, last_layer_at_cls=True
+    )
+    logits = _saturating_int8_matmul(outputs["pooled_output"], values["output_weights"].T)
+    numpy_clipped = npr.softmax(logits + values["output_bias"])
+    np.testing.assert_allclose(clipped, numpy_clipped, atol=2e-5, rtol=0)
+    assert sum(row["saturated"] for row in counts.counts.values()) > 0
+    assert np.abs(clipped - expected).max() > 1e-4
+
+
 @pytest.mark.slow
 @needs_onnx_extra
 def test_int8_file_quantizes_every_dense_kernel_and_nothing_else(export):
