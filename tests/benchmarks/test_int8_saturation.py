@@ -171,6 +171,11 @@ def test_the_staged_run_of_an_int8_file_answers_onnx_runtime_and_numpy(tmp_path)
     clipped = int8_saturation.StagedInt8Model(int8_path, saturating)({"x": x})["y"]
     np.testing.assert_allclose(clipped, _numpy_int8_forward(x, w1, w2, True), atol=1e-5, rtol=1e-6)
     assert saturating.counts["dense_2/MatMul_quant"]["saturated"] > 0
+    # ONNX Runtime's exact products, less what saturation takes: the same numbers and counts.
+    corrected = int8_saturation.SaturationCounts(saturate=True)
+    model = int8_saturation.StagedInt8Model(int8_path, corrected, products_by_onnxruntime=True)
+    np.testing.assert_allclose(model({"x": x})["y"], clipped, atol=1e-6, rtol=0)
+    assert corrected.counts == saturating.counts
     assert np.abs(clipped[:, 0] - served[:, 0]).max() > 0.1
     np.testing.assert_allclose(clipped[:, 1:], served[:, 1:], atol=1e-5, rtol=1e-6)
 
