@@ -13,19 +13,23 @@ reach 32640 and never saturate. With VNNI (vpdpbusd) every sum is int32:
 the arithmetic is exact, the CPU this was measured on included.
 
 So the non-VNNI result is emulated, the same on any machine: the int8 graph
-runs in ONNX Runtime, cut at each MatMulInteger, whose product numpy
-computes from the uint8 activations and zero point the graph actually
-produced, with each pair sum clipped to int16 (or exactly, to check the
-emulation against ONNX Runtime's own run of the whole file). Printed:
+runs in ONNX Runtime, cut after each MatMulInteger, whose exact product
+(ONNX Runtime's) loses in numpy what int16 saturation of the pair sums
+takes, computed from the uint8 activations and zero point the graph
+actually produced; the later stages take the saturated product. Numpy's
+own integer products (StagedInt8Model without products_by_onnxruntime) are
+checked against ONNX Runtime's run of the whole file on the first
+--check_examples. Printed:
 
 - per integer matmul, how many pair sums of the dev set fall outside int16
   (padding rows of a batch included: the kernel computes them too), and how
   many output values they change;
 - the dev accuracy of float32 (model.onnx), of int8 as ONNX Runtime runs it
-  here, of int8 emulated exactly and with saturation, and of the same
-  export quantized with reduce_range (its own file, written by
-  onnx_export.quantize_int8 from model.onnx), with each one's largest
-  probability change from int8 and how many labels changed.
+  here (exact), of int8 with saturation emulated, and of the same export
+  quantized with reduce_range (its own file, written by
+  onnx_export.quantize_int8 from model.onnx; its weights' largest
+  magnitude is printed, which bounds its pair sums), with each one's
+  largest probability change from int8 and how many labels changed.
 
 Batches are Predictor's: --batch_size texts in file order, cut to the
 longest (activations are quantized per call, so a batch's range matters).
@@ -393,26 +397,28 @@ def main(argv=None):
         flush=True,
     )
     results = collections.OrderedDict()
-    runs = [("float32 (model.onnx)", session(fp32_path))]
-    runs.append(("int8, ONNX Runtime here", session(int8_path)))
-    run, counts = staged(int8_path, True, True)
-    runs.append(("int8, saturation emulated", run))
-    for name, run in runs:
+
+    def score(name, run):
         results[name] = predict(run, served.encode, texts, args.batch_size)
         print(f"{name}: {np.mean(results[name].argmax(-1) == gold):.4f}", flush=True)
+
+    score("int8, ONNX Runtime here", session(int8_path))
+    run, counts = staged(int8_path, True, True)
+    score("int8, saturation emulated", run)
+    print("\nPair sums outside int16, full 8-bit weights (model_int8.onnx):\n")
+    print(counts_table(counts.counts), flush=True)
     with tempfile.TemporaryDirectory(dir=args.work_dir) as work:
         reduced = os.path.join(work, "model_int8_reduce_range.onnx")
         onnx_export.quantize_int8(fp32_path, reduced, reduce_range=True)
-        results["reduce_range int8, ONNX Runtime here"] = predict(
-            session(reduced), served.encode, texts, args.batch_size
+        largest = largest_weight(reduced)
+        print(
+            f"\nreduce_range: the largest |weight| is {largest}, so no pair sum passes "
+            f"2 x 255 x {largest} = {2 * 255 * largest} (int16: 32767)\n",
+            flush=True,
         )
-        reduced_largest = largest_weight(reduced)
-    print("\nPair sums outside int16, full 8-bit weights (model_int8.onnx):\n")
-    print(counts_table(counts.counts))
-    print(
-        f"\nreduce_range: the largest |weight| is {reduced_largest}, so no pair sum passes "
-        f"2 x 255 x {reduced_largest} = {2 * 255 * reduced_largest} (int16: 32767)\n"
-    )
+        score("reduce_range int8, ONNX Runtime here", session(reduced))
+    score("float32 (model.onnx)", session(fp32_path))
+    print()
     print(accuracy_table(results, gold, "int8, ONNX Runtime here"))
     return 0
 
