@@ -97,7 +97,7 @@ def build_module(devices):
             "contrib": contrib,
             "estimator": tf1_estimator.estimator_module(estimators),
             "layers": tf1_layers.layers_module(),
-            "keras": tf1_layers.keras_module(),
+            "keras": tf1_layers.keras_module(estimators["Estimator"]),
             "app": app,
             "flags": flags,
             "__version__": TF1_API_VERSION,

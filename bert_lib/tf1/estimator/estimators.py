@@ -92,6 +92,12 @@ Devices = collections.namedtuple("Devices", ["distribution_strategy", "num_gpus"
 ONE_DEVICE = Devices("one_device", None)
 
 
+def _one_replica(strategy):
+    """Whether a RunConfig's strategy (None, or a tf.distribute strategy) is one device: a
+    MirroredStrategy on a machine of one CPU and no GPU trains as the default does."""
+    return strategy is None or getattr(strategy, "num_replicas_in_sync", 0) == 1
+
+
 class RunConfig:
     """tf.estimator.RunConfig and tf.contrib.tpu.RunConfig: settings for engine.RunConfig.
 
@@ -118,7 +124,7 @@ class RunConfig:
     ):
         del keep_checkpoint_every_n_hours, evaluation_master
         for name in ("train_distribute", "eval_distribute", "experimental_distribute"):
-            if unused.get(name) is not None:
+            if not _one_replica(unused.get(name)):
                 raise unsupported(f"RunConfig({name}=...)", "run_tf1.py's --distribution_strategy")
         self.model_dir = model_dir
         self.tf_random_seed = tf_random_seed
@@ -213,6 +219,7 @@ class EstimatorSpec(TPUEstimatorSpec):
         evaluation_hooks=None,
         prediction_hooks=None,
     ):
+        eval_metric_ops = tf1_specs.metric_objects_as_pairs(eval_metric_ops)
         fields = dict(locals())
         loss = tf1_specs.check_estimator_spec(fields, mode, user_location())
         eval_metrics = None
@@ -321,10 +328,15 @@ class Estimator:
 
     _tpu_params = False
     _devices = ONE_DEVICE
+    _warm_start_from = None
 
     def __init__(self, model_fn, model_dir=None, config=None, params=None, warm_start_from=None):
-        if warm_start_from is not None:
-            raise unsupported("Estimator(warm_start_from=...)", "tf.train.init_from_checkpoint")
+        if warm_start_from is not None and not isinstance(warm_start_from, str):
+            raise unsupported(
+                "Estimator(warm_start_from=WarmStartSettings(...))",
+                "warm_start_from=a checkpoint path, or tf.train.init_from_checkpoint",
+            )
+        self._warm_start_from = warm_start_from
         self._setup(model_fn, model_dir, config, params, None, None, None, False)
 
     def _setup(self, model_fn, model_dir, config, params, train_bs, eval_bs, predict_bs, use_tpu):
@@ -396,6 +408,8 @@ class Estimator:
             },
         )
         spec = self._checked(spec, mode)
+        if mode == engine.ModeKeys.TRAIN and self._warm_start_from:
+            _warm_start(self._warm_start_from)
         predictions = spec.predictions
         if mode == engine.ModeKeys.PREDICT and not isinstance(predictions, dict):
             self._bare_prediction = True
@@ -538,6 +552,14 @@ class Estimator:
     def get_variable_value(self, name):
         """The value of variable `name` in the newest checkpoint."""
         return tf.train.load_variable(self.model_dir, name)
+
+
+def _warm_start(checkpoint):
+    """TF 1.15's warm_start_from=a path (a checkpoint, or a folder of them): training with no
+    checkpoint of its own starts its trainable variables from that checkpoint's values of
+    the same names (the engine restores model_dir's newest over those initial values)."""
+    logging.info("Warm-starting from: %s", checkpoint)
+    _V1.train.init_from_checkpoint(checkpoint, {v.op.name: v for v in _V1.trainable_variables()})
 
 
 class TPUEstimator(Estimator):

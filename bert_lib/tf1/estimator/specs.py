@@ -105,6 +105,27 @@ def check_scaffold(scaffold, where):
         raise _refuse(where, f"scaffold must be tf.train.Scaffold. Given: {scaffold}")
 
 
+def metric_objects_as_pairs(eval_metric_ops):
+    """eval_metric_ops with Keras Metric objects among its values (TF 1.15 took those too)
+    as (result, update_op) pairs, their variables local variables so that evaluation
+    initializes them (a Metric's are in no collection)."""
+    if not isinstance(eval_metric_ops, dict):
+        return eval_metric_ops
+    pairs = dict(eval_metric_ops)
+    local = {id(v) for v in _V1.get_collection(_V1.GraphKeys.LOCAL_VARIABLES)}
+    for key, value in eval_metric_ops.items():
+        if isinstance(value, tuple) or not all(
+            hasattr(value, name) for name in ("result", "updates", "variables")
+        ):
+            continue
+        pairs[key] = (value.result(), value.updates[0])
+        for variable in value.variables:
+            if id(variable) not in local:
+                _V1.add_to_collection(_V1.GraphKeys.LOCAL_VARIABLES, variable)
+                local.add(id(variable))
+    return pairs
+
+
 def check_eval_metric_ops(eval_metric_ops, where):
     """{name: (metric_value, update_op)}, each a tensor or op of the default graph."""
     if eval_metric_ops is None:

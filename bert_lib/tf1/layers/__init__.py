@@ -12,7 +12,7 @@ import importlib
 import importlib.util
 
 from ..machinery.namespaces import Namespace
-from . import keras_export, keras_layers, keras_rnn, layer_base
+from . import keras_estimator, keras_export, keras_layers, keras_rnn, layer_base
 from .batch_norm import nn_batch_normalization
 from .keras2_rnn import tf115_rnn_layers
 from .tf_layers import contrib_layers_module, layers_module
@@ -21,8 +21,9 @@ from .tf_layers import contrib_layers_module, layers_module
 TF115_KERAS_VERSION = "2.2.4-tf"
 
 
-def keras_module():
-    """tf.keras of a TF 1.x script.
+def keras_module(estimator_class=None):
+    """tf.keras of a TF 1.x script (its tf.keras.estimator.model_to_estimator making
+    `estimator_class` Estimators, the TF 1.x module's, where given).
 
     Where the tf_keras package is installed (Keras 2, which still runs in a
     TF 1.x graph as TF 1.15's tf.keras did), it is tf.keras: the functional
@@ -56,6 +57,16 @@ def keras_module():
             # TF 1.15 had tf.keras.wrappers.scikit_learn (Keras 2 no longer does): the
             # module is there, as code of its years reads it at import; its use is refused.
             "wrappers": Namespace("tf.keras.wrappers"),
+            # TF 1.15's model_to_estimator (keras_estimator.py).
+            "estimator": Namespace(
+                "tf.keras.estimator",
+                None,
+                {
+                    "model_to_estimator": keras_estimator.model_to_estimator_function(
+                        estimator_class
+                    )
+                },
+            ),
             # TF 1.15's SavedModel export of a compiled model (keras_export.py).
             "experimental": Namespace(
                 "tf.keras.experimental",
