@@ -7,8 +7,10 @@ import re
 from compat_check_lib.comparators import Comparison, compare_checkpoint_variables
 
 # File names that differ between two runs of the same code: the times and hosts
-# in event files' names, run folders named by a timestamp.
-_EVENTS = re.compile(r"events\.out\.tfevents\..*")
+# in event files' names, run folders named by a timestamp. An events file's name keeps
+# its `.profile-empty` suffix: TF 1.15's Keras TensorBoard callback wrote that file
+# beside its own events file, and a run without it wrote fewer files.
+_EVENTS = re.compile(r"events\.out\.tfevents\.[^/]*?(\.profile-empty)?$")
 _LONG_NUMBER = re.compile(r"\d{9,}")
 # A metric in a file's name (Kyubyong's iwslt2016_E01L4.26: the epoch's loss), which
 # training from other random weights changes.
@@ -30,7 +32,7 @@ _PROFILE = re.compile(r"(plugins/profile)/[^/]+/[^/]+$")
 def normalized(path, any_step=False):
     """The name two runs of the same step give the same file (with any_step, a checkpoint
     of any step: a run stopped by Ctrl-C saves at the step the signal came)."""
-    path = _EVENTS.sub("events.out.tfevents", path)
+    path = _EVENTS.sub(r"events.out.tfevents\1", path)
     if any_step:
         path = _CHECKPOINT_STEP.sub(r"-N\1", path)
     path = _TEMPORARY.sub("tmp#", path)

@@ -42,6 +42,23 @@ def test_a_file_tf115_wrote_and_run_tf1_did_not_is_missing_whatever_its_time_sta
     assert compare.missing_files(tf115, run_tf1, any_step=True) == ["out/graph.pbtxt"]
 
 
+def test_a_profile_empty_events_file_is_a_file_of_its_own():
+    """TF 1.15's Keras TensorBoard callback wrote `events...profile-empty` beside its events
+    file: a run that wrote only the events file wrote fewer files."""
+    tf115 = [
+        "out/logs/events.out.tfevents.1795939824.vm",
+        "out/logs/events.out.tfevents.1795939829.vm.profile-empty",
+    ]
+    assert compare.missing_files(tf115, ["out/logs/events.out.tfevents.1795939923.vm"]) == [
+        "out/logs/events.out.tfevents.profile-empty"
+    ]
+    ours = [
+        "out/logs/events.out.tfevents.1795939923.vmB",
+        "out/logs/events.out.tfevents.1.b.profile-empty",
+    ]
+    assert compare.missing_files(tf115, ours) == []
+
+
 def test_a_checkpoint_in_other_shards_and_a_profile_in_another_format_are_the_same_files():
     tf115 = [
         "out/keras_export/variables/variables.data-00000-of-00002",

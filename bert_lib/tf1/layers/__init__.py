@@ -12,7 +12,7 @@ import importlib
 import importlib.util
 
 from ..machinery.namespaces import Namespace
-from . import keras_estimator, keras_export, keras_layers, keras_rnn, layer_base
+from . import keras_callbacks, keras_estimator, keras_export, keras_layers, keras_rnn, layer_base
 from .batch_norm import nn_batch_normalization
 from .keras2_rnn import tf115_rnn_layers
 from .tf_layers import contrib_layers_module, layers_module
@@ -57,6 +57,12 @@ def keras_module(estimator_class=None):
             # TF 1.15 had tf.keras.wrappers.scikit_learn (Keras 2 no longer does): the
             # module is there, as code of its years reads it at import; its use is refused.
             "wrappers": Namespace("tf.keras.wrappers"),
+            # TF 1.15's TensorBoard callback and the files it writes (keras_callbacks.py).
+            "callbacks": Namespace(
+                "tf.keras.callbacks",
+                keras2.callbacks,
+                {"TensorBoard": keras_callbacks.tensorboard_class()},
+            ),
             # TF 1.15's model_to_estimator (keras_estimator.py).
             "estimator": Namespace(
                 "tf.keras.estimator",
