@@ -52,6 +52,7 @@ from .machinery.namespaces import (
     unsupported,
 )
 from .machinery.user_code import is_user_file
+from .mnist_input_data import examples_module
 from .numba_056 import numba_module
 from .numpy_1x import numpy_module
 from .numpy_bool_index import allow_in_user_code as allow_numpy_bools_as_integers
@@ -100,6 +101,7 @@ def build_module(devices):
             "keras": tf1_layers.keras_module(estimators["Estimator"]),
             "app": app,
             "flags": flags,
+            "examples": examples_module(),
             "__version__": TF1_API_VERSION,
             "VERSION": TF1_API_VERSION,
             "version": Namespace("tf.version", _V1.version, {"VERSION": TF1_API_VERSION}),
