@@ -40,6 +40,7 @@ from . import export as tf1_export
 from . import input_files as tf1_input_files
 from . import specs as tf1_specs
 from . import tensor_input as tf1_tensor_input
+from .numpy_input import numpy_input_fn
 
 _V1 = tf.compat.v1
 
@@ -822,6 +823,7 @@ def estimator_module(classes):
             ),
             "tpu": tpu_module(classes, "tf.estimator.tpu"),
             "export": tf1_export.export_module(),
+            "inputs": Namespace("tf.estimator.inputs", None, {"numpy_input_fn": numpy_input_fn}),
             "SessionRunHook": _V1.train.SessionRunHook,
             "SessionRunArgs": _V1.train.SessionRunArgs,
             "LoggingTensorHook": _V1.train.LoggingTensorHook,
