@@ -543,7 +543,9 @@ def test_tf_keras_installed_is_tf_keras_sharing_the_layer_numbers(tmp_path, monk
         "import types\n__version__ = '2.21.0'\n"
         "optimizers = types.SimpleNamespace(legacy=types.SimpleNamespace(SGD='legacy SGD'), "
         "get='get')\nInput = 'Input'\nlayers = types.SimpleNamespace(Layer=object)\n"
+        "callbacks = types.SimpleNamespace()\n"
     )
+    (package / "src" / "callbacks_v1.py").write_text("class TensorBoard:\n    pass\n")
     for init in (package / "src", package / "src" / "layers", rnn):
         (init / "__init__.py").write_text("")
     (package / "src" / "backend.py").write_text(
