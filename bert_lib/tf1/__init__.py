@@ -8,8 +8,9 @@ tf.contrib.layers.layer_norm, which TensorFlow 2.16+ no longer has.
 tf.compat.v1 in graph mode plus those APIs, running on this project's
 engine (the subpackage estimator/), layers (layers/: tf.layers and TF
 1.15's tf.keras.layers), RNN cells and loops (rnn/), contrib pieces
-(contrib/, one module per contrib package) and TensorFlow's internal module paths
-(internals.py). How user code gets it is machinery/'s: whose code it is,
+(contrib/, one module per contrib package), TensorFlow's internal module paths
+(internals.py) and the MNIST tutorials' tensorflow.examples reader
+(mnist_input_data.py). How user code gets it is machinery/'s: whose code it is,
 the API's namespaces and refusals, the import hook, what run_tf1.py does
 around the user's code, and failures reported at the user's line:
 
