@@ -21,7 +21,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tf1_corpus_lib import compare, corpus, corpus_vision, data, runner  # noqa: E402
+from tf1_corpus_lib import compare, corpus, corpus_libraries, corpus_vision, data, runner  # noqa: E402
+
+# The corpus, file by file.
+REPOSITORIES = [*corpus.REPOSITORIES, *corpus_vision.REPOSITORIES, *corpus_libraries.REPOSITORIES]
 
 
 def _commit(clone, commit=None):
@@ -179,7 +182,7 @@ def main():
     data.SENTENCEPIECE_PYTHON = args.tf115_python
     os.makedirs(args.work_dir, exist_ok=True)
     rows = []
-    for repo in corpus.REPOSITORIES + corpus_vision.REPOSITORIES:
+    for repo in REPOSITORIES:
         if only and repo.folder not in only:
             continue
         clone = os.path.join(args.clones, repo.folder)

@@ -42,6 +42,7 @@ from . import estimator as tf1_estimator
 from . import internals as tf1_internals
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
+from . import variable_losses
 from .machinery import import_hook, user_code
 from .machinery import tf1_packages as tf1_packages_mod
 from .machinery.launcher import app_run, put_user_dir_first
@@ -148,6 +149,7 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
         return current.module
     if current is None:
         _V1.disable_v2_behavior()
+        variable_losses.collect_loss_tensors()
         for paths in tf1_packages_mod.tf1_distribution_paths().values():
             user_code.add_tf1_package_dirs(paths)
     module = build_module(devices)

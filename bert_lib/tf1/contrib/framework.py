@@ -1,10 +1,15 @@
 """tf.contrib.framework of TF 1.x: checkpoint, global-step and variable-selection helpers.
 
 What research code took from it: checkpoint reading and global-step
-helpers that tf.train has under the same names, and the variable-selection
+helpers that tf.train has under the same names, the variable-selection
 helpers of fine-tuning scripts (get_variables_to_restore with include /
-exclude scopes).
+exclude scopes), and arg_scope, which libraries of the time (TFLearn's
+variables, TF-Slim's layers) decorate their functions for.
 """
+
+import contextlib
+import functools
+import inspect
 
 import tensorflow as tf
 
@@ -36,6 +41,91 @@ def get_variables(scope=None, suffix=None, collection=_V1.GraphKeys.GLOBAL_VARIA
     return variables
 
 
+# arg_scope: the scopes in force are a stack of {function key: default arguments}, kept in
+# the graph's collection of this name (a new graph starts with none), as TF 1.x kept it.
+_ARG_STACK = ("__arg_stack",)
+_DECORATED = set()
+
+
+def _key(function):
+    return getattr(function, "_key_op", str(function))
+
+
+def _arg_stack():
+    found = _V1.get_collection(_ARG_STACK)
+    if found:
+        return found[0]
+    stack = [{}]
+    _V1.add_to_collection(_ARG_STACK, stack)
+    return stack
+
+
+def current_arg_scope():
+    return _arg_stack()[-1]
+
+
+def has_arg_scope(function):
+    return _key(function) in _DECORATED
+
+
+def add_arg_scope(function):
+    """`function` taking, for each argument not given, the value the arg_scopes in force
+    name for it."""
+
+    @functools.wraps(function)
+    def with_scoped_arguments(*args, **kwargs):
+        scoped = current_arg_scope().get(_key(function))
+        if scoped is not None:
+            kwargs = {**scoped, **kwargs}
+        return function(*args, **kwargs)
+
+    _DECORATED.add(_key(function))
+    with_scoped_arguments._key_op = _key(function)
+    return with_scoped_arguments
+
+
+@contextlib.contextmanager
+def arg_scope(list_ops_or_scope, **kwargs):
+    """Default arguments for the decorated functions listed (a scope a former arg_scope
+    yielded is entered again as it was, without kwargs)."""
+    if isinstance(list_ops_or_scope, dict):
+        if kwargs:
+            raise ValueError(
+                "When attempting to re-use a scope by suppling adictionary, kwargs must be empty."
+            )
+        scope = dict(list_ops_or_scope)
+    else:
+        if not isinstance(list_ops_or_scope, (list, tuple)):
+            raise TypeError(
+                "list_ops_or_scope must either be a list/tuple or reused scope (i.e. dict)"
+            )
+        scope = dict(current_arg_scope())
+        for function in list_ops_or_scope:
+            if not has_arg_scope(function):
+                # TF 1.x's message, its arguments never formatted in.
+                raise ValueError(
+                    "%s is not decorated with @add_arg_scope",
+                    (function.__module__, function.__name__),
+                )
+            scope[_key(function)] = {**scope.get(_key(function), {}), **kwargs}
+    stack = _arg_stack()
+    stack.append(scope)
+    try:
+        yield scope
+    finally:
+        stack.pop()
+
+
+def arg_scoped_arguments(function):
+    """The names of the arguments with defaults, which an arg_scope can give `function`."""
+    return tuple(
+        name
+        for name, parameter in inspect.signature(inspect.unwrap(function)).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+        and parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    )
+
+
 def framework_module():
     """tf.contrib.framework: checkpoint, global-step and variable-selection helpers."""
     names = {
@@ -59,6 +149,11 @@ def framework_module():
             ),
             "get_model_variables": _V1.model_variables,
             "nest": tf.nest,
+            "arg_scope": arg_scope,
+            "add_arg_scope": add_arg_scope,
+            "has_arg_scope": has_arg_scope,
+            "arg_scoped_arguments": arg_scoped_arguments,
+            "current_arg_scope": current_arg_scope,
         }
     )
     return Namespace("tf.contrib.framework", None, names)

@@ -12,6 +12,8 @@ arithmetic, so checkpoints written by TF 1.x code load and the numbers are
 the original's.
 """
 
+import numbers
+
 import tensorflow as tf
 
 from ..machinery.namespaces import Namespace, unsupported
@@ -634,24 +636,36 @@ def xavier_initializer(uniform=True, seed=None, dtype=tf.float32):
     return variance_scaling_initializer(1.0, "FAN_AVG", uniform, seed, dtype)
 
 
-def l2_regularizer(scale, scope=None):
-    """tf.contrib.layers.l2_regularizer: weights -> scale * sum(weights ** 2) / 2."""
+def _regularizer(kind, scale, scope, penalty):
+    """contrib's l1 / l2 regularizer: weights -> scale * penalty(weights), its op named by its
+    scope (`<variable>/Regularizer/l2_regularizer`); a scale of 0 gives no loss (None)."""
+    if isinstance(scale, numbers.Integral):
+        raise ValueError(f"scale cannot be an integer: {scale}")
+    if isinstance(scale, numbers.Real):
+        if scale < 0.0:
+            ending = "." if kind == "l2_regularizer" else ""
+            raise ValueError(f"Setting a scale less than 0 on a regularizer: {scale:g}{ending}")
+        if scale == 0.0:
+            return lambda _: None
 
     def regularize(weights):
-        with _V1.name_scope(scope, "l2_regularizer", [weights]):
-            return tf.multiply(tf.cast(scale, weights.dtype), tf.nn.l2_loss(weights))
+        with _V1.name_scope(scope, kind, [weights]) as name:
+            factor = tf.convert_to_tensor(scale, dtype=weights.dtype.base_dtype, name="scale")
+            return tf.multiply(factor, penalty(weights), name=name)
 
     return regularize
+
+
+def l2_regularizer(scale, scope=None):
+    """tf.contrib.layers.l2_regularizer: weights -> scale * sum(weights ** 2) / 2."""
+    return _regularizer("l2_regularizer", scale, scope, tf.nn.l2_loss)
 
 
 def l1_regularizer(scale, scope=None):
     """tf.contrib.layers.l1_regularizer: weights -> scale * sum(|weights|)."""
-
-    def regularize(weights):
-        with _V1.name_scope(scope, "l1_regularizer", [weights]):
-            return tf.multiply(tf.cast(scale, weights.dtype), tf.reduce_sum(tf.abs(weights)))
-
-    return regularize
+    return _regularizer(
+        "l1_regularizer", scale, scope, lambda weights: tf.reduce_sum(tf.abs(weights))
+    )
 
 
 def layers_module():

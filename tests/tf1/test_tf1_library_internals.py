@@ -1,0 +1,65 @@
+"""What TF 1.x libraries of 2017-2020 (TFLearn, TF-Slim) built on, through run_tf1.py,
+against TensorFlow 1.15's outputs (tests/data/golden/tf1_15/apis/library_internals, made by
+make_golden.py there from tests/data/tf1_scripts/library_internals)."""
+
+import json
+import os
+
+import pytest
+from helpers import DATA, GOLDEN, REPO, run_script
+
+SCRIPT = os.path.join(DATA, "tf1_scripts", "library_internals", "run_library_internals.py")
+WANT = os.path.join(GOLDEN, "tf1_15", "apis", "library_internals", "results.json")
+TOLERANCE = 1e-5
+
+
+def _assert_close(got, want, where=""):
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want), where
+        for key in want:
+            _assert_close(got[key], want[key], f"{where}.{key}")
+    elif isinstance(want, list):
+        assert len(got) == len(want), where
+        for index, (a, b) in enumerate(zip(got, want)):
+            _assert_close(a, b, f"{where}[{index}]")
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, abs=TOLERANCE), where
+    else:
+        assert got == want, where
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    output_dir = tmp_path_factory.mktemp("library_internals")
+    result = run_script("run_tf1.py", SCRIPT, f"--output_dir={output_dir}", cwd=REPO)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(output_dir / "results.json", encoding="utf-8") as f:
+        got = json.load(f)
+    with open(WANT, encoding="utf-8") as f:
+        return got, json.load(f)
+
+
+@pytest.mark.slow
+def test_arg_scope_and_add_arg_scope_by_module_path_give_tf115s_arguments(results):
+    """Nested, re-entered and exited arg_scopes give a decorated function TF 1.15's
+    arguments; has_arg_scope, arg_scoped_arguments and the three refusals are TF 1.15's."""
+    got, want = results
+    _assert_close(got["arg_scope"], want["arg_scope"])
+
+
+@pytest.mark.slow
+def test_contrib_regularizers_name_their_loss_and_refuse_as_tf115(results):
+    """l1 / l2 regularizers: the loss op named by the scope, its value; a scale of 0 gives
+    None, an integer or a negative scale TF 1.15's ValueError."""
+    got, want = results
+    _assert_close(got["regularizers"], want["regularizers"])
+
+
+@pytest.mark.slow
+def test_regularization_losses_are_tensors_a_moving_average_takes(results):
+    """The collection holds each regularized variable's loss tensor (TF 1.15's names), and
+    ExponentialMovingAverage.apply over them and the total loss, while training three
+    steps, gives TF 1.15's values and averages."""
+    got, want = results
+    assert all(is_tensor for is_tensor, _, _ in got["regularized"]["collection"])
+    _assert_close(got["regularized"], want["regularized"])
