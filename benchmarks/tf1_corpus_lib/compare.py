@@ -153,12 +153,56 @@ def compare_files(tf115_tree, cross_tree, pattern):
         if not candidates:
             results.append((relative, Comparison(False, "run_tf1 wrote no such file")))
             continue
+        if path.endswith((".hdf5", ".h5")):
+            results.append((relative, compare_hdf5(path, candidates[0])))
+            continue
         with open(path, encoding="utf-8", errors="replace") as f:
             a = f.read()
         with open(candidates[0], encoding="utf-8", errors="replace") as f:
             b = f.read()
         results.append((relative, _compare_texts(a, b)))
     return results
+
+
+def _hdf5_arrays(path):
+    import h5py
+    import numpy as np
+
+    arrays = {}
+    with h5py.File(path, "r") as f:
+        f.visititems(
+            lambda name, item: (
+                arrays.__setitem__(name, np.asarray(item[()]))
+                if isinstance(item, h5py.Dataset)
+                else None
+            )
+        )
+    return arrays
+
+
+def compare_hdf5(a_path, b_path):
+    """An HDF5 file's datasets (ELMo's cached embeddings): the same names and shapes,
+    numbers to float32 round-off (1e-5 relative to the largest magnitude)."""
+    import numpy as np
+
+    a, b = _hdf5_arrays(a_path), _hdf5_arrays(b_path)
+    if sorted(a) != sorted(b):
+        return Comparison(False, f"datasets {sorted(a)[:5]} vs {sorted(b)[:5]}")
+    largest = 0.0
+    for name in sorted(a):
+        if a[name].shape != b[name].shape:
+            return Comparison(False, f"{name}: shape {a[name].shape} vs {b[name].shape}")
+        if a[name].dtype.kind not in "fiu":
+            if not np.array_equal(a[name], b[name]):
+                return Comparison(False, f"{name}: values differ")
+            continue
+        x, y = a[name].astype(np.float64), b[name].astype(np.float64)
+        difference = float(np.max(np.abs(x - y))) if x.size else 0.0
+        scale = max(1.0, float(np.max(np.abs(x))) if x.size else 0.0)
+        largest = max(largest, difference)
+        if difference > 1e-5 * scale:
+            return Comparison(False, f"{name}: numbers differ by {difference:.2g}")
+    return Comparison(True, f"{len(a)} datasets; numbers differ by at most {largest:.2g}")
 
 
 def _same_name(tree, relative):

@@ -6,6 +6,20 @@ from . import libraries_data
 from .corpus import Repository
 from .runner import Step
 
+_SHAKESPEARE = [
+    "--num_training_iterations=6",
+    "--report_interval=3",
+    "--reduce_learning_rate_interval=4",
+    "--lstm_depth=2",
+    "--batch_size=4",
+    "--num_embedding=8",
+    "--num_hidden=16",
+    "--truncation_length=16",
+    "--sample_length=20",
+    "--checkpoint_dir=ckpt",
+    "--checkpoint_interval=3",
+]
+
 REPOSITORIES = [
     Repository(
         "tflearn/tflearn",
@@ -27,5 +41,31 @@ REPOSITORIES = [
         ],
         libraries_data.tflearn_mnist,
         commit="17cee59",
+    ),
+    Repository(
+        "deepmind/sonnet",
+        "pip-installed TF 1.x library (Sonnet 1.36, with TensorFlow Probability 0.8: the "
+        "Tiny Shakespeare deep LSTM example, MonitoredSession and queues)",
+        # The installed package's example (its protos are built into the wheel), run from
+        # a folder of the clone without the sonnet package the clone would put first.
+        [
+            Step(
+                ["-m", "sonnet.examples.rnn_shakespeare", *_SHAKESPEARE],
+                cwd="sonnet/examples",
+                trains=True,
+            )
+        ],
+        commit="cd5b5fa",
+    ),
+    Repository(
+        "allenai/bilm-tf",
+        "BERT-era NLP (ELMo: character and token biLM embeddings from its test model)",
+        [
+            Step(["usage_character.py"]),
+            # Its vocabulary file is a set's order, which Python 3.11's string hashing
+            # changes: the token embeddings it caches are compared by file only.
+            Step(["usage_token.py"]),
+            Step(["usage_cached.py"], compare=("elmo_embeddings.hdf5",)),
+        ],
     ),
 ]
