@@ -20,6 +20,15 @@ _SHAKESPEARE = [
     "--checkpoint_interval=3",
 ]
 
+_T2T = [
+    "--data_dir=data",
+    "--problem=algorithmic_reverse_binary40_test",
+    "--model=transformer",
+    "--hparams_set=transformer_tiny",
+    "--hparams=batch_size=64",
+    "--output_dir=train",
+]
+
 REPOSITORIES = [
     Repository(
         "tflearn/tflearn",
@@ -67,5 +76,69 @@ REPOSITORIES = [
             Step(["usage_token.py"]),
             Step(["usage_cached.py"], compare=("elmo_embeddings.hdf5",)),
         ],
+    ),
+    Repository(
+        "tensorflow/tensor2tensor",
+        "tensor2tensor problem (t2t-datagen, t2t-trainer, t2t-decoder: a Transformer on "
+        "its registered algorithmic reversal problem)",
+        [
+            Step(
+                [
+                    "tensor2tensor/bin/t2t-datagen",
+                    "--data_dir=data",
+                    "--tmp_dir=tmp",
+                    "--problem=algorithmic_reverse_binary40_test",
+                ],
+                env={"PYTHONPATH": "."},
+            ),
+            Step(
+                [
+                    "tensor2tensor/bin/t2t-trainer",
+                    *_T2T,
+                    "--train_steps=4",
+                    "--eval_steps=1",
+                    "--random_seed=1",
+                ],
+                env={"PYTHONPATH": "."},
+                trains=True,
+                timeout=1800,
+            ),
+            Step(
+                [
+                    "tensor2tensor/bin/t2t-decoder",
+                    *_T2T,
+                    "--decode_hparams=beam_size=2,alpha=0.6",
+                    "--decode_from_file=decode_this.txt",
+                    "--decode_to_file=decoded.txt",
+                ],
+                env={"PYTHONPATH": "."},
+                compare=("decoded.txt*",),
+                timeout=1800,
+            ),
+        ],
+        libraries_data.t2t_decode_input,
+    ),
+    Repository(
+        "openai/finetune-transformer-lm",
+        "BERT-era NLP (GPT fine-tuned on ROCStories, its train.py with --submit)",
+        [
+            Step(
+                [
+                    "train.py",
+                    "--dataset=rocstories",
+                    "--desc=rocstories",
+                    "--submit",
+                    "--data_dir=data/",
+                    "--n_iter=1",
+                    "--n_batch=4",
+                    "--n_gpu=1",
+                    "--n_embd=8",
+                    "--n_head=2",
+                    "--n_layer=1",
+                ],
+                trains=True,
+            )
+        ],
+        libraries_data.rocstories,
     ),
 ]
