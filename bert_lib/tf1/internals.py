@@ -303,6 +303,7 @@ _CONTRIB_MODULE_PATHS = {
     "framework": """framework.checkpoint_utils framework.tensor_util ops.arg_scope ops.ops
         ops.variables""",
     "training": "training.hparam training.training training.evaluation",
+    "eager": "tfe",
     "estimator": """estimator.early_stopping estimator.export estimator.exporter
         estimator.extenders estimator.head estimator.hooks estimator.multi_head
         estimator.replicate_model_fn estimator.saved_model_estimator""",

@@ -63,3 +63,13 @@ def test_regularization_losses_are_tensors_a_moving_average_takes(results):
     got, want = results
     assert all(is_tensor for is_tensor, _, _ in got["regularized"]["collection"])
     _assert_close(got["regularized"], want["regularized"])
+
+
+@pytest.mark.slow
+def test_contrib_nest_smart_cond_and_eager_defun_are_tf115s(results):
+    """tf.contrib.framework.nest is TF 1.15's internal nest (is_sequence, flatten_up_to,
+    map_structure_up_to), smart_cond picks a branch when the predicate is known and builds
+    a cond when it is fed, and tf.contrib.eager.defun (imported by its module path, as
+    Sonnet 1 does) is a graph function called in the graph: TF 1.15's values."""
+    got, want = results
+    _assert_close(got["sonnet"], want["sonnet"])

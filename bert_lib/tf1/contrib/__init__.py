@@ -3,7 +3,7 @@
 tf.contrib is gone from TensorFlow 2. What BERT code and the research of its
 years took from it is here, each package a module named for it: crf (the
 CRF of BERT + CRF taggers), metrics, framework, training (HParams),
-cluster_resolver, compiler (XLA's jit scope), learn (VocabularyProcessor,
+cluster_resolver, compiler (XLA's jit scope), eager (defun), learn (VocabularyProcessor,
 Experiment), lookup, predictor, graph_editor and seq2seq (a package: attention
 wrapper, decoders, beam search, loss). tpu, layers, rnn and estimator are
 the sibling subpackages' (estimator/, layers/, rnn/), which tf.estimator,
@@ -22,6 +22,7 @@ from . import (
     cluster_resolver,
     compiler,
     crf,
+    eager,
     framework,
     graph_editor,
     learn,
@@ -45,6 +46,7 @@ def modules(estimator_classes):
         "crf": crf.crf_module(),
         "rnn": tf1_rnn.contrib_rnn_module(),
         "framework": framework.framework_module(),
+        "eager": eager.eager_module(),
         "training": training.training_module(),
         "estimator": tf1_estimator.contrib_estimator_module(),
         "metrics": metrics.metrics_module(),

@@ -126,6 +126,14 @@ def arg_scoped_arguments(function):
     )
 
 
+def _nest_module():
+    """tf.contrib.framework.nest: TF 1.x's tensorflow.python.util.nest (flatten_up_to,
+    map_structure_up_to, ... beside tf.nest's), with its is_sequence."""
+    from tensorflow.python.util import nest
+
+    return Namespace("tf.contrib.framework.nest", nest, {"is_sequence": nest.is_nested})
+
+
 def framework_module():
     """tf.contrib.framework: checkpoint, global-step and variable-selection helpers."""
     names = {
@@ -148,7 +156,8 @@ def framework_module():
                 scope, suffix, _V1.GraphKeys.TRAINABLE_VARIABLES
             ),
             "get_model_variables": _V1.model_variables,
-            "nest": tf.nest,
+            "nest": _nest_module(),
+            "smart_cond": tf.__internal__.smart_cond.smart_cond,
             "arg_scope": arg_scope,
             "add_arg_scope": add_arg_scope,
             "has_arg_scope": has_arg_scope,

@@ -2,13 +2,15 @@
 decorated with tf.contrib.framework's add_arg_scope (imported by its module path) under
 nested and re-entered arg_scopes, contrib's l1 and l2 regularizers, and variables made with regularizers (given, and from a
 variable_scope) whose losses tf.train.ExponentialMovingAverage averages beside the total
-loss while a seeded model trains a few steps. Writes what each gave into
+loss while a seeded model trains a few steps; and what Sonnet 1 took from tf.contrib
+(framework's nest and smart_cond, eager's defun). Writes what each gave into
 --output_dir/results.json."""
 import json
 import os
 
 import numpy as np
 import tensorflow as tf
+from tensorflow.contrib.eager.python import tfe
 from tensorflow.contrib.framework.python.ops import add_arg_scope
 
 flags = tf.flags
@@ -113,10 +115,42 @@ def regularized_training():
   return out
 
 
+def sonnet_helpers():
+  """What Sonnet 1 takes from tf.contrib: framework's nest (TF 1.x's internal one) and
+  smart_cond, and eager's defun called in a graph."""
+  nest = tf.contrib.framework.nest
+  structure = {"a": (1, [2, 3]), "b": 4}
+  out = {
+      "is_sequence": [nest.is_sequence(v) for v in ([1], (1,), {"a": 1}, 1, "ab")],
+      "flatten": nest.flatten(structure),
+      "flatten_up_to": nest.flatten_up_to({"a": (0, 0), "b": 0}, structure),
+      "map_structure_up_to": nest.map_structure_up_to(
+          {"a": 0, "b": 0}, lambda v: str(v), structure),
+  }
+  x = tf.constant([1.0, 2.0, 3.0])
+  flag = tf.placeholder(tf.bool, [])
+  static = tf.contrib.framework.smart_cond(True, lambda: x * 2.0, lambda: x * 3.0)
+  dynamic = tf.contrib.framework.smart_cond(flag, lambda: x * 2.0, lambda: x * 3.0)
+
+  @tfe.defun
+  def scaled_sum(v, scale):
+    return tf.reduce_sum(v * scale) + tf.reduce_max(v)
+
+  called = scaled_sum(x, tf.constant(0.5))
+  with tf.Session() as session:
+    out["smart_cond_static"] = session.run(static).tolist()
+    out["smart_cond_static_is_cond"] = static.op.type in ("Merge", "If", "StatelessIf")
+    out["smart_cond_dynamic"] = [session.run(dynamic, {flag: b}).tolist()
+                                 for b in (True, False)]
+    out["defun"] = float(session.run(called))
+  out["executing_eagerly"] = tfe.executing_eagerly()
+  return out
+
+
 def main(_):
   tf.gfile.MakeDirs(FLAGS.output_dir)
   results = {"arg_scope": arg_scope_cases(), "regularizers": regularizer_cases(),
-             "regularized": regularized_training()}
+             "regularized": regularized_training(), "sonnet": sonnet_helpers()}
   with open(os.path.join(FLAGS.output_dir, "results.json"), "w") as f:
     json.dump(results, f, indent=1, sort_keys=True)
 
