@@ -21,7 +21,15 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from tf1_corpus_lib import compare, corpus, corpus_libraries, corpus_vision, data, runner  # noqa: E402
+from tf1_corpus_lib import (  # noqa: E402
+    compare,
+    corpus,
+    corpus_libraries,
+    corpus_vision,
+    data,
+    libraries_data,
+    runner,
+)
 
 # The corpus, file by file.
 REPOSITORIES = [*corpus.REPOSITORIES, *corpus_vision.REPOSITORIES, *corpus_libraries.REPOSITORIES]
@@ -180,6 +188,7 @@ def main():
     signal.signal(signal.SIGINT, signal.default_int_handler)
     only = {name for name in args.only.split(",") if name}
     data.SENTENCEPIECE_PYTHON = args.tf115_python
+    libraries_data.SIDE_PYTHONS.update(tf115=args.tf115_python, run_tf1=args.run_tf1_python)
     os.makedirs(args.work_dir, exist_ok=True)
     rows = []
     for repo in REPOSITORIES:

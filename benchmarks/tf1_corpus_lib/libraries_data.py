@@ -10,6 +10,11 @@ import subprocess
 
 from .data import _write, sentences
 
+# Each side's Python ({"tf115": ..., "run_tf1": ...}, set by tf1_corpus.py), for data a
+# package of that side writes in its own version's format; the copies are named by side
+# (runner.py: "tf115", "run_tf1", and "cross", which run_tf1.py runs).
+SIDE_PYTHONS = {}
+
 
 def _gzipped(payload):
     """gzip bytes without a time stamp, so both sides read the same file."""
@@ -68,36 +73,26 @@ def rocstories(root):
     model of one layer of width 8 in model/'s layout (params_shapes.json and the ten
     params_N.npy its weights are split into), random; and the English spaCy model its
     text_utils.py loads with spacy.load('en'), which spaCy finds as a folder `en` where the
-    script runs: a blank English pipeline (the tokenizer it uses), written by the TF 1.15
-    side's spaCy (2.3), since spaCy's models are not on PyPI."""
+    script runs: a blank English pipeline (the tokenizer it uses) in the format of the
+    spaCy that side has (2.3 beside TF 1.15, today's for run_tf1.py), written by that
+    side's Python, since spaCy's models are not on PyPI."""
     import numpy as np
 
-    from . import data
-
+    side = "tf115" if os.path.basename(os.path.normpath(root)) == "tf115" else "run_tf1"
     subprocess.run(
-        [data.SENTENCEPIECE_PYTHON, "-c", "import spacy; spacy.blank('en').to_disk('en')"],
+        [SIDE_PYTHONS[side], "-c", "import spacy; spacy.blank('en').to_disk('en')"],
         cwd=root,
         check=True,
         capture_output=True,
     )
-
     header = "InputStoryid,InputSentence1,InputSentence2,InputSentence3,InputSentence4,"
-    validation = _rocstories_rows(400, 1)
-    test = _rocstories_rows(8, 2)
-    _write(
-        root,
-        "data/cloze_test_val__spring2016 - cloze_test_ALL_val.csv",
-        header
-        + "RandomFifthSentenceQuiz1,RandomFifthSentenceQuiz2,AnswerRightEnding\n"
-        + "".join(",".join(row) + "\n" for row in validation),
-    )
-    _write(
-        root,
-        "data/cloze_test_test__spring2016 - cloze_test_ALL_test.csv",
-        header
-        + "RandomFifthSentenceQuiz1,RandomFifthSentenceQuiz2,AnswerRightEnding\n"
-        + "".join(",".join(row) + "\n" for row in test),
-    )
+    columns = "RandomFifthSentenceQuiz1,RandomFifthSentenceQuiz2,AnswerRightEnding\n"
+    for name, rows in (("val", _rocstories_rows(400, 1)), ("test", _rocstories_rows(8, 2))):
+        _write(
+            root,
+            f"data/cloze_test_{name}__spring2016 - cloze_test_ALL_{name}.csv",
+            header + columns + "".join(",".join(row) + "\n" for row in rows),
+        )
     width = 8
     layer = [
         [1, width, 3 * width],
