@@ -135,7 +135,9 @@ class KernelAndBias:
     it is None). The host class stores those arguments, with its API's defaults, and gives
     add_weight."""
 
-    def _add_kernel_and_bias(self, kernel_shape):
+    def _add_kernel_and_bias(self, kernel_shape, bias_width=None):
+        """`bias` is as wide as the kernel's last dimension unless bias_width is given (a
+        transposed convolution's kernel ends with its input channels)."""
         self.kernel = self.add_weight(
             "kernel",
             kernel_shape,
@@ -147,7 +149,7 @@ class KernelAndBias:
         if self.use_bias:
             self.bias = self.add_weight(
                 "bias",
-                kernel_shape[-1:],
+                kernel_shape[-1:] if bias_width is None else [bias_width],
                 initializer=self.bias_initializer,
                 regularizer=self.bias_regularizer,
                 constraint=self.bias_constraint,

@@ -486,6 +486,146 @@ conv1d = _conv_function(Conv1D, 1)
 conv2d = _conv_function(Conv2D, (1, 1))
 
 
+def _transposed_length(length, kernel, stride, padding):
+    """A transposed convolution's output length along one axis (TF 1.x's
+    deconv_output_length without output_padding), for an int or a scalar tensor."""
+    if length is None:
+        return None
+    if padding == "VALID":
+        return length * stride + max(kernel - stride, 0)
+    return length * stride  # SAME
+
+
+class Conv2DTranspose(_Conv):
+    """tf.layers.Conv2DTranspose: `kernel` [height, width, filters, in] (the shape of the
+    Conv2D it transposes) and `bias` [filters]; each spatial axis `strides` times longer,
+    with padding 'valid' longer still by kernel_size - strides."""
+
+    rank = 2
+
+    def __init__(
+        self,
+        filters,
+        kernel_size,
+        strides=(1, 1),
+        padding="valid",
+        data_format="channels_last",
+        activation=None,
+        use_bias=True,
+        kernel_initializer=None,
+        bias_initializer=None,
+        kernel_regularizer=None,
+        bias_regularizer=None,
+        activity_regularizer=None,
+        kernel_constraint=None,
+        bias_constraint=None,
+        trainable=True,
+        name=None,
+        **kwargs,
+    ):
+        super().__init__(
+            filters,
+            kernel_size,
+            strides,
+            padding,
+            data_format,
+            1,
+            activation,
+            use_bias,
+            kernel_initializer,
+            bias_initializer,
+            kernel_regularizer,
+            bias_regularizer,
+            activity_regularizer,
+            kernel_constraint,
+            bias_constraint,
+            trainable,
+            name,
+            **kwargs,
+        )
+
+    def build(self, input_shape):
+        shape = tf.TensorShape(input_shape)
+        if shape.rank != 4:
+            raise ValueError(f"Inputs should have rank 4. Received input shape: {shape}")
+        channels = static_dim(shape[-1])
+        if channels is None:
+            raise ValueError(
+                "The channel dimension of the inputs should be defined. Found `None`."
+            )
+        self._add_kernel_and_bias([*self.kernel_size, self.filters, channels], self.filters)
+
+    def call(self, inputs):
+        dynamic = tf.shape(inputs)
+        static = inputs.shape
+        lengths, static_lengths = [], []
+        for axis in (1, 2):
+            kernel, stride = self.kernel_size[axis - 1], self.strides[axis - 1]
+            known = static_dim(static[axis])
+            lengths.append(
+                _transposed_length(
+                    known if known is not None else dynamic[axis], kernel, stride, self.padding
+                )
+            )
+            static_lengths.append(_transposed_length(known, kernel, stride, self.padding))
+        output_shape = tf.stack([dynamic[0], *lengths, self.filters])
+        outputs = tf.nn.conv2d_transpose(
+            inputs,
+            self.kernel,
+            output_shape,
+            strides=(1, *self.strides, 1),
+            padding=self.padding,
+        )
+        outputs.set_shape([static_dim(static[0]), *static_lengths, self.filters])
+        return self._outputs(outputs)
+
+
+def conv2d_transpose(
+    inputs,
+    filters,
+    kernel_size,
+    strides=(1, 1),
+    padding="valid",
+    data_format="channels_last",
+    activation=None,
+    use_bias=True,
+    kernel_initializer=None,
+    bias_initializer=None,
+    kernel_regularizer=None,
+    bias_regularizer=None,
+    activity_regularizer=None,
+    kernel_constraint=None,
+    bias_constraint=None,
+    trainable=True,
+    name=None,
+    reuse=None,
+):
+    """tf.layers.conv2d_transpose: a Conv2DTranspose layer called on `inputs`."""
+    inputs = tf.convert_to_tensor(inputs)
+    layer = Conv2DTranspose(
+        filters,
+        kernel_size,
+        strides,
+        padding,
+        data_format,
+        activation,
+        use_bias,
+        kernel_initializer,
+        bias_initializer,
+        kernel_regularizer,
+        bias_regularizer,
+        activity_regularizer,
+        kernel_constraint,
+        bias_constraint,
+        trainable,
+        name=name,
+        dtype=_float_dtype(inputs),
+        _scope=name,
+        _reuse=reuse,
+    )
+    return layer(inputs)
+
+
 class _Pooling(Pooling, Layer):
     """tf.layers max / average pooling (no variables): pool_size and strides required."""
 
@@ -670,7 +810,7 @@ def l1_regularizer(scale, scope=None):
 
 def layers_module():
     """tf.layers: the layers above, as classes and functions; the rest of TF 1.x's
-    tf.layers (transposed and separable convolutions, 3-D ones) is not provided."""
+    tf.layers (separable convolutions, 3-D ones) is not provided."""
     names = {
         "Layer": Layer,
         "Dense": Dense,
@@ -680,6 +820,7 @@ def layers_module():
         "Flatten": Flatten,
         "Conv1D": Conv1D,
         "Conv2D": Conv2D,
+        "Conv2DTranspose": Conv2DTranspose,
         "MaxPooling1D": MaxPooling1D,
         "MaxPooling2D": MaxPooling2D,
         "AveragePooling1D": AveragePooling1D,
@@ -689,6 +830,7 @@ def layers_module():
         "flatten": flatten,
         "conv1d": conv1d,
         "conv2d": conv2d,
+        "conv2d_transpose": conv2d_transpose,
         "max_pooling1d": max_pooling1d,
         "max_pooling2d": max_pooling2d,
         "average_pooling1d": average_pooling1d,

@@ -270,6 +270,18 @@ def layers_and_contrib_layers(x):
   return [a, b, fc, fc2, kept, normed, conv]
 
 
+def transposed_convolutions(x):
+  """tf.layers' transposed convolution (a U-Net decoder's, pix2pix's): 'same' and 'valid'
+  padding, strides, a named layer with an activation, the class without a bias."""
+  images = tf.reshape(x, [BATCH, TIME, DEPTH, 1])
+  a = tf.layers.conv2d_transpose(images, 3, kernel_size=4, strides=(2, 2), padding="same")
+  b = tf.layers.conv2d_transpose(a, 2, 3, strides=2, padding="valid",
+                                 activation=tf.nn.relu, name="up")
+  c = tf.layers.Conv2DTranspose(2, (2, 3), use_bias=False)(images)
+  d = tf.layers.conv2d_transpose(images, 1, (3, 1), strides=(1, 2), padding="valid")
+  return [a, b, c, d]
+
+
 def batch_normalization(x):
   training = tf.placeholder_with_default(True, [])
   a = tf.layers.batch_normalization(x, training=True)
@@ -323,7 +335,7 @@ CASES = [
     fused_bidirectional,
     direct_calls_and_user_cell, keras_names_and_core, keras_conv_pool_merge, keras_recurrent,
     keras_masked_recurrent, keras_models, layers_and_contrib_layers, batch_normalization,
-    regularizers_and_channels_first,
+    regularizers_and_channels_first, transposed_convolutions,
 ]
 
 
