@@ -537,7 +537,8 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"ERROR: {script}:5: tf.contrib.slim is not provided")
+    assert last.startswith(f"ERROR: {script}:5: tf.contrib.slim.fully_connected is not provided")
+    assert last.endswith("; use tf.layers and tf.contrib.layers instead")
     result = run_script("run_tf1.py")
     assert result.returncode == 1
     assert result.stderr.strip().splitlines()[-1].startswith("ERROR: usage: python run_tf1.py")
@@ -557,9 +558,9 @@ def test_an_api_not_provided_is_one_error_line_naming_it_and_the_users_line(tmp_
     script.write_text("import tensorflow as tf\n\ncell = tf.nn.rnn_cell.LSTMBlockCell(4)\n")
     assert error_line(run_tf1(str(script))).endswith("; use tf.contrib.rnn.LSTMBlockCell instead")
     # At import time, as `from ... import`.
-    script.write_text("from tensorflow.contrib import slim\n")
+    script.write_text("from tensorflow.contrib import cudnn_rnn\n")
     assert error_line(run_tf1(str(script))).startswith(
-        f"ERROR: {script}:1: tf.contrib.slim is not provided"
+        f"ERROR: {script}:1: tf.contrib.cudnn_rnn is not provided"
     )
 
 

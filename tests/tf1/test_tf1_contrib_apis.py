@@ -475,3 +475,20 @@ def test_every_input_fn_and_receiver_form_matches_tf115(tmp_path):
         line, _, text = refused[name][len(at_script) :].partition(": ")
         assert line.isdigit() and text == message, (name, refused[name])
     _assert_close(got, want)
+
+
+@pytest.mark.slow
+def test_slim_model_analyzer_prints_the_variables_as_tf115(tmp_path):
+    """tf.contrib.slim.model_analyzer (DCGAN's show_all_variables): analyze_vars prints
+    each variable's name, dtype (a ref variable's float32_ref, float16_ref), shape, size
+    and bytes and the totals as TF 1.15 did, returns the same totals, and
+    tensor_description writes an unknown batch as "?"; the rest of slim is refused."""
+    got = _run_tf1_json("slim_model_analyzer/print_variables.py", tmp_path)
+    assert got == _golden_json("slim_model_analyzer", "results.json")
+
+
+def test_slim_layers_are_refused_by_name_with_what_to_use(tf1_module):
+    with pytest.raises(tf1_api.UnsupportedAPIError) as raised:
+        tf1_module.contrib.slim.conv2d  # noqa: B018
+    assert "tf.contrib.slim.conv2d is not provided" in str(raised.value)
+    assert str(raised.value).endswith("; use tf.layers and tf.contrib.layers instead")

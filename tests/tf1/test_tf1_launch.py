@@ -100,9 +100,9 @@ def test_dash_m_reports_a_failure_inside_the_package_at_its_line(tmp_path):
     package = tmp_path / "broken"
     package.mkdir()
     (package / "__init__.py").write_text("")
-    (package / "main.py").write_text("import tensorflow as tf\n\ncell = tf.contrib.slim\n")
+    (package / "main.py").write_text("import tensorflow as tf\n\ncell = tf.contrib.cudnn_rnn\n")
     line = error_line(run_tf1("-m", "broken.main", cwd=str(tmp_path)))
-    assert line.startswith(f"ERROR: {package / 'main.py'}:3: tf.contrib.slim is not provided")
+    assert line.startswith(f"ERROR: {package / 'main.py'}:3: tf.contrib.cudnn_rnn is not provided")
 
 
 # ---------------------------------------------------------------------------

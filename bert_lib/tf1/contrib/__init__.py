@@ -4,8 +4,9 @@ tf.contrib is gone from TensorFlow 2. What BERT code and the research of its
 years took from it is here, each package a module named for it: crf (the
 CRF of BERT + CRF taggers), metrics, framework, training (HParams),
 cluster_resolver, compiler (XLA's jit scope), eager (defun), learn (VocabularyProcessor,
-Experiment), lookup, predictor, graph_editor and seq2seq (a package: attention
-wrapper, decoders, beam search, loss). tpu, layers, rnn and estimator are
+Experiment), lookup, predictor, graph_editor, seq2seq (a package: attention
+wrapper, decoders, beam search, loss) and slim (its model_analyzer alone).
+tpu, layers, rnn and estimator are
 the sibling subpackages' (estimator/, layers/, rnn/), which tf.estimator,
 tf.layers and tf.nn share; data is tf.data.experimental. modules() is where
 each package is registered by name; tf1/__init__.py gives them TF 1.15's
@@ -30,6 +31,7 @@ from . import (
     metrics,
     predictor,
     seq2seq,
+    slim,
     training,
 )
 
@@ -56,4 +58,5 @@ def modules(estimator_classes):
         "predictor": predictor.predictor_module(),
         "graph_editor": graph_editor.graph_editor_module(),
         "seq2seq": seq2seq.seq2seq_module(),
+        "slim": slim.slim_module(),
     }

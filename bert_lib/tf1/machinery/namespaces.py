@@ -126,7 +126,6 @@ class Namespace(types.ModuleType):
 TOP_LEVEL_INSTEAD = {}
 
 CONTRIB_INSTEAD = {
-    "slim": "tf.layers and tf.contrib.layers.layer_norm",
     "distribute": "tf.distribute",
     "opt": "tf.train optimizers",
     "summary": "tf.summary",
