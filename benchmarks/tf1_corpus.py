@@ -3,10 +3,11 @@
   .venv/bin/python benchmarks/tf1_corpus.py --clones=/path/to/clones \\
       --tf115_python=/tmp/venv37/bin/python --work_dir=/tmp/tf1_corpus [--only=a,b]
 
---clones holds one git clone per repository of benchmarks/tf1_corpus_lib/corpus.py,
-in a folder named owner+name; no code of theirs is in this project. Each
-repository's README pipeline runs unchanged on both sides on tiny data of its
-own format (written by benchmarks/tf1_corpus_lib/data.py), and the table
+--clones holds one git clone per repository of benchmarks/tf1_corpus_lib/corpus.py
+(and corpus_media.py: TF-Slim, vision, speech), in a folder named owner+name;
+no code of theirs is in this project. Each repository's README pipeline runs
+unchanged on both sides on tiny data of its own format (written by
+benchmarks/tf1_corpus_lib/data.py or media_data.py), and the table
 (repository, commit, pipeline steps, result, first ERROR line) is written to
 --work_dir/table.md; every command and its output is in --work_dir/NAME/*.log.
 The code lives in benchmarks/tf1_corpus_lib/ (see its __init__).
@@ -25,6 +26,7 @@ from tf1_corpus_lib import (  # noqa: E402
     compare,
     corpus,
     corpus_libraries,
+    corpus_media,
     corpus_vision,
     data,
     libraries_data,
@@ -32,7 +34,12 @@ from tf1_corpus_lib import (  # noqa: E402
 )
 
 # The corpus, file by file.
-REPOSITORIES = [*corpus.REPOSITORIES, *corpus_vision.REPOSITORIES, *corpus_libraries.REPOSITORIES]
+REPOSITORIES = [
+    *corpus.REPOSITORIES,
+    *corpus_vision.REPOSITORIES,
+    *corpus_libraries.REPOSITORIES,
+    *corpus_media.REPOSITORIES,
+]
 
 
 def _commit(clone, commit=None):

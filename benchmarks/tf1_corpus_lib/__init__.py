@@ -4,9 +4,10 @@ The command is benchmarks/tf1_corpus.py. The repositories' code never enters
 this project: they are clones in a directory given on the command line, one
 folder each, named owner+name (the folder a git clone of owner/name makes,
 renamed), at the commit the table records. For each repository, corpus.py
-says which steps of its README's pipeline run and with which flags, and
-data.py writes tiny data in the repository's own format (files it reads as
-its README says). runner.py runs the steps in three copies of the clone:
+(corpus_media.py for the TF-Slim, vision and speech ones) says which steps
+of its README's pipeline run and with which flags, and data.py
+(media_data.py) writes tiny data in the repository's own format (files it
+reads as its README says). runner.py runs the steps in three copies of the clone:
 
 - "tf115": every step on TensorFlow 1.15 (Python 3.7, as the compat check
   sets it up);
