@@ -38,7 +38,9 @@ where there is something), and also an AttributeError, so that
 import tensorflow as tf
 
 from . import contrib as tf1_contrib
+from . import control_flow as tf1_control_flow
 from . import estimator as tf1_estimator
+from . import image_ops as tf1_image
 from . import internals as tf1_internals
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
@@ -104,6 +106,7 @@ def build_module(devices):
             "app": app,
             "flags": flags,
             "examples": examples_module(),
+            "cond": tf1_control_flow.cond,
             "__version__": TF1_API_VERSION,
             "VERSION": TF1_API_VERSION,
             "version": Namespace("tf.version", _V1.version, {"VERSION": TF1_API_VERSION}),
@@ -119,6 +122,7 @@ def build_module(devices):
         _V1.nn,
         {**tf1_rnn.nn_names(), "batch_normalization": tf1_layers.nn_batch_normalization},
     )
+    module.__dict__["image"] = Namespace("tf.image", _V1.image, tf1_image.image_names())
     module.__dict__["python"] = tf1_internals.python_module(module)
     return module
 

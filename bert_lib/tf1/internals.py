@@ -79,6 +79,7 @@ def _checkpoint_management():
 
 def _tf1_names(path):
     """What TF 1.15's tensorflow.python.<path> had that TensorFlow 2's lacks or changed."""
+    from . import control_flow as tf1_control_flow
     from . import rnn as tf1_rnn
 
     rnn_cells = dict(tf1_rnn.rnn_cell_module().__dict__)
@@ -94,7 +95,7 @@ def _tf1_names(path):
         "ops.array_ops": lambda: {"stack": tf.stack, "unstack": tf.unstack},
         "ops.standard_ops": lambda: {"stack": tf.stack, "unstack": tf.unstack},
         "ops.control_flow_ops": lambda: {
-            "cond": _V1.cond,
+            "cond": tf1_control_flow.cond,
             "while_loop": _V1.while_loop,
             "case": _V1.case,
             "switch_case": tf.switch_case,

@@ -492,3 +492,21 @@ def test_slim_layers_are_refused_by_name_with_what_to_use(tf1_module):
         tf1_module.contrib.slim.conv2d  # noqa: B018
     assert "tf.contrib.slim.conv2d is not provided" in str(raised.value)
     assert str(raised.value).endswith("; use tf.layers and tf.contrib.layers instead")
+
+
+@pytest.mark.slow
+def test_per_image_standardization_keeps_the_dtype_as_tf115(tmp_path):
+    """tf.image.per_image_standardization gives TF 1.15's dtype and values for uint8
+    images (scaled to [0, 1], standardized, converted back saturated), a batch, a uniform
+    image, float16 and float64 ones; and a tf.cond of it beside a float32 branch is refused
+    with TF 1.15's message, as facenet's input pipeline was."""
+    got = _run_tf1_json("image_standardization/standardize_images.py", tmp_path)
+    want = _golden_json("image_standardization", "results.json")
+    assert got.pop("cond_refused") == want.pop("cond_refused")
+    assert sorted(got) == sorted(want)
+    for name, result in want.items():
+        assert got[name]["dtype"] == result["dtype"], name
+        tolerance = 2e-3 if result["dtype"] == "float16" else TOLERANCE
+        np.testing.assert_allclose(
+            got[name]["values"], result["values"], atol=tolerance, rtol=0, err_msg=name
+        )
