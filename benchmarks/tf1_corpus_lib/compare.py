@@ -15,6 +15,8 @@ _LONG_NUMBER = re.compile(r"\d{9,}")
 # A metric in a file's name (Kyubyong's iwslt2016_E01L4.26: the epoch's loss), which
 # training from other random weights changes.
 _DECIMAL = re.compile(r"\d+\.\d+")
+# A run folder named by its start time (WaveNet's generate/2019-01-31T12-00-00).
+_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d[-:]\d\d[-:]\d\d")
 # A folder tempfile named (bert-as-service's socket folder).
 _TEMPORARY = re.compile(r"\btmp[A-Za-z0-9_]{6,8}\b")
 # A checkpoint's step: scripts stopped by Ctrl-C (or saving by time) save at other steps.
@@ -35,7 +37,7 @@ def normalized(path, any_step=False):
     path = _EVENTS.sub(r"events.out.tfevents\1", path)
     if any_step:
         path = _CHECKPOINT_STEP.sub(r"-N\1", path)
-    path = _TEMPORARY.sub("tmp#", path)
+    path = _TEMPORARY.sub("tmp#", _TIMESTAMP.sub("#T#", path))
     path = _PROFILE.sub(r"\1/#/trace", _SHARDS.sub(".data-#", path))
     return _DECIMAL.sub("#.#", _LONG_NUMBER.sub("#", path))
 
