@@ -333,3 +333,20 @@ def assert_close(actual, expected, what):
     import numpy as np
 
     np.testing.assert_allclose(actual, expected, rtol=2e-5, atol=1e-6, err_msg=what)
+
+
+def assert_nested_close(got, want, tolerance, where=""):
+    """`got` has `want`'s structure (dict keys, list lengths) and values: floats within
+    `tolerance`, everything else equal; `where` names the place that differs."""
+    if isinstance(want, dict):
+        assert sorted(got) == sorted(want), where
+        for key in want:
+            assert_nested_close(got[key], want[key], tolerance, f"{where}.{key}")
+    elif isinstance(want, list):
+        assert len(got) == len(want), where
+        for index, (a, b) in enumerate(zip(got, want)):
+            assert_nested_close(a, b, tolerance, f"{where}[{index}]")
+    elif isinstance(want, float):
+        assert got == pytest.approx(want, abs=tolerance), where
+    else:
+        assert got == want, where

@@ -21,7 +21,7 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import DATA, GOLDEN, REPO, run_script
+from helpers import DATA, GOLDEN, REPO, assert_nested_close, run_script
 
 from bert_lib import tf1
 from bert_lib.tf1.contrib import graph_editor, learn, predictor, seq2seq
@@ -354,26 +354,10 @@ def _run_tf1_json(script, output_dir, file_name="results.json"):
         return json.load(f)
 
 
-def _assert_close(got, want, where=""):
-    """Equal structure and text; numbers within TOLERANCE (ints exactly)."""
-    if isinstance(want, dict):
-        assert sorted(got) == sorted(want), where
-        for key in want:
-            _assert_close(got[key], want[key], f"{where}.{key}")
-    elif isinstance(want, list):
-        assert len(got) == len(want), where
-        for index, (a, b) in enumerate(zip(got, want)):
-            _assert_close(a, b, f"{where}[{index}]")
-    elif isinstance(want, float):
-        assert got == pytest.approx(want, abs=TOLERANCE), where
-    else:
-        assert got == want, where
-
-
 @pytest.mark.slow
 def test_text_cnn_with_vocabulary_processor_and_experiment_matches_tf115(tmp_path):
     got = _run_tf1_json("text_cnn/train_text_cnn.py", tmp_path)
-    _assert_close(got, _golden_json("text_cnn", "results.json"))
+    assert_nested_close(got, _golden_json("text_cnn", "results.json"), TOLERANCE)
     for name in ("vocab", "vocab_all"):
         assert _read(tmp_path / name) == _read(os.path.join(APIS_GOLDEN, "text_cnn", name))
 
@@ -391,20 +375,20 @@ def test_text_cnn_restores_tf115s_vocabulary_file(tmp_path):
 @pytest.mark.slow
 def test_session_loop_with_lookup_tables_and_sequence_loss_matches_tf115(tmp_path):
     got = _run_tf1_json("lookup_session/train_lookup.py", tmp_path)
-    _assert_close(got, _golden_json("lookup_session", "results.json"))
+    assert_nested_close(got, _golden_json("lookup_session", "results.json"), TOLERANCE)
 
 
 @pytest.mark.slow
 def test_export_and_contrib_predictor_match_tf115(tmp_path):
     got = _run_tf1_json("serving/export_and_serve.py", tmp_path, "predictions.json")
-    _assert_close(got, _golden_json("serving", "predictions.json"))
+    assert_nested_close(got, _golden_json("serving", "predictions.json"), TOLERANCE)
 
 
 @pytest.mark.slow
 def test_gradient_checkpointing_with_graph_editor_matches_tf115(tmp_path):
     got = _run_tf1_json("grad_checkpointing/train_checkpointed.py", tmp_path)
     want = _golden_json("grad_checkpointing", "results.json")
-    _assert_close(got, want)
+    assert_nested_close(got, want, TOLERANCE)
     # The recomputed gradients are tf.gradients' (TF 1.15's, and here), with the
     # checkpoints of the collection and at every MatMul ("speed").
     for key in ("checkpointed_gradients", "speed_gradients"):
@@ -424,7 +408,7 @@ def test_seq2seq_with_attention_matches_tf115s_names_losses_greedy_and_beam_deco
     variable names and shapes, the alignment history, the losses, the decoded ids and
     logits, the beams' ids, parents, scores and lengths."""
     got = _run_tf1_json("seq2seq_attention/train_seq2seq.py", tmp_path)
-    _assert_close(got, _golden_json("seq2seq_attention", "results.json"))
+    assert_nested_close(got, _golden_json("seq2seq_attention", "results.json"), TOLERANCE)
 
 
 @pytest.mark.slow
@@ -439,7 +423,7 @@ def test_queue_based_input_fns_match_tf115(tmp_path):
     # Every file TF 1.15's Estimator wrote (checkpoints of step 0 and the last,
     # graph.pbtxt, the evaluations' folders), beside the engine's own.
     assert set(want.pop("model_files")) <= set(got.pop("model_files"))
-    _assert_close(got, want)
+    assert_nested_close(got, want, TOLERANCE)
 
 
 @pytest.mark.slow
@@ -451,7 +435,7 @@ def test_keras_rnn_of_stacked_cells_with_tf_keras_has_tf115s_names_and_numbers(t
     tf.keras.layers.RNN and the cells are Keras 3's, which docs/tf1.md says.)"""
     pytest.importorskip("tf_keras")
     got = _run_tf1_json("keras_stacked_cells/run_stacked_cells.py", tmp_path)
-    _assert_close(got, _golden_json("keras_stacked_cells", "results.json"))
+    assert_nested_close(got, _golden_json("keras_stacked_cells", "results.json"), TOLERANCE)
 
 
 @pytest.mark.slow
@@ -474,7 +458,7 @@ def test_every_input_fn_and_receiver_form_matches_tf115(tmp_path):
         assert refused[name].startswith(at_script), refused[name]
         line, _, text = refused[name][len(at_script) :].partition(": ")
         assert line.isdigit() and text == message, (name, refused[name])
-    _assert_close(got, want)
+    assert_nested_close(got, want, TOLERANCE)
 
 
 @pytest.mark.slow

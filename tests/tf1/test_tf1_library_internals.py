@@ -6,26 +6,11 @@ import json
 import os
 
 import pytest
-from helpers import DATA, GOLDEN, REPO, run_script
+from helpers import DATA, GOLDEN, REPO, assert_nested_close, run_script
 
 SCRIPT = os.path.join(DATA, "tf1_scripts", "library_internals", "run_library_internals.py")
 WANT = os.path.join(GOLDEN, "tf1_15", "apis", "library_internals", "results.json")
 TOLERANCE = 1e-5
-
-
-def _assert_close(got, want, where=""):
-    if isinstance(want, dict):
-        assert sorted(got) == sorted(want), where
-        for key in want:
-            _assert_close(got[key], want[key], f"{where}.{key}")
-    elif isinstance(want, list):
-        assert len(got) == len(want), where
-        for index, (a, b) in enumerate(zip(got, want)):
-            _assert_close(a, b, f"{where}[{index}]")
-    elif isinstance(want, float):
-        assert got == pytest.approx(want, abs=TOLERANCE), where
-    else:
-        assert got == want, where
 
 
 @pytest.fixture(scope="module")
@@ -44,7 +29,7 @@ def test_arg_scope_and_add_arg_scope_by_module_path_give_tf115s_arguments(result
     """Nested, re-entered and exited arg_scopes give a decorated function TF 1.15's
     arguments; has_arg_scope, arg_scoped_arguments and the three refusals are TF 1.15's."""
     got, want = results
-    _assert_close(got["arg_scope"], want["arg_scope"])
+    assert_nested_close(got["arg_scope"], want["arg_scope"], TOLERANCE)
 
 
 @pytest.mark.slow
@@ -52,7 +37,7 @@ def test_contrib_regularizers_name_their_loss_and_refuse_as_tf115(results):
     """l1 / l2 regularizers: the loss op named by the scope, its value; a scale of 0 gives
     None, an integer or a negative scale TF 1.15's ValueError."""
     got, want = results
-    _assert_close(got["regularizers"], want["regularizers"])
+    assert_nested_close(got["regularizers"], want["regularizers"], TOLERANCE)
 
 
 @pytest.mark.slow
@@ -62,7 +47,7 @@ def test_regularization_losses_are_tensors_a_moving_average_takes(results):
     steps, gives TF 1.15's values and averages."""
     got, want = results
     assert all(is_tensor for is_tensor, _, _ in got["regularized"]["collection"])
-    _assert_close(got["regularized"], want["regularized"])
+    assert_nested_close(got["regularized"], want["regularized"], TOLERANCE)
 
 
 @pytest.mark.slow
@@ -72,4 +57,4 @@ def test_contrib_nest_smart_cond_and_eager_defun_are_tf115s(results):
     a cond when it is fed, and tf.contrib.eager.defun (imported by its module path, as
     Sonnet 1 does) is a graph function called in the graph: TF 1.15's values."""
     got, want = results
-    _assert_close(got["sonnet"], want["sonnet"])
+    assert_nested_close(got["sonnet"], want["sonnet"], TOLERANCE)

@@ -6,25 +6,10 @@ import json
 import os
 
 import pytest
-from helpers import DATA, GOLDEN, REPO, run_script
+from helpers import DATA, GOLDEN, REPO, assert_nested_close, run_script
 
 SCRIPT = os.path.join(DATA, "tf1_scripts", "numpy_input", "run_numpy_input.py")
 WANT = os.path.join(GOLDEN, "tf1_15", "apis", "numpy_input", "results.json")
-
-
-def _close(got, want, where):
-    if isinstance(want, dict):
-        assert sorted(got) == sorted(want), where
-        for key in want:
-            _close(got[key], want[key], f"{where}/{key}")
-    elif isinstance(want, list):
-        assert len(got) == len(want), where
-        for i, (a, b) in enumerate(zip(got, want)):
-            _close(a, b, f"{where}[{i}]")
-    elif isinstance(want, float):
-        assert got == pytest.approx(want, abs=1e-6), where
-    else:
-        assert got == want, where
 
 
 @pytest.mark.slow
@@ -39,4 +24,4 @@ def test_numpy_input_fn_feeds_the_estimator_as_tf115s(tmp_path):
         got = json.load(f)
     with open(WANT, encoding="utf-8") as f:
         want = json.load(f)
-    _close(got, want, "results")
+    assert_nested_close(got, want, 1e-6, "results")
