@@ -320,15 +320,8 @@ class BertModel:
                 )
 
             with tf.compat.v1.variable_scope("encoder"):
-                self._build_encoder(
-                    config,
-                    input_ids,
-                    input_mask,
-                    compute_dtype,
-                    pooled_output_only,
-                    instance_ids,
-                    training=is_training,
-                )
+                inputs = (config, input_ids, input_mask, compute_dtype, pooled_output_only)
+                self._build_encoder(*inputs, instance_ids, training=is_training)
             self.sequence_output = self.all_encoder_layers[-1]
 
             # The pooler summarizes the sequence for sentence-level tasks: a
@@ -896,32 +889,16 @@ def attention_layer(
     from_tensor_2d = reshape_to_matrix(from_tensor)
     to_tensor_2d = reshape_to_matrix(to_tensor)
     width = num_attention_heads * size_per_head
-    initializer = create_initializer(initializer_range)
-
-    query_layer = dense(
-        from_tensor_2d,
-        width,
-        activation=query_act,
-        kernel_initializer=initializer,
-        name="query",
+    # The three projections: dense layers of one width, initializer and mode.
+    project = functools.partial(
+        dense,
+        units=width,
+        kernel_initializer=create_initializer(initializer_range),
         training=training,
     )
-    key_layer = dense(
-        to_tensor_2d,
-        width,
-        activation=key_act,
-        kernel_initializer=initializer,
-        name="key",
-        training=training,
-    )
-    value_layer = dense(
-        to_tensor_2d,
-        width,
-        activation=value_act,
-        kernel_initializer=initializer,
-        name="value",
-        training=training,
-    )
+    query_layer = project(from_tensor_2d, activation=query_act, name="query")
+    key_layer = project(to_tensor_2d, activation=key_act, name="key")
+    value_layer = project(to_tensor_2d, activation=value_act, name="value")
 
     query_layer = split_heads(query_layer, from_seq_length)  # [B, N, F, H]
     key_layer = split_heads(key_layer, to_seq_length)  # [B, N, T, H]

@@ -47,7 +47,8 @@ WITHOUT_BERT = ("engine", "tf1", "plumbing")
 # at bert_lib/tf1's top (its __init__, internals) assemble the API from all.
 TF1_LAYERS = {
     "machinery": set(),
-    "layers": {"machinery"},
+    # tf.keras's model_to_estimator builds an Estimator: layers stand on the estimator.
+    "layers": {"machinery", "estimator"},
     "rnn": {"layers", "machinery"},
     "estimator": {"machinery"},
     "contrib": {"machinery", "layers", "rnn", "estimator"},

@@ -164,7 +164,7 @@ def test_tensorflow_python_modules_have_what_tf115s_had(tf1_module):
     assert python.framework.ops.Tensor is tf.Tensor
     assert python.framework.ops.IndexedSlicesValue.__name__ == "IndexedSlicesValue"
     assert python.util.nest.is_sequence([1]) is True
-    assert python.ops.control_flow_ops.cond is V1.cond
+    assert python.ops.control_flow_ops.cond is tf1_module.cond
     assert python.ops.rnn_cell_impl.LSTMStateTuple is rnn_cells.LSTMStateTuple
     assert python.ops.rnn.dynamic_rnn is tf1_rnn.dynamic_rnn
     assert python.estimator.model_fn.EstimatorSpec is tf1_module.estimator.EstimatorSpec
