@@ -350,3 +350,14 @@ def assert_nested_close(got, want, tolerance, where=""):
         assert got == pytest.approx(want, abs=tolerance), where
     else:
         assert got == want, where
+
+
+def run_tf1_for_json(script, output_dir, golden):
+    """Runs `script` through run_tf1.py with --output_dir; (the results.json it wrote there,
+    the golden JSON file `golden` of TF 1.15's run), for a test to compare."""
+    result = run_script("run_tf1.py", script, f"--output_dir={output_dir}", cwd=REPO)
+    assert result.returncode == 0, result.stderr[-3000:]
+    with open(os.path.join(output_dir, "results.json"), encoding="utf-8") as f:
+        got = json.load(f)
+    with open(golden, encoding="utf-8") as f:
+        return got, json.load(f)

@@ -3,11 +3,10 @@
 tests/data/tf1_scripts/keras_tensorboard/run_tensorboard.py on TF 1.15)."""
 
 import importlib.util
-import json
 import os
 
 import pytest
-from helpers import DATA, GOLDEN, REPO, run_script
+from helpers import DATA, GOLDEN, run_tf1_for_json
 
 SCRIPT = os.path.join(DATA, "tf1_scripts", "keras_tensorboard", "run_tensorboard.py")
 WANT = os.path.join(GOLDEN, "tf1_15", "apis", "keras_tensorboard", "results.json")
@@ -21,11 +20,6 @@ def test_tensorboard_callback_writes_tf115s_files_profile_empty_events_file_incl
     in the log folder: the callback's events file, the profile, and the
     `events.out.tfevents.<time>.<host>.profile-empty` file, its one record TF 1.15's
     (file version, the name's whole second; the same 40 bytes)."""
-    result = run_script("run_tf1.py", SCRIPT, f"--output_dir={tmp_path}", cwd=REPO)
-    assert result.returncode == 0, result.stderr[-3000:]
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
-    with open(WANT, encoding="utf-8") as f:
-        want = json.load(f)
+    got, want = run_tf1_for_json(SCRIPT, tmp_path, WANT)
     assert "events.out.tfevents.TIME.HOST.profile-empty" in want["files"]
     assert got == want

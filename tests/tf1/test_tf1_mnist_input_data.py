@@ -3,11 +3,10 @@
 tests/data/tf1_scripts/mnist_input_data/run_input_data.py on TF 1.15, on tiny MNIST files
 of the idx format the script writes)."""
 
-import json
 import os
 
 import pytest
-from helpers import DATA, GOLDEN, REPO, run_script
+from helpers import DATA, GOLDEN, REPO, run_script, run_tf1_for_json
 
 SCRIPT = os.path.join(DATA, "tf1_scripts", "mnist_input_data", "run_input_data.py")
 WANT = os.path.join(GOLDEN, "tf1_15", "apis", "mnist_input_data", "results.json")
@@ -20,12 +19,7 @@ def test_read_data_sets_gives_tf115s_arrays_batches_and_seeding(tmp_path):
     from the same seeds (read_data_sets' seed, tf.set_random_seed), the same numbers drawn
     from numpy's global generator after it, the same refusals: TF 1.15's results.json
     exactly."""
-    result = run_script("run_tf1.py", SCRIPT, f"--output_dir={tmp_path}", cwd=REPO)
-    assert result.returncode == 0, result.stderr[-3000:]
-    with open(tmp_path / "results.json", encoding="utf-8") as f:
-        got = json.load(f)
-    with open(WANT, encoding="utf-8") as f:
-        want = json.load(f)
+    got, want = run_tf1_for_json(SCRIPT, tmp_path, WANT)
     assert sorted(got) == sorted(want)
     for key in want:
         assert got[key] == want[key], key
