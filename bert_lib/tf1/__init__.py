@@ -37,6 +37,7 @@ where there is something), and also an AttributeError, so that
 
 import tensorflow as tf
 
+from . import collections_aliases, old_protobuf, variable_losses
 from . import contrib as tf1_contrib
 from . import control_flow as tf1_control_flow
 from . import estimator as tf1_estimator
@@ -44,7 +45,6 @@ from . import image_ops as tf1_image
 from . import internals as tf1_internals
 from . import layers as tf1_layers
 from . import rnn as tf1_rnn
-from . import variable_losses
 from .machinery import import_hook, user_code
 from .machinery import tf1_packages as tf1_packages_mod
 from .machinery.launcher import app_run, put_user_dir_first
@@ -140,7 +140,10 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
     User code's `import numpy` gets numpy with what numpy 1.x had and has
     since lost put back (numpy_1x.py), and numpy booleans serve it as integers
     (numpy_bool_index.py); its `import numba` gets numba with numba 0.56's
-    `@jit`, which fell back to object mode (numba_056.py). User code is the code outside
+    `@jit`, which fell back to object mode (numba_056.py). Python 3.9's `collections.Mapping`
+    and the other ABC aliases are put back (collections_aliases.py), and `_pb2` modules
+    generated before protoc 3.19 load as today's protoc output loads (old_protobuf.py),
+    for the whole process. User code is the code outside
     installed packages and this project, and the installed packages written
     for TF 1.x: those `tf1_packages` names (import or distribution names;
     run_tf1.py's --tf1_packages) and those whose metadata requires TensorFlow
@@ -154,6 +157,8 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
     if current is None:
         _V1.disable_v2_behavior()
         variable_losses.collect_loss_tensors()
+        collections_aliases.put_back()
+        old_protobuf.install_finder()
         for paths in tf1_packages_mod.tf1_distribution_paths().values():
             user_code.add_tf1_package_dirs(paths)
     module = build_module(devices)
