@@ -21,8 +21,11 @@ extensions and services are built from it as today's protoc output builds
 them. The module has the old module's public names: the message classes (their
 nested messages and enums), each enum's wrapper and values, the extensions and
 their `*_FIELD_NUMBER`, `DESCRIPTOR` and the `_MESSAGE`-style descriptors. Every
-other module, and every module under the pure-Python implementation (which
-still takes the old form), loads as it did.
+other module loads as it did. The pure-Python implementation
+(PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION=python) still runs the old form, but
+no longer reads its map fields as maps (`message.tags["a"] = 1` is refused
+as item assignment on a repeated field), so old-form modules are loaded this
+way under every implementation.
 """
 
 import ast
@@ -209,16 +212,7 @@ class OldProtobufFinder(importlib.abc.MetaPathFinder):
         )
 
 
-def refuses_old_form():
-    """Whether this protobuf refuses old-form modules: every implementation but the
-    pure-Python one."""
-    from google.protobuf.internal import api_implementation
-
-    return api_implementation.Type() != "python"
-
-
 def install_finder():
-    """Puts an OldProtobufFinder first on sys.meta_path (once), where protobuf refuses the
-    old form."""
-    if refuses_old_form() and not any(isinstance(f, OldProtobufFinder) for f in sys.meta_path):
+    """Puts an OldProtobufFinder first on sys.meta_path (once)."""
+    if not any(isinstance(f, OldProtobufFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, OldProtobufFinder())

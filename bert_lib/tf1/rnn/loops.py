@@ -93,7 +93,9 @@ def _run_loop(cell, inputs, state, sequence_length, parallel_iterations, swap_me
         rnn_cells.zeros_for_state(size, batch_size, dtype) for size in flat_output_size
     ]
 
-    def body(time, state, arrays):
+    # (time, outputs, state), TF 1.15's order: the loop's Enter / Identity / Exit tensors
+    # take their numbers from it, and graph collections (Sonnet's) record their names.
+    def body(time, arrays, state):
         step_inputs = [array.read(time) for array in input_arrays]
         for value, source in zip(step_inputs, flat_inputs):
             value.set_shape(source.shape[1:])
@@ -110,12 +112,12 @@ def _run_loop(cell, inputs, state, sequence_length, parallel_iterations, swap_me
                 lambda old, new: _where_batch(finished, old, new), state, new_state
             )
         arrays = [array.write(time, value) for array, value in zip(arrays, flat_output)]
-        return time + 1, new_state, arrays
+        return time + 1, arrays, new_state
 
-    _, final_state, output_arrays = _V1.while_loop(
+    _, output_arrays, final_state = _V1.while_loop(
         lambda time, *_: time < time_steps,
         body,
-        (tf.constant(0, name="time"), state, output_arrays),
+        (tf.constant(0, name="time"), output_arrays, state),
         parallel_iterations=parallel_iterations or 32,
         swap_memory=swap_memory,
         maximum_iterations=time_steps,

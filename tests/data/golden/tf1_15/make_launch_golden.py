@@ -22,6 +22,8 @@ RUNS = {
     "module_train": ["-m", "tf1pkg.train", "--units=2", "--readme_flag=x", "tail"],
     "module_package": ["-m", "tf1pkg", "a", "--b=1"],
     "numpy_cases": ["numpy_cases.py"],
+    "collections_cases": ["collections_cases.py"],
+    "old_protobuf_cases": ["old_protobuf_cases.py"],
 }
 
 
