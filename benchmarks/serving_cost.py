@@ -15,7 +15,18 @@ before/after comparison on one machine). For each export:
     signature (bert_lib/export/predictor.py), and Session.run of the same
     graph, whose difference is the cost of the signature's Python side.
 
-TensorFlow runs on one thread (intra- and inter-op), set before it starts.
+And the floor under a call: the model's dense matmuls alone (each layer's
+query, key, value, attention output, intermediate and output, then the
+pooler and the classifier; random weights of the same shapes, [tokens,
+in] x [in, out] at each --lengths), timed as one tf.function of
+TensorFlow's MatMul and as one ONNX Runtime session of ONNX MatMuls (when
+onnxruntime is installed), in turns. At a few tokens these products are
+most of an ONNX Runtime call, so TensorFlow's matmuls alone against ONNX
+Runtime's bound how near the SavedModel can come to it whatever the ops
+around them cost.
+
+TensorFlow runs on one thread (intra- and inter-op), set before it starts,
+and so does ONNX Runtime.
 
     python benchmarks/serving_cost.py --work_dir=/tmp/serving_cost
     python benchmarks/serving_cost.py --quick --calls=50
@@ -27,6 +38,7 @@ they say where time goes, not what it is.
 
 import argparse
 import collections
+import importlib.util
 import json
 import os
 import statistics
@@ -212,6 +224,80 @@ def call_costs(export_dir, lengths, calls):
     return costs
 
 
+def dense_shapes(cfg):
+    """[(in, out)] of the classifier's dense matmuls, in the order a call runs them."""
+    hidden, inner = cfg["hidden_size"], cfg["intermediate_size"]
+    layer = [(hidden, hidden)] * 4 + [(hidden, inner), (inner, hidden)]
+    return layer * cfg["num_hidden_layers"] + [(hidden, hidden), (hidden, 2)]
+
+
+def matmul_floor(cfg, lengths, calls):
+    """{tokens: {"tensorflow"|"onnxruntime": (wall ms, CPU ms)}} of the dense matmuls of
+    one batch-1 call alone (dense_shapes), each side's whole set in one call, the sides
+    timed in turns: 20 rounds of calls // 20 calls each, medians over the rounds."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    weights = [rng.standard_normal(shape).astype(np.float32) for shape in dense_shapes(cfg)]
+    widths = sorted({w.shape[0] for w in weights})
+    variables = [tf.Variable(w) for w in weights]
+    tf_matmuls = tf.function(
+        lambda xs: [tf.matmul(xs[widths.index(v.shape[0])], v) for v in variables]
+    )
+    ort_session = _onnxruntime_matmuls(weights, widths)
+    count = max(1, calls // 20)
+    floors = {}
+    for length in lengths:
+        xs = [rng.standard_normal((length, n)).astype(np.float32) for n in widths]
+        tf_xs = [tf.constant(x) for x in xs]
+        sides = {"tensorflow": lambda tf_xs=tf_xs: tf_matmuls(tf_xs)}
+        if ort_session is not None:
+            feed = {f"x{n}": x for n, x in zip(widths, xs)}
+            sides["onnxruntime"] = lambda feed=feed: ort_session.run(None, feed)
+        per = {side: ([], []) for side in sides}
+        for call in sides.values():
+            for _ in range(10):
+                call()
+        for _ in range(20):
+            for side, call in sides.items():
+                wall, cpu = time.perf_counter(), time.process_time()
+                for _ in range(count):
+                    call()
+                per[side][0].append((time.perf_counter() - wall) * 1000 / count)
+                per[side][1].append((time.process_time() - cpu) * 1000 / count)
+        floors[length] = {
+            side: (statistics.median(w), statistics.median(c)) for side, (w, c) in per.items()
+        }
+    return floors
+
+
+def _onnxruntime_matmuls(weights, widths):
+    """An ONNX Runtime session (one thread) of x{in} @ w for each of `weights`, an input
+    x{n} [tokens, n] for each of `widths`; None without onnxruntime."""
+    if importlib.util.find_spec("onnxruntime") is None:
+        return None
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, initializers, outputs = [], [], []
+    for i, w in enumerate(weights):
+        initializers.append(numpy_helper.from_array(w, f"w{i}"))
+        nodes.append(helper.make_node("MatMul", [f"x{w.shape[0]}", f"w{i}"], [f"y{i}"]))
+        outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None))
+    inputs = [
+        helper.make_tensor_value_info(f"x{n}", TensorProto.FLOAT, ["tokens", n]) for n in widths
+    ]
+    graph = helper.make_graph(nodes, "dense_matmuls", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return ort.InferenceSession(
+        model.SerializeToString(), options, providers=["CPUExecutionProvider"]
+    )
+
+
 def _print_counts(title, counts):
     watched = ", ".join(f"{op} {counts[op]}" for op in WATCHED if counts[op])
     others = sum(n for op, n in counts.items() if op not in WATCHED)
@@ -234,6 +320,12 @@ def main(argv=None):
         os.makedirs(work_dir, exist_ok=True)
         exports = export_models(cfg, work_dir, args.precisions)
     results = {}
+    floors = matmul_floor(cfg, args.lengths, args.calls)
+    print("the dense matmuls of one call alone, batch 1 (ms, medians):")
+    for length, sides in floors.items():
+        row = ", ".join(f"{side} wall {w:6.2f} CPU {c:6.2f}" for side, (w, c) in sides.items())
+        print(f"  {length:3d} tokens: {row}", flush=True)
+    results["dense_matmuls_alone"] = {str(n): sides for n, sides in floors.items()}
     for name, export_dir in exports.items():
         print(f"{name}: {export_dir}", flush=True)
         written = graph_op_counts(export_dir)
