@@ -13,8 +13,17 @@ Predictor(export_dir, runtime="onnxruntime") at fp32 (model.onnx) and int8
 (model_int8.onnx), and a plain onnxruntime.InferenceSession on each --tuned
 file (what a user's optimize_model, and quantize_dynamic after it, wrote:
 peer_speed.py --jobs=serve leaves them in its --work_dir as
-tuned_model.onnx and tuned_model_int8.onnx). Token ids as peer_speed's: [CLS]
+tuned_model.onnx and tuned_model_int8.onnx). With --per_matrix_int8, also
+the export's model.onnx quantized as model_int8.onnx is but with one weight
+scale per matrix (onnx_export.quantize_int8(per_column=False), written to a
+temporary directory), in a plain session: it tells the cost of the export's
+per-column scales apart from the rest. Token ids as peer_speed's: [CLS]
 then one word piece repeated, mask all ones.
+
+Each round runs the contenders in an order shuffled anew (seeded), and
+beside the medians of each the script prints the median over rounds of the
+tuned session's time / each contender's in that round: a ratio taken
+within a round, which a drift over minutes leaves alone.
 
     .venv/bin/python benchmarks/serve_interleaved.py \\
         --export_dir=/tmp/peer_speed/export_fp32 \\
@@ -23,8 +32,10 @@ then one word piece repeated, mask all ones.
 
 import argparse
 import os
+import random
 import statistics
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,6 +43,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
+PER_MATRIX = "model.onnx int8 per matrix, session"
 
 
 def parse_args(argv=None):
@@ -40,6 +52,11 @@ def parse_args(argv=None):
     parser.add_argument("--tuned", required=True, help="PRECISION:FILE,... (fp32, int8)")
     parser.add_argument("--shapes", default="1x2,1x50,32x50", help="BATCHxTOKENS,...")
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--per_matrix_int8",
+        action="store_true",
+        help="also time model.onnx quantized with one weight scale per matrix",
+    )
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument(
         "--calls", type=int, default=20, help="calls a turn at batch 1; batch B: calls // B, >= 3"
@@ -66,19 +83,30 @@ def contenders(args):
             (f"Predictor, ONNX Runtime {precision}", lambda ids, s=served: s.predict_ids(*ids))
         )
         if precision in tuned:
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = args.threads
-            options.inter_op_num_threads = 1
-            session = ort.InferenceSession(
-                tuned[precision], options, providers=["CPUExecutionProvider"]
-            )
             found.append(
                 (
                     f"tuned ONNX Runtime session {precision}",
-                    lambda ids, s=session: s.run(None, dict(zip(INPUT_NAMES, ids)))[0],
+                    _session(ort, tuned[precision], args.threads),
                 )
             )
+    if args.per_matrix_int8:
+        from bert_lib.bert_runs import onnx_export
+
+        path = os.path.join(tempfile.mkdtemp(prefix="per_matrix_int8_"), "model_int8.onnx")
+        onnx_export.quantize_int8(
+            os.path.join(args.export_dir, onnx_export.ONNX_FILE), path, per_column=False
+        )
+        found.append((PER_MATRIX, _session(ort, path, args.threads)))
     return found
+
+
+def _session(ort, path, threads):
+    """call(ids) of a plain InferenceSession on `path`, `threads` intra-op, inter-op 1."""
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    return lambda ids: session.run(None, dict(zip(INPUT_NAMES, ids)))[0]
 
 
 def id_arrays(batch, length):
@@ -92,6 +120,7 @@ def main(argv=None):
     args = parse_args(argv)
     print(f"load before: {open('/proc/loadavg').read().strip()}", flush=True)
     calls = contenders(args)
+    shuffler = random.Random(0)
     for shape in args.shapes.split(","):
         batch, length = (int(n) for n in shape.split("x"))
         ids = id_arrays(batch, length)
@@ -100,8 +129,10 @@ def main(argv=None):
         for _, call in calls:  # warm-up
             for _ in range(3):
                 call(ids)
+        order = list(calls)
         for _ in range(args.rounds):
-            for name, call in calls:
+            shuffler.shuffle(order)
+            for name, call in order:
                 wall, cpu = time.perf_counter(), time.process_time()
                 for _ in range(count):
                     call(ids)
@@ -116,12 +147,19 @@ def main(argv=None):
         for name, (wall, cpu) in medians.items():
             print(f"  {name:40s} {wall:9.2f} ({cpu:.2f})")
         for precision in ("fp32", "int8"):
-            ours = medians.get(f"Predictor, ONNX Runtime {precision}")
-            tuned = medians.get(f"tuned ONNX Runtime session {precision}")
-            if ours and tuned:
+            tuned = per.get(f"tuned ONNX Runtime session {precision}")
+            if not tuned:
+                continue
+            ours = [f"Predictor, ONNX Runtime {precision}"]
+            ours += [PER_MATRIX] if precision == "int8" and PER_MATRIX in per else []
+            for name in ours:
+                wall, cpu = (
+                    statistics.median(t / o for t, o in zip(tuned[i], per[name][i]))
+                    for i in (0, 1)
+                )
                 print(
-                    f"  {precision}: tuned / Predictor = {tuned[0] / ours[0]:.2f}x wall, "
-                    f"{tuned[1] / ours[1]:.2f}x CPU"
+                    f"  {precision}: tuned / {name} = {wall:.2f}x wall, {cpu:.2f}x CPU "
+                    "(medians of each round's ratio)"
                 )
     print(f"\nload after: {open('/proc/loadavg').read().strip()}")
 

@@ -258,12 +258,14 @@ def _name_dimensions(model):
             dims[0].dim_param = "batch"
 
 
-def quantize_int8(onnx_path, int8_path, reduce_range=False):
+def quantize_int8(onnx_path, int8_path, reduce_range=False, per_column=True):
     """Writes `onnx_path` with the dense layers' matmuls quantized to int8, dynamic-range.
 
     Weights are signed int8, symmetric, one scale per output column (its
     largest magnitude / 127; with `reduce_range`, 7 bits: / 64, what ONNX
-    Runtime advises for x86 CPUs without VNNI); activations are quantized to uint8 on every
+    Runtime advises for x86 CPUs without VNNI; with per_column False one
+    scale per matrix, quantize_dynamic's default, which
+    benchmarks/serve_interleaved.py times beside it); activations are quantized to uint8 on every
     call, one scale and zero point per tensor from its range (ONNX Runtime's
     DynamicQuantizeLinear and MatMulInteger). Only MatMuls whose second
     input is a weight are changed, and of those not the token-type
@@ -294,7 +296,7 @@ def quantize_int8(onnx_path, int8_path, reduce_range=False):
             pre,
             temp,
             weight_type=QuantType.QInt8,
-            per_channel=True,
+            per_channel=per_column,
             op_types_to_quantize=["MatMul"],
             # All 8 bits of each weight by default: exact where the CPU has VNNI
             # (docs/serving.md, "int8"; benchmarks/int8_saturation.py measures the rest).

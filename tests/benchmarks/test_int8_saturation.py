@@ -183,3 +183,30 @@ def test_the_staged_run_of_an_int8_file_answers_onnx_runtime_and_numpy(tmp_path)
 @pytest.mark.parametrize("name", ["bert/encoder/layer_3/intermediate/dense/MatMul_quant"])
 def test_layer_names_drop_the_scope_and_the_op(name):
     assert int8_saturation.layer_name(name) == "layer_3/intermediate/dense"
+
+
+@needs_onnx_extra
+@pytest.mark.parametrize("per_column", [True, False])
+def test_weights_get_one_scale_per_column_or_per_matrix(tmp_path, per_column):
+    import onnx
+    from onnx import numpy_helper
+
+    from bert_lib.bert_runs import onnx_export
+
+    rng = np.random.default_rng(3)
+    w1 = rng.standard_normal((4, 3)).astype(np.float32) * np.array([0.1, 1.0, 5.0], np.float32)
+    w2 = rng.standard_normal((3, 2)).astype(np.float32)
+    float_path, int8_path = str(tmp_path / "tiny.onnx"), str(tmp_path / "tiny_int8.onnx")
+    _tiny_float_model(float_path, w1, w2)
+    onnx_export.quantize_int8(float_path, int8_path, per_column=per_column)
+    model = onnx.load(int8_path)
+    values = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    matmuls = [n for n in model.graph.node if n.op_type == "MatMulInteger"]
+    assert len(matmuls) == 2
+    for node, w in zip(matmuls, (w1, w2)):
+        # Symmetric: the largest magnitude of each column (or of the matrix) maps to 127.
+        largest = np.abs(w).max(axis=0) if per_column else np.abs(w).max()
+        np.testing.assert_array_equal(values[node.input[1]], np.round(w / (largest / 127)))
+        assert not values[node.input[3]].any()
+        scale = values[node.input[1].replace("_quantized", "_scale")]
+        np.testing.assert_allclose(scale, largest / 127, rtol=1e-6)
