@@ -9,7 +9,8 @@ any length up to max_position_embeddings) and the signature's output
 written with ONNX Runtime's BERT fusions applied (its transformers
 optimizer, rules for TensorFlow graphs): each residual sum and its
 LayerNorm become one SkipLayerNormalization, each dense layer's bias and
-GELU one FastGelu (operators of the com.microsoft domain, which OpenVINO
+GELU one FastGelu (an erf GELU, "gelu_erf", one BiasGelu:
+onnx_gelu.py; operators of the com.microsoft domain, which OpenVINO
 reads too), the same numbers to float32 round-off. The optimizer finds no
 attention in a tf2onnx graph (it looks for a Cast between the attention
 mask and its 1 - mask, and TensorFlow writes none, as a cast of float32 to
@@ -47,7 +48,7 @@ import shutil
 
 from ..plumbing import atomic_write, fileio
 from ..plumbing.errors import UsageError
-from . import onnx_attention
+from . import onnx_attention, onnx_gelu
 
 SAVED_MODEL = "saved_model"
 ONNX = "onnx"
@@ -187,7 +188,8 @@ def fuse_for_onnxruntime(model):
     optimizer fuses a residual sum and its LayerNorm on [tokens, hidden] matrices too,
     which SkipLayerNormalization takes (it checks for [batch, length, hidden] only
     when it can infer shapes). Then each attention, which the optimizer does not find
-    in a tf2onnx graph, becomes one MultiHeadAttention (onnx_attention.py)."""
+    in a tf2onnx graph, becomes one MultiHeadAttention (onnx_attention.py), and each
+    erf GELU, which it leaves, one BiasGelu with its dense layer's bias (onnx_gelu.py)."""
     from onnxruntime.transformers import optimizer
     from onnxruntime.transformers.fusion_options import FusionOptions
 
@@ -197,6 +199,7 @@ def fuse_for_onnxruntime(model):
         model, model_type="bert_tf", optimization_options=options, opt_level=0
     ).model
     onnx_attention.fuse_attention(fused)
+    onnx_gelu.fuse_gelu(fused)
     # The optimizer adds the fused operators' domain to the file only when it saves one.
     domains = {opset.domain for opset in fused.opset_import}
     if MICROSOFT not in domains and any(n.domain == MICROSOFT for n in fused.graph.node):

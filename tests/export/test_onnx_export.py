@@ -615,3 +615,33 @@ def test_a_runtime_without_the_extra_says_what_to_install(monkeypatch, tmp_path,
         f"runtime {runtime!r} needs the Python package {runtime}, not installed: "
         "pip install 'bert-tensorflow[onnx]'"
     )
+
+
+@pytest.fixture(scope="module")
+def export_erf(tmp_path_factory):
+    """A random classifier with the erf GELU (hidden_act gelu_erf) exported with both files."""
+    erf = tiny_bert_config(30522, hidden_act="gelu_erf")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sys.modules[__name__], "tiny_bert_config", lambda vocab_size: erf)
+        return _export_random_classifier(tmp_path_factory.mktemp("onnx_erf"), 6, "onnx_int8")
+
+
+@pytest.mark.slow
+@needs_onnx_extra
+def test_erf_gelu_is_one_bias_gelu_per_layer_and_answers_the_savedmodel(export_erf):
+    import onnx
+
+    export_dir, _, config = export_erf
+    for name in (onnx_export.ONNX_FILE, onnx_export.ONNX_INT8_FILE):
+        model = onnx.load(f"{export_dir}/{name}")
+        ops = collections.Counter((node.domain, node.op_type) for node in model.graph.node)
+        # Each layer's dense bias and erf GELU: one BiasGelu, no Erf left.
+        assert ops["com.microsoft", "BiasGelu"] == config.num_hidden_layers, name
+        assert ops["", "Erf"] == 0, name
+    cut, full = _ids(export_dir)
+    expected = _signature_probabilities(export_dir, cut)
+    for runtime in onnx_runtimes.RUNTIMES:
+        got = predictor.Predictor(export_dir, runtime=runtime).predict_ids(*cut)
+        np.testing.assert_allclose(got, expected, atol=2e-7, rtol=0, err_msg=runtime)
+    int8 = predictor.Predictor(export_dir, runtime="onnxruntime", precision="int8")
+    np.testing.assert_allclose(int8.predict_ids(*cut), expected, atol=0.05, rtol=0)
