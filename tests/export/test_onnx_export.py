@@ -642,6 +642,6 @@ def test_erf_gelu_is_one_bias_gelu_per_layer_and_answers_the_savedmodel(export_e
     expected = _signature_probabilities(export_dir, cut)
     for runtime in onnx_runtimes.RUNTIMES:
         got = predictor.Predictor(export_dir, runtime=runtime).predict_ids(*cut)
-        np.testing.assert_allclose(got, expected, atol=2e-7, rtol=0, err_msg=runtime)
+        np.testing.assert_allclose(got, expected, atol=1e-6, rtol=0, err_msg=runtime)
     int8 = predictor.Predictor(export_dir, runtime="onnxruntime", precision="int8")
     np.testing.assert_allclose(int8.predict_ids(*cut), expected, atol=0.05, rtol=0)
