@@ -69,10 +69,10 @@ def _random_values(config, num_labels, seed):
     }
 
 
-def _export_random_classifier(directory, seed, formats, precision="fp32"):
+def _export_random_classifier(directory, seed, formats, precision="fp32", hidden_act="gelu"):
     """(export directory, checkpoint values, config) of a random 3-class classifier
     exported in `formats` (an --export_format value) at `precision`."""
-    config = modeling.BertConfig.from_dict(tiny_bert_config(30522))
+    config = modeling.BertConfig.from_dict(tiny_bert_config(30522, hidden_act=hidden_act))
     values = _random_values(config, len(LABELS), seed=seed)
     checkpoint = write_checkpoint(directory / "model.ckpt", values)
     files = classifier_output.predictor_files(
@@ -620,10 +620,8 @@ def test_a_runtime_without_the_extra_says_what_to_install(monkeypatch, tmp_path,
 @pytest.fixture(scope="module")
 def export_erf(tmp_path_factory):
     """A random classifier with the erf GELU (hidden_act gelu_erf) exported with both files."""
-    erf = tiny_bert_config(30522, hidden_act="gelu_erf")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sys.modules[__name__], "tiny_bert_config", lambda vocab_size: erf)
-        return _export_random_classifier(tmp_path_factory.mktemp("onnx_erf"), 6, "onnx_int8")
+    directory = tmp_path_factory.mktemp("onnx_erf")
+    return _export_random_classifier(directory, 6, "onnx_int8", hidden_act="gelu_erf")
 
 
 @pytest.mark.slow
