@@ -60,6 +60,7 @@ from .mnist_input_data import examples_module
 from .numba_056 import numba_module
 from .numpy_1x import numpy_module
 from .numpy_bool_index import allow_in_user_code as allow_numpy_bools_as_integers
+from .sklearn_random_state import accept_numpy_random
 
 _V1 = tf.compat.v1
 
@@ -143,7 +144,8 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
     `@jit`, which fell back to object mode (numba_056.py). Python 3.9's `collections.Mapping`
     and the other ABC aliases are put back (collections_aliases.py), and `_pb2` modules
     generated before protoc 3.19 load as today's protoc output loads (old_protobuf.py),
-    for the whole process. User code is the code outside
+    for the whole process; scikit-learn, once imported, takes `random_state=np.random`
+    as its versions before 1.2 took it (sklearn_random_state.py). User code is the code outside
     installed packages and this project, and the installed packages written
     for TF 1.x: those `tf1_packages` names (import or distribution names;
     run_tf1.py's --tf1_packages) and those whose metadata requires TensorFlow
@@ -164,4 +166,5 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
     module = build_module(devices)
     import_hook.install_hook(module, devices, numpy_module(), numba_module)
     allow_numpy_bools_as_integers()
+    accept_numpy_random()
     return module
