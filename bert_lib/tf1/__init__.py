@@ -37,7 +37,7 @@ where there is something), and also an AttributeError, so that
 
 import tensorflow as tf
 
-from . import collections_aliases, old_protobuf, variable_losses
+from . import collections_aliases, graph_seeds, old_protobuf, variable_losses
 from . import contrib as tf1_contrib
 from . import control_flow as tf1_control_flow
 from . import estimator as tf1_estimator
@@ -108,6 +108,8 @@ def build_module(devices):
             "flags": flags,
             "examples": examples_module(),
             "cond": tf1_control_flow.cond,
+            "split": graph_seeds.split,
+            "random_uniform": graph_seeds.random_uniform,
             "__version__": TF1_API_VERSION,
             "VERSION": TF1_API_VERSION,
             "version": Namespace("tf.version", _V1.version, {"VERSION": TF1_API_VERSION}),
@@ -121,7 +123,11 @@ def build_module(devices):
     module.__dict__["nn"] = Namespace(
         "tf.nn",
         _V1.nn,
-        {**tf1_rnn.nn_names(), "batch_normalization": tf1_layers.nn_batch_normalization},
+        {
+            **tf1_rnn.nn_names(),
+            "batch_normalization": tf1_layers.nn_batch_normalization,
+            "dropout": graph_seeds.dropout,
+        },
     )
     module.__dict__["image"] = Namespace("tf.image", _V1.image, tf1_image.image_names())
     module.__dict__["python"] = tf1_internals.python_module(module)
@@ -145,8 +151,9 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
     and the other ABC aliases are put back (collections_aliases.py), and `_pb2` modules
     generated before protoc 3.19 load as today's protoc output loads (old_protobuf.py),
     for the whole process; scikit-learn, once imported, takes `random_state=np.random`
-    as its versions before 1.2 took it (sklearn_random_state.py). User code is the code outside
-    installed packages and this project, and the installed packages written
+    as its versions before 1.2 took it (sklearn_random_state.py). The random ops user
+    code builds in a graph with a seed draw TF 1.15's numbers (graph_seeds.py). User code
+    is the code outside installed packages and this project, and the installed packages written
     for TF 1.x: those `tf1_packages` names (import or distribution names;
     run_tf1.py's --tf1_packages) and those whose metadata requires TensorFlow
     below 2 (machinery/tf1_packages.py).
@@ -161,6 +168,7 @@ def install(distribution_strategy="one_device", num_gpus=None, tf1_packages=()):
         variable_losses.collect_loss_tensors()
         collections_aliases.put_back()
         old_protobuf.install_finder()
+        graph_seeds.seed_as_tf115()
         for paths in tf1_packages_mod.tf1_distribution_paths().values():
             user_code.add_tf1_package_dirs(paths)
     module = build_module(devices)
