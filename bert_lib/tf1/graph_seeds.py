@@ -22,6 +22,7 @@ import numbers
 
 import tensorflow as tf
 from tensorflow.python.framework import random_seed, tensor_util
+from tensorflow.python.util import deprecation
 
 from .machinery.user_code import user_location
 
@@ -116,8 +117,14 @@ def dropout_v2(x, rate, noise_shape=None, seed=None, name=None):
         return kept
 
 
+@deprecation.deprecated_args(
+    None,
+    "Please use `rate` instead of `keep_prob`. Rate should be set to `rate = 1 - keep_prob`.",
+    "keep_prob",
+)
 def dropout(x, keep_prob=None, noise_shape=None, seed=None, name=None, rate=None):
-    """tf.nn.dropout of TF 1.x: keep_prob, or rate; built as TF 1.15 built it."""
+    """tf.nn.dropout of TF 1.x: keep_prob (with TF 1.15's deprecation warning), or rate;
+    built as TF 1.15 built it."""
     try:
         from_keep_prob = 1.0 - keep_prob if keep_prob is not None else None
     except TypeError:
