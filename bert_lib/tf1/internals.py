@@ -56,6 +56,7 @@ def _framework_ops():
         "IndexedSlices": tf.IndexedSlices,
         "IndexedSlicesValue": indexed_slices.IndexedSlicesValue,
         "convert_to_tensor_or_indexed_slices": _V1.convert_to_tensor_or_indexed_slices,
+        "register_tensor_conversion_function": tf.register_tensor_conversion_function,
     }
 
 
@@ -305,6 +306,7 @@ _CONTRIB_MODULE_PATHS = {
         ops.variables""",
     "training": "training.hparam training.training training.evaluation",
     "eager": "tfe",
+    "slim": "slim",
     "estimator": """estimator.early_stopping estimator.export estimator.exporter
         estimator.extenders estimator.head estimator.hooks estimator.multi_head
         estimator.replicate_model_fn estimator.saved_model_estimator""",

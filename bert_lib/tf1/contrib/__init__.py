@@ -29,10 +29,12 @@ from . import (
     learn,
     lookup,
     metrics,
+    opt,
     predictor,
     seq2seq,
     slim,
     training,
+    util,
 )
 
 
@@ -59,4 +61,6 @@ def modules(estimator_classes):
         "graph_editor": graph_editor.graph_editor_module(),
         "seq2seq": seq2seq.seq2seq_module(),
         "slim": slim.slim_module(),
+        "opt": opt.opt_module(),
+        "util": util.util_module(),
     }

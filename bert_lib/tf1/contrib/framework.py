@@ -134,6 +134,12 @@ def _nest_module():
     return Namespace("tf.contrib.framework.nest", nest, {"is_sequence": nest.is_nested})
 
 
+def _deprecation():
+    from tensorflow.python.util import deprecation
+
+    return deprecation
+
+
 def framework_module():
     """tf.contrib.framework: checkpoint, global-step and variable-selection helpers."""
     names = {
@@ -163,6 +169,13 @@ def framework_module():
             "has_arg_scope": has_arg_scope,
             "arg_scoped_arguments": arg_scoped_arguments,
             "current_arg_scope": current_arg_scope,
+            # TF 1.x's deprecation decorator (a warning at the first call, a note in
+            # the docstring), which TensorFlow keeps.
+            "deprecated": _deprecation().deprecated,
+            "deprecated_args": _deprecation().deprecated_args,
+            "get_name_scope": lambda: _V1.get_default_graph().get_name_scope(),
+            "sort": tf.sort,
+            "argsort": tf.argsort,
         }
     )
     return Namespace("tf.contrib.framework", None, names)

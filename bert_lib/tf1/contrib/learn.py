@@ -288,6 +288,17 @@ class RunConfig(tf1_estimator.RunConfig):
         )
 
 
+def replace_monitors_with_hooks(monitors_or_hooks, estimator):
+    """tf.contrib.learn.monitors.replace_monitors_with_hooks: the SessionRunHooks given, as
+    they are. contrib.learn's own monitors (not hooks) are not provided: one is refused."""
+    del estimator  # it only decided which monitors ran on workers other than the chief
+    hooks = list(monitors_or_hooks or [])
+    for hook in hooks:
+        if not isinstance(hook, tf.compat.v1.train.SessionRunHook):
+            raise unsupported(f"tf.contrib.learn.monitors.{type(hook).__name__}")
+    return hooks
+
+
 class Experiment:
     """tf.contrib.learn.Experiment around a tf.estimator.Estimator: train, evaluate, or
     train_and_evaluate (tf.estimator.train_and_evaluate: an evaluation at every checkpoint
@@ -409,6 +420,11 @@ def learn_module(estimator_classes):
         },
     )
     learn_runner = Namespace("tf.contrib.learn.learn_runner", None, {"run": run})
+    monitors = Namespace(
+        "tf.contrib.learn.monitors",
+        None,
+        {"replace_monitors_with_hooks": replace_monitors_with_hooks},
+    )
     module = Namespace(
         "tf.contrib.learn",
         None,
@@ -418,6 +434,7 @@ def learn_module(estimator_classes):
             "RunConfig": RunConfig,
             "Experiment": Experiment,
             "learn_runner": learn_runner,
+            "monitors": monitors,
         },
         {
             "Estimator": "tf.estimator.Estimator",

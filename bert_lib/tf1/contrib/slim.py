@@ -1,11 +1,15 @@
 """tf.contrib.slim of TF 1.x: its model_analyzer, which GAN and vision code of its years
 called to print the variables of a model it built with other layers (DCGAN's
 show_all_variables). Slim's own layers, arg_scope, learning loop and data providers are
-not provided: using one stops the run with an ERROR line that names it."""
+not provided: using one stops the run with an ERROR line that names it. Its nets
+(resnet_v1, resnet_v2, vgg) can be imported by TF 1.15's module paths, as libraries
+that offer them among many models do at import (tensor2tensor); calling one stops the
+run with an ERROR line that names it."""
 
 import tensorflow as tf
 
-from ..machinery.namespaces import Namespace
+from ..machinery.namespaces import Namespace, unsupported
+from . import slim_data
 
 # What slim's layers are built on here, for the ERROR line of one of them.
 _LAYERS_INSTEAD = "tf.layers and tf.contrib.layers"
@@ -51,8 +55,41 @@ _SLIM_LAYERS = (
 ).split()
 
 
+# TF 1.15's tf.contrib.slim.nets modules and the functions each had.
+_NETS = {
+    "resnet_v1": "resnet_v1 resnet_v1_50 resnet_v1_101 resnet_v1_152 resnet_v1_200 "
+    "resnet_v1_block bottleneck resnet_arg_scope",
+    "resnet_v2": "resnet_v2 resnet_v2_50 resnet_v2_101 resnet_v2_152 resnet_v2_200 "
+    "resnet_v2_block bottleneck resnet_arg_scope",
+    "vgg": "vgg_a vgg_16 vgg_19 vgg_arg_scope",
+}
+
+
+def _refused_net(api):
+    """A slim net's function: imported as in TF 1.15, refused (ERROR) when called."""
+
+    def refused(*args, **kwargs):
+        raise unsupported(api, _LAYERS_INSTEAD)
+
+    refused.__name__ = api.rsplit(".", 1)[-1]
+    refused.__doc__ = f"{api}: not provided (slim's layers are not); calling it is refused."
+    return refused
+
+
+def _nets_module():
+    """tf.contrib.slim.nets: TF 1.15's net modules, whose functions refuse when called."""
+    modules = {}
+    for module, names in _NETS.items():
+        api = f"tf.contrib.slim.nets.{module}"
+        modules[module] = Namespace(
+            api, None, {name: _refused_net(f"{api}.{name}") for name in names.split()}
+        )
+    return Namespace("tf.contrib.slim.nets", None, modules)
+
+
 def slim_module():
-    """tf.contrib.slim: model_analyzer (analyze_vars, tensor_description)."""
+    """tf.contrib.slim: model_analyzer (analyze_vars, tensor_description); nets, whose
+    functions are refused when called."""
     return Namespace(
         "tf.contrib.slim",
         None,
@@ -61,7 +98,10 @@ def slim_module():
                 "tf.contrib.slim.model_analyzer",
                 None,
                 {"analyze_vars": analyze_vars, "tensor_description": tensor_description},
-            )
+            ),
+            "nets": _nets_module(),
+            "parallel_reader": slim_data.parallel_reader_module(),
+            "tfexample_decoder": slim_data.tfexample_decoder_module(),
         },
         {name: _LAYERS_INSTEAD for name in _SLIM_LAYERS},
     )

@@ -135,20 +135,22 @@ class RunConfig:
         self.session_config = session_config
         self.keep_checkpoint_max = keep_checkpoint_max
         self.log_step_count_steps = log_step_count_steps
-        self.tpu_config = tpu_config or TPUConfig()
+        # Only tf.contrib.tpu.RunConfig shows it (TPURunConfig): code of TF 1.x's years
+        # told the two apart by hasattr(config, "tpu_config") (tensor2tensor's input_fn).
+        self._tpu_config = tpu_config or TPUConfig()
         self.master = master
         self.cluster = cluster
 
     def replace(self, **changes):
         """A copy with the given attributes changed, as tf.estimator.RunConfig.replace."""
-        copy = RunConfig.__new__(RunConfig)
+        copy = type(self).__new__(type(self))
         copy.__dict__.update(self.__dict__, **changes)
         return copy
 
     def engine_config(self, model_dir, use_tpu, devices=ONE_DEVICE):
         """The engine.RunConfig of an Estimator in model_dir training on `devices`."""
         cluster = self.cluster
-        tpu = self.tpu_config
+        tpu = self._tpu_config
         return engine.RunConfig(
             model_dir=model_dir,
             save_checkpoints_steps=self.save_checkpoints_steps or _DEFAULT_SAVE_STEPS,
@@ -167,6 +169,14 @@ class RunConfig:
             distribution_strategy=devices.distribution_strategy,
             num_gpus=devices.num_gpus,
         )
+
+
+class TPURunConfig(RunConfig):
+    """tf.contrib.tpu.RunConfig: tf.estimator.RunConfig's settings and its tpu_config."""
+
+    @property
+    def tpu_config(self):
+        return self._tpu_config
 
 
 class TPUEstimatorSpec:
@@ -637,6 +647,11 @@ class EvalSpec:
         self.input_fn = input_fn
         self.steps = steps
         self.name = name
+        # TF 1.15's fields, read back by code that evaluates by itself (tensor2tensor).
+        self.hooks = ()
+        self.exporters = ()
+        self.start_delay_secs = start_delay_secs
+        self.throttle_secs = throttle_secs
 
 
 def train_and_evaluate(estimator, train_spec, eval_spec):
@@ -828,12 +843,30 @@ def estimator_module(classes):
             "SessionRunArgs": _V1.train.SessionRunArgs,
             "LoggingTensorHook": _V1.train.LoggingTensorHook,
             "StopAtStepHook": _V1.train.StopAtStepHook,
+            # TF 1.15's tf.estimator also named these hooks of tf.train's.
+            **{name: getattr(_V1.train, name) for name in _TRAIN_HOOKS},
         },
         {
             "BestExporter": "--best_checkpoint_metric of this project's scripts",
             "LatestExporter": "run_classifier.py --export_dir",
         },
     )
+
+
+# tf.train's hooks and helpers that TF 1.15's tf.estimator gave under the same names.
+_TRAIN_HOOKS = (
+    "CheckpointSaverHook",
+    "CheckpointSaverListener",
+    "FeedFnHook",
+    "FinalOpsHook",
+    "GlobalStepWaiterHook",
+    "NanLossDuringTrainingError",
+    "NanTensorHook",
+    "ProfilerHook",
+    "SecondOrStepTimer",
+    "StepCounterHook",
+    "SummarySaverHook",
+)
 
 
 def tpu_module(classes, api="tf.contrib.tpu"):
@@ -845,7 +878,7 @@ def tpu_module(classes, api="tf.contrib.tpu"):
         {
             "TPUEstimator": classes["TPUEstimator"],
             "TPUEstimatorSpec": TPUEstimatorSpec,
-            "RunConfig": RunConfig,
+            "RunConfig": TPURunConfig,
             "TPUConfig": TPUConfig,
             "InputPipelineConfig": InputPipelineConfig,
             "CrossShardOptimizer": _V1.tpu.CrossShardOptimizer,

@@ -25,6 +25,7 @@ from .layer_base import (
     activity_losses,
     static_dim,
 )
+from .optimizers import OPTIMIZER_CLS_NAMES, optimize_loss
 
 _V1 = tf.compat.v1
 
@@ -429,6 +430,13 @@ class Conv2D(_Conv):
     rank = 2
 
 
+class Conv3D(_Conv):
+    """tf.layers.Conv3D: kernel [depth, height, width, in, filters] and bias, as TF 1.x
+    named them."""
+
+    rank = 3
+
+
 def _conv_function(layer_class, default_strides):
     def conv(
         inputs,
@@ -484,6 +492,7 @@ def _conv_function(layer_class, default_strides):
 
 conv1d = _conv_function(Conv1D, 1)
 conv2d = _conv_function(Conv2D, (1, 1))
+conv3d = _conv_function(Conv3D, (1, 1, 1))
 
 
 def _transposed_length(length, kernel, stride, padding):
@@ -660,6 +669,18 @@ class AveragePooling2D(_Pooling):
     rank, kind = 2, "AVG"
 
 
+class MaxPooling3D(_Pooling):
+    """tf.layers.MaxPooling3D: `pool_size` and `strides` required, as in TF 1.x."""
+
+    rank, kind = 3, "MAX"
+
+
+class AveragePooling3D(_Pooling):
+    """tf.layers.AveragePooling3D: `pool_size` and `strides` required, as in TF 1.x."""
+
+    rank, kind = 3, "AVG"
+
+
 def _pooling_function(layer_class):
     def pool(inputs, pool_size, strides, padding="valid", data_format="channels_last", name=None):
         return layer_class(pool_size, strides, padding, data_format, name=name)(inputs)
@@ -674,6 +695,8 @@ max_pooling1d = _pooling_function(MaxPooling1D)
 max_pooling2d = _pooling_function(MaxPooling2D)
 average_pooling1d = _pooling_function(AveragePooling1D)
 average_pooling2d = _pooling_function(AveragePooling2D)
+max_pooling3d = _pooling_function(MaxPooling3D)
+average_pooling3d = _pooling_function(AveragePooling3D)
 
 
 def layer_norm(
@@ -810,7 +833,7 @@ def l1_regularizer(scale, scope=None):
 
 def layers_module():
     """tf.layers: the layers above, as classes and functions; the rest of TF 1.x's
-    tf.layers (separable convolutions, 3-D ones) is not provided."""
+    tf.layers (separable convolutions, transposed 3-D ones) is not provided."""
     names = {
         "Layer": Layer,
         "Dense": Dense,
@@ -821,10 +844,13 @@ def layers_module():
         "Conv1D": Conv1D,
         "Conv2D": Conv2D,
         "Conv2DTranspose": Conv2DTranspose,
+        "Conv3D": Conv3D,
         "MaxPooling1D": MaxPooling1D,
         "MaxPooling2D": MaxPooling2D,
         "AveragePooling1D": AveragePooling1D,
         "AveragePooling2D": AveragePooling2D,
+        "MaxPooling3D": MaxPooling3D,
+        "AveragePooling3D": AveragePooling3D,
         "dense": dense,
         "dropout": dropout,
         "flatten": flatten,
@@ -835,6 +861,9 @@ def layers_module():
         "max_pooling2d": max_pooling2d,
         "average_pooling1d": average_pooling1d,
         "average_pooling2d": average_pooling2d,
+        "conv3d": conv3d,
+        "max_pooling3d": max_pooling3d,
+        "average_pooling3d": average_pooling3d,
     }
     return Namespace("tf.layers", None, names)
 
@@ -934,6 +963,8 @@ def contrib_layers_module():
             "l1_regularizer": l1_regularizer,
             "l2_regularizer": l2_regularizer,
             "apply_regularization": apply_regularization,
+            "optimize_loss": optimize_loss,
+            "OPTIMIZER_CLS_NAMES": OPTIMIZER_CLS_NAMES,
         },
     )
 

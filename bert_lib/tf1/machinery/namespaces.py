@@ -127,7 +127,6 @@ TOP_LEVEL_INSTEAD = {}
 
 CONTRIB_INSTEAD = {
     "distribute": "tf.distribute",
-    "opt": "tf.train optimizers",
     "summary": "tf.summary",
     "cudnn_rnn": "tf.nn.rnn_cell",
     "keras": "tf.keras",
