@@ -117,6 +117,9 @@ REPOSITORIES = [
             ),
         ],
         libraries_data.t2t_decode_input,
+        # Libraries it imports at every start whose releases of today still read
+        # tf.estimator, which TensorFlow 2.16 removed: they get the TF 1.x API.
+        run_tf1_options=("--tf1_packages=tensorflow_gan,mesh_tensorflow,gin",),
     ),
     Repository(
         "openai/finetune-transformer-lm",
