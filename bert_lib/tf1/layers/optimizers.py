@@ -113,18 +113,20 @@ def _with_noise(gradients, scale):
 
 
 def _multiplied(gradients, multipliers):
-    """Gradients of the variables (or their names) in `multipliers` times their factor."""
+    """Gradients of the variables in `multipliers` (keyed by the variable, else by its
+    name) times their factor."""
     multiplied = []
     for gradient, variable in gradients:
-        key = variable if variable in multipliers else variable.name
-        if gradient is not None and key in multipliers:
-            factor = tf.constant(multipliers[key], dtype=tf.float32)
+        by_variable = [k for k in multipliers if k is variable]
+        key = by_variable[0] if by_variable else variable.name
+        if gradient is not None and (by_variable or key in multipliers):
+            factor = multipliers[key]
             if isinstance(gradient, tf.IndexedSlices):
                 gradient = tf.IndexedSlices(
                     gradient.values * factor, gradient.indices, gradient.dense_shape
                 )
             else:
-                gradient *= factor
+                gradient *= tf.cast(factor, gradient.dtype)
         multiplied.append((gradient, variable))
     return multiplied
 
