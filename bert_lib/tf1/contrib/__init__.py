@@ -5,7 +5,9 @@ years took from it is here, each package a module named for it: crf (the
 CRF of BERT + CRF taggers), metrics, framework, training (HParams),
 cluster_resolver, compiler (XLA's jit scope), eager (defun), learn (VocabularyProcessor,
 Experiment), lookup, predictor, graph_editor, seq2seq (a package: attention
-wrapper, decoders, beam search, loss) and slim (its model_analyzer alone).
+wrapper, decoders, beam search, loss), opt (LazyAdamOptimizer), util and
+slim (its model_analyzer, and the data helpers of slim_data.py that
+tensor2tensor's input pipeline reads with; not its layers).
 tpu, layers, rnn and estimator are
 the sibling subpackages' (estimator/, layers/, rnn/), which tf.estimator,
 tf.layers and tf.nn share; data is tf.data.experimental. modules() is where
