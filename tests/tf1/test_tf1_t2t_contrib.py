@@ -29,7 +29,8 @@ def test_optimize_loss_trains_names_and_refuses_as_tf115(results):
 @pytest.mark.slow
 def test_lazy_adam_moves_only_the_rows_read_as_tf115(results):
     """LazyAdamOptimizer and Adam on rows that change from step to step: TF 1.15's tables,
-    moments and slot names (the two differ: a row read once moves on under Adam only)."""
+    moments and slot names (the two differ: a row read once moves on under Adam only), and
+    LazyAdam's on resource variables."""
     got, want = results
     assert got["lazy_adam"]["lazy"]["table"] != got["lazy_adam"]["adam"]["table"]
     assert_nested_close(got["lazy_adam"], want["lazy_adam"], TOLERANCE)

@@ -96,12 +96,16 @@ def optimize_loss_cases():
 
 def lazy_adam():
   """LazyAdam beside Adam on gathered rows that change from step to step (row 5 is never
-  read): a row read once and then not moves on under Adam only."""
+  read): a row read once and then not moves on under Adam only; LazyAdam again on
+  resource variables."""
   steps = [[1, 3, 1, 4], [0, 2, 0, 2], [1, 1, 4, 4], [2, 3, 0, 1]]
   out = {}
-  for name, make in (("lazy", tf.contrib.opt.LazyAdamOptimizer), ("adam", tf.train.AdamOptimizer)):
+  cases = (("lazy", tf.contrib.opt.LazyAdamOptimizer, False),
+           ("adam", tf.train.AdamOptimizer, False),
+           ("lazy_resource", tf.contrib.opt.LazyAdamOptimizer, True))
+  for name, make, resource in cases:
     graph = tf.Graph()
-    with graph.as_default():
+    with graph.as_default(), tf.variable_scope("", use_resource=resource):
       ids = tf.placeholder(tf.int32, [4])
       loss, table, kernel = small_model(np.random.RandomState(4), ids)
       optimizer = make(0.05, beta1=0.8, beta2=0.9, epsilon=1e-6)
