@@ -38,15 +38,25 @@ KEYS_TRANSPOSED = [0, 2, 3, 1]  # [batch, length, heads, size] -> [batch, heads,
 def fuse_attention(model):
     """Rewrites each attention of the ONNX `model` (in place) as a MultiHeadAttention node;
     returns how many were rewritten."""
-    graph = _Graph(model)
-    if MASK_INPUT not in graph.inputs or BATCH_INPUT not in graph.inputs:
+    inputs = {i.name for i in model.graph.input}
+    if MASK_INPUT not in inputs or BATCH_INPUT not in inputs:
         return 0
+    return rewrite_each(model, "Softmax", _match, _rewrite)
+
+
+def rewrite_each(model, op_type, match, rewrite):
+    """Rewrites the ONNX `model` in place around each of its `op_type` nodes (default
+    domain): match(graph, node) gives what to rewrite there or None, and
+    rewrite(graph, found) puts the fused node in its place. Then the nodes nothing
+    reads any more go, and the file declares the com.microsoft domain. Returns how
+    many were rewritten."""
+    graph = _Graph(model)
+    names = [n.output[0] for n in model.graph.node if n.op_type == op_type and not n.domain]
     fused = 0
-    softmaxes = [n.output[0] for n in model.graph.node if n.op_type == "Softmax" and not n.domain]
-    for name in softmaxes:
-        found = _match(graph, graph.producer[name])
+    for name in names:
+        found = match(graph, graph.producer[name])
         if found is not None:
-            _rewrite(graph, found)
+            rewrite(graph, found)
             fused += 1
     if fused:
         graph.prune()

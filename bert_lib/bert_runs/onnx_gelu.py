@@ -19,7 +19,7 @@ match is left as it was.
 
 import numpy as np
 
-from .onnx_attention import MICROSOFT, _Graph, _scalar
+from .onnx_attention import MICROSOFT, _scalar, rewrite_each
 
 _TOLERANCE = 1e-6
 
@@ -27,19 +27,7 @@ _TOLERANCE = 1e-6
 def fuse_gelu(model):
     """Rewrites each erf GELU of the ONNX `model` (in place) as a BiasGelu node; returns
     how many were rewritten."""
-    graph = _Graph(model)
-    erfs = [n.output[0] for n in model.graph.node if n.op_type == "Erf" and not n.domain]
-    fused = 0
-    for name in erfs:
-        found = _match(graph, graph.producer[name])
-        if found is not None:
-            _rewrite(graph, *found)
-            fused += 1
-    if fused:
-        graph.prune()
-        if MICROSOFT not in {o.domain for o in model.opset_import}:
-            model.opset_import.add(domain=MICROSOFT, version=1)
-    return fused
+    return rewrite_each(model, "Erf", _match, lambda graph, found: _rewrite(graph, *found))
 
 
 def _is(value, target):
