@@ -98,6 +98,17 @@ def export(tmp_path_factory):
     return _export_random_classifier(tmp_path_factory.mktemp("onnx"), 5, "onnx_int8")
 
 
+def _numpy_probabilities(values, config, ids, matmul=None, last_layer_at_cls=True):
+    """The classifier's probabilities by the numpy model: each dense matmul, the
+    classifier's too, by `matmul(x, kernel)` (default float64 x @ kernel); the last layer
+    at [CLS] only, as the exported graph computes it, unless `last_layer_at_cls` is
+    False."""
+    outputs = npr.bert(values, config, *ids, matmul=matmul, last_layer_at_cls=last_layer_at_cls)
+    pooled, kernel = outputs["pooled_output"], values["output_weights"].T
+    logits = matmul(pooled, kernel) if matmul else pooled @ kernel
+    return npr.softmax(logits + values["output_bias"])
+
+
 def _ids(export_dir):
     """The TEXTS' ids cut to the longest, as the Predictor feeds them, and full length."""
     model = predictor.Predictor(export_dir)
@@ -162,8 +173,7 @@ def test_float32_onnx_answers_the_savedmodels_probabilities(export, runtime):
     got = served.predict_arrays(TEXTS)
     np.testing.assert_allclose(got, expected, atol=2e-7, rtol=0)
     # Full length (padding positions in every row) and batch 1 too, against numpy.
-    logits = npr.bert(values, config, *full.values())["pooled_output"]
-    reference = npr.softmax(logits @ values["output_weights"].T + values["output_bias"])
+    reference = _numpy_probabilities(values, config, full.values(), last_layer_at_cls=False)
     for i in range(len(TEXTS)):
         one = [full[name][i : i + 1] for name in predictor.INPUT_NAMES]
         np.testing.assert_allclose(served.predict_ids(*one), reference[i : i + 1], atol=1e-5)
@@ -226,9 +236,7 @@ def _int8_weight_matmul(x, kernel):
 def test_int8_onnx_answers_integer_arithmetic_on_the_dense_layers(export):
     export_dir, values, config = export
     cut, _ = _ids(export_dir)
-    outputs = npr.bert(values, config, *cut, matmul=_int8_matmul, last_layer_at_cls=True)
-    logits = _int8_matmul(outputs["pooled_output"], values["output_weights"].T)
-    expected = npr.softmax(logits + values["output_bias"])
+    expected = _numpy_probabilities(values, config, cut, matmul=_int8_matmul)
     float32 = _signature_probabilities(export_dir, cut)
     served = predictor.Predictor(export_dir, runtime="onnxruntime", precision="int8")
     got = served.predict_arrays(TEXTS)
@@ -244,13 +252,8 @@ def test_openvino_int8_holds_the_dense_weights_in_int8_and_answers_within_int8s_
 
     export_dir, values, config = export
     cut, _ = _ids(export_dir)
-    outputs = npr.bert(values, config, *cut, matmul=_int8_weight_matmul, last_layer_at_cls=True)
-    logits = _int8_weight_matmul(outputs["pooled_output"], values["output_weights"].T)
-    expected = npr.softmax(logits + values["output_bias"])
-    outputs = npr.bert(values, config, *cut, last_layer_at_cls=True)
-    float64 = npr.softmax(
-        outputs["pooled_output"] @ values["output_weights"].T + values["output_bias"]
-    )
+    expected = _numpy_probabilities(values, config, cut, matmul=_int8_weight_matmul)
+    float64 = _numpy_probabilities(values, config, cut)
     dense = 6 * config.num_hidden_layers + 2  # q, k, v, output, in, out; pooler; classifier
     # The weights compressed, with the plugin's own quantization of activations turned
     # off: the float32 model with int8 weights, exactly the numpy model's.
@@ -345,11 +348,7 @@ def test_int8_file_run_in_stages_answers_onnx_runtime_and_saturates_like_numpy(e
     # ONNX Runtime's exact integer products, less what saturation takes.
     model = int8_saturation.StagedInt8Model(path, counts, products_by_onnxruntime=True)
     clipped = model(feeds)["probabilities"]
-    outputs = npr.bert(
-        values, config, *cut, matmul=_saturating_int8_matmul, last_layer_at_cls=True
-    )
-    logits = _saturating_int8_matmul(outputs["pooled_output"], values["output_weights"].T)
-    numpy_clipped = npr.softmax(logits + values["output_bias"])
+    numpy_clipped = _numpy_probabilities(values, config, cut, matmul=_saturating_int8_matmul)
     np.testing.assert_allclose(clipped, numpy_clipped, atol=2e-5, rtol=0)
     assert sum(row["saturated"] for row in counts.counts.values()) > 0
     assert np.abs(clipped - expected).max() > 1e-4
@@ -386,8 +385,7 @@ def test_bf16_export_writes_the_float32_onnx_of_its_checkpoint(tmp_path):
         "variables",
     ]
     _, full = _ids(target)
-    logits = npr.bert(values, config, *full.values())["pooled_output"]
-    reference = npr.softmax(logits @ values["output_weights"].T + values["output_bias"])
+    reference = _numpy_probabilities(values, config, full.values(), last_layer_at_cls=False)
     onnx_float32 = predictor.Predictor(target, runtime="onnxruntime").predict_arrays(TEXTS)
     np.testing.assert_allclose(onnx_float32, reference, atol=1e-5)
     # The SavedModel beside it still computes in bf16.
