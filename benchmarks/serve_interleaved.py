@@ -36,11 +36,12 @@ import random
 import statistics
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+
+import speed_common  # noqa: E402
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 PER_MATRIX = "model.onnx int8 per matrix, session"
@@ -125,19 +126,11 @@ def main(argv=None):
         batch, length = (int(n) for n in shape.split("x"))
         ids = id_arrays(batch, length)
         count = max(3, args.calls // batch)
-        per = {name: ([], []) for name, _ in calls}
         for _, call in calls:  # warm-up
             for _ in range(3):
                 call(ids)
-        order = list(calls)
-        for _ in range(args.rounds):
-            shuffler.shuffle(order)
-            for name, call in order:
-                wall, cpu = time.perf_counter(), time.process_time()
-                for _ in range(count):
-                    call(ids)
-                per[name][0].append((time.perf_counter() - wall) * 1000.0 / count)
-                per[name][1].append((time.process_time() - cpu) * 1000.0 / count)
+        bound = {name: (lambda call=call, ids=ids: call(ids)) for name, call in calls}
+        per = speed_common.time_in_turns(bound, args.rounds, count, shuffler)
         print(
             f"\nbatch {batch} x {length} tokens, {args.threads} thread(s): ms a call, wall (CPU)"
         )

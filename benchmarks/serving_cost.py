@@ -255,17 +255,10 @@ def matmul_floor(cfg, lengths, calls):
         if ort_session is not None:
             feed = {f"x{n}": x for n, x in zip(widths, xs)}
             sides["onnxruntime"] = lambda feed=feed: ort_session.run(None, feed)
-        per = {side: ([], []) for side in sides}
         for call in sides.values():
             for _ in range(10):
                 call()
-        for _ in range(20):
-            for side, call in sides.items():
-                wall, cpu = time.perf_counter(), time.process_time()
-                for _ in range(count):
-                    call()
-                per[side][0].append((time.perf_counter() - wall) * 1000 / count)
-                per[side][1].append((time.process_time() - cpu) * 1000 / count)
+        per = speed_common.time_in_turns(sides, 20, count)
         floors[length] = {
             side: (statistics.median(w), statistics.median(c)) for side, (w, c) in per.items()
         }

@@ -205,3 +205,24 @@ def median(values):
     if len(ordered) % 2:
         return ordered[middle]
     return (ordered[middle - 1] + ordered[middle]) / 2.0
+
+
+def time_in_turns(calls, rounds, count, shuffler=None):
+    """{name: ([wall ms a call], [CPU ms a call])}, one entry per round, of the callables
+    `calls` ({name: call()}) timed in turns: each round runs `count` calls of each, one
+    contender after the other (in an order `shuffler`, a random.Random, shuffles anew
+    each round; else as given), so that a machine's drift over minutes falls on all
+    alike and a ratio can be taken within a round."""
+    per = {name: ([], []) for name in calls}
+    order = list(calls)
+    for _ in range(rounds):
+        if shuffler is not None:
+            shuffler.shuffle(order)
+        for name in order:
+            call = calls[name]
+            wall, cpu = time.perf_counter(), time.process_time()
+            for _ in range(count):
+                call()
+            per[name][0].append((time.perf_counter() - wall) * 1000.0 / count)
+            per[name][1].append((time.process_time() - cpu) * 1000.0 / count)
+    return per

@@ -42,3 +42,21 @@ def test_the_floor_times_both_sides_at_each_length():
     for sides in floors.values():
         assert sorted(sides) == ["onnxruntime", "tensorflow"]
         assert all(wall > 0 and cpu >= 0 for wall, cpu in sides.values())
+
+
+def test_time_in_turns_runs_each_contender_count_times_a_round_in_shuffled_turns():
+    import random
+
+    import speed_common
+
+    log = []
+    calls = {name: (lambda name=name: log.append(name)) for name in "abc"}
+    per = speed_common.time_in_turns(calls, rounds=4, count=2, shuffler=random.Random(0))
+    assert sorted(per) == ["a", "b", "c"]
+    assert all(len(walls) == len(cpus) == 4 for walls, cpus in per.values())
+    # Each turn is `count` calls of one contender; each round holds every contender once.
+    turns = [log[i] for i in range(0, len(log), 2)]
+    assert log == [name for name in turns for _ in range(2)]
+    rounds = [turns[i : i + 3] for i in range(0, 12, 3)]
+    assert all(sorted(r) == ["a", "b", "c"] for r in rounds)
+    assert len({tuple(r) for r in rounds}) > 1  # the order was shuffled
