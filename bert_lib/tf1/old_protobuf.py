@@ -148,14 +148,18 @@ def _uses_services(tree):
 
 class OldProtobufLoader(importlib.machinery.SourceFileLoader):
     """Loads an old-form `_pb2` module from its serialized descriptor, as today's protoc
-    output does."""
+    output does. `tree` is the module's syntax tree, which the finder parsed already."""
+
+    def __init__(self, fullname, path, tree):
+        super().__init__(fullname, path)
+        self.tree = tree
 
     def exec_module(self, module):
         from google.protobuf import descriptor_pool
         from google.protobuf.internal import builder
 
         filename = self.get_filename(module.__name__)
-        tree = ast.parse(self.get_source(module.__name__), filename)
+        tree = self.tree
         data = serialized_file_descriptor(tree, filename)
         namespace = module.__dict__
         imports = ast.fix_missing_locations(
@@ -202,12 +206,13 @@ class OldProtobufFinder(importlib.abc.MetaPathFinder):
                 break
         else:
             return None
-        if _old_form_source(spec) is None:
+        tree = _old_form_source(spec)
+        if tree is None:
             return None
         return importlib.util.spec_from_file_location(
             fullname,
             spec.origin,
-            loader=OldProtobufLoader(fullname, spec.origin),
+            loader=OldProtobufLoader(fullname, spec.origin, tree),
             submodule_search_locations=spec.submodule_search_locations,
         )
 
