@@ -156,19 +156,22 @@ def create_training_step(
         optimizer.skip_nonfinite_updates = True
         optimizer.on_gradients_checked = loss_scale.update
     else:
-        grads = [None if g is None else _dense_gradient(g) for g in tf.gradients(loss, tvars)]
+        grads = tf.gradients(loss, tvars)
     if num_accumulation_steps == 1:
+        grads = [None if g is None else _dense_gradient(g) for g in grads]
         train_op = apply_clipped_gradients(optimizer, grads, tvars, global_step)
         return TrainingStep(train_op, learning_rate, None, optional)
 
     pairs = [(g, v) for g, v in zip(grads, tvars) if g is not None]
     accumulators = [_accumulator(v) for _, v in pairs]
     accumulate_op = tf.group(
-        *[acc.assign_add(g, read_value=False) for acc, (g, _) in zip(accumulators, pairs)],
+        *[_accumulate(acc, g) for acc, (g, _) in zip(accumulators, pairs)],
         name="accumulate_gradients",
     )
     scale = 1.0 / num_accumulation_steps
-    averaged = [(acc.read_value() + g) * scale for acc, (g, _) in zip(accumulators, pairs)]
+    averaged = [
+        (acc.read_value() + _dense_gradient(g)) * scale for acc, (g, _) in zip(accumulators, pairs)
+    ]
     apply_op = apply_clipped_gradients(optimizer, averaged, [v for _, v in pairs], global_step)
     with tf.control_dependencies([apply_op]):
         clear_op = tf.group(
@@ -176,6 +179,16 @@ def create_training_step(
         )
     train_op = tf.group(apply_op, clear_op, name="train_op")
     return TrainingStep(train_op, learning_rate, accumulate_op, optional)
+
+
+def _accumulate(accumulator, grad):
+    """Adds a micro-batch's gradient to its accumulator. An embedding's gradient
+    (IndexedSlices, the rows of the micro-batch's tokens) is added row by row on one
+    device, rather than made dense first: a table of 30,522 rows is touched at a few
+    hundred; under a strategy (per-replica accumulators) it is made dense."""
+    if isinstance(grad, tf.IndexedSlices) and not tf.distribute.has_strategy():
+        return accumulator.scatter_add(grad)
+    return accumulator.assign_add(_dense_gradient(grad), read_value=False)
 
 
 def _accumulator(param):

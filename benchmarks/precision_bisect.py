@@ -15,9 +15,6 @@ a gradient (bf16's error is about 0.015 of each kind's gradient norm).
 progress line; the loss is fetched every step anyway, so the run is
 unchanged). --full_last_layer computes the last layer at every position in
 training, as a full-length run does, instead of at [CLS] only.
---stratify=false groups each window by length alone, not by each example's
-rank of length within its class. --post_shuffle=false leaves the grouped
-batches in their window's length order instead of shuffling them.
 --stop_at_step=K trains to step K of the same schedule and stops (a
 checkpoint is written there); a second run into the same --output_dir, at
 another --precision if you like, resumes from it, on the same batches (the
@@ -84,42 +81,6 @@ def full_last_layer():
     run_classifier.create_model = full
 
 
-def unstratified():
-    """Grouped windows sorted by length alone."""
-    from bert_lib.task_data import dynamic_padding
-
-    group_by_length = dynamic_padding.group_by_length
-    dynamic_padding.group_by_length = lambda dataset, size, label_key=None: group_by_length(
-        dataset, size, None
-    )
-
-
-def no_post_shuffle():
-    """Grouped batches keep their window's length order (the shuffle of the batches is left
-    out; the shuffle of the examples before the grouping stays)."""
-    import tensorflow as tf
-
-    from bert_lib.task_data import dynamic_padding
-
-    batch = dynamic_padding.batch
-
-    def unshuffled(dataset, batch_size, drop_remainder, settings, is_training, **kwargs):
-        shuffle = tf.data.Dataset.shuffle
-
-        def shuffle_examples_only(self, buffer_size, *args, **kw):
-            if buffer_size == settings.window_batches:
-                return self
-            return shuffle(self, buffer_size, *args, **kw)
-
-        tf.data.Dataset.shuffle = shuffle_examples_only
-        try:
-            return batch(dataset, batch_size, drop_remainder, settings, is_training, **kwargs)
-        finally:
-            tf.data.Dataset.shuffle = shuffle
-
-    dynamic_padding.batch = unshuffled
-
-
 def stop_at_step(step):
     """Training stops at `step`, the learning-rate schedule unchanged."""
     from bert_lib.engine import estimator
@@ -146,10 +107,6 @@ def main():
             patches.append(log_every_step)
         elif arg == "--full_last_layer":
             patches.append(full_last_layer)
-        elif arg == "--stratify=false":
-            patches.append(unstratified)
-        elif arg == "--post_shuffle=false":
-            patches.append(no_post_shuffle)
         elif arg.startswith("--stop_at_step="):
             patches.append(functools.partial(stop_at_step, int(arg.split("=", 1)[1])))
         else:

@@ -18,11 +18,8 @@ the shadow precision from the same weights: the error of each kind's
 gradient against the run's own, step by step, on the run's trajectory.
 
 Options to bisect:
-  --batching   full (max_seq_length), cut (--dynamic_padding), grouped
-               (--dynamic_padding --group_by_length, label-stratified
-               windows, batches shuffled after), sorted (grouped by length
-               alone, not stratified), grouped_in_order (grouped, the
-               batches not shuffled after)
+  --batching   full (max_seq_length), cut (--dynamic_padding; with
+               --group_by_length a step takes the same examples)
   --cls_only   the last layer computed at [CLS] only in training (what
                run_classifier.py does with --dynamic_padding), or not
   --float32_parts  in a 16-bit run, pieces computed in float32 instead:
@@ -33,7 +30,7 @@ Options to bisect:
 
   .venv/bin/python benchmarks/precision_trace.py --model_dir=/tmp/minilm_tf \\
       --task_dir=benchmarks/real_text/next_sentence_pairs --work_dir=/tmp/trace \\
-      --seeds=1,2,3 --precisions=fp32,bf16 --batching=grouped
+      --seeds=1,2,3 --precisions=fp32,bf16 --batching=cut
 """
 
 import argparse
@@ -225,20 +222,11 @@ def draw_batches(path, seed, batching, steps, batch_size, max_seq_length):
         tf.compat.v1.set_random_seed(seed)
         dataset = tf.data.TFRecordDataset(path).repeat().shuffle(100)
         dataset = dataset.map(lambda r: features.decode_record(r, name_to_features))
-        window = dynamic_padding.GROUP_WINDOW_BATCHES
-        if batching == "full":
-            dataset = dataset.batch(batch_size, drop_remainder=True)
-        else:
-            if batching != "cut":
-                dataset = dataset.shuffle(window * batch_size)
-                label_key = None if batching == "sorted" else "label_ids"
-                dataset = dynamic_padding.group_by_length(dataset, window * batch_size, label_key)
-            dataset = dataset.batch(batch_size, drop_remainder=True)
+        dataset = dataset.batch(batch_size, drop_remainder=True)
+        if batching == "cut":
             dataset = dataset.map(
                 lambda b: dynamic_padding.trim_batch(b, 1, dynamic_padding.SEQUENCE_KEYS)
             )
-            if batching in ("grouped", "sorted"):
-                dataset = dataset.shuffle(window)
         element = tf.compat.v1.data.make_one_shot_iterator(dataset).get_next()
         with tf.compat.v1.Session() as session:
             return [session.run(element) for _ in range(steps)]
@@ -409,7 +397,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--batching",
         default="grouped",
-        choices=["full", "cut", "grouped", "sorted", "grouped_in_order"],
+        choices=["full", "cut"],
     )
     parser.add_argument("--cls_only", type=int, default=None, help="default: 1 unless full")
     parser.add_argument("--float32_parts", default="")

@@ -449,9 +449,12 @@ SHARED_FLAGS = {
     "group_by_length": _shared(
         "bool",
         False,
-        "With --dynamic_padding: batch training examples of similar lengths together, "
-        "shuffling windows of 16 batches, sorting each by length (each class on its own, "
-        "so that every batch keeps the window's mix of labels), then shuffling the batches.",
+        "With --dynamic_padding: sort the examples of each training step by length and run "
+        "them as up to 4 micro-batches (a divisor of the batch), each cut to its own longest, "
+        "their gradients accumulated into the step's one update. The step takes the same "
+        "examples and makes the same update as without it (to float32 round-off; dropout "
+        "masks differ), computing less padding. Multiplies --num_accumulation_steps' "
+        "micro-batches, so --steps_per_run does not apply.",
         group=PADDING,
     ),
     # Evaluating while training.
@@ -575,9 +578,9 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
     model_dir defaults to --output_dir, save_checkpoints_steps to
     --save_checkpoints_steps where the script has it; an engine flag the
     script does not define (extract_features.py trains nothing) takes
-    RunConfig's default. --num_accumulation_steps goes to both RunConfig
-    (the micro-batches) and, through the script's settings, to its
-    model_fn_builder (the step that averages them).
+    RunConfig's default. Its num_accumulation_steps are the micro-batches of
+    a step (micro_batches_per_step_from_flags), which the model_fn's step
+    averages (model_fns.run_estimator).
     """
     import inspect
 
@@ -608,7 +611,7 @@ def run_config_from_flags(model_dir=None, save_checkpoints_steps=None):
         master=value("master"),
         num_tpu_cores=value("num_tpu_cores"),
         use_xla=value("use_xla"),
-        num_accumulation_steps=value("num_accumulation_steps"),
+        num_accumulation_steps=micro_batches_per_step_from_flags(),
         steps_per_run=value("steps_per_run"),
     )
     # TF_CONFIG, GPUs and the batch's split over them: before any work.
@@ -647,23 +650,22 @@ def length_bucket_from_flags():
     return dynamic_padding.XLA_LENGTH_BUCKET if flag_value("use_xla", False) else 1
 
 
-# What --group_by_length at a 16-bit --precision was measured to do (BENCHMARKS.md, "bf16
-# and fp16 training"), said where a run combines them.
-GROUPED_16_BIT_WARNING = (
-    "--precision=%s with --group_by_length: on the 6,400-pair task of "
-    "benchmarks/real_text/next_sentence_pairs, bf16 with these flags ended one seed of five "
-    "at 0.664 dev accuracy where full length gave 0.777-0.813 on all five seeds in either "
-    "precision (float32 with the flags failed one seed of nine, at 0.495; fp16 was not run "
-    "there). Short fine-tuning fails some seeds, grouped more often; compare dev accuracy "
-    "with a full-length run on your task, or train without --group_by_length"
-)
+def micro_batches_per_step_from_flags():
+    """How many micro-batches a training step runs: --num_accumulation_steps, times the
+    pieces --group_by_length cuts each of them into (dynamic_padding.step_pieces)."""
+    from .task_data import dynamic_padding
+
+    steps = flag_value("num_accumulation_steps", 1)
+    if not (flag_value("group_by_length", False) and flag_value("dynamic_padding", False)):
+        return steps
+    batch_size = flag_value("train_batch_size", 1)
+    if steps < 1 or batch_size % steps:
+        return steps  # refused where the engine checks the batch
+    return steps * dynamic_padding.step_pieces(batch_size // steps)
 
 
 def check_padding_flags():
-    """Refuses padding flags that cannot work together (UsageError naming them), and warns
-    where a 16-bit precision trains grouped by length (GROUPED_16_BIT_WARNING)."""
-    from absl import logging
-
+    """Refuses padding flags that cannot work together (UsageError naming them)."""
     from .task_data import dynamic_padding
 
     dynamic_padding.check_settings(
@@ -672,9 +674,6 @@ def check_padding_flags():
         flag_value("group_by_length", False),
         FLAGS.use_tpu,
     )
-    precision = flag_value("precision", "fp32")
-    if flag_value("group_by_length", False) and precision != "fp32":
-        logging.warning(GROUPED_16_BIT_WARNING, precision)
 
 
 def padding_from_flags(is_training, window_batches=None):
@@ -690,7 +689,9 @@ def padding_from_flags(is_training, window_batches=None):
         is_training,
         length_bucket=length_bucket_from_flags(),
         cut_in_training=flag_value("dynamic_padding", False),
-        group_by_length=flag_value("group_by_length", False),
+        step_micro_batches=(
+            micro_batches_per_step_from_flags() if flag_value("group_by_length", False) else 0
+        ),
         use_tpu=FLAGS.use_tpu,
         window_batches=window_batches,
     )

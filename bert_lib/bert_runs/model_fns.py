@@ -171,9 +171,9 @@ def run_estimator(
 
     Its model_fn is the one `model_fn_builder` (a script's, with the
     original's parameters) builds from `bert_config`, the run's `settings`
-    (--init_checkpoint, --learning_rate, --precision,
-    --num_accumulation_steps; the run config's --use_tpu for the TPU and its
-    one-hot embeddings), the training and warm-up steps, and the task's
+    (--init_checkpoint, --learning_rate, --precision; the run config's
+    micro-batches per step, --use_tpu for the TPU and its one-hot
+    embeddings), the training and warm-up steps, and the task's
     `model_arguments` (num_labels, ...); it runs on settings.run_config with
     the run's batch sizes.
     """
@@ -187,7 +187,7 @@ def run_estimator(
         use_tpu=use_tpu,
         use_one_hot_embeddings=use_tpu,
         precision=settings.precision,
-        num_accumulation_steps=settings.num_accumulation_steps,
+        num_accumulation_steps=settings.run_config.num_accumulation_steps,
         **model_arguments,
     )
     return engine.Estimator(

@@ -237,8 +237,7 @@ def file_based_input_fn_builder(
     predict read them once, in order. Integer features come out as int32;
     label_ids is float32 when `is_regression`, and [num_labels] 0/1 values
     when `num_labels` is given (multi-label records). `padding`
-    (dynamic_padding.Settings) cuts and groups the batches; grouped training
-    batches keep the mix of classes (dynamic_padding.stratified_order).
+    (dynamic_padding.Settings) cuts and sorts the batches (dynamic_padding.batch).
     """
     label_shape = [] if num_labels is None else [num_labels]
     name_to_features = {
@@ -250,7 +249,7 @@ def file_based_input_fn_builder(
     }
 
     return features.record_input_fn_builder(
-        input_file, name_to_features, is_training, drop_remainder, padding, label_key="label_ids"
+        input_file, name_to_features, is_training, drop_remainder, padding
     )
 
 

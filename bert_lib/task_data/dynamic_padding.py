@@ -12,18 +12,17 @@ values as in a full-length batch; only positions cut away are missing, and
 the writers read real positions only.
 
 In training the same cut is opt-in (--dynamic_padding: dropout masks then
-differ from a full-length run), and --group_by_length sorts each shuffle
-window by length before batching, then shuffles the batches. Sorting alone
-makes each batch a slice of one length, and wherever length goes with the
-label that is a slice of mostly one label; runs grouped that way in
-windows of 50 batches ended below full-length accuracy (BENCHMARKS.md,
-"Real-text flags"). So where examples carry one class id each, a window is sorted by each
-example's rank of length within its own class (stratified_order): every batch
-then holds the window's mix of labels, each at the same quantile of its class's
-lengths, which keeps almost all of the padding saved. The windows are short
-(GROUP_WINDOW_BATCHES): past a few batches a longer window cuts hardly any
-more padding, as lengths are rounded up to --length_bucket anyway, but makes
-the batches more alike.
+differ from a full-length run). --group_by_length keeps each training
+step's examples, the random batch the step takes without it, and computes
+them as micro-batches of like length: the step's examples are sorted by
+length and cut into step_pieces micro-batches, each cut to its own
+longest, whose gradients the step accumulates into its one update (the
+engine's gradient accumulation). The update is the one of the whole batch
+to float32 round-off, with the padding of a sorted batch. Grouping whole
+batches by length instead (windows of batches sorted by length, even with
+each class sorted on its own) gave batches that are not random samples,
+and on small data that trained worse models in float32 and bf16 alike
+(BENCHMARKS.md, "Grouping by length").
 """
 
 import collections
@@ -43,12 +42,13 @@ SEQUENCE_KEYS = ("input_ids", "input_mask", "segment_ids")
 XLA_LENGTH_BUCKET = 16
 # Evaluation and prediction sort windows of this many batches by length.
 PREDICT_WINDOW_BATCHES = 64
-# Training shuffles, then sorts, windows of this many batches.
-GROUP_WINDOW_BATCHES = 16
+# --group_by_length computes the examples of a training step as up to this many micro-batches.
+GROUP_PIECES = 4
 
 
 # How an input_fn batches: length_bucket 0 computes full length; window_batches
-# > 0 sorts windows of that many batches by length.
+# > 0 sorts windows of that many batches by length (in training: the
+# micro-batches of one step).
 Settings = collections.namedtuple("Settings", ["length_bucket", "window_batches"])
 OFF = Settings(0, 0)
 
@@ -65,28 +65,36 @@ def check_settings(length_bucket, cut_in_training, group_by_length, use_tpu):
         raise UsageError("--dynamic_padding: TPUs need static shapes; leave it off with --use_tpu")
 
 
+def step_pieces(batch_size):
+    """How many micro-batches --group_by_length computes a training batch of `batch_size`
+    examples (per replica and accumulation step) as: the largest divisor of it up to
+    GROUP_PIECES, so that the pieces are of one size and average exactly."""
+    return max(d for d in range(1, GROUP_PIECES + 1) if batch_size % d == 0)
+
+
 def settings(
     is_training,
     length_bucket=XLA_LENGTH_BUCKET,
     cut_in_training=False,
-    group_by_length=False,
+    step_micro_batches=0,
     use_tpu=False,
     window_batches=None,
 ):
     """The Settings of an input_fn: OFF on TPUs (static shapes), with length_bucket 0,
     and in training unless `cut_in_training` (--dynamic_padding).
 
-    `window_batches` is the sorting window of evaluation and prediction
-    (default PREDICT_WINDOW_BATCHES; keep it small where each output is
-    large); training sorts windows of GROUP_WINDOW_BATCHES batches with
-    `group_by_length`.
+    `step_micro_batches` > 0 (--group_by_length) sorts the examples of each
+    training step, made of that many micro-batches, by length before they are
+    cut into micro-batches. `window_batches` is the sorting window of
+    evaluation and prediction (default PREDICT_WINDOW_BATCHES; keep it small
+    where each output is large).
     """
     if use_tpu or length_bucket == 0:
         return OFF
     if is_training:
         if not cut_in_training:
             return OFF
-        return Settings(length_bucket, GROUP_WINDOW_BATCHES if group_by_length else 0)
+        return Settings(length_bucket, step_micro_batches)
     if window_batches is None:
         window_batches = PREDICT_WINDOW_BATCHES
     return Settings(length_bucket, window_batches)
@@ -123,44 +131,6 @@ def _sort_window(window, batch_size):
     return {key: tf.gather(value, order) for key, value in window.items()}
 
 
-def stratified_order(lengths, labels):
-    """[n] int32: an order of a window that sorts each class by length and interleaves them.
-
-    Each example's key is its length rank within its own class, as a
-    fraction of the class's size ((rank + 0.5) / count); sorting by the key
-    (ties by class id) lays the classes side by side, so any run of
-    consecutive examples holds the window's share of each class, and its
-    examples sit at the same quantile of their classes' lengths. `labels`
-    are class ids in [0, n).
-    """
-    by_length = tf.argsort(lengths, stable=True)
-    by_class = tf.gather(by_length, tf.argsort(tf.gather(labels, by_length), stable=True))
-    sorted_labels = tf.gather(labels, by_class)
-    counts = tf.math.bincount(sorted_labels, minlength=1)
-    starts = tf.cumsum(counts, exclusive=True)
-    position = tf.range(tf.size(labels, out_type=tf.int32), dtype=tf.int32)
-    rank = position - tf.gather(starts, sorted_labels)
-    key = (tf.cast(rank, tf.float64) + 0.5) / tf.cast(tf.gather(counts, sorted_labels), tf.float64)
-    return tf.gather(by_class, tf.argsort(key, stable=True))
-
-
-def _group_window(window, label_key):
-    labels = window.get(label_key) if label_key else None
-    if labels is None or labels.shape.rank != 1 or not labels.dtype.is_integer:
-        return _sort_window(window, 1)  # by length alone
-    order = stratified_order(real_lengths(window["input_mask"]), tf.cast(labels, tf.int32))
-    return {key: tf.gather(value, order) for key, value in window.items()}
-
-
-def group_by_length(dataset, window_size, label_key=None):
-    """Reorders an unbatched training dataset so each window of `window_size` examples
-    comes in length order: by length, or, when each example's `label_key` is one
-    class id, by stratified_order (every run of examples keeps the window's mix
-    of classes)."""
-    group = tf.autograph.experimental.do_not_convert(lambda w: _group_window(w, label_key))
-    return dataset.batch(window_size).map(group).unbatch()
-
-
 def sort_by_length(dataset, window_size, batch_size=1):
     """Reorders an unbatched dataset of feature dicts so each run of `window_size`
     examples comes shortest first (ties keep their order).
@@ -185,15 +155,7 @@ def with_index(dataset):
     )
 
 
-def batch(
-    dataset,
-    batch_size,
-    drop_remainder,
-    settings,
-    is_training,
-    keys=SEQUENCE_KEYS,
-    label_key=None,
-):
+def batch(dataset, batch_size, drop_remainder, settings, is_training, keys=SEQUENCE_KEYS):
     """Batches a parsed, unbatched dataset of feature dicts, without padding work.
 
     With settings.length_bucket 0 this is dataset.batch(batch_size,
@@ -201,28 +163,23 @@ def batch(
     are cut by trim_batch. With settings.window_batches > 0 each window of
     that many batches is sorted by real length before batching: in
     evaluation and prediction the examples get INDEX_KEY first, for
-    in_input_order; in training the examples are shuffled in a buffer of a
-    window before the sorting, each window is ordered by group_by_length
-    (stratified by class when `label_key` names one class id per example),
-    and the batches are shuffled in a buffer of window_batches after it.
+    in_input_order; in training a window is the examples of one optimizer
+    step, the batches its micro-batches (--group_by_length), so the step
+    takes the examples it would take unsorted.
     """
     length_bucket, window_batches = settings
     if not length_bucket:
         return dataset.batch(batch_size, drop_remainder=drop_remainder)
-    window_size = window_batches * batch_size
     if window_batches:
+        window_size = window_batches * batch_size
         if is_training:
-            dataset = dataset.shuffle(window_size)
-            dataset = group_by_length(dataset, window_size, label_key)
+            dataset = sort_by_length(dataset, window_size)
         else:
             dataset = sort_by_length(with_index(dataset), window_size, batch_size)
     dataset = dataset.batch(batch_size, drop_remainder=drop_remainder)
-    dataset = dataset.map(
+    return dataset.map(
         tf.autograph.experimental.do_not_convert(lambda b: trim_batch(b, length_bucket, keys))
     )
-    if window_batches and is_training:
-        dataset = dataset.shuffle(window_batches)
-    return dataset
 
 
 def pass_index(features, predictions):

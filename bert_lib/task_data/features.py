@@ -72,7 +72,6 @@ def record_input_fn_builder(
     is_training,
     drop_remainder,
     padding=None,
-    label_key=None,
     cut_keys=dynamic_padding.SEQUENCE_KEYS,
 ):
     """Returns an input_fn(params) reading fixed-length records in batches of params["batch_size"].
@@ -81,8 +80,7 @@ def record_input_fn_builder(
     eval and predict read them once, in order (parallel decoding keeps the
     order). Integer features come out as int32 (decode_record). `padding`
     (dynamic_padding.Settings) cuts the `cut_keys` features of each batch
-    and groups by length, by class within a window when `label_key` names
-    one class id per example (dynamic_padding.batch).
+    and sorts by length where it says (dynamic_padding.batch).
     """
 
     def input_fn(params):
@@ -105,7 +103,6 @@ def record_input_fn_builder(
             padding,
             is_training,
             keys=cut_keys,
-            label_key=label_key,
         )
 
     return input_fn

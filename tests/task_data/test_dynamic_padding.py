@@ -12,7 +12,14 @@ import numpy as np
 import numpy_reference
 import pytest
 import tensorflow as tf
-from classifier_helpers import model_files, read_eval_results, run_classifier_script
+from classifier_helpers import (
+    VOCAB,
+    model_files,
+    read_eval_results,
+    run_classifier_script,
+    synthetic_rows,
+    write_sst2_data,
+)
 from extract_features_helpers import CONFIG as EF_CONFIG
 from extract_features_helpers import LINES as EF_LINES
 from extract_features_helpers import VOCAB as EF_VOCAB
@@ -107,78 +114,72 @@ def test_outputs_are_given_back_as_soon_as_their_predecessors_came():
     assert [int(p["example_index"]) for p in restored] == [3, 4, 5]
 
 
-def test_training_groups_examples_of_similar_length():
+def _rows(batch):
+    """The example (row of _examples) each row of a batch is."""
+    return sorted(int(first - 1) // 100 for first in batch["input_ids"][:, 0])
+
+
+def test_a_grouped_training_step_takes_the_examples_of_the_ungrouped_step():
+    """--group_by_length only changes how a step's examples are computed: the 4
+    micro-batches of a step hold the examples of the step's batch without it (a random
+    sample), sorted by length, each micro-batch cut to its own longest."""
     rng = random.Random(5)
     lengths = [rng.randint(1, 12) for _ in range(200)]
-    settings = dynamic_padding.Settings(length_bucket=4, window_batches=25)
     dataset = _examples(lengths).repeat()
-    grouped = dynamic_padding.batch(dataset, 8, True, settings, is_training=True)
-    spreads, widths = [], []
-    for batch in grouped.take(50).as_numpy_iterator():
-        real = batch["input_mask"].sum(axis=1)
-        assert batch["input_ids"].shape == (8, batch["input_ids"].shape[1])
-        spreads.append(real.max() - real.min())
-        widths.append(batch["input_ids"].shape[1])
-    # A random batch of 8 lengths in 1..12 spans about 9; a sorted window of 200, about 0.
-    assert np.mean(spreads) < 2
-    assert len(set(widths)) > 1  # batches of several widths, in shuffled order
-    assert widths != sorted(widths)
-
-
-def _labelled_examples(lengths, labels, seq_length=12):
-    examples = _examples(lengths, seq_length)
-    labels = tf.data.Dataset.from_tensor_slices(np.asarray(labels, np.int32))
-    return tf.data.Dataset.zip(examples, labels).map(lambda e, y: {**e, "label_ids": y})
-
-
-def test_grouped_training_batches_keep_the_windows_mix_of_labels():
-    # Where length gives the label away (class 1 long, class 0 short), batches sorted
-    # by length alone are batches of one class: the 8-example batches of a window of
-    # 25 hold the window's mix of classes only if each class is sorted on its own.
-    rng = random.Random(7)
-    labels = [int(rng.random() < 0.25) for _ in range(400)]
-    lengths = [rng.randint(7, 12) if y else rng.randint(1, 6) for y in labels]
-    settings = dynamic_padding.Settings(length_bucket=4, window_batches=25)
-    dataset = _labelled_examples(lengths, labels).repeat()
+    ungrouped = dynamic_padding.batch(
+        dataset, 32, True, dynamic_padding.Settings(length_bucket=4, window_batches=0), True
+    )
     grouped = dynamic_padding.batch(
-        dataset, 8, True, settings, is_training=True, label_key="label_ids"
+        dataset, 8, True, dynamic_padding.Settings(length_bucket=4, window_batches=4), True
     )
-    shares, spreads = [], []
-    for batch in grouped.take(100).as_numpy_iterator():
-        shares.append(batch["label_ids"].mean())
-        real = batch["input_mask"].sum(axis=1)
-        for label in (0, 1):
-            if (batch["label_ids"] == label).sum() > 1:
-                of_class = real[batch["label_ids"] == label]
-                spreads.append(of_class.max() - of_class.min())
-    # A window's share of class 1 is near 0.25: each batch holds 1 to 3 of its 8.
-    assert min(shares) >= 1 / 8 and max(shares) <= 3 / 8, sorted(shares)
-    # Within each class the batch is still a slice of similar lengths.
-    assert np.mean(spreads) < 2
+    pieces = list(grouped.take(40).as_numpy_iterator())
+    for step, batch in enumerate(ungrouped.take(10).as_numpy_iterator()):
+        micro_batches = pieces[4 * step : 4 * step + 4]
+        assert sorted(r for m in micro_batches for r in _rows(m)) == _rows(batch)
+        real = [m["input_mask"].sum(axis=1) for m in micro_batches]
+        for shorter, longer in zip(real, real[1:]):
+            assert shorter.max() <= longer.min()
+        for micro_batch, lengths_in in zip(micro_batches, real):
+            assert micro_batch["input_ids"].shape == (8, -(-lengths_in.max() // 4) * 4)
+    # Sorted micro-batches compute less padding than the step's batch cut as a whole.
+    assert sum(m["input_ids"].size for m in pieces) < 0.85 * 32 * 10 * 12
 
 
-def _numpy_stratified_order(lengths, labels):
-    """The order stratified_order describes, computed another way: each class's length
-    ranks (ties in input order) as fractions of the class, then a stable sort."""
-    lengths, labels = np.asarray(lengths), np.asarray(labels)
-    keys = np.zeros(len(lengths))
-    for label in np.unique(labels):
-        members = np.flatnonzero(labels == label)
-        ranks = np.empty(len(members))
-        ranks[np.lexsort((members, lengths[members]))] = np.arange(len(members))
-        keys[members] = (ranks + 0.5) / len(members)
-    return np.lexsort((np.arange(len(lengths)), labels, keys))
-
-
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_stratified_order_matches_numpy(seed):
-    rng = np.random.default_rng(seed)
-    lengths = rng.integers(1, 20, size=96)
-    labels = rng.choice(4, size=96, p=[0.5, 0.3, 0.15, 0.05])
-    order = dynamic_padding.stratified_order(
-        tf.constant(lengths, tf.int32), tf.constant(labels, tf.int32)
+@pytest.mark.parametrize(
+    "argv, micro_batches",
+    [
+        ([], 1),
+        (["--dynamic_padding"], 1),
+        (["--dynamic_padding", "--group_by_length"], 4),
+        (["--dynamic_padding", "--group_by_length", "--num_accumulation_steps=2"], 8),
+        (["--dynamic_padding", "--group_by_length", "--train_batch_size=6"], 3),
+        (["--dynamic_padding", "--group_by_length", "--train_batch_size=7"], 1),
+        (["--num_accumulation_steps=4"], 4),
+    ],
+)
+def test_group_by_length_multiplies_the_micro_batches_of_a_step(argv, micro_batches):
+    """The engine and the model_fn's step average the same number of micro-batches, and the
+    training input sorts that many at a time (its window)."""
+    result = run_code(
+        f"""
+        import json
+        from absl import flags
+        import run_classifier
+        from bert_lib import script_flags
+        flags.FLAGS(["prog", "--output_dir=/nonexistent", *{argv!r}])
+        script_flags.check_padding_flags()
+        print(json.dumps([
+            script_flags.run_config_from_flags().num_accumulation_steps,
+            list(script_flags.padding_from_flags(True)),
+        ]))
+        """
     )
-    np.testing.assert_array_equal(order.numpy(), _numpy_stratified_order(lengths, labels))
+    assert result.returncode == 0, result.stderr[-2000:]
+    steps, padding = json.loads(result.stdout.strip().splitlines()[-1])
+    assert steps == micro_batches
+    grouped = "--group_by_length" in argv
+    cut = "--dynamic_padding" in argv
+    assert padding == ([1, micro_batches] if grouped else [1, 0] if cut else [0, 0])
 
 
 def _dynamic_length_model(config, use_xla):
@@ -493,14 +494,83 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
         out = tmp_path / name
         proc = run_classifier_script(*common, *flags, f"--output_dir={out}")
         assert proc.returncode == 0, proc.stderr[-3000:]
-        width = "64" if name == "full" else "None"
-        assert f"name = input_ids, shape = (16, {width})" in proc.stderr
+        # Grouped, a step of 16 runs as 4 micro-batches of 4, each cut to its own length.
+        shape = "(16, 64)" if name == "full" else "(4, None)"
+        assert f"name = input_ids, shape = {shape}" in proc.stderr
         accuracies[name] = float(read_eval_results(out / "eval_results.txt")["eval_accuracy"])
     # 150 dev sentences: one standard error of an accuracy near 0.8 is about 0.03, of
     # the difference of two about 0.05.
     assert accuracies["full"] >= 0.7, accuracies
     assert accuracies["grouped"] >= 0.7, accuracies
     assert abs(accuracies["grouped"] - accuracies["full"]) <= 0.12, accuracies
+
+
+def _train_without_dropout(*argv):
+    """run_classifier.py with no dropout anywhere (the model's by its config, the head's by
+    patching tf.nn.dropout), so that two runs on the same examples make the same steps."""
+    return run_code(
+        f"""
+        import sys
+        import tensorflow as tf
+        tf.nn.dropout = lambda x, rate=None, **unused: x
+        import run_classifier
+        from bert_lib import script_flags
+        sys.argv = ["run_classifier.py", *{list(argv)!r}]
+        script_flags.run_main(run_classifier.main)
+        """
+    )
+
+
+@pytest.mark.slow
+def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
+    """Without dropout, training with --dynamic_padding --group_by_length ends on the
+    weights (and Adam moments) of the full-length run from the same start, to float32
+    round-off: each step's gradient is the average over the same examples."""
+    rng = random.Random(11)
+    data = write_sst2_data(tmp_path / "data", synthetic_rows(rng, 64), [], [])
+    vocab = write_lines(tmp_path / "vocab.txt", VOCAB)
+    config = write_bert_config(
+        tmp_path / "bert_config.json",
+        len(VOCAB),
+        hidden_dropout_prob=0.0,
+        attention_probs_dropout_prob=0.0,
+    )
+    common = [
+        "--task_name=SST-2",
+        f"--data_dir={data}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+        "--max_seq_length=16",
+        "--do_train=true",
+        "--train_batch_size=16",
+        "--num_train_epochs=1",
+        "--learning_rate=1e-3",
+        "--tf_random_seed=3",
+    ]
+    # A start with the classifier head in it, shared by both runs.
+    start = tmp_path / "start"
+    proc = _train_without_dropout(*common, "--length_bucket=0", f"--output_dir={start}")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ends = {}
+    for name, flags in (
+        ("full", ["--length_bucket=0"]),
+        ("grouped", ["--dynamic_padding", "--group_by_length", "--length_bucket=1"]),
+    ):
+        out = tmp_path / name
+        proc = _train_without_dropout(
+            *common, *flags, f"--init_checkpoint={start}/model.ckpt-4", f"--output_dir={out}"
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        ends[name] = checkpoint_values(str(out / "model.ckpt-4"))
+    begun = checkpoint_values(str(start / "model.ckpt-4"))
+    assert set(ends["full"]) == set(ends["grouped"])
+    moved = 0
+    for name, value in ends["full"].items():
+        np.testing.assert_allclose(
+            ends["grouped"][name], value, rtol=1e-4, atol=2e-6, err_msg=name
+        )
+        moved += name in begun and not np.allclose(value, begun[name], atol=1e-4)
+    assert moved > 10  # the 4 steps did train
 
 
 @pytest.mark.slow
@@ -557,32 +627,3 @@ def test_length_bucket_defaults_to_1_and_to_16_under_xla_and_a_given_value_wins(
         [[8, window], off],
         [off, off],
     ]
-
-
-def test_grouping_at_16_bits_is_warned_of_where_the_flags_are_checked():
-    """bf16 with --group_by_length failed one seed of five on a real task where full length
-    did not: a 16-bit run grouped by length says so, a float32 one and an ungrouped one not."""
-    result = run_code(
-        """
-        from absl import flags, logging
-        import run_classifier
-        from bert_lib import script_flags
-        warned = []
-        logging.warning = lambda message, *args: warned.append(message % args)
-        for argv in (
-            ["--precision=bf16", "--dynamic_padding", "--group_by_length"],
-            ["--precision=fp16", "--dynamic_padding", "--group_by_length"],
-            ["--precision=fp32", "--dynamic_padding", "--group_by_length"],
-            ["--precision=bf16", "--dynamic_padding"],
-        ):
-            flags.FLAGS(["prog", *argv])
-            script_flags.check_padding_flags()
-            print(len(warned))
-            flags.FLAGS.unparse_flags()
-        print(warned[0])
-        """
-    )
-    assert result.returncode == 0, result.stderr[-2000:]
-    lines = result.stdout.strip().splitlines()
-    assert lines[-5:-1] == ["1", "2", "2", "2"]
-    assert lines[-1].startswith("--precision=bf16 with --group_by_length: ")

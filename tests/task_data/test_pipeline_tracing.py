@@ -71,7 +71,7 @@ def test_record_pipelines_are_traced_without_autograph_rewrites(
     path = tmp_path / "records.tf_record"
     _write_records(path, [3, 16, 7, 1, 12, 5, 9, 2, 16, 4])
     padding = dynamic_padding.settings(
-        is_training, cut_in_training=is_training, group_by_length=is_training
+        is_training, cut_in_training=is_training, step_micro_batches=4 if is_training else 0
     )
     input_fn = features.record_input_fn_builder(
         str(path), NAME_TO_FEATURES, is_training, False, padding
