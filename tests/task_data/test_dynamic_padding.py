@@ -145,19 +145,19 @@ def test_a_grouped_training_step_takes_the_examples_of_the_ungrouped_step():
     assert sum(m["input_ids"].size for m in pieces) < 0.85 * 32 * 10 * 12
 
 
-@pytest.mark.parametrize(
-    "argv, micro_batches",
-    [
-        ([], 1),
-        (["--dynamic_padding"], 1),
-        (["--dynamic_padding", "--group_by_length"], 4),
-        (["--dynamic_padding", "--group_by_length", "--num_accumulation_steps=2"], 8),
-        (["--dynamic_padding", "--group_by_length", "--train_batch_size=6"], 3),
-        (["--dynamic_padding", "--group_by_length", "--train_batch_size=7"], 1),
-        (["--num_accumulation_steps=4"], 4),
-    ],
-)
-def test_group_by_length_multiplies_the_micro_batches_of_a_step(argv, micro_batches):
+# (flags, micro-batches a training step runs)
+_MICRO_BATCH_CASES = [
+    ([], 1),
+    (["--dynamic_padding"], 1),
+    (["--dynamic_padding", "--group_by_length"], 4),
+    (["--dynamic_padding", "--group_by_length", "--num_accumulation_steps=2"], 8),
+    (["--dynamic_padding", "--group_by_length", "--train_batch_size=6"], 3),
+    (["--dynamic_padding", "--group_by_length", "--train_batch_size=7"], 1),
+    (["--num_accumulation_steps=4"], 4),
+]
+
+
+def test_group_by_length_multiplies_the_micro_batches_of_a_step():
     """The engine and the model_fn's step average the same number of micro-batches, and the
     training input sorts that many at a time (its window)."""
     result = run_code(
@@ -166,20 +166,26 @@ def test_group_by_length_multiplies_the_micro_batches_of_a_step(argv, micro_batc
         from absl import flags
         import run_classifier
         from bert_lib import script_flags
-        flags.FLAGS(["prog", "--output_dir=/nonexistent", *{argv!r}])
-        script_flags.check_padding_flags()
-        print(json.dumps([
-            script_flags.run_config_from_flags().num_accumulation_steps,
-            list(script_flags.padding_from_flags(True)),
-        ]))
+        seen = []
+        for argv, _ in {_MICRO_BATCH_CASES!r}:
+            flags.FLAGS(["prog", "--output_dir=/nonexistent", *argv])
+            script_flags.check_padding_flags()
+            seen.append([
+                script_flags.run_config_from_flags().num_accumulation_steps,
+                list(script_flags.padding_from_flags(True)),
+            ])
+            flags.FLAGS.unparse_flags()
+        print(json.dumps(seen))
         """
     )
     assert result.returncode == 0, result.stderr[-2000:]
-    steps, padding = json.loads(result.stdout.strip().splitlines()[-1])
-    assert steps == micro_batches
-    grouped = "--group_by_length" in argv
-    cut = "--dynamic_padding" in argv
-    assert padding == ([1, micro_batches] if grouped else [1, 0] if cut else [0, 0])
+    seen = json.loads(result.stdout.strip().splitlines()[-1])
+    expected = []
+    for argv, micro_batches in _MICRO_BATCH_CASES:
+        grouped, cut = "--group_by_length" in argv, "--dynamic_padding" in argv
+        padding = [1, micro_batches] if grouped else [1, 0] if cut else [0, 0]
+        expected.append([micro_batches, padding])
+    assert seen == expected
 
 
 def _dynamic_length_model(config, use_xla):
