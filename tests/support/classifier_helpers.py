@@ -54,9 +54,11 @@ def write_sst2_data(directory, train, dev, test):
     return directory
 
 
-def model_files(directory):
+def model_files(directory, **config_overrides):
+    """(vocab path, bert_config path) of the tiny classifier, its config with any overrides."""
     vocab = write_lines(directory / "vocab.txt", VOCAB)
-    return vocab, write_bert_config(directory / "bert_config.json", len(VOCAB))
+    config = write_bert_config(directory / "bert_config.json", len(VOCAB), **config_overrides)
+    return vocab, config
 
 
 def run_classifier_script(*args):

@@ -13,7 +13,6 @@ import numpy_reference
 import pytest
 import tensorflow as tf
 from classifier_helpers import (
-    VOCAB,
     model_files,
     read_eval_results,
     run_classifier_script,
@@ -534,12 +533,8 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
     round-off: each step's gradient is the average over the same examples."""
     rng = random.Random(11)
     data = write_sst2_data(tmp_path / "data", synthetic_rows(rng, 64), [], [])
-    vocab = write_lines(tmp_path / "vocab.txt", VOCAB)
-    config = write_bert_config(
-        tmp_path / "bert_config.json",
-        len(VOCAB),
-        hidden_dropout_prob=0.0,
-        attention_probs_dropout_prob=0.0,
+    vocab, config = model_files(
+        tmp_path, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0
     )
     common = [
         "--task_name=SST-2",
