@@ -396,7 +396,7 @@ def parse_args(argv=None):
     parser.add_argument("--precisions", default="fp32,bf16")
     parser.add_argument(
         "--batching",
-        default="grouped",
+        default="cut",
         choices=["full", "cut"],
     )
     parser.add_argument("--cls_only", type=int, default=None, help="default: 1 unless full")
