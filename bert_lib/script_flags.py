@@ -652,16 +652,21 @@ def length_bucket_from_flags():
 
 def micro_batches_per_step_from_flags():
     """How many micro-batches a training step runs: --num_accumulation_steps, times the
-    pieces --group_by_length cuts each of them into (dynamic_padding.step_pieces)."""
+    pieces --group_by_length cuts each of them into (dynamic_padding.step_pieces of the
+    batch each replica takes per accumulation step)."""
+    from .engine import distribution
     from .task_data import dynamic_padding
 
     steps = flag_value("num_accumulation_steps", 1)
     if not (flag_value("group_by_length", False) and flag_value("dynamic_padding", False)):
         return steps
+    replicas = distribution.local_replicas(
+        flag_value("distribution_strategy"), flag_value("num_gpus")
+    )
     batch_size = flag_value("train_batch_size", 1)
-    if steps < 1 or batch_size % steps:
+    if steps < 1 or batch_size % (steps * (replicas or 1)):
         return steps  # refused where the engine checks the batch
-    return steps * dynamic_padding.step_pieces(batch_size // steps)
+    return steps * dynamic_padding.step_pieces(batch_size // steps // (replicas or 1))
 
 
 def check_padding_flags():

@@ -67,8 +67,22 @@ def is_chief(config):
 def mirrored_devices(config):
     """The devices MirroredStrategy spreads over: --num_gpus of the visible GPUs (all by
     default), else the CPU."""
+    return _mirrored_devices(config.num_gpus)
+
+
+def local_replicas(distribution_strategy, num_gpus):
+    """How many replicas of this process split a training batch: the mirrored devices under
+    "mirrored", else 1. None under "multi_worker", whose replicas are known only once
+    its cluster is joined."""
+    if distribution_strategy == "multi_worker":
+        return None
+    if distribution_strategy == "mirrored":
+        return len(_mirrored_devices(num_gpus))
+    return 1
+
+
+def _mirrored_devices(num_gpus):
     gpus = [d.name for d in tf.config.list_logical_devices("GPU")]
-    num_gpus = config.num_gpus
     if num_gpus == 0:
         gpus = []
     elif num_gpus is not None:
@@ -88,12 +102,9 @@ def check_devices(config, train_batch_size=None):
     --num_accumulation_steps micro-batches."""
     if config.use_tpu:
         return
-    replicas = 1
     if config.distribution_strategy == "multi_worker":
         _multi_worker_cluster()
-        replicas = None  # the workers' devices are not known here
-    elif config.distribution_strategy == "mirrored":
-        replicas = len(mirrored_devices(config))
+    replicas = local_replicas(config.distribution_strategy, config.num_gpus)
     if not train_batch_size:
         return
     if replicas and train_batch_size % replicas:

@@ -153,15 +153,29 @@ _MICRO_BATCH_CASES = [
     (["--dynamic_padding", "--group_by_length", "--train_batch_size=6"], 3),
     (["--dynamic_padding", "--group_by_length", "--train_batch_size=7"], 1),
     (["--num_accumulation_steps=4"], 4),
+    # Pieces of each replica's batch: 12 on 2 replicas is 6 each, in 3 pieces (not the 4
+    # of 12, which would not divide a replica's 6).
+    (["--dynamic_padding", "--group_by_length", "--distribution_strategy=mirrored"], 4),
+    (
+        [
+            "--dynamic_padding",
+            "--group_by_length",
+            "--distribution_strategy=mirrored",
+            "--train_batch_size=12",
+        ],
+        3,
+    ),
 ]
 
 
 def test_group_by_length_multiplies_the_micro_batches_of_a_step():
     """The engine and the model_fn's step average the same number of micro-batches, and the
-    training input sorts that many at a time (its window)."""
+    training input sorts that many at a time (its window); under mirrored, on 2 replicas."""
     result = run_code(
         f"""
         import json
+        import mirrored
+        mirrored.split_cpu(2)
         from absl import flags
         import run_classifier
         from bert_lib import script_flags
@@ -510,12 +524,15 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
     assert abs(accuracies["grouped"] - accuracies["full"]) <= 0.12, accuracies
 
 
-def _train_without_dropout(*argv):
+def _train_without_dropout(*argv, replicas=1):
     """run_classifier.py with no dropout anywhere (the model's by its config, the head's by
-    patching tf.nn.dropout), so that two runs on the same examples make the same steps."""
+    patching tf.nn.dropout), so that two runs on the same examples make the same steps;
+    the CPU split into `replicas` devices for --distribution_strategy=mirrored."""
     return run_code(
         f"""
         import sys
+        import mirrored
+        mirrored.split_cpu({replicas})
         import tensorflow as tf
         tf.nn.dropout = lambda x, rate=None, **unused: x
         import run_classifier
@@ -530,7 +547,8 @@ def _train_without_dropout(*argv):
 def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
     """Without dropout, training with --dynamic_padding --group_by_length ends on the
     weights (and Adam moments) of the full-length run from the same start, to float32
-    round-off: each step's gradient is the average over the same examples."""
+    round-off: each step's gradient is the average over the same examples. So does a
+    grouped run on 2 mirrored replicas, each replica's 6 examples a step in 3 pieces."""
     rng = random.Random(11)
     data = write_sst2_data(tmp_path / "data", synthetic_rows(rng, 64), [], [])
     vocab, config = model_files(
@@ -543,7 +561,7 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
         f"--bert_config_file={config}",
         "--max_seq_length=16",
         "--do_train=true",
-        "--train_batch_size=16",
+        "--train_batch_size=12",
         "--num_train_epochs=1",
         "--learning_rate=1e-3",
         "--tf_random_seed=3",
@@ -553,25 +571,34 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
     proc = _train_without_dropout(*common, "--length_bucket=0", f"--output_dir={start}")
     assert proc.returncode == 0, proc.stderr[-3000:]
     ends = {}
-    for name, flags in (
-        ("full", ["--length_bucket=0"]),
-        ("grouped", ["--dynamic_padding", "--group_by_length", "--length_bucket=1"]),
+    grouped = ["--dynamic_padding", "--group_by_length", "--length_bucket=1"]
+    for name, flags, replicas in (
+        ("full", ["--length_bucket=0"], 1),
+        ("grouped", grouped, 1),
+        ("grouped_mirrored", [*grouped, "--distribution_strategy=mirrored"], 2),
     ):
         out = tmp_path / name
         proc = _train_without_dropout(
-            *common, *flags, f"--init_checkpoint={start}/model.ckpt-4", f"--output_dir={out}"
+            *common,
+            *flags,
+            f"--init_checkpoint={start}/model.ckpt-5",
+            f"--output_dir={out}",
+            replicas=replicas,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
-        ends[name] = checkpoint_values(str(out / "model.ckpt-4"))
-    begun = checkpoint_values(str(start / "model.ckpt-4"))
-    assert set(ends["full"]) == set(ends["grouped"])
-    moved = 0
-    for name, value in ends["full"].items():
-        np.testing.assert_allclose(
-            ends["grouped"][name], value, rtol=1e-4, atol=2e-6, err_msg=name
-        )
-        moved += name in begun and not np.allclose(value, begun[name], atol=1e-4)
-    assert moved > 10  # the 4 steps did train
+        ends[name] = checkpoint_values(str(out / "model.ckpt-5"))
+    begun = checkpoint_values(str(start / "model.ckpt-5"))
+    for run in ("grouped", "grouped_mirrored"):
+        assert set(ends[run]) == set(ends["full"]), run
+        for name, value in ends["full"].items():
+            np.testing.assert_allclose(
+                ends[run][name], value, rtol=1e-4, atol=2e-6, err_msg=f"{run}: {name}"
+            )
+    moved = sum(
+        name in begun and not np.allclose(value, begun[name], atol=1e-4)
+        for name, value in ends["full"].items()
+    )
+    assert moved > 10  # the 5 steps did train
 
 
 @pytest.mark.slow
@@ -606,6 +633,8 @@ def test_length_bucket_defaults_to_1_and_to_16_under_xla_and_a_given_value_wins(
     result = run_code(
         """
         import json
+        import mirrored
+        mirrored.split_cpu(2)
         from absl import flags
         import run_classifier
         from bert_lib import script_flags
