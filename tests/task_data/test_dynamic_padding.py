@@ -7,6 +7,7 @@ with a numpy BERT on the same checkpoint.
 import json
 import os
 import random
+import shutil
 
 import numpy as np
 import numpy_reference
@@ -548,7 +549,8 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
     """Without dropout, training with --dynamic_padding --group_by_length ends on the
     weights (and Adam moments) of the full-length run from the same start, to float32
     round-off: each step's gradient is the average over the same examples. So does a
-    grouped run on 2 mirrored replicas, each replica's 6 examples a step in 3 pieces."""
+    grouped run on 2 mirrored replicas, each replica's 6 examples a step in 3 pieces, and
+    a grouped run stopped and resumed."""
     rng = random.Random(11)
     data = write_sst2_data(tmp_path / "data", synthetic_rows(rng, 64), [], [])
     vocab, config = model_files(
@@ -572,12 +574,25 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     ends = {}
     grouped = ["--dynamic_padding", "--group_by_length", "--length_bucket=1"]
-    for name, flags, replicas in (
+    runs = (
         ("full", ["--length_bucket=0"], 1),
-        ("grouped", grouped, 1),
+        ("grouped", [*grouped, "--save_checkpoints_steps=2"], 1),
         ("grouped_mirrored", [*grouped, "--distribution_strategy=mirrored"], 2),
-    ):
+        # The grouped run as if killed after its step-2 checkpoint, then run again: from
+        # the input position saved beside it, or without one by the seeded skip of the
+        # micro-batches its steps took.
+        ("resumed_at_position", [*grouped, "--save_checkpoints_steps=2"], 1),
+        ("resumed_by_skip", [*grouped, "--save_checkpoints_steps=2"], 1),
+    )
+    for name, flags, replicas in runs:
         out = tmp_path / name
+        if name.startswith("resumed"):
+            shutil.copytree(tmp_path / "grouped", out)
+            for path in out.iterdir():
+                if path.name.startswith(("model.ckpt-4", "model.ckpt-5")):
+                    path.unlink()
+            if name == "resumed_by_skip":
+                (out / "model.ckpt-2.input").unlink()
         proc = _train_without_dropout(
             *common,
             *flags,
@@ -586,9 +601,11 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
             replicas=replicas,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
+        if name.startswith("resumed"):
+            assert "model.ckpt-2" in proc.stderr, proc.stderr[-3000:]
         ends[name] = checkpoint_values(str(out / "model.ckpt-5"))
     begun = checkpoint_values(str(start / "model.ckpt-5"))
-    for run in ("grouped", "grouped_mirrored"):
+    for run, _, _ in runs[1:]:
         assert set(ends[run]) == set(ends["full"]), run
         for name, value in ends["full"].items():
             np.testing.assert_allclose(
