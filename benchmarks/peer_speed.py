@@ -456,6 +456,8 @@ def prepare_serving(cfg):
         saver = tf.compat.v1.train.Saver()
         with tf.compat.v1.Session() as session:
             session.run(tf.compat.v1.global_variables_initializer())
+            if not init:
+                randomize_zeros_and_ones(session)
             saver.save(session, checkpoint)
     export_dir = os.path.join(work, f"export_{cfg['precision']}")
     files = classifier_output.predictor_files(
@@ -497,6 +499,25 @@ def prepare_serving(cfg):
             f"--output_dir={os.path.join(work, 'hf')}",
         )
     return {"export_dir": export_dir}
+
+
+def randomize_zeros_and_ones(session):
+    """Draws the biases, LayerNorm betas and gammas of the default graph's freshly
+    initialized model, which the initializers set to exactly 0 and 1 (as a trained
+    model's are not), seeded. Left so, the converters fold them away: TensorFlow's
+    optimizer drops the bias adds of zeros, and in the ONNX export ONNX Runtime's
+    optimizer finds no LayerNorm to fuse, so the graph timed would not be a trained
+    model's."""
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(1)
+    for variable in tf.compat.v1.global_variables():
+        name = variable.op.name
+        if name.endswith(("bias", "beta", "gamma")):
+            shape = variable.shape.as_list()
+            value = 0.02 * rng.standard_normal(shape) + (1.0 if name.endswith("gamma") else 0.0)
+            variable.load(value.astype(np.float32), session)
 
 
 def _run_script(cfg, script, *flags):

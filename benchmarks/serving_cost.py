@@ -110,7 +110,7 @@ def export_models(cfg, work_dir, precisions):
             saver = tf.compat.v1.train.Saver()
             with tf.compat.v1.Session() as session:
                 session.run(tf.compat.v1.global_variables_initializer())
-                _randomize_zeros_and_ones(session)
+                peer_speed.randomize_zeros_and_ones(session)
                 saver.save(session, checkpoint)
     exports = {}
     for precision in precisions:
@@ -121,21 +121,6 @@ def export_models(cfg, work_dir, precisions):
             )
         exports[precision] = export_dir
     return exports
-
-
-def _randomize_zeros_and_ones(session):
-    """Draws the biases, LayerNorm betas and gammas the initializers set to 0 and 1 (as a
-    trained model's are not), so that no bias add of zeros is optimized away."""
-    import numpy as np
-    import tensorflow as tf
-
-    rng = np.random.default_rng(1)
-    for variable in tf.compat.v1.global_variables():
-        name = variable.op.name
-        if name.endswith(("bias", "beta", "gamma")):
-            shape = variable.shape.as_list()
-            value = 0.02 * rng.standard_normal(shape) + (1.0 if name.endswith("gamma") else 0.0)
-            variable.load(value.astype(np.float32), session)
 
 
 def _session_config():
