@@ -17,8 +17,11 @@ tuned_model.onnx and tuned_model_int8.onnx). With --per_matrix_int8, also
 the export's model.onnx quantized as model_int8.onnx is but with one weight
 scale per matrix (onnx_export.quantize_int8(per_column=False), written to a
 temporary directory), in a plain session: it tells the cost of the export's
-per-column scales apart from the rest. Token ids as peer_speed's: [CLS]
-then one word piece repeated, mask all ones.
+per-column scales apart from the rest. With --saved_model, also
+Predictor(export_dir) on the SavedModel (TensorFlow on --threads intra-op
+threads, inter-op 1, unless TF_NUM_INTRAOP_THREADS / TF_NUM_INTEROP_THREADS
+say otherwise), and its time against Predictor's ONNX Runtime float32 call.
+Token ids as peer_speed's: [CLS] then one word piece repeated, mask all ones.
 
 Each round runs the contenders in an order shuffled anew (seeded), and
 beside the medians of each the script prints the median over rounds of the
@@ -45,6 +48,8 @@ import speed_common  # noqa: E402
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 PER_MATRIX = "model.onnx int8 per matrix, session"
+SAVED_MODEL = "Predictor, SavedModel"
+ONNX_FP32 = "Predictor, ONNX Runtime fp32"
 
 
 def parse_args(argv=None):
@@ -57,6 +62,11 @@ def parse_args(argv=None):
         "--per_matrix_int8",
         action="store_true",
         help="also time model.onnx quantized with one weight scale per matrix",
+    )
+    parser.add_argument(
+        "--saved_model",
+        action="store_true",
+        help="also time Predictor on the SavedModel (TensorFlow)",
     )
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument(
@@ -90,6 +100,9 @@ def contenders(args):
                     _session(ort, tuned[precision], args.threads),
                 )
             )
+    if args.saved_model:
+        served = predictor.Predictor(args.export_dir)
+        found.append((SAVED_MODEL, lambda ids, s=served: s.predict_ids(*ids)))
     if args.per_matrix_int8:
         from bert_lib.bert_runs import onnx_export
 
@@ -119,6 +132,9 @@ def id_arrays(batch, length):
 
 def main(argv=None):
     args = parse_args(argv)
+    # TensorFlow reads its thread counts once, when it starts (before contenders()).
+    os.environ.setdefault("TF_NUM_INTRAOP_THREADS", str(args.threads))
+    os.environ.setdefault("TF_NUM_INTEROP_THREADS", "1")
     print(f"load before: {open('/proc/loadavg').read().strip()}", flush=True)
     calls = contenders(args)
     shuffler = random.Random(0)
@@ -154,6 +170,15 @@ def main(argv=None):
                     f"  {precision}: tuned / {name} = {wall:.2f}x wall, {cpu:.2f}x CPU "
                     "(medians of each round's ratio)"
                 )
+        if SAVED_MODEL in per and ONNX_FP32 in per:
+            wall, cpu = (
+                statistics.median(t / o for t, o in zip(per[SAVED_MODEL][i], per[ONNX_FP32][i]))
+                for i in (0, 1)
+            )
+            print(
+                f"  SavedModel / {ONNX_FP32} = {wall:.2f}x wall, {cpu:.2f}x CPU "
+                "(medians of each round's ratio)"
+            )
     print(f"\nload after: {open('/proc/loadavg').read().strip()}")
 
 

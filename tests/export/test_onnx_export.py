@@ -641,3 +641,41 @@ def test_erf_gelu_is_one_bias_gelu_per_layer_and_answers_the_savedmodel(export_e
         np.testing.assert_allclose(got, expected, atol=1e-6, rtol=0, err_msg=runtime)
     int8 = predictor.Predictor(export_dir, runtime="onnxruntime", precision="int8")
     np.testing.assert_allclose(int8.predict_ids(*cut), expected, atol=0.05, rtol=0)
+
+
+@pytest.mark.slow
+@needs_onnx_extra
+def test_serve_interleaved_times_every_contender_and_the_savedmodel_against_onnx(export, capsys):
+    """benchmarks/serve_interleaved.py on an export: each contender's line at each shape,
+    the tuned sessions' ratios, and the SavedModel's time against ONNX Runtime's."""
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    import serve_interleaved
+
+    export_dir, _, _ = export
+    tuned = f"fp32:{export_dir}/model.onnx,int8:{export_dir}/model_int8.onnx"
+    serve_interleaved.main(
+        [
+            f"--export_dir={export_dir}",
+            f"--tuned={tuned}",
+            "--shapes=1x2,2x5",
+            "--rounds=2",
+            "--calls=2",
+            "--per_matrix_int8",
+            "--saved_model",
+        ]
+    )
+    out = capsys.readouterr().out
+    for shape in ("batch 1 x 2 tokens", "batch 2 x 5 tokens"):
+        block = out.split(shape)[1].split("\nbatch ")[0]
+        for name in (
+            "Predictor, ONNX Runtime fp32",
+            "Predictor, ONNX Runtime int8",
+            "tuned ONNX Runtime session fp32",
+            "tuned ONNX Runtime session int8",
+            "model.onnx int8 per matrix, session",
+            "Predictor, SavedModel",
+        ):
+            assert re.search(rf"\n  {re.escape(name)} +\d+\.\d+ \(\d+\.\d+\)", block), block
+        assert "fp32: tuned / Predictor, ONNX Runtime fp32 = " in block, block
+        assert "int8: tuned / model.onnx int8 per matrix, session = " in block, block
+        assert "SavedModel / Predictor, ONNX Runtime fp32 = " in block, block
