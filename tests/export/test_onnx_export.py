@@ -27,6 +27,7 @@ import numpy as np
 import numpy_reference as npr
 import pytest
 import tensorflow as tf
+from classifier_helpers import random_classifier_values
 from helpers import (
     ONNX_EXTRA,
     REPO,
@@ -55,25 +56,11 @@ TEXTS = [
 ]
 
 
-def _random_values(config, num_labels, seed):
-    with tf.Graph().as_default():
-        ids = tf.compat.v1.placeholder(tf.int32, [None, None])
-        run_classifier.create_model(config, False, ids, ids, ids, None, num_labels, False)
-        shapes = {v.op.name: v.shape.as_list() for v in tf.compat.v1.global_variables()}
-    rng = np.random.RandomState(seed)
-    return {
-        name: ((1.0 if name.endswith("gamma") else 0.0) + 0.2 * rng.standard_normal(shape)).astype(
-            np.float32
-        )
-        for name, shape in shapes.items()
-    }
-
-
 def _export_random_classifier(directory, seed, formats, precision="fp32", hidden_act="gelu"):
     """(export directory, checkpoint values, config) of a random 3-class classifier
     exported in `formats` (an --export_format value) at `precision`."""
     config = modeling.BertConfig.from_dict(tiny_bert_config(30522, hidden_act=hidden_act))
-    values = _random_values(config, len(LABELS), seed=seed)
+    values = random_classifier_values(config, len(LABELS), seed)
     checkpoint = write_checkpoint(directory / "model.ckpt", values)
     files = classifier_output.predictor_files(
         VOCAB_UNCASED, True, LABELS, False, 0.5, MAX_SEQ_LENGTH

@@ -18,6 +18,7 @@ from classifier_helpers import (
     model_files,
     read_eval_results,
     run_classifier_script,
+    sst2_flags,
     synthetic_rows,
     write_sst2_data,
 )
@@ -62,10 +63,7 @@ def test_classifier_keeps_the_best_stops_early_and_serves_the_best(tmp_path):
     vocab, config = model_files(tmp_path)
     out = tmp_path / "out"
     common = [
-        "--task_name=SST-2",
-        f"--data_dir={data}",
-        f"--vocab_file={vocab}",
-        f"--bert_config_file={config}",
+        *sst2_flags(data, vocab, config),
         "--max_seq_length=16",
     ]
     proc = run_classifier_script(

@@ -61,6 +61,38 @@ def model_files(directory, **config_overrides):
     return vocab, config
 
 
+def sst2_flags(data_dir, vocab, config):
+    """run_classifier.py's flags naming the SST-2 task, its data and the model's files."""
+    return [
+        "--task_name=SST-2",
+        f"--data_dir={data_dir}",
+        f"--vocab_file={vocab}",
+        f"--bert_config_file={config}",
+    ]
+
+
+def random_classifier_values(config, num_labels, seed, spread=0.2):
+    """{checkpoint name: float32 array} of random values for every variable of
+    run_classifier's model (the head included): each drawn around 0 (gammas around 1) with
+    standard deviation `spread`, seeded."""
+    import numpy as np
+    import tensorflow as tf
+
+    import run_classifier
+
+    with tf.Graph().as_default():
+        ids = tf.compat.v1.placeholder(tf.int32, [None, None])
+        run_classifier.create_model(config, False, ids, ids, ids, None, num_labels, False)
+        shapes = {v.op.name: v.shape.as_list() for v in tf.compat.v1.global_variables()}
+    rng = np.random.RandomState(seed)
+    return {
+        name: (
+            (1.0 if name.endswith("gamma") else 0.0) + spread * rng.standard_normal(shape)
+        ).astype(np.float32)
+        for name, shape in shapes.items()
+    }
+
+
 def run_classifier_script(*args):
     return run_script("run_classifier.py", *args)
 

@@ -15,8 +15,10 @@ import pytest
 import tensorflow as tf
 from classifier_helpers import (
     model_files,
+    random_classifier_values,
     read_eval_results,
     run_classifier_script,
+    sst2_flags,
     synthetic_rows,
     write_sst2_data,
 )
@@ -36,7 +38,6 @@ from helpers import (
 from squad_helpers import run_squad_script, toy_model_flags, toy_squad, write_json
 
 import modeling
-import run_classifier
 import tokenization
 from bert_lib import engine
 from bert_lib.task_data import dynamic_padding
@@ -293,10 +294,7 @@ def classifier_runs(tmp_path_factory):
     (data / "test.tsv").write_text("index\tsentence\n" + test)
     vocab, config = model_files(root)
     common = [
-        "--task_name=SST-2",
-        f"--data_dir={data}",
-        f"--vocab_file={vocab}",
-        f"--bert_config_file={config}",
+        *sst2_flags(data, vocab, config),
         "--max_seq_length=32",
         "--eval_batch_size=5",
         "--predict_batch_size=5",
@@ -502,10 +500,7 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
     vocab_size = len(open(vocab, encoding="utf-8").read().split())
     config = write_bert_config(tmp_path / "bert_config.json", vocab_size)
     common = [
-        "--task_name=SST-2",
-        f"--data_dir={os.path.join(REPO, 'demo_data', 'sentiment')}",
-        f"--vocab_file={vocab}",
-        f"--bert_config_file={config}",
+        *sst2_flags(os.path.join(REPO, "demo_data", "sentiment"), vocab, config),
         "--max_seq_length=64",
         "--do_train=true",
         "--do_eval=true",
@@ -532,22 +527,6 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
     assert accuracies["full"] >= 0.7, accuracies
     assert accuracies["grouped"] >= 0.7, accuracies
     assert abs(accuracies["grouped"] - accuracies["full"]) <= 0.12, accuracies
-
-
-def _random_classifier_checkpoint(prefix, config_path, num_labels=2):
-    """A checkpoint of random values for every variable of run_classifier's model (the
-    head included), written without project code; returns its path."""
-    config = modeling.BertConfig.from_json_file(str(config_path))
-    with tf.Graph().as_default():
-        ids = tf.compat.v1.placeholder(tf.int32, [None, None])
-        run_classifier.create_model(config, False, ids, ids, ids, None, num_labels, False)
-        shapes = {v.op.name: v.shape.as_list() for v in tf.compat.v1.global_variables()}
-    rng = np.random.default_rng(5)
-    values = {
-        name: ((1.0 if name.endswith("gamma") else 0.0) + 0.02 * rng.standard_normal(shape))
-        for name, shape in shapes.items()
-    }
-    return write_checkpoint(prefix, {n: v.astype(np.float32) for n, v in values.items()})
 
 
 def _train_without_dropout(*argv, replicas=1):
@@ -582,10 +561,7 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
         tmp_path, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0
     )
     common = [
-        "--task_name=SST-2",
-        f"--data_dir={data}",
-        f"--vocab_file={vocab}",
-        f"--bert_config_file={config}",
+        *sst2_flags(data, vocab, config),
         "--max_seq_length=16",
         "--do_train=true",
         "--train_batch_size=12",
@@ -594,7 +570,10 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
         "--tf_random_seed=3",
     ]
     # A start with the classifier head in it, shared by every run.
-    start = _random_classifier_checkpoint(tmp_path / "start" / "model.ckpt", config)
+    values = random_classifier_values(
+        modeling.BertConfig.from_json_file(str(config)), 2, seed=5, spread=0.02
+    )
+    start = write_checkpoint(tmp_path / "start" / "model.ckpt", values)
     ends = {}
     grouped = ["--dynamic_padding", "--group_by_length", "--length_bucket=1"]
     runs = (
@@ -604,11 +583,11 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
         # The grouped run as if killed after its step-2 checkpoint, then run again
         # without its saved input position: by the seeded skip of the micro-batches its
         # steps took.
-        ("resumed_by_skip", [*grouped, "--save_checkpoints_steps=2"], 1),
+        ("resumed", [*grouped, "--save_checkpoints_steps=2"], 1),
     )
     for name, flags, replicas in runs:
         out = tmp_path / name
-        if name.startswith("resumed"):
+        if name == "resumed":
             shutil.copytree(tmp_path / "grouped", out)
             for path in out.iterdir():
                 if path.name.startswith(("model.ckpt-4", "model.ckpt-5")):
@@ -622,7 +601,7 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
             replicas=replicas,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
-        if name.startswith("resumed"):
+        if name == "resumed":
             assert "model.ckpt-2" in proc.stderr, proc.stderr[-3000:]
         ends[name] = checkpoint_values(str(out / "model.ckpt-5"))
     begun = checkpoint_values(start)
@@ -654,10 +633,7 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
 def test_contradictory_padding_flags_stop_before_any_work(tmp_path, flags, message):
     vocab, config = model_files(tmp_path)
     proc = run_classifier_script(
-        "--task_name=SST-2",
-        f"--data_dir={os.path.join(REPO, 'demo_data', 'sentiment')}",
-        f"--vocab_file={vocab}",
-        f"--bert_config_file={config}",
+        *sst2_flags(os.path.join(REPO, "demo_data", "sentiment"), vocab, config),
         "--do_train=true",
         f"--output_dir={tmp_path / 'out'}",
         *flags,
@@ -671,8 +647,6 @@ def test_length_bucket_defaults_to_1_and_to_16_under_xla_and_a_given_value_wins(
     result = run_code(
         """
         import json
-        import mirrored
-        mirrored.split_cpu(2)
         from absl import flags
         import run_classifier
         from bert_lib import script_flags
