@@ -369,7 +369,8 @@ def test_loss_scale_never_drops_below_one():
 def test_inference_dense_is_a_plain_bias_add_with_the_same_outputs(dtype):
     """dense(training=False) builds MatMul and BiasAdd alone: no custom gradient's
     IdentityN, which reads the MatMul's output and keeps the CPU remapper from fusing
-    the two. Its outputs are training's, and x @ W + b to 16-bit rounding."""
+    the two (float16 has none either way: its bias add is float32's, after a Cast).
+    Its outputs are training's, and x @ W + b to 16-bit rounding."""
     rng = np.random.default_rng(4)
     x = rng.standard_normal([5, 16]).astype(np.float32)
     kernel = rng.standard_normal([16, 8]).astype(np.float32)
@@ -392,10 +393,48 @@ def test_inference_dense_is_a_plain_bias_add_with_the_same_outputs(dtype):
             bias_variable.load(bias, session)
             outputs[training] = session.run(tf.cast(output, tf.float32))
         identity_ns[training] = [op for op in graph.get_operations() if op.type == "IdentityN"]
-    assert identity_ns[True] and not identity_ns[False]
+    assert bool(identity_ns[True]) == (dtype == tf.bfloat16) and not identity_ns[False]
     np.testing.assert_array_equal(outputs[False], outputs[True])
     expected = x.astype(np.float64) @ kernel + bias
     np.testing.assert_allclose(outputs[False], expected, rtol=0.02, atol=0.05)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_float16_dense_runs_no_fused_float16_matmul(training):
+    """TensorFlow's CPU remapper fuses a float16 MatMul with the BiasAdd that reads it,
+    and oneDNN runs that fused kernel on its reference path (a MiniLM training step
+    took minutes). The graph TensorFlow runs for a float16 dense layer, forward and
+    backward, holds its float16 MatMuls unfused; a bfloat16 one still fuses hers."""
+    rng = np.random.default_rng(5)
+    fused = {}
+    for dtype in (tf.float16, tf.bfloat16):
+        graph = tf.Graph()
+        with graph.as_default():
+            x = tf.constant(rng.standard_normal([64, 16]).astype(np.float32))
+            hidden = modeling.dense(
+                tf.cast(x, dtype), 32, activation=modeling.gelu, name="a", training=training
+            )
+            output = tf.cast(modeling.dense(hidden, 8, name="b", training=training), tf.float32)
+            fetches = [output]
+            if training:
+                fetches += tf.gradients(tf.reduce_sum(output), tf.compat.v1.trainable_variables())
+            init = tf.compat.v1.global_variables_initializer()
+        metadata = tf.compat.v1.RunMetadata()
+        options = tf.compat.v1.RunOptions(output_partition_graphs=True)
+        with tf.compat.v1.Session(graph=graph) as session:
+            session.run(init)
+            session.run(fetches, options=options, run_metadata=metadata)
+        nodes = [node for graph_def in metadata.partition_graphs for node in graph_def.node]
+        if not any(node.op.startswith("_Mkl") for node in nodes):
+            pytest.skip("TensorFlow's oneDNN graph rewrites are off here")
+        fused[dtype] = [
+            node.op
+            for node in nodes
+            if "MatMul" in node.op and "fused_ops" in node.attr and node.attr["T"].type == dtype
+        ]
+    assert not fused[tf.float16]
+    if not training:
+        assert fused[tf.bfloat16]
 
 
 def test_bert_model_built_for_inference_has_no_training_wrappers():
