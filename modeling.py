@@ -528,7 +528,8 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
         False builds a plain BiasAdd, the graph of an inference: the custom
         gradient's IdentityN wrapper reads the MatMul's output and so keeps
         TensorFlow's CPU remapper from fusing MatMul, BiasAdd and activation.
-        float16 adds its bias in float32 either way (`_float16_bias_add`).
+        float16 on a machine without a GPU adds its bias in float32 either
+        way (`_float16_bias_add`).
 
     Returns:
       Tensor of the input's shape with the last dimension replaced by units, in
@@ -553,7 +554,7 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
         output = tf.matmul(input_2d, tf.cast(kernel, input_2d.dtype))
         if output.dtype == tf.float32:
             output = tf.nn.bias_add(output, bias)
-        elif output.dtype == tf.float16:
+        elif output.dtype == tf.float16 and _float16_bias_added_in_float32():
             output = _float16_bias_add(output, bias)
         elif not training:
             output = tf.nn.bias_add(output, tf.cast(bias, output.dtype))
@@ -565,6 +566,14 @@ def dense(input_tensor, units, activation=None, kernel_initializer=None, name=No
         if input_tensor.shape.ndims > 2:
             output = reshape_from_matrix(output, get_shape_list(input_tensor))
     return output
+
+
+def _float16_bias_added_in_float32():
+    """Whether float16 dense layers add their bias with `_float16_bias_add`: where no GPU
+    is visible as the graph is built. A GPU runs the float16 BiasAdd (fused or not) at
+    its speed, and the two Casts would cost it memory traffic of the size of the bias
+    add's, twice."""
+    return not tf.config.list_physical_devices("GPU")
 
 
 def _float16_bias_add(matrix, bias):

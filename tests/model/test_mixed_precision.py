@@ -437,6 +437,39 @@ def test_float16_dense_runs_no_fused_float16_matmul(training):
         assert fused[tf.bfloat16]
 
 
+@pytest.mark.parametrize("bias_in_float32", [True, False])
+def test_float16_dense_on_a_gpu_machine_keeps_its_float16_bias_add(monkeypatch, bias_in_float32):
+    """Where a GPU is visible the float16 BiasAdd stays (the bfloat16 path: the bias
+    gradient summed in float32); without one the bias is added in float32. Both give
+    x @ W + b to float16 rounding, and the same bias gradient to float16 rounding."""
+    monkeypatch.setattr(modeling, "_float16_bias_added_in_float32", lambda: bias_in_float32)
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal([40, 16]).astype(np.float32)
+    kernel = rng.standard_normal([16, 8]).astype(np.float32)
+    bias = rng.standard_normal([8]).astype(np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        output = modeling.dense(
+            tf.cast(tf.constant(x), tf.float16),
+            8,
+            kernel_initializer=tf.compat.v1.constant_initializer(kernel),
+            name="d",
+        )
+        (bias_variable,) = [v for v in tf.compat.v1.global_variables() if "bias" in v.name]
+        value = tf.cast(output, tf.float32)
+        (gradient,) = tf.gradients(tf.reduce_sum(value), [bias_variable])
+        init = tf.compat.v1.global_variables_initializer()
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        bias_variable.load(bias, session)
+        got, got_gradient = session.run([value, gradient])
+    bias_adds = [op.get_attr("T") for op in graph.get_operations() if op.type == "BiasAdd"]
+    assert bias_adds == [tf.float32 if bias_in_float32 else tf.float16]
+    expected = x.astype(np.float64) @ kernel + bias
+    np.testing.assert_allclose(got, expected, rtol=2.0**-9, atol=2.0**-7)
+    np.testing.assert_allclose(got_gradient, np.full(8, 40.0), rtol=2.0**-11)
+
+
 def test_bert_model_built_for_inference_has_no_training_wrappers():
     """BertModel(is_training=False) in bfloat16 builds no IdentityN (the bias gradient's
     wrapper); built for training it has one per dense layer of the encoder."""
