@@ -151,8 +151,9 @@ def create_training_step(
     if dynamic_loss_scaling:
         loss_scale = DynamicLossScale()
         optional = (loss_scale.scale_variable, loss_scale.good_steps)
-        grads = tf.gradients(loss * loss_scale.scale, tvars)
-        grads = [None if g is None else _dense_gradient(g) / loss_scale.scale for g in grads]
+        backward_scale = _backward_loss_scale(loss_scale.scale, num_accumulation_steps)
+        grads = tf.gradients(loss * backward_scale, tvars)
+        grads = [None if g is None else _dense_gradient(g) / backward_scale for g in grads]
         optimizer.skip_nonfinite_updates = True
         optimizer.on_gradients_checked = loss_scale.update
     else:
@@ -205,6 +206,24 @@ def _accumulator(param):
             synchronization=tf.VariableSynchronization.ON_READ,
             aggregation=tf.VariableAggregation.SUM,
         )
+
+
+def _backward_loss_scale(scale, num_accumulation_steps):
+    """What a micro-batch's loss is multiplied by for its float16 backward pass.
+
+    A micro-batch's loss is the mean over its own examples, so each example
+    weighs num_accumulation_steps times what it weighs in the whole batch's
+    mean, and so does every float16 gradient of the backward pass: at the
+    same loss scale a step of 4 micro-batches overflowed where the whole
+    batch's did not (grouped runs of next_sentence_pairs skipped 1-2 of
+    200 steps, full-length runs none). Dividing the scale by the number of
+    micro-batches gives the backward pass the whole batch's magnitudes; the
+    gradients are divided by the same number, so the update is unchanged
+    (exactly so for a power of two).
+    """
+    if num_accumulation_steps == 1:
+        return scale
+    return scale / float(num_accumulation_steps)
 
 
 class DynamicLossScale:

@@ -356,6 +356,46 @@ def test_loss_scaling_skips_overflow_halves_then_grows():
         assert np.all(np.isfinite(state["w"]))
 
 
+def _float16_step_state(micro_batches):
+    """One training step of w on 8 examples, loss mean(8 * x * w) computed in float16, its
+    batch in `micro_batches` pieces; returns w, the loss scale and the step after it."""
+    x_value = np.full(8, 1.0 / 64.0, np.float32)
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.float32, [None])
+        w = tf.compat.v1.get_variable("w", initializer=tf.constant(0.5))
+        product = tf.cast(x, tf.float16) * tf.cast(w, tf.float16) * tf.constant(8.0, tf.float16)
+        loss = tf.reduce_mean(tf.cast(product, tf.float32))
+        options = optimization.TrainingOptions(micro_batches, dynamic_loss_scaling=True)
+        step = optimization.create_training_step(loss, 0.1, 100, 0, options=options)
+        scale = [v for v in tf.compat.v1.global_variables() if v.op.name == "loss_scale"][0]
+        init = [
+            tf.compat.v1.global_variables_initializer(),
+            tf.compat.v1.local_variables_initializer(),
+        ]
+    pieces = np.split(x_value, micro_batches)
+    with tf.compat.v1.Session(graph=graph) as session:
+        session.run(init)
+        for piece in pieces[:-1]:
+            session.run(step.accumulate_op, {x: piece})
+        session.run(step.train_op, {x: pieces[-1]})
+        return session.run({"w": w, "scale": scale, "step": tf.compat.v1.train.get_global_step()})
+
+
+def test_float16_micro_batches_backpropagate_at_the_whole_batch_magnitudes():
+    """At the starting loss scale (2^15) the whole batch's float16 gradient of the
+    product is 2^15 / 8 * 8 = 32768, below float16's largest (65504); a micro-batch of
+    2 examples, its loss the mean over its own 2, would give four times that and
+    overflow, skipping the step and halving the scale. Scaled for its share of the
+    batch, the step of 4 micro-batches is the whole batch's step."""
+    whole = _float16_step_state(1)
+    split = _float16_step_state(4)
+    assert whole["scale"] == split["scale"] == 2.0**15
+    assert whole["step"] == split["step"] == 1
+    assert whole["w"] != 0.5
+    np.testing.assert_allclose(split["w"], whole["w"], rtol=1e-7)
+
+
 def test_loss_scale_never_drops_below_one():
     run, session = _loss_scaled_step()
     with session:
