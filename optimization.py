@@ -151,7 +151,9 @@ def create_training_step(
     if dynamic_loss_scaling:
         loss_scale = DynamicLossScale()
         optional = (loss_scale.scale_variable, loss_scale.good_steps)
-        backward_scale = _backward_loss_scale(loss_scale.scale, num_accumulation_steps)
+        backward_scale = _backward_loss_scale(
+            loss_scale.scale, num_accumulation_steps * _replicas_in_sync()
+        )
         grads = tf.gradients(loss * backward_scale, tvars)
         grads = [None if g is None else _dense_gradient(g) / backward_scale for g in grads]
         optimizer.skip_nonfinite_updates = True
@@ -208,22 +210,31 @@ def _accumulator(param):
         )
 
 
-def _backward_loss_scale(scale, num_accumulation_steps):
-    """What a micro-batch's loss is multiplied by for its float16 backward pass.
+def _backward_loss_scale(scale, num_shares):
+    """What a share of the batch multiplies its loss by for its float16 backward pass.
 
-    A micro-batch's loss is the mean over its own examples, so each example
-    weighs num_accumulation_steps times what it weighs in the whole batch's
-    mean, and so does every float16 gradient of the backward pass: at the
-    same loss scale a step of 4 micro-batches overflowed where the whole
-    batch's did not (grouped runs of next_sentence_pairs skipped 1-2 of
-    200 steps, full-length runs none). Dividing the scale by the number of
-    micro-batches gives the backward pass the whole batch's magnitudes; the
-    gradients are divided by the same number, so the update is unchanged
-    (exactly so for a power of two).
+    A share is one micro-batch on one replica; there are num_shares
+    (micro-batches times replicas) in a step. Its loss is the mean over its
+    own examples, so each example weighs num_shares times what it weighs in
+    the whole batch's mean, and so does every float16 gradient of its
+    backward pass: at the same loss scale a step of 4 micro-batches
+    overflowed where the whole batch's did not (grouped runs of
+    next_sentence_pairs skipped 1-2 of 200 steps, full-length runs none).
+    Dividing the scale by num_shares gives the backward pass the whole
+    batch's magnitudes, on one device or many; the gradients are divided by
+    the same number, so the update is unchanged (exactly so for a power of
+    two).
     """
-    if num_accumulation_steps == 1:
+    if num_shares == 1:
         return scale
-    return scale / float(num_accumulation_steps)
+    return scale / float(num_shares)
+
+
+def _replicas_in_sync():
+    """How many replicas each compute this loss on their own examples: the
+    strategy's replica count inside `call_for_each_replica`, else 1."""
+    context = tf.distribute.get_replica_context()
+    return 1 if context is None else context.num_replicas_in_sync
 
 
 class DynamicLossScale:

@@ -9,12 +9,13 @@ step.
 
 import math
 
+import mirrored
 import numpy as np
 import numpy_reference as npr
 import pytest
 import speed_helpers
 import tensorflow as tf
-from helpers import checkpoint_values
+from helpers import checkpoint_values, run_checks
 
 import modeling
 import optimization
@@ -356,30 +357,55 @@ def test_loss_scaling_skips_overflow_halves_then_grows():
         assert np.all(np.isfinite(state["w"]))
 
 
-def _float16_step_state(micro_batches):
+def _float16_step_state(micro_batches, replicas=1):
     """One training step of w on 8 examples, loss mean(8 * x * w) computed in float16, its
-    batch in `micro_batches` pieces; returns w, the loss scale and the step after it."""
+    batch split over `replicas` (MirroredStrategy; needs that many logical CPUs) and on each
+    into `micro_batches` pieces; returns w, the loss scale and the step after it."""
     x_value = np.full(8, 1.0 / 64.0, np.float32)
     graph = tf.Graph()
     with graph.as_default():
-        x = tf.compat.v1.placeholder(tf.float32, [None])
-        w = tf.compat.v1.get_variable("w", initializer=tf.constant(0.5))
-        product = tf.cast(x, tf.float16) * tf.cast(w, tf.float16) * tf.constant(8.0, tf.float16)
-        loss = tf.reduce_mean(tf.cast(product, tf.float32))
-        options = optimization.TrainingOptions(micro_batches, dynamic_loss_scaling=True)
-        step = optimization.create_training_step(loss, 0.1, 100, 0, options=options)
-        scale = [v for v in tf.compat.v1.global_variables() if v.op.name == "loss_scale"][0]
-        init = [
-            tf.compat.v1.global_variables_initializer(),
-            tf.compat.v1.local_variables_initializer(),
-        ]
-    pieces = np.split(x_value, micro_batches)
+        strategy = mirrored.strategy(replicas) if replicas > 1 else tf.distribute.get_strategy()
+        with strategy.scope():
+            x = tf.compat.v1.placeholder(tf.float32, [replicas, None])
+            w = tf.compat.v1.get_variable("w", initializer=tf.constant(0.5))
+
+            def replica_step():
+                replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+                examples = tf.gather(x, replica)
+                product = (
+                    tf.cast(examples, tf.float16)
+                    * tf.cast(w, tf.float16)
+                    * tf.constant(8.0, tf.float16)
+                )
+                loss = tf.reduce_mean(tf.cast(product, tf.float32))
+                options = optimization.TrainingOptions(micro_batches, dynamic_loss_scaling=True)
+                step = optimization.create_training_step(loss, 0.1, 100, 0, options=options)
+                return [step.train_op] + ([step.accumulate_op] if micro_batches > 1 else [])
+
+            ops = strategy.extended.call_for_each_replica(replica_step)
+            train_op = strategy.group(ops[0])
+            accumulate_op = strategy.group(ops[1]) if micro_batches > 1 else None
+            scale = [v for v in tf.compat.v1.global_variables() if v.op.name == "loss_scale"][0]
+            init = [
+                tf.compat.v1.global_variables_initializer(),
+                tf.compat.v1.local_variables_initializer(),
+            ]
+    # Feed k: micro-batch k of every replica, one row each.
+    feeds = np.split(x_value, micro_batches * replicas)
+    feeds = [np.stack(feeds[k::micro_batches]) for k in range(micro_batches)]
     with tf.compat.v1.Session(graph=graph) as session:
         session.run(init)
-        for piece in pieces[:-1]:
-            session.run(step.accumulate_op, {x: piece})
-        session.run(step.train_op, {x: pieces[-1]})
+        for feed in feeds[:-1]:
+            session.run(accumulate_op, {x: feed})
+        session.run(train_op, {x: feeds[-1]})
         return session.run({"w": w, "scale": scale, "step": tf.compat.v1.train.get_global_step()})
+
+
+def _assert_the_whole_batch_step(state, whole):
+    assert whole["scale"] == state["scale"] == 2.0**15
+    assert whole["step"] == state["step"] == 1
+    assert whole["w"] != 0.5
+    np.testing.assert_allclose(state["w"], whole["w"], rtol=1e-7)
 
 
 def test_float16_micro_batches_backpropagate_at_the_whole_batch_magnitudes():
@@ -388,12 +414,28 @@ def test_float16_micro_batches_backpropagate_at_the_whole_batch_magnitudes():
     2 examples, its loss the mean over its own 2, would give four times that and
     overflow, skipping the step and halving the scale. Scaled for its share of the
     batch, the step of 4 micro-batches is the whole batch's step."""
+    _assert_the_whole_batch_step(_float16_step_state(4), _float16_step_state(1))
+
+
+def check_float16_replicas_backpropagate_at_the_whole_batch_magnitudes():
+    """As micro-batches: each of 2 replicas takes the mean over its own 4 examples, twice
+    what the whole batch's gradient is (65536, past float16's largest), alone or split
+    again into micro-batches of 2 (4 times)."""
     whole = _float16_step_state(1)
-    split = _float16_step_state(4)
-    assert whole["scale"] == split["scale"] == 2.0**15
-    assert whole["step"] == split["step"] == 1
-    assert whole["w"] != 0.5
-    np.testing.assert_allclose(split["w"], whole["w"], rtol=1e-7)
+    _assert_the_whole_batch_step(_float16_step_state(1, replicas=2), whole)
+    _assert_the_whole_batch_step(_float16_step_state(2, replicas=2), whole)
+
+
+@pytest.mark.slow
+def test_float16_replicas_backpropagate_at_the_whole_batch_magnitudes():
+    run_checks(
+        """
+        import test_mixed_precision as t
+
+        t.check_float16_replicas_backpropagate_at_the_whole_batch_magnitudes()
+        """,
+        replicas=2,
+    )
 
 
 def test_loss_scale_never_drops_below_one():
