@@ -222,16 +222,7 @@ def _served(args):
 def score_exports(task, data_flags, export_dir, served, args):
     """{"runtime:precision": dev accuracy} of the export in `export_dir`, in a child
     process (this one imports no TensorFlow)."""
-    command = [
-        args.python,
-        os.path.abspath(__file__),
-        "--model_dir=-",
-        "--work_dir=-",
-        f"--score_export={export_dir}",
-        f"--score_data={task_data_dir(task, args.work_dir, args)}",
-        "--score_served=" + ",".join(f"{r}:{p}" for r, p in served),
-        *(f"--score_{flag[2:]}" for flag in data_flags if flag.startswith("--text_")),
-    ]
+    command = score_command(task, data_flags, export_dir, served, args)
     log = os.path.join(os.path.dirname(export_dir), "served.txt")
     with open(log, "w") as f:
         code = subprocess.call(command, stdout=f, stderr=subprocess.STDOUT, cwd=REPO)
@@ -242,18 +233,47 @@ def score_exports(task, data_flags, export_dir, served, args):
     return json.loads(lines[-1][len("SERVED ") :])
 
 
+def dev_texts_and_labels(args):
+    """The dev set as the training script read it (--score_task_name's processor, a custom
+    task's columns): [text or (text_a, text_b)], [label]."""
+    sys.path.insert(0, REPO)
+    from bert_lib.task_data import classifier_tasks, custom_data
+
+    if args.score_task_name == "custom":
+        processor = custom_data.CustomProcessor(
+            text_a_column=args.score_text_a_column, text_b_column=args.score_text_b_column
+        )
+    else:
+        processor = classifier_tasks.get_processor(args.score_task_name)
+    examples = processor.get_dev_examples(args.score_data)
+    texts = [e.text_a if e.text_b is None else (e.text_a, e.text_b) for e in examples]
+    return texts, [e.label for e in examples]
+
+
+def score_command(task, data_flags, export_dir, served, args):
+    """The child process's command line that scores an export of `task`."""
+    return [
+        args.python,
+        os.path.abspath(__file__),
+        "--model_dir=-",
+        "--work_dir=-",
+        f"--score_export={export_dir}",
+        f"--score_data={task_data_dir(task, args.work_dir, args)}",
+        "--score_served=" + ",".join(f"{r}:{p}" for r, p in served),
+        *(
+            f"--score_{flag[2:]}"
+            for flag in data_flags
+            if flag.startswith(("--text_", "--task_name="))
+        ),
+    ]
+
+
 def score_child(args):
     """The dev set's accuracy through Predictor, for each runtime:precision given."""
     sys.path.insert(0, REPO)
     from bert_lib.export import predictor
-    from bert_lib.task_data import custom_data
 
-    processor = custom_data.CustomProcessor(
-        text_a_column=args.score_text_a_column, text_b_column=args.score_text_b_column
-    )
-    examples = processor.get_dev_examples(args.score_data)
-    texts = [e.text_a if e.text_b is None else (e.text_a, e.text_b) for e in examples]
-    gold = [e.label for e in examples]
+    texts, gold = dev_texts_and_labels(args)
     scores = {}
     for item in args.score_served.split(","):
         runtime, precision = item.split(":")
@@ -394,7 +414,7 @@ def parse_args(argv=None):
         default=None,
         help="runtime:precision list to score each export through (classifier tasks)",
     )
-    for name in ("export", "data", "served", "text_a_column", "text_b_column"):
+    for name in ("export", "data", "served", "task_name", "text_a_column", "text_b_column"):
         parser.add_argument(f"--score_{name}", default=None, help=argparse.SUPPRESS)
     return parser.parse_args(argv)
 

@@ -157,3 +157,29 @@ def test_served_table_gives_each_runtimes_difference_from_the_savedmodel():
         table[3]
         == "| t | grouped | onnxruntime:int8 | 1: 0.7900 (-0.0100), 2: 0.7600 (+0.0100) | 0.0100 |"
     )
+
+
+# Each classifier task's dev set in its own layout: texts and label as its columns hold them.
+DEV_COLUMNS = {
+    "next_sentence_pairs": (("#1 String", "#2 String"), "Quality"),
+    "senses": (("definition", "example"), "label"),
+    "domains": (("definition",), "label"),
+}
+
+
+def test_the_scorer_reads_each_tasks_dev_set_in_its_own_layout():
+    """The served accuracies are scored against the dev set the script trained on: the
+    scoring child is told the task's --task_name (next_sentence_pairs is MRPC's layout,
+    not custom TSV columns) and reads every dev row's texts and label."""
+    args = grouping_accuracy.parse_args(["--model_dir=m", "--work_dir=w"])
+    served = [("tensorflow", "fp32"), ("onnxruntime", "int8")]
+    for task, (columns, label_column) in DEV_COLUMNS.items():
+        data_flags = grouping_accuracy.TASKS[task][2]
+        command = grouping_accuracy.score_command(task, data_flags, "export", served, args)
+        child_args = grouping_accuracy.parse_args(command[2:])
+        assert child_args.score_served == "tensorflow:fp32,onnxruntime:int8"
+        texts, labels = grouping_accuracy.dev_texts_and_labels(child_args)
+        rows = _tsv(task, "dev")
+        expected = [tuple(row[c] for c in columns) for row in rows]
+        assert [t if isinstance(t, tuple) else (t,) for t in texts] == expected, task
+        assert labels == [row[label_column] for row in rows], task
