@@ -17,7 +17,10 @@ Numeric choices, named where they are made:
   * GELU ("gelu") is the tanh approximation; "gelu_erf" is the exact erf
     form, for models trained with it (Hugging Face's "gelu");
   * LayerNorm uses epsilon 1e-12 over the last axis;
-  * masked attention positions get -10000 added to their scores.
+  * masked attention positions get -10000 added to their scores;
+  * dropout is tf.nn.dropout's, or with `DropoutKeys` a 32-bit hash of the
+    example's key and each value's coordinates, so that an example draws
+    the same masks in any batch.
 
 Like the original's, the file imports nothing but TensorFlow, six, absl and
 the standard library, so it works copied alone into another project. A
@@ -30,7 +33,9 @@ import copy
 import functools
 import json
 import math
+import random
 import re
+import zlib
 
 import six
 import tensorflow as tf
@@ -251,6 +256,7 @@ class BertModel:
         position_ids=None,
         instance_ids=None,
         cls_positions=None,
+        dropout_keys=None,
     ):
         """Builds the model graph.
 
@@ -291,6 +297,10 @@ class BertModel:
             position in its instance, and its instance (it attends only within
             it); cls_positions [batch_size, n]: each instance's [CLS], for the
             pooler: get_pooled_output is then [batch_size * n, hidden_size].
+          dropout_keys: optional DropoutKeys of the batch's examples: every
+            dropout of the model draws its masks keyed by example (the same
+            for an example in any batch, at any cut length) rather than from
+            tf.nn.dropout. Only read in training.
 
         Raises:
           ValueError: the config is inconsistent (hidden_size not divisible by
@@ -316,12 +326,19 @@ class BertModel:
         with tf.compat.v1.variable_scope(scope, default_name="bert"):
             with tf.compat.v1.variable_scope("embeddings"):
                 self._build_embeddings(
-                    config, input_ids, token_type_ids, use_one_hot_embeddings, position_ids
+                    config,
+                    input_ids,
+                    token_type_ids,
+                    use_one_hot_embeddings,
+                    position_ids,
+                    dropout_keys,
                 )
 
             with tf.compat.v1.variable_scope("encoder"):
                 inputs = (config, input_ids, input_mask, compute_dtype, pooled_output_only)
-                self._build_encoder(*inputs, instance_ids, training=is_training)
+                self._build_encoder(
+                    *inputs, instance_ids, training=is_training, dropout_keys=dropout_keys
+                )
             self.sequence_output = self.all_encoder_layers[-1]
 
             # The pooler summarizes the sequence for sentence-level tasks: a
@@ -344,6 +361,7 @@ class BertModel:
         pooled_output_only,
         instance_ids=None,
         training=True,
+        dropout_keys=None,
     ):
         """The Transformer layers over the embedding output, as float32 outputs."""
         attention_mask = create_attention_mask_from_input_mask(input_ids, input_mask)
@@ -366,10 +384,17 @@ class BertModel:
             last_layer_first_token_only=pooled_output_only,
             compute_dtype=compute_dtype,
             training=training,
+            dropout_keys=dropout_keys,
         )
 
     def _build_embeddings(
-        self, config, input_ids, token_type_ids, use_one_hot_embeddings, position_ids=None
+        self,
+        config,
+        input_ids,
+        token_type_ids,
+        use_one_hot_embeddings,
+        position_ids=None,
+        dropout_keys=None,
     ):
         """Word, token-type and position embeddings, LayerNorm and dropout."""
         self.embedding_output, self.embedding_table = embedding_lookup(
@@ -390,9 +415,13 @@ class BertModel:
             position_embedding_name="position_embeddings",
             initializer_range=config.initializer_range,
             max_position_embeddings=config.max_position_embeddings,
-            dropout_prob=config.hidden_dropout_prob,
+            dropout_prob=0.0 if dropout_keys is not None else config.hidden_dropout_prob,
             position_ids=position_ids,
         )
+        if dropout_keys is not None:
+            self.embedding_output = dropout(
+                self.embedding_output, config.hidden_dropout_prob, dropout_keys
+            )
 
     def get_pooled_output(self):
         """float Tensor [batch_size, hidden_size]: the pooler output ([batch_size *
@@ -645,13 +674,17 @@ def layer_norm(input_tensor, name=None):
     return tf.cast(output, input_tensor.dtype)
 
 
-def dropout(input_tensor, dropout_prob):
+def dropout(input_tensor, dropout_prob, keys=None, site="dropout"):
     """Drops each value with probability `dropout_prob` (not a keep probability).
 
-    Returns the input unchanged when dropout_prob is None or 0.
+    Returns the input unchanged when dropout_prob is None or 0. With `keys`
+    (a DropoutKeys) the masks are keyed by example at `site`, a name unique
+    in the current variable scope; without, tf.nn.dropout draws them.
     """
     if dropout_prob is None or dropout_prob == 0.0:
         return input_tensor
+    if keys is not None:
+        return keys.dropout(input_tensor, dropout_prob, site)
     return tf.nn.dropout(input_tensor, rate=dropout_prob)
 
 
@@ -659,6 +692,105 @@ def layer_norm_and_dropout(input_tensor, dropout_prob, name=None):
     """`layer_norm` followed by `dropout`."""
     output_tensor = layer_norm(input_tensor, name)
     return dropout(output_tensor, dropout_prob)
+
+
+# Constants of the 32-bit integer hash of DropoutKeys ("lowbias32": two
+# multiply-xorshift rounds; each round is a bijection of the 32-bit integers).
+_HASH_MULTIPLIERS = (0x7FEB352D, 0x846CA68B)
+_HASH_SHIFTS = (16, 15, 16)
+# Odd, about 2**32 / golden ratio: spreads consecutive row numbers over the integers.
+_ROW_SPREAD = 0x9E3779B9
+# Row numbers of a tensor with two middle axes (attention: head, query
+# position) are head * _ROW_STRIDE + position; positions stay below it.
+_ROW_STRIDE = 1 << 16
+
+
+def _hash32(value):
+    """The 32-bit hash of a uint32 Tensor, elementwise (wrapping arithmetic)."""
+    first, second = (tf.constant(m, tf.uint32) for m in _HASH_MULTIPLIERS)
+    value = tf.bitwise.bitwise_xor(value, tf.bitwise.right_shift(value, _HASH_SHIFTS[0]))
+    value *= first
+    value = tf.bitwise.bitwise_xor(value, tf.bitwise.right_shift(value, _HASH_SHIFTS[1]))
+    value *= second
+    return tf.bitwise.bitwise_xor(value, tf.bitwise.right_shift(value, _HASH_SHIFTS[2]))
+
+
+def _hash32_int(value):
+    """_hash32 of one Python integer (its low 32 bits)."""
+    value &= 0xFFFFFFFF
+    for shift, multiplier in zip(_HASH_SHIFTS, _HASH_MULTIPLIERS + (None,)):
+        value ^= value >> shift
+        if multiplier is not None:
+            value = (value * multiplier) & 0xFFFFFFFF
+    return value
+
+
+class DropoutKeys:
+    """Dropout whose masks are keyed by example, not drawn in turn for a batch.
+
+    tf.nn.dropout draws a batch's masks in one go for its whole shape, so an
+    example gets other masks in a batch of another size, another cut length
+    or another place in the run. Here a value is kept or dropped by a hash of
+    (the seed, the dropout's site, the example's key, the value's coordinates
+    within its example: position, feature, attention head). An example then
+    draws the same masks wherever it is computed: in a batch of 32 cut to
+    its longest, or sorted into a micro-batch of 8 cut to its own
+    (--group_by_length), whose accumulated update is then the unsorted
+    batch's to float32 round-off, dropout included; and at [CLS] only (the
+    last layer of a classifier) the masks of the full layer's first position.
+
+    Keys are the examples' numbers in the training input (dynamic_padding
+    numbers them), unique within a run; the low 32 bits are used. The hash is
+    a 32-bit integer hash, not a cryptographic generator: about one row pair
+    in five million shares its values, shifted by a few columns.
+    """
+
+    def __init__(self, example_keys, seed=None):
+        """example_keys: integer Tensor [batch]; seed: an integer, by default the
+        graph-level seed (tf.compat.v1.set_random_seed), or a random one without."""
+        if seed is None:
+            seed = tf.compat.v1.get_default_graph().seed
+        if seed is None:
+            seed = random.getrandbits(64)
+        self.example_keys = tf.cast(example_keys, tf.uint32)
+        self.seed = _hash32_int(_hash32_int(seed) ^ (seed >> 32))
+
+    def mask(self, shape, dropout_prob, site):
+        """Boolean Tensor of `shape` ([batch, rows..., features], at most two row
+        axes), True where a value is kept at `site` (a name in the current
+        variable scope)."""
+        name = f"{tf.compat.v1.get_variable_scope().name}/{site}"
+        site_key = _hash32_int(zlib.crc32(name.encode("utf-8")) ^ self.seed)
+        per_example = _hash32(
+            tf.bitwise.bitwise_xor(self.example_keys, tf.constant(site_key, tf.uint32))
+        )
+        row_sizes = [shape[i] for i in range(1, len(shape) - 1)]
+        if len(row_sizes) not in (1, 2):
+            raise ValueError(f"DropoutKeys masks [batch, rows..., width], not rank {len(shape)}")
+        rows = tf.range(row_sizes[-1])
+        if len(row_sizes) == 2:
+            rows = tf.range(row_sizes[0])[:, None] * _ROW_STRIDE + rows[None, :]
+        rows = tf.cast(rows, tf.uint32) * tf.constant(_ROW_SPREAD, tf.uint32)
+        per_example = tf.reshape(per_example, [-1] + [1] * len(row_sizes))
+        per_row = _hash32(per_example + rows[None])
+        features = tf.cast(tf.range(shape[-1]), tf.uint32)
+        values = _hash32(per_row[..., None] + features)
+        threshold = min(int(round(dropout_prob * 2.0**32)), 0xFFFFFFFF)
+        return values >= tf.constant(threshold, tf.uint32)
+
+    def dropout(self, input_tensor, dropout_prob, site):
+        """`input_tensor` with each value dropped by `mask` and the rest scaled by
+        1 / (1 - dropout_prob). Its first axis is the batch, or, for a
+        [batch * seq_length, width] matrix, its rows are the batch's positions."""
+        shape = get_shape_list(input_tensor)
+        batch_size = tf.shape(self.example_keys)[0]
+        keyed = input_tensor
+        if len(shape) == 2:
+            keyed = tf.reshape(input_tensor, [batch_size, -1, shape[-1]])
+        keep = self.mask(get_shape_list(keyed), dropout_prob, site)
+        scale = tf.constant(1.0 / (1.0 - dropout_prob), keyed.dtype)
+        dropped = tf.where(keep, keyed * scale, tf.zeros([], keyed.dtype))
+        return tf.reshape(dropped, tf.shape(input_tensor)) if len(shape) == 2 else dropped
 
 
 # ---------------------------------------------------------------------------
@@ -869,6 +1001,7 @@ def attention_layer(
     from_seq_length=None,
     to_seq_length=None,
     training=True,
+    dropout_keys=None,
 ):
     """Multi-headed scaled dot-product attention from `from_tensor` to `to_tensor`.
 
@@ -894,6 +1027,9 @@ def attention_layer(
       do_return_2d_tensor: return [B*F, N*H] instead of [B, F, N*H].
       batch_size, from_seq_length, to_seq_length: needed for rank-2 inputs.
       training: False for a graph of inference (see `dense`).
+      dropout_keys: optional DropoutKeys of the B examples (see BertModel);
+        its masks take the query position from the first (with F 1, the
+        [CLS] row of a full-length layer).
 
     Returns:
       float Tensor [B, F, N*H], or [B*F, N*H] if do_return_2d_tensor.
@@ -938,6 +1074,7 @@ def attention_layer(
         attention_mask,
         size_per_head,
         attention_probs_dropout_prob,
+        dropout_keys,
     )
     context_layer = tf.transpose(context_layer, [0, 2, 1, 3])  # [B, F, N, H]
 
@@ -947,7 +1084,7 @@ def attention_layer(
 
 
 def _scaled_dot_product_attention(
-    query_layer, key_layer, value_layer, attention_mask, size_per_head, dropout_prob
+    query_layer, key_layer, value_layer, attention_mask, size_per_head, dropout_prob, keys=None
 ):
     """softmax(Q K^T / sqrt(H) + (1 - mask) * -10000) V, per head: [B, N, F, H].
 
@@ -969,7 +1106,7 @@ def _scaled_dot_product_attention(
     # The softmax and its dropout are taken in float32 whatever the compute
     # dtype: dropping whole attended-to positions, as in the Transformer paper.
     attention_probs = tf.nn.softmax(attention_scores)
-    attention_probs = dropout(attention_probs, dropout_prob)
+    attention_probs = dropout(attention_probs, dropout_prob, keys, site="attention_probs")
     return tf.matmul(tf.cast(attention_probs, value_layer.dtype), value_layer)
 
 
@@ -988,6 +1125,7 @@ def transformer_model(
     last_layer_first_token_only=False,
     compute_dtype=None,
     training=True,
+    dropout_keys=None,
 ):
     """The Transformer encoder stack ("Attention is All You Need", post-norm).
 
@@ -1019,6 +1157,7 @@ def transformer_model(
       compute_dtype: the dtype of the matmuls: tf.bfloat16 or tf.float16 for
         mixed precision; None (the default) computes in the input's dtype.
       training: False for a graph of inference (see `dense`).
+      dropout_keys: optional DropoutKeys of the batch's examples (see BertModel).
 
     Returns:
       float Tensor [batch_size, seq_length, hidden_size] (the last layer), or
@@ -1052,6 +1191,7 @@ def transformer_model(
                 first_token_only=first_token_only,
                 compute_dtype=compute_dtype,
                 training=training,
+                dropout_keys=dropout_keys,
             )
             all_layer_outputs.append(prev_output)
 
@@ -1108,6 +1248,7 @@ def _transformer_layer(
     first_token_only=False,
     compute_dtype=tf.float32,
     training=True,
+    dropout_keys=None,
 ):
     """One layer of transformer_model on a [batch * seq, hidden] matrix (see there).
 
@@ -1141,12 +1282,15 @@ def _transformer_layer(
                 from_seq_length=from_seq_length,
                 to_seq_length=seq_length,
                 training=training,
+                dropout_keys=dropout_keys,
             )
         with tf.compat.v1.variable_scope("output"):
             attention_output = dense(
                 attention_output, hidden_size, kernel_initializer=initializer, training=training
             )
-            attention_output = _residual_sum(attention_output, from_rows, hidden_dropout_prob)
+            attention_output = _residual_sum(
+                attention_output, from_rows, hidden_dropout_prob, dropout_keys
+            )
             attention_output = layer_norm(attention_output)
 
     with tf.compat.v1.variable_scope("intermediate"):
@@ -1162,13 +1306,15 @@ def _transformer_layer(
         layer_output = dense(
             intermediate_output, hidden_size, kernel_initializer=initializer, training=training
         )
-        layer_output = _residual_sum(layer_output, attention_output, hidden_dropout_prob)
+        layer_output = _residual_sum(
+            layer_output, attention_output, hidden_dropout_prob, dropout_keys
+        )
         return layer_norm(layer_output)
 
 
-def _residual_sum(sublayer_output, residual, dropout_prob):
+def _residual_sum(sublayer_output, residual, dropout_prob, dropout_keys=None):
     """dropout(sublayer_output) + residual, in the residual's dtype (mixed precision: float32)."""
-    return dropout(tf.cast(sublayer_output, residual.dtype), dropout_prob) + residual
+    return dropout(tf.cast(sublayer_output, residual.dtype), dropout_prob, dropout_keys) + residual
 
 
 # ---------------------------------------------------------------------------

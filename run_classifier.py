@@ -142,6 +142,7 @@ def create_model(
     class_weights=None,
     compute_dtype=None,
     pooled_output_only_in_training=False,
+    dropout_keys=None,
 ):
     """Builds BERT plus a linear head on the pooled [CLS] output.
 
@@ -161,7 +162,8 @@ def create_model(
     too with `pooled_output_only_in_training`: the loss and every gradient
     are those of the whole model (to float32 round-off), but dropout in the
     last layer draws its masks over the rows computed, so a seeded run's
-    numbers differ from one without it.
+    numbers differ from one without it. `dropout_keys` (modeling.DropoutKeys)
+    keys every dropout's masks, the head's too, by example.
 
     Returns:
       (loss, per_example_loss, logits, probabilities): probabilities is
@@ -179,6 +181,7 @@ def create_model(
         # The head reads the pooled output alone, so the last layer can be
         # computed at [CLS] only: the same outputs and gradients, less work.
         pooled_output_only=pooled_output_only_in_training or not is_training,
+        dropout_keys=dropout_keys,
     )
     output_layer = model.get_pooled_output()
     hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])
@@ -194,7 +197,7 @@ def create_model(
 
     with tf.compat.v1.variable_scope("loss"):
         if is_training:
-            output_layer = tf.nn.dropout(output_layer, rate=0.1)
+            output_layer = modeling.dropout(output_layer, 0.1, dropout_keys)
         logits = tf.matmul(output_layer, output_weights, transpose_b=True)
         logits = tf.nn.bias_add(logits, output_bias)
 
@@ -317,6 +320,7 @@ def model_fn_builder(
             class_weights=class_weights,
             compute_dtype=compute_dtype,
             pooled_output_only_in_training=pooled_output_only_in_training,
+            dropout_keys=model_fns.dropout_keys(features, is_training),
         )
 
         scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)

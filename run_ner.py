@@ -74,12 +74,14 @@ def create_model(
     num_labels,
     use_one_hot_embeddings,
     compute_dtype=None,
+    dropout_keys=None,
 ):
     """Builds BERT plus a linear tag head on every position of the sequence output.
 
     The head is `output_weights` [num_labels, hidden] and `output_bias`
     [num_labels] at no variable scope (the classifier's names and shapes),
-    with 0.1 dropout on its input while training. `compute_dtype` goes to
+    with 0.1 dropout on its input while training. `compute_dtype` and
+    `dropout_keys` (masks keyed by example, the head's too) go to
     modeling.BertModel.
 
     Returns:
@@ -96,6 +98,7 @@ def create_model(
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
         compute_dtype=compute_dtype,
+        dropout_keys=dropout_keys,
     )
     output_layer = tf.cast(model.get_sequence_output(), tf.float32)
     hidden_size = tf.compat.v1.dimension_value(output_layer.shape[-1])
@@ -111,7 +114,7 @@ def create_model(
 
     with tf.compat.v1.variable_scope("loss"):
         if is_training:
-            output_layer = tf.nn.dropout(output_layer, rate=0.1)
+            output_layer = modeling.dropout(output_layer, 0.1, dropout_keys)
         logits = tf.einsum("bsh,lh->bsl", output_layer, output_weights)
         logits = tf.nn.bias_add(logits, output_bias)
         probabilities = tf.nn.softmax(logits, axis=-1)
@@ -165,6 +168,7 @@ def model_fn_builder(
             num_labels,
             use_one_hot_embeddings,
             compute_dtype=compute_dtype,
+            dropout_keys=model_fns.dropout_keys(features, is_training),
         )
         scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)
 

@@ -130,10 +130,12 @@ def create_model(
     segment_ids,
     use_one_hot_embeddings,
     compute_dtype=None,
+    dropout_keys=None,
 ):
     """Builds BERT plus the span head; returns (start_logits, end_logits), [batch, seq].
 
-    `compute_dtype` goes to modeling.BertModel.
+    `compute_dtype` and `dropout_keys` (masks keyed by example) go to
+    modeling.BertModel.
     """
     model = modeling.BertModel(
         config=bert_config,
@@ -143,6 +145,7 @@ def create_model(
         token_type_ids=segment_ids,
         use_one_hot_embeddings=use_one_hot_embeddings,
         compute_dtype=compute_dtype,
+        dropout_keys=dropout_keys,
     )
     final_hidden = model.get_sequence_output()
     batch_size, seq_length, hidden_size = modeling.get_shape_list(final_hidden, expected_rank=3)
@@ -204,6 +207,7 @@ def model_fn_builder(
             segment_ids=segment_ids,
             use_one_hot_embeddings=use_one_hot_embeddings,
             compute_dtype=compute_dtype,
+            dropout_keys=model_fns.dropout_keys(features, is_training),
         )
 
         scaffold_fn = model_fns.warm_start_from_checkpoint(init_checkpoint, use_tpu)

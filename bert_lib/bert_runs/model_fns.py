@@ -23,6 +23,7 @@ import optimization
 
 from .. import engine
 from ..plumbing.errors import UsageError
+from ..task_data import dynamic_padding
 
 # What each --precision means, said once: the dtype BertModel's Transformer
 # layers compute in (None: float32, the original graph); whether training
@@ -50,6 +51,20 @@ def precision_of(precision):
 def compute_dtype(precision):
     """The dtype BertModel computes in at `precision`; None for fp32."""
     return precision_of(precision).compute_dtype
+
+
+def dropout_keys(features, is_training):
+    """modeling.DropoutKeys of a training batch whose input numbers its examples, else None.
+
+    dynamic_padding numbers the training examples under --dynamic_padding, so
+    that dropout draws an example's masks by its number: the sorted
+    micro-batches of --group_by_length then make the update of the unsorted
+    batch, dropout included. Full-length training keeps tf.nn.dropout, the
+    original's.
+    """
+    if not is_training or dynamic_padding.INDEX_KEY not in features:
+        return None
+    return modeling.DropoutKeys(features[dynamic_padding.INDEX_KEY])
 
 
 def training_options(precision, num_accumulation_steps):

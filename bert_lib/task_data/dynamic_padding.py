@@ -11,14 +11,17 @@ by in_input_order. Padding positions kept inside a cut batch give the same
 values as in a full-length batch; only positions cut away are missing, and
 the writers read real positions only.
 
-In training the same cut is opt-in (--dynamic_padding: dropout masks then
-differ from a full-length run). --group_by_length keeps each training
+In training the same cut is opt-in (--dynamic_padding), and each example
+gets its number in the training input (INDEX_KEY), by which dropout keys
+its masks (modeling.DropoutKeys): an example draws the same masks in a
+batch of any length or size, though other masks than tf.nn.dropout draws
+in a full-length run. --group_by_length keeps each training
 step's examples, the random batch the step takes without it, and computes
 them as micro-batches of like length: the step's examples are sorted by
 length and cut into step_pieces micro-batches, each cut to its own
 longest, whose gradients the step accumulates into its one update (the
 engine's gradient accumulation). The update is the one of the whole batch
-to float32 round-off, with the padding of a sorted batch. Grouping whole
+to float32 round-off, dropout included, with the padding of a sorted batch. Grouping whole
 batches by length instead (windows of batches sorted by length, even with
 each class sorted on its own) gave batches that are not random samples,
 and on small data that trained worse models in float32 and bf16 alike
@@ -32,7 +35,8 @@ import tensorflow as tf
 
 from ..plumbing.errors import UsageError
 
-# The feature that carries an example's position in the input, for in_input_order.
+# The feature that carries an example's position in the input: for in_input_order, and in
+# training the key of its dropout masks.
 INDEX_KEY = "example_index"
 
 # The [batch, seq] features of the classifier, SQuAD and feature extraction, cut by trim_batch.
@@ -160,16 +164,19 @@ def batch(dataset, batch_size, drop_remainder, settings, is_training, keys=SEQUE
 
     With settings.length_bucket 0 this is dataset.batch(batch_size,
     drop_remainder). Otherwise each batch's `keys` ([batch, seq] features)
-    are cut by trim_batch. With settings.window_batches > 0 each window of
-    that many batches is sorted by real length before batching: in
-    evaluation and prediction the examples get INDEX_KEY first, for
-    in_input_order; in training a window is the examples of one optimizer
-    step, the batches its micro-batches (--group_by_length), so the step
-    takes the examples it would take unsorted.
+    are cut by trim_batch, and training examples get INDEX_KEY, their number
+    in the input (the key of their dropout masks). With settings.window_batches
+    > 0 each window of that many batches is sorted by real length before
+    batching: in evaluation and prediction the examples get INDEX_KEY first,
+    for in_input_order; in training a window is the examples of one
+    optimizer step, the batches its micro-batches (--group_by_length), so the
+    step takes the examples it would take unsorted.
     """
     length_bucket, window_batches = settings
     if not length_bucket:
         return dataset.batch(batch_size, drop_remainder=drop_remainder)
+    if is_training:
+        dataset = with_index(dataset)
     if window_batches:
         window_size = window_batches * batch_size
         if is_training:

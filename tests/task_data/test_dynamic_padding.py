@@ -529,17 +529,22 @@ def test_training_with_dynamic_padding_lands_in_the_accuracy_band_of_full_length
     assert abs(accuracies["grouped"] - accuracies["full"]) <= 0.12, accuracies
 
 
-def _train_without_dropout(*argv, replicas=1):
-    """run_classifier.py with no dropout anywhere (the model's by its config, the head's by
-    patching tf.nn.dropout), so that two runs on the same examples make the same steps;
-    the CPU split into `replicas` devices for --distribution_strategy=mirrored."""
+def _train(*argv, replicas=1, dropout=True):
+    """run_classifier.py, the CPU split into `replicas` devices for
+    --distribution_strategy=mirrored; without `dropout`, no dropout anywhere (the
+    model's by its config, the head's by patching the dropout functions), so that
+    runs on the same examples make the same steps however they draw masks."""
+    no_dropout = (
+        "" if dropout else "tf.nn.dropout = modeling.dropout = lambda x, *unused, **unused_too: x"
+    )
     return run_code(
         f"""
         import sys
         import mirrored
         mirrored.split_cpu({replicas})
         import tensorflow as tf
-        tf.nn.dropout = lambda x, rate=None, **unused: x
+        import modeling
+        {no_dropout}
         import run_classifier
         from bert_lib import script_flags
         sys.argv = ["run_classifier.py", *{list(argv)!r}]
@@ -549,16 +554,18 @@ def _train_without_dropout(*argv, replicas=1):
 
 
 @pytest.mark.slow
-def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
-    """Without dropout, training with --dynamic_padding --group_by_length ends on the
-    weights (and Adam moments) of the full-length run from the same start, to float32
-    round-off: each step's gradient is the average over the same examples. So does a
-    grouped run on 2 mirrored replicas, each replica's 6 examples a step in 3 pieces, and
-    a grouped run stopped and resumed."""
+def test_grouped_training_makes_the_steps_of_the_ungrouped_run(tmp_path):
+    """Training with --dynamic_padding --group_by_length ends on the weights (and Adam
+    moments) of --dynamic_padding alone from the same start, to float32 round-off,
+    dropout on: each step's gradient is the average over the same examples, and each
+    example draws its dropout masks by its number in the input, not by its batch. So do
+    a grouped run on 2 mirrored replicas, each replica's 6 examples a step in 3 pieces,
+    and a grouped run stopped and resumed. Without dropout a grouped run also ends on the
+    weights of a full-length run."""
     rng = random.Random(11)
     data = write_sst2_data(tmp_path / "data", synthetic_rows(rng, 64), [], [])
     vocab, config = model_files(
-        tmp_path, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0
+        tmp_path, hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1
     )
     common = [
         *sst2_flags(data, vocab, config),
@@ -575,17 +582,21 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
     )
     start = write_checkpoint(tmp_path / "start" / "model.ckpt", values)
     ends = {}
-    grouped = ["--dynamic_padding", "--group_by_length", "--length_bucket=1"]
+    dynamic = ["--dynamic_padding", "--length_bucket=1"]
+    grouped = [*dynamic, "--group_by_length"]
     runs = (
-        ("full", ["--length_bucket=0"], 1),
-        ("grouped", [*grouped, "--save_checkpoints_steps=2"], 1),
-        ("grouped_mirrored", [*grouped, "--distribution_strategy=mirrored"], 2),
+        # (name, flags, replicas, dropout, the run it must end as)
+        ("dynamic", dynamic, 1, True, None),
+        ("grouped", [*grouped, "--save_checkpoints_steps=2"], 1, True, "dynamic"),
+        ("grouped_mirrored", [*grouped, "--distribution_strategy=mirrored"], 2, True, "dynamic"),
         # The grouped run as if killed after its step-2 checkpoint, then run again
         # without its saved input position: by the seeded skip of the micro-batches its
         # steps took.
-        ("resumed", [*grouped, "--save_checkpoints_steps=2"], 1),
+        ("resumed", [*grouped, "--save_checkpoints_steps=2"], 1, True, "dynamic"),
+        ("full_no_dropout", ["--length_bucket=0"], 1, False, None),
+        ("grouped_no_dropout", grouped, 1, False, "full_no_dropout"),
     )
-    for name, flags, replicas in runs:
+    for name, flags, replicas, dropout, _ in runs:
         out = tmp_path / name
         if name == "resumed":
             shutil.copytree(tmp_path / "grouped", out)
@@ -593,29 +604,37 @@ def test_grouped_training_makes_the_steps_of_full_length(tmp_path):
                 if path.name.startswith(("model.ckpt-4", "model.ckpt-5")):
                     path.unlink()
             (out / "model.ckpt-2.input").unlink()
-        proc = _train_without_dropout(
+        proc = _train(
             *common,
             *flags,
             f"--init_checkpoint={start}",
             f"--output_dir={out}",
             replicas=replicas,
+            dropout=dropout,
         )
         assert proc.returncode == 0, proc.stderr[-3000:]
         if name == "resumed":
             assert "model.ckpt-2" in proc.stderr, proc.stderr[-3000:]
         ends[name] = checkpoint_values(str(out / "model.ckpt-5"))
     begun = checkpoint_values(start)
-    for run, _, _ in runs[1:]:
-        assert set(ends[run]) == set(ends["full"]), run
-        for name, value in ends["full"].items():
+    for run, _, _, _, reference in runs:
+        if reference is None:
+            continue
+        assert set(ends[run]) == set(ends[reference]), run
+        for name, value in ends[reference].items():
             np.testing.assert_allclose(
                 ends[run][name], value, rtol=1e-4, atol=2e-6, err_msg=f"{run}: {name}"
             )
-    moved = sum(
-        name in begun and not np.allclose(value, begun[name], atol=1e-4)
-        for name, value in ends["full"].items()
+    for run in ("dynamic", "full_no_dropout"):
+        moved = sum(
+            name in begun and not np.allclose(value, begun[name], atol=1e-4)
+            for name, value in ends[run].items()
+        )
+        assert moved > 10, run  # the 5 steps did train
+    # Dropout did act: the runs with it end elsewhere than those without.
+    assert not np.allclose(
+        ends["dynamic"]["output_weights"], ends["full_no_dropout"]["output_weights"], atol=1e-4
     )
-    assert moved > 10  # the 5 steps did train
 
 
 @pytest.mark.slow
