@@ -160,10 +160,11 @@ def create_model(
     weightings. `compute_dtype` goes to modeling.BertModel, which builds
     only what the pooled output needs when not training, and in training
     too with `pooled_output_only_in_training`: the loss and every gradient
-    are those of the whole model (to float32 round-off), but dropout in the
-    last layer draws its masks over the rows computed, so a seeded run's
-    numbers differ from one without it. `dropout_keys` (modeling.DropoutKeys)
-    keys every dropout's masks, the head's too, by example.
+    are those of the whole model (to float32 round-off), but tf.nn.dropout
+    in the last layer draws its masks over the rows computed, so a seeded
+    run's numbers differ from one without it. `dropout_keys`
+    (modeling.DropoutKeys) keys every dropout's masks, the head's too, by
+    example: the [CLS] row then draws the masks of the whole layer's.
 
     Returns:
       (loss, per_example_loss, logits, probabilities): probabilities is
