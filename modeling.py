@@ -741,8 +741,9 @@ class DropoutKeys:
 
     Keys are the examples' numbers in the training input (dynamic_padding
     numbers them), unique within a run; the low 32 bits are used. The hash is
-    a 32-bit integer hash, not a cryptographic generator: about one row pair
-    in five million shares its values, shifted by a few columns.
+    a 32-bit integer hash, not a cryptographic generator: about one pair of
+    rows in 2**31 / width (5.6 million at width 384) shares its values,
+    shifted by a few columns.
     """
 
     def __init__(self, example_keys, seed=None):
