@@ -298,9 +298,8 @@ class BertModel:
             it); cls_positions [batch_size, n]: each instance's [CLS], for the
             pooler: get_pooled_output is then [batch_size * n, hidden_size].
           dropout_keys: optional DropoutKeys of the batch's examples: every
-            dropout of the model draws its masks keyed by example (the same
-            for an example in any batch, at any cut length) rather than from
-            tf.nn.dropout. Only read in training.
+            dropout of the model then keys its masks by example, the same in
+            any batch and at any cut length. Only read in training.
 
         Raises:
           ValueError: the config is inconsistent (hidden_size not divisible by
@@ -325,20 +324,12 @@ class BertModel:
 
         with tf.compat.v1.variable_scope(scope, default_name="bert"):
             with tf.compat.v1.variable_scope("embeddings"):
-                self._build_embeddings(
-                    config,
-                    input_ids,
-                    token_type_ids,
-                    use_one_hot_embeddings,
-                    position_ids,
-                    dropout_keys,
-                )
+                embedding_args = (input_ids, token_type_ids, use_one_hot_embeddings, position_ids)
+                self._build_embeddings(config, *embedding_args, dropout_keys)
 
             with tf.compat.v1.variable_scope("encoder"):
                 inputs = (config, input_ids, input_mask, compute_dtype, pooled_output_only)
-                self._build_encoder(
-                    *inputs, instance_ids, training=is_training, dropout_keys=dropout_keys
-                )
+                self._build_encoder(*inputs, instance_ids, is_training, dropout_keys)
             self.sequence_output = self.all_encoder_layers[-1]
 
             # The pooler summarizes the sequence for sentence-level tasks: a
