@@ -406,13 +406,10 @@ class BertModel:
             position_embedding_name="position_embeddings",
             initializer_range=config.initializer_range,
             max_position_embeddings=config.max_position_embeddings,
-            dropout_prob=0.0 if dropout_keys is not None else config.hidden_dropout_prob,
+            dropout_prob=config.hidden_dropout_prob,
             position_ids=position_ids,
+            dropout_keys=dropout_keys,
         )
-        if dropout_keys is not None:
-            self.embedding_output = dropout(
-                self.embedding_output, config.hidden_dropout_prob, dropout_keys
-            )
 
     def get_pooled_output(self):
         """float Tensor [batch_size, hidden_size]: the pooler output ([batch_size *
@@ -679,10 +676,10 @@ def dropout(input_tensor, dropout_prob, keys=None, site="dropout"):
     return tf.nn.dropout(input_tensor, rate=dropout_prob)
 
 
-def layer_norm_and_dropout(input_tensor, dropout_prob, name=None):
-    """`layer_norm` followed by `dropout`."""
+def layer_norm_and_dropout(input_tensor, dropout_prob, name=None, keys=None):
+    """`layer_norm` followed by `dropout` (keyed by example with `keys`)."""
     output_tensor = layer_norm(input_tensor, name)
-    return dropout(output_tensor, dropout_prob)
+    return dropout(output_tensor, dropout_prob, keys)
 
 
 # Constants of the 32-bit integer hash of DropoutKeys ("lowbias32": two
@@ -845,6 +842,7 @@ def embedding_postprocessor(
     max_position_embeddings=512,
     dropout_prob=0.1,
     position_ids=None,
+    dropout_keys=None,
 ):
     """Adds token type and position embeddings, then layer norm and dropout.
 
@@ -866,6 +864,7 @@ def embedding_postprocessor(
       position_ids: optional int32 Tensor [batch_size, seq_length], the row
         of the position table each token gets (packed instances restart
         at 0); 0..seq_length-1 if omitted.
+      dropout_keys: optional DropoutKeys of the batch's examples (see BertModel).
 
     Returns:
       float Tensor of the input's shape.
@@ -926,7 +925,7 @@ def embedding_postprocessor(
         else:
             output += tf.gather(full_position_embeddings, position_ids)
 
-    return layer_norm_and_dropout(output, dropout_prob)
+    return layer_norm_and_dropout(output, dropout_prob, keys=dropout_keys)
 
 
 # ---------------------------------------------------------------------------
