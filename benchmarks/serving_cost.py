@@ -18,18 +18,23 @@ before/after comparison on one machine). For each export:
 And the floor under a call: the model's dense matmuls alone (each layer's
 query, key, value, attention output, intermediate and output, then the
 pooler and the classifier; random weights of the same shapes, [tokens,
-in] x [in, out] at each --lengths), timed as one tf.function of
-TensorFlow's MatMul and as one ONNX Runtime session of ONNX MatMuls (when
-onnxruntime is installed), in turns. At a few tokens these products are
-most of an ONNX Runtime call, so TensorFlow's matmuls alone against ONNX
-Runtime's bound how near the SavedModel can come to it whatever the ops
-around them cost.
+in] x [in, out] at each --lengths), timed in turns as one tf.function in
+each way TensorFlow can write the products (MatMul on variables as the
+model does, on constants, on transposed weights, BatchMatMulV2, MatMul
+under XLA) and as one ONNX Runtime session (when onnxruntime is
+installed) of ONNX MatMuls, and of int8 DynamicQuantizeMatMuls with one
+weight scale per column and per matrix. At a few tokens these products
+are most of an ONNX Runtime call, so TensorFlow's fastest form against
+ONNX Runtime bounds how near the SavedModel can come to it whatever the
+ops around them cost; the two int8 rows tell what the int8 export's
+per-column scales cost its integer kernels.
 
 TensorFlow runs on one thread (intra- and inter-op), set before it starts,
 and so does ONNX Runtime.
 
     python benchmarks/serving_cost.py --work_dir=/tmp/serving_cost
     python benchmarks/serving_cost.py --quick --calls=50
+    python benchmarks/serving_cost.py --floor_only --lengths=1,2,4,8,16,50
     python benchmarks/serving_cost.py --export_dirs=/tmp/before/export_fp32,/tmp/before/export_bf16
 
 The figures are medians of --calls calls; on a machine other jobs share
@@ -86,6 +91,9 @@ def parse_args(argv=None):
     parser.add_argument("--calls", type=int, default=400)
     parser.add_argument("--work_dir", default=None)
     parser.add_argument("--json", default=None, help="also write the results here")
+    parser.add_argument(
+        "--floor_only", action="store_true", help="time the dense matmuls alone, no export"
+    )
     args = parser.parse_args(argv)
     args.lengths = [int(n) for n in args.lengths.split(",") if n]
     args.precisions = [p for p in args.precisions.split(",") if p]
@@ -217,57 +225,127 @@ def dense_shapes(cfg):
 
 
 def matmul_floor(cfg, lengths, calls):
-    """{tokens: {"tensorflow"|"onnxruntime": (wall ms, CPU ms)}} of the dense matmuls of
-    one batch-1 call alone (dense_shapes), each side's whole set in one call, the sides
-    timed in turns: 20 rounds of calls // 20 calls each, medians over the rounds."""
+    """{tokens: {contender: (wall ms, CPU ms, wall / ONNX Runtime's)}} of the dense
+    matmuls of one batch-1 call alone (dense_shapes), each contender's whole set in one
+    call, all timed in turns: 20 rounds of calls // 20 calls each; medians over the
+    rounds, the ratio the median of those taken within a round (None without
+    onnxruntime). The contenders are
+    tensorflow_matmuls' forms and, with onnxruntime installed, ONNX Runtime's float32
+    MatMul and its int8 DynamicQuantizeMatMul with one weight scale per output column
+    (the export's model_int8.onnx) and per matrix (quantize_dynamic's default)."""
     import numpy as np
     import tensorflow as tf
 
     rng = np.random.default_rng(0)
     weights = [rng.standard_normal(shape).astype(np.float32) for shape in dense_shapes(cfg)]
     widths = sorted({w.shape[0] for w in weights})
-    variables = [tf.Variable(w) for w in weights]
-    tf_matmuls = tf.function(
-        lambda xs: [tf.matmul(xs[widths.index(v.shape[0])], v) for v in variables]
-    )
-    ort_session = _onnxruntime_matmuls(weights, widths)
+    contenders = tensorflow_matmuls(weights, widths)
+    onnx_sessions = {
+        "onnxruntime": _onnxruntime_matmuls(weights, widths),
+        "onnxruntime int8 per column": _onnxruntime_matmuls(weights, widths, int8="column"),
+        "onnxruntime int8 per matrix": _onnxruntime_matmuls(weights, widths, int8="matrix"),
+    }
     count = max(1, calls // 20)
     floors = {}
     for length in lengths:
         xs = [rng.standard_normal((length, n)).astype(np.float32) for n in widths]
         tf_xs = [tf.constant(x) for x in xs]
-        sides = {"tensorflow": lambda tf_xs=tf_xs: tf_matmuls(tf_xs)}
-        if ort_session is not None:
-            feed = {f"x{n}": x for n, x in zip(widths, xs)}
-            sides["onnxruntime"] = lambda feed=feed: ort_session.run(None, feed)
+        feed = {f"x{n}": x for n, x in zip(widths, xs)}
+        sides = {name: (lambda f=f, xs=tf_xs: f(xs)) for name, f in contenders.items()}
+        for name, session in onnx_sessions.items():
+            if session is not None:
+                sides[name] = lambda session=session, feed=feed: session.run(None, feed)
         for call in sides.values():
             for _ in range(10):
                 call()
         per = speed_common.time_in_turns(sides, 20, count)
+        reference = per.get("onnxruntime")
         floors[length] = {
-            side: (statistics.median(w), statistics.median(c)) for side, (w, c) in per.items()
+            side: (
+                statistics.median(w),
+                statistics.median(c),
+                statistics.median(a / b for a, b in zip(w, reference[0])) if reference else None,
+            )
+            for side, (w, c) in per.items()
         }
     return floors
 
 
-def _onnxruntime_matmuls(weights, widths):
+def tensorflow_matmuls(weights, widths):
+    """{form: function(xs) -> [x @ w for each of `weights`]}, xs one [tokens, n] Tensor
+    for each of `widths`: the products written in each way TensorFlow offers, to tell
+    whether any of them, not only the model's MatMul, runs as fast as ONNX Runtime at a
+    few rows. Every form computes the same products in float32."""
+    import tensorflow as tf
+
+    variables = [tf.Variable(w) for w in weights]
+    transposed = [tf.Variable(w.T.copy()) for w in weights]
+
+    def rows(xs, inputs):
+        return xs[widths.index(inputs)]
+
+    def matmul(xs):
+        return [tf.matmul(rows(xs, v.shape[0]), v) for v in variables]
+
+    def constant_weights(xs):
+        # tf.constant of a numpy array inside the traced function: a Const node, which
+        # oneDNN's MatMul keeps reordered between calls of one shape.
+        return [tf.matmul(rows(xs, w.shape[0]), tf.constant(w)) for w in weights]
+
+    def transposed_weights(xs):
+        return [tf.matmul(rows(xs, t.shape[1]), t, transpose_b=True) for t in transposed]
+
+    def batch_matmul(xs):
+        return [tf.raw_ops.BatchMatMulV2(x=rows(xs, v.shape[0]), y=v) for v in variables]
+
+    return {
+        "tensorflow": tf.function(matmul),
+        "tensorflow, weights as constants": tf.function(constant_weights),
+        "tensorflow, weights transposed": tf.function(transposed_weights),
+        "tensorflow, BatchMatMulV2": tf.function(batch_matmul),
+        "tensorflow, XLA": tf.function(matmul, jit_compile=True),
+    }
+
+
+def _onnxruntime_matmuls(weights, widths, int8=None):
     """An ONNX Runtime session (one thread) of x{in} @ w for each of `weights`, an input
-    x{n} [tokens, n] for each of `widths`; None without onnxruntime."""
+    x{n} [tokens, n] for each of `widths`; None without onnxruntime. int8="column" or
+    "matrix": each product as the int8 export computes it, DynamicQuantizeMatMul of the
+    weight in int8 (symmetric, [-127, 127]) with one scale per output column or one for
+    the whole matrix, the input quantized to uint8 on each call."""
     if importlib.util.find_spec("onnxruntime") is None:
         return None
+    import numpy as np
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
     nodes, initializers, outputs = [], [], []
     for i, w in enumerate(weights):
-        initializers.append(numpy_helper.from_array(w, f"w{i}"))
-        nodes.append(helper.make_node("MatMul", [f"x{w.shape[0]}", f"w{i}"], [f"y{i}"]))
+        x = f"x{w.shape[0]}"
+        if int8 is None:
+            initializers.append(numpy_helper.from_array(w, f"w{i}"))
+            nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"y{i}"]))
+        else:
+            largest = np.abs(w).max(axis=0) if int8 == "column" else np.abs(w).max()
+            scale = (np.maximum(largest, 1e-12) / 127).astype(np.float32)
+            quantized = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+            initializers.append(numpy_helper.from_array(quantized, f"w{i}"))
+            initializers.append(numpy_helper.from_array(scale, f"s{i}"))
+            nodes.append(
+                helper.make_node(
+                    "DynamicQuantizeMatMul",
+                    [x, f"w{i}", f"s{i}"],
+                    [f"y{i}"],
+                    domain="com.microsoft",
+                )
+            )
         outputs.append(helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None))
     inputs = [
         helper.make_tensor_value_info(f"x{n}", TensorProto.FLOAT, ["tokens", n]) for n in widths
     ]
     graph = helper.make_graph(nodes, "dense_matmuls", inputs, outputs, initializers)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    opsets = [helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]
+    model = helper.make_model(graph, opset_imports=opsets)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1
     options.inter_op_num_threads = 1
@@ -291,7 +369,9 @@ def main(argv=None):
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     cfg = dict(peer_speed.QUICK if args.quick else peer_speed.FULL)
-    if args.export_dirs:
+    if args.floor_only:
+        exports = {}
+    elif args.export_dirs:
         exports = {os.path.abspath(d): d for d in args.export_dirs}
     else:
         work_dir = args.work_dir or tempfile.mkdtemp(prefix="serving_cost_")
@@ -299,10 +379,11 @@ def main(argv=None):
         exports = export_models(cfg, work_dir, args.precisions)
     results = {}
     floors = matmul_floor(cfg, args.lengths, args.calls)
-    print("the dense matmuls of one call alone, batch 1 (ms, medians):")
+    print("the dense matmuls of one call alone, batch 1 (ms, medians; time / ONNX Runtime's):")
     for length, sides in floors.items():
-        row = ", ".join(f"{side} wall {w:6.2f} CPU {c:6.2f}" for side, (w, c) in sides.items())
-        print(f"  {length:3d} tokens: {row}", flush=True)
+        for side, (wall, cpu, ratio) in sides.items():
+            against = f", {ratio:.2f}x" if ratio is not None else ""
+            print(f"  {length:3d} tokens, {side:36s} wall {wall:6.2f} CPU {cpu:6.2f}{against}")
     results["dense_matmuls_alone"] = {str(n): sides for n, sides in floors.items()}
     for name, export_dir in exports.items():
         print(f"{name}: {export_dir}", flush=True)
