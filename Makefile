@@ -10,10 +10,18 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test test-fast lint clean
 
+# tf_keras (Keras 2, of the installed TensorFlow's version) goes beside the environment,
+# not in it: the tests run TF 1.x code without it and, putting it on PYTHONPATH, with it.
+TF_KERAS_DIR := $(VENV)/extras/tf_keras
+TF_VERSION = $$($(BIN)/python -c 'from importlib.metadata import version; print(*version("tensorflow").split(".")[:2], sep=".")')
+
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	rm -rf $(TF_KERAS_DIR)
+	$(BIN)/python -m pip install --quiet --no-deps --target $(TF_KERAS_DIR) "tf_keras==$(TF_VERSION).*" \
+		|| echo "No tf_keras for this TensorFlow: tests/tf1 skips its runs with tf_keras."
 	touch $(STAMP)
 
 demo: $(STAMP)

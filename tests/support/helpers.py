@@ -109,6 +109,33 @@ needs_onnx_extra = pytest.mark.skipif(
 )
 
 
+# tf_keras (Keras 2 for TensorFlow 2.16+) is not a requirement: where it is installed,
+# tf.keras of TF 1.x code is it (docs/tf1.md). `make` installs it beside the environment,
+# not in it (TF_KERAS_DIR), so that the suite runs TF 1.x code both ways: without it, and
+# with it on PYTHONPATH for the runs of TF_KERAS_ENV.
+HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None
+TF_KERAS_DIR = os.path.join(sys.prefix, "extras", "tf_keras")
+
+
+def _tf_keras_env():
+    """The environment a run needs for tf.keras to be tf_keras: {} where this Python
+    imports it already, else PYTHONPATH to TF_KERAS_DIR where `make` installed it there;
+    None where neither has it."""
+    if HAS_TF_KERAS:
+        return {}
+    if not os.path.isdir(os.path.join(TF_KERAS_DIR, "tf_keras")):
+        return None
+    path = [TF_KERAS_DIR, *filter(None, [os.environ.get("PYTHONPATH")])]
+    return {"PYTHONPATH": os.pathsep.join(path)}
+
+
+TF_KERAS_ENV = _tf_keras_env()
+needs_tf_keras = pytest.mark.skipif(
+    TF_KERAS_ENV is None,
+    reason=f"tf_keras is neither installed nor in {TF_KERAS_DIR} (make installs it there)",
+)
+
+
 def load_script(name):
     """Imports one script (flags and all), as user code that imports it does."""
     return importlib.import_module(name)
@@ -352,10 +379,10 @@ def assert_nested_close(got, want, tolerance, where=""):
         assert got == want, where
 
 
-def run_tf1_for_json(script, output_dir, golden):
-    """Runs `script` through run_tf1.py with --output_dir; (the results.json it wrote there,
-    the golden JSON file `golden` of TF 1.15's run), for a test to compare."""
-    result = run_script("run_tf1.py", script, f"--output_dir={output_dir}", cwd=REPO)
+def run_tf1_for_json(script, output_dir, golden, env=None):
+    """Runs `script` through run_tf1.py with --output_dir (and `env`); (the results.json it
+    wrote there, the golden JSON file `golden` of TF 1.15's run), for a test to compare."""
+    result = run_script("run_tf1.py", script, f"--output_dir={output_dir}", env=env, cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
     with open(os.path.join(output_dir, "results.json"), encoding="utf-8") as f:
         got = json.load(f)

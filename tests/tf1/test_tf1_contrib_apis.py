@@ -21,7 +21,15 @@ import os
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import DATA, GOLDEN, REPO, assert_nested_close, run_script
+from helpers import (
+    DATA,
+    GOLDEN,
+    REPO,
+    TF_KERAS_ENV,
+    assert_nested_close,
+    needs_tf_keras,
+    run_script,
+)
 
 from bert_lib import tf1
 from bert_lib.tf1.contrib import graph_editor, learn, predictor, seq2seq
@@ -341,15 +349,16 @@ def test_swap_ts_exchanges_the_consumers_of_two_tensors():
 # The scripts through run_tf1.py, against TF 1.15's outputs
 
 
-def _run_tf1(script, *args):
-    result = run_script("run_tf1.py", os.path.join(SCRIPTS, script), *args, cwd=REPO)
+def _run_tf1(script, *args, env=None):
+    result = run_script("run_tf1.py", os.path.join(SCRIPTS, script), *args, env=env, cwd=REPO)
     assert result.returncode == 0, result.stderr[-3000:]
     return result
 
 
-def _run_tf1_json(script, output_dir, file_name="results.json"):
-    """Runs a script of SCRIPTS through run_tf1.py with --output_dir; the JSON it wrote there."""
-    _run_tf1(script, f"--output_dir={output_dir}")
+def _run_tf1_json(script, output_dir, file_name="results.json", env=None):
+    """Runs a script of SCRIPTS through run_tf1.py with --output_dir (and `env`); the JSON
+    it wrote there."""
+    _run_tf1(script, f"--output_dir={output_dir}", env=env)
     with open(os.path.join(output_dir, file_name), encoding="utf-8") as f:
         return json.load(f)
 
@@ -427,14 +436,14 @@ def test_queue_based_input_fns_match_tf115(tmp_path):
 
 
 @pytest.mark.slow
+@needs_tf_keras
 def test_keras_rnn_of_stacked_cells_with_tf_keras_has_tf115s_names_and_numbers(tmp_path):
     """Where tf.keras is the tf_keras package, an RNN of a list of cells (an LSTMCell, a
     GRUCell) builds them as TF 1.15 did, in the layer's scope one after the other
     (rnn/kernel, rnn/kernel_1; Keras 2 has rnn/lstm_cell/kernel), TF 1.15's v1 cells: its
     variables' names and shapes, output and gradients are TF 1.15's. (Without tf_keras,
     tf.keras.layers.RNN and the cells are Keras 3's, which docs/tf1.md says.)"""
-    pytest.importorskip("tf_keras")
-    got = _run_tf1_json("keras_stacked_cells/run_stacked_cells.py", tmp_path)
+    got = _run_tf1_json("keras_stacked_cells/run_stacked_cells.py", tmp_path, env=TF_KERAS_ENV)
     assert_nested_close(got, _golden_json("keras_stacked_cells", "results.json"), TOLERANCE)
 
 

@@ -23,7 +23,7 @@ import shutil
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import DATA, GOLDEN, REPO, run_script
+from helpers import DATA, GOLDEN, REPO, TF_KERAS_ENV, needs_tf_keras, run_script
 
 SCRIPTS = os.path.join(DATA, "tf1_scripts")
 TF1_GOLDEN = os.path.join(GOLDEN, "tf1_15")
@@ -34,8 +34,8 @@ with open(os.path.join(TF1_GOLDEN, "runs.json"), encoding="utf-8") as _f:
 TOLERANCE = 1e-5
 
 
-def run_tf1(*args, cwd=REPO):
-    return run_script("run_tf1.py", *args, cwd=cwd)
+def run_tf1(*args, env=None, cwd=REPO):
+    return run_script("run_tf1.py", *args, env=env, cwd=cwd)
 
 
 def _command(name, output_dir, work, *mode_flags):
@@ -126,15 +126,15 @@ def test_training_writes_the_variables_tf115_writes(name, tmp_path):
 
 
 @pytest.mark.slow
+@needs_tf_keras
 def test_keras_functional_api_with_tf_keras_gives_tf115s_names_losses_and_checkpoint(tmp_path):
     """tf.keras's functional API in a TF 1.x script (Input, Model(inputs, outputs), compile,
     fit, evaluate, predict, save_weights / load_weights), which tf.keras is when the tf_keras
     package is installed: TF 1.15's variable and checkpoint names, losses, evaluation and
     predictions (tests/data/golden/tf1_15/keras_functional). Without tf_keras, tf.keras is
     the layers built here and tf.keras.Input is refused, naming it."""
-    pytest.importorskip("tf_keras")
     script = os.path.join(SCRIPTS, "keras_functional", "train_functional.py")
-    result = run_tf1(script, str(tmp_path))
+    result = run_tf1(script, str(tmp_path), env=TF_KERAS_ENV)
     assert result.returncode == 0, result.stderr[-3000:]
     with open(tmp_path / "results.json", encoding="utf-8") as f:
         got = json.load(f)

@@ -2,16 +2,14 @@
 (tests/data/golden/tf1_15/apis/keras_estimator, made by
 tests/data/tf1_scripts/keras_estimator/run_model_to_estimator.py on TF 1.15)."""
 
-import importlib.util
 import json
 import os
 
 import pytest
-from helpers import DATA, GOLDEN, REPO, run_script
+from helpers import DATA, GOLDEN, REPO, TF_KERAS_ENV, needs_tf_keras, run_script
 
 SCRIPT = os.path.join(DATA, "tf1_scripts", "keras_estimator", "run_model_to_estimator.py")
 WANT = os.path.join(GOLDEN, "tf1_15", "apis", "keras_estimator", "results.json")
-HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None
 
 
 def _json(path):
@@ -33,14 +31,16 @@ def _close(got, want, where):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_TF_KERAS, reason="tf.keras's compiled models need tf_keras")
+@needs_tf_keras
 def test_model_to_estimator_trains_evaluates_and_predicts_as_tf115(tmp_path):
     """A Sequential with a Keras optimizer and accuracy, and a functional model of two named
     inputs with a tf.train optimizer: the Estimator warm-starts from the model's seeded
     weights (model_dir/keras/keras_model.ckpt, TF 1.15's variables in it), trains,
     evaluates and predicts TF 1.15's numbers under TF 1.15's names (`acc`, the output
     layers' names), and its model_dir holds every file TF 1.15's held."""
-    result = run_script("run_tf1.py", SCRIPT, f"--output_dir={tmp_path}", cwd=REPO)
+    result = run_script(
+        "run_tf1.py", SCRIPT, f"--output_dir={tmp_path}", env=TF_KERAS_ENV, cwd=REPO
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     got = _json(tmp_path / "results.json")
     want = _json(WANT)

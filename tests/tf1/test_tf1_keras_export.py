@@ -2,21 +2,19 @@
 outputs (tests/data/golden/tf1_15/apis/keras_export, made by
 tests/data/tf1_scripts/keras_export/run_keras_export.py on TF 1.15)."""
 
-import importlib.util
 import json
 import os
 import re
 
 import pytest
-from helpers import DATA, GOLDEN, REPO, run_script
+from helpers import DATA, GOLDEN, HAS_TF_KERAS, REPO, TF_KERAS_ENV, needs_tf_keras, run_script
 
 SCRIPTS = os.path.join(DATA, "tf1_scripts", "keras_export")
 WANT = os.path.join(GOLDEN, "tf1_15", "apis", "keras_export")
-HAS_TF_KERAS = importlib.util.find_spec("tf_keras") is not None
 
 
-def _run(script, *args):
-    return run_script("run_tf1.py", os.path.join(SCRIPTS, script), *args, cwd=REPO)
+def _run(script, *args, env=None):
+    return run_script("run_tf1.py", os.path.join(SCRIPTS, script), *args, env=env, cwd=REPO)
 
 
 def _json(path):
@@ -38,13 +36,13 @@ def _shards(name):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_TF_KERAS, reason="tf.keras's Model.fit and export need tf_keras")
+@needs_tf_keras
 def test_export_saved_model_writes_tf115s_savedmodel(tmp_path):
     """tf.keras.experimental.export_saved_model of a compiled, trained Sequential writes
     TF 1.15's SavedModel: the same files, the same graphs ("serve", "train", "eval") and
     signatures, the same variables (object-graph names, the optimizer's slots) with the
     same shapes; its serving signature and load_from_saved_model predict TF 1.15's numbers."""
-    result = _run("run_keras_export.py", f"--output_dir={tmp_path}")
+    result = _run("run_keras_export.py", f"--output_dir={tmp_path}", env=TF_KERAS_ENV)
     assert result.returncode == 0, result.stderr[-3000:]
     got = _json(tmp_path / "results.json")
     want = _json(os.path.join(WANT, "results.json"))
@@ -58,13 +56,13 @@ def test_export_saved_model_writes_tf115s_savedmodel(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_TF_KERAS, reason="Keras 2's h5 reader is tf_keras's")
+@needs_tf_keras
 def test_h5_written_by_tf115_loads_with_its_predictions(tmp_path):
     """TF 1.15's model.save h5 file loads through load_model (its RMSprop optimizer with
     it) and through load_weights into the model built anew, and both predict TF 1.15's
     numbers."""
     h5 = os.path.join(WANT, "model.h5")
-    result = _run("load_h5.py", f"--h5={h5}", f"--output_dir={tmp_path}")
+    result = _run("load_h5.py", f"--h5={h5}", f"--output_dir={tmp_path}", env=TF_KERAS_ENV)
     assert result.returncode == 0, result.stderr[-3000:]
     got = _json(tmp_path / "loaded.json")
     want = _json(os.path.join(WANT, "results.json"))["predictions"]
@@ -99,11 +97,11 @@ wrappers True
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not HAS_TF_KERAS, reason="the names are Keras 2's, tf_keras's")
+@needs_tf_keras
 def test_keras_packages_find_tf115s_internal_keras_names():
     """keras-bert's layer packages with TF_KERAS=1 read tensorflow.python.keras's engine
     (Layer, InputSpec), optimizer_v2.optimizer_v2.OptimizerV2, backend_config and
     tf.keras.wrappers at import: each is tf.keras's own, as in TF 1.15."""
-    result = _run("keras_internals.py")
+    result = _run("keras_internals.py", env=TF_KERAS_ENV)
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout == TF115_INTERNALS
