@@ -21,11 +21,17 @@ columns differ in range. It reads weights only: no data, no runtime.
 
 import argparse
 import collections
+import os
 import re
+import sys
 
 import numpy as np
 
-INT8_MAX = 127
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+
+from bert_lib.export.onnx_runtimes import symmetric_int8  # noqa: E402
+
 KINDS = (
     "attention/self/query",
     "attention/self/key",
@@ -40,9 +46,8 @@ def rounding_error(weights, per_column):
     """RMS error of rounding `weights` ([inputs, outputs]) to symmetric int8, relative to
     the weights' RMS: one scale per output column, or one for the matrix."""
     weights = np.asarray(weights, np.float64)
-    largest = np.abs(weights).max(axis=0) if per_column else np.abs(weights).max()
-    scale = np.where(largest > 0, largest / INT8_MAX, 1.0)
-    rounded = np.clip(np.round(weights / scale), -INT8_MAX, INT8_MAX) * scale
+    values, scale = symmetric_int8(weights, axis=0 if per_column else None)
+    rounded = values * scale
     return np.sqrt(np.mean((rounded - weights) ** 2) / np.mean(weights**2))
 
 

@@ -319,6 +319,8 @@ def _onnxruntime_matmuls(weights, widths, int8=None):
     import onnxruntime as ort
     from onnx import TensorProto, helper, numpy_helper
 
+    from bert_lib.export.onnx_runtimes import symmetric_int8
+
     nodes, initializers, outputs = [], [], []
     for i, w in enumerate(weights):
         x = f"x{w.shape[0]}"
@@ -326,10 +328,11 @@ def _onnxruntime_matmuls(weights, widths, int8=None):
             initializers.append(numpy_helper.from_array(w, f"w{i}"))
             nodes.append(helper.make_node("MatMul", [x, f"w{i}"], [f"y{i}"]))
         else:
-            largest = np.abs(w).max(axis=0) if int8 == "column" else np.abs(w).max()
-            scale = (np.maximum(largest, 1e-12) / 127).astype(np.float32)
-            quantized = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+            quantized, scale = symmetric_int8(w, axis=0 if int8 == "column" else None)
             initializers.append(numpy_helper.from_array(quantized, f"w{i}"))
+            # One scale per output column, or one element for the matrix: ONNX
+            # Runtime takes a vector of either size.
+            scale = scale.reshape(-1).astype(np.float32)
             initializers.append(numpy_helper.from_array(scale, f"s{i}"))
             nodes.append(
                 helper.make_node(

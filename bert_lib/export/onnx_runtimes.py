@@ -174,6 +174,18 @@ class OpenVinoModel:
         return {name: results[port] for name, port in zip(self.output_names, self._ports)}
 
 
+def symmetric_int8(kernel, axis=None):
+    """(int8 values, scale) of `kernel` rounded to symmetric int8: one scale per slice
+    along `axis` (axis 0 of an [in, out] weight: one per output column; None: one for
+    the whole matrix), its largest magnitude / 127 in the kernel's dtype, kept as a
+    dimension of size 1; values rounded to [-127, 127]. An all-zero slice takes scale 1
+    and stays zero. values * scale is the weight an int8 matmul computes with."""
+    scale = np.abs(kernel).max(axis=axis, keepdims=True) / kernel.dtype.type(127)
+    scale[scale == 0] = 1
+    values = np.clip(np.round(kernel / scale), -127, 127).astype(np.int8)
+    return values, scale
+
+
 def compress_dense_weights(model):
     """Compresses the weights of the dense layers of the OpenVINO `model` (read from an
     export's float32 ONNX file) to int8, in place, in the pattern of OpenVINO's own
@@ -208,10 +220,7 @@ def compress_dense_weights(model):
         kernel = weight.get_data().astype(np.float32)
         # The weight is [in, out], or [out, in] where the MatMul transposes it.
         inputs_axis = 1 if matmul.get_attributes()["transpose_b"] else 0
-        scale = np.abs(kernel).max(axis=inputs_axis, keepdims=True) / np.float32(127)
-        # An all-zero column stays zero at any scale.
-        scale[scale == 0] = 1
-        values = np.clip(np.round(kernel / scale), -127, 127).astype(np.int8)
+        values, scale = symmetric_int8(kernel, axis=inputs_axis)
         dequantized = ops.multiply(
             ops.convert(ops.constant(values), ov.Type.f32), ops.constant(scale)
         )
