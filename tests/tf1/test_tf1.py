@@ -7,7 +7,6 @@ tests/data/tf1_scripts through run_tf1.py as a user would, and recompute
 their results with numpy from the checkpoints they wrote.
 """
 
-import importlib.util
 import itertools
 import json
 import os
@@ -18,7 +17,7 @@ import tempfile
 import numpy as np
 import pytest
 import tensorflow as tf
-from helpers import DATA, REPO, error_line, run_code, run_script
+from helpers import DATA, HAS_TF_KERAS, REPO, error_line, run_code, run_script
 
 from bert_lib.tf1.contrib import crf as tf1_crf
 from bert_lib.tf1.contrib import metrics as tf1_metrics
@@ -716,5 +715,5 @@ def test_a_keras_layer_not_provided_is_keras_3s_with_one_warning_line(tmp_path):
         "TF 1.15 and run_tf1.py)"
     )
     # Where the tf_keras package is installed, tf.keras is it, whole: nothing to warn of.
-    assert warnings == ([] if importlib.util.find_spec("tf_keras") else [warning])
+    assert warnings == ([] if HAS_TF_KERAS else [warning])
     assert result.stdout.splitlines()[-1] == "NAMES ['dense/bias', 'dense/kernel']"
